@@ -1,0 +1,2 @@
+//! The `cascade` command.
+fn main() {}

@@ -1,0 +1,76 @@
+//! # wire — the NDN wire format
+//!
+//! This crate owns the bytes: TLV encoding, names, Interest and Data (NDN packet format v0.3),
+//! NDNLPv2 link packets (fragments, Nacks, PIT tokens, congestion marks, ...) and the TLVs of NFD's
+//! management protocol. It depends on no other workspace crate and does no I/O.
+//!
+//! Two layers, in the manner of smoltcp's `wire` module:
+//! - **Views** ([`NameView`], [`InterestView`], [`DataView`], [`LpPacketView`], [`PacketView`])
+//!   validate a buffer once and then read fields straight out of it. Making a view never
+//!   allocates and never panics, whatever the input; errors say what is wrong and at which byte.
+//!   This is what the forwarding path uses, and the forwarder sends the original bytes onwards.
+//! - **Owned types** ([`Name`], [`Interest`], [`Data`], [`LpPacket`], the [`mgmt`] structures)
+//!   build packets and are produced from views with `to_owned`-style methods.
+//!
+//! Evolvability follows the packet format: an unrecognized or out-of-order element of critical
+//! type (0..=31, or odd) makes the packet invalid; a non-critical one is skipped. NDNLPv2 header
+//! fields follow their own rule (see [`lp`]).
+//!
+//! What this crate must not do: open sockets or files, keep global state, or know about tables.
+
+pub mod data;
+pub mod error;
+pub mod interest;
+pub mod lp;
+pub mod mgmt;
+pub mod name;
+pub mod packet;
+pub mod tlv;
+pub mod tt;
+
+pub use data::{Data, DataView, KeyLocator, MetaInfo, SignatureInfo};
+pub use error::{Error, ErrorKind, Result};
+pub use interest::{Interest, InterestView};
+pub use lp::{LpPacket, LpPacketView, NackReason};
+
+pub use name::{Component, ComponentView, Name, NameView};
+pub use packet::{Packet, PacketView};
+
+/// Limits applied while decoding; every decoder takes one so the attacker cannot pick the cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest packet accepted (whole outer TLV), in bytes. NDN stream faces use 8800.
+    pub max_packet_bytes: usize,
+    /// Most components a name may have.
+    pub max_name_components: usize,
+    /// Longest name TLV-VALUE accepted, in bytes.
+    pub max_name_bytes: usize,
+    /// Check an Interest's ParametersSha256DigestComponent against its parameters (one SHA-256
+    /// over the parameters per Interest that carries them).
+    pub verify_parameters_digest: bool,
+}
+
+/// Largest packet on NDN stream faces (ndn-cxx and NFD drop larger ones).
+pub const MAX_NDN_PACKET_BYTES: usize = 8800;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_packet_bytes: MAX_NDN_PACKET_BYTES,
+            max_name_components: 128,
+            max_name_bytes: MAX_NDN_PACKET_BYTES,
+            verify_parameters_digest: true,
+        }
+    }
+}
+
+/// SHA-256 of `parts` concatenated.
+pub fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for p in parts {
+        ctx.update(p);
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(ctx.finish().as_ref());
+    out
+}
