@@ -1,0 +1,347 @@
+//! Writes the seed corpus of the fuzz targets (`fuzz/corpus/<target>/`) from the wire builders,
+//! so that the seeds are reproducible:
+//!
+//! ```text
+//! cargo run -p cascade-wire --example gen_fuzz_corpus
+//! ```
+//!
+//! Each target directory is emptied and rewritten: the seeds are generated, not edited by hand.
+//! Inputs that crashed a target belong in `fuzz/artifacts-found/<target>/` instead.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use wire::data::{content_type, signature_type};
+use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
+use wire::{tlv, tt};
+use wire::{
+    Component, Data, Interest, KeyLocator, LpPacket, MetaInfo, NackReason, Name, SignatureInfo,
+};
+
+fn name(uri: &str) -> Name {
+    Name::from_uri(uri).expect("seed URI")
+}
+
+fn interests() -> Vec<(&'static str, Vec<u8>)> {
+    let minimal = Interest::new(name("/a"), [1, 2, 3, 4]);
+    let flags = Interest {
+        name: name("/ndn/edu/ucla/ping/seg=3/v=7"),
+        can_be_prefix: true,
+        must_be_fresh: true,
+        forwarding_hint: vec![name("/isp/a"), name("/isp/b/%00%FF")],
+        nonce: Some([0xde, 0xad, 0xbe, 0xef]),
+        lifetime_ms: Some(1000),
+        hop_limit: Some(32),
+        ..Interest::default()
+    };
+    let params = Interest {
+        name: name("/app/cmd"),
+        nonce: Some([9, 9, 9, 9]),
+        app_params: Some(b"parameters".to_vec()),
+        ..Interest::default()
+    };
+    // Every field: flags, hint, nonce, lifetime, hop limit, parameters and a signature.
+    let signed = Interest {
+        app_params: Some(vec![0x80, 0x02, 0xAB, 0xCD]),
+        signature_info: Some(SignatureInfo {
+            signature_type: signature_type::SHA256_WITH_ECDSA,
+            key_locator: Some(KeyLocator::Name(name("/ndn/KEY/%01%02"))),
+            validity_period: None,
+            nonce: Some(vec![1, 2, 3, 4, 5, 6, 7, 8]),
+            time_ms: Some(1_700_000_000_000),
+            seq_num: Some(42),
+        }),
+        signature_value: Some(vec![0x55; 64]),
+        ..flags.clone()
+    };
+    let typed_name = Interest::new(
+        name("/32=foo/seq=5/t=1700000000/off=4096/9=...")
+            .with(Component::implicit_digest([0xAB; 32])),
+        [0, 0, 0, 0],
+    );
+    // Legacy ForwardingHint (Delegation with Preference) and an unknown non-critical element.
+    let mut legacy = Vec::new();
+    tlv::write_nested(&mut legacy, tt::INTEREST, |o| {
+        name("/x/y").encode(o);
+        tlv::write_tlv(o, 0x40, b"skip me");
+        tlv::write_nested(o, tt::FORWARDING_HINT, |o| {
+            tlv::write_nested(o, tt::DELEGATION, |o| {
+                tlv::write_nni_tlv(o, tt::PREFERENCE, 10);
+                name("/isp").encode(o);
+            })
+        });
+        tlv::write_tlv(o, tt::NONCE, &[7, 7, 7, 7]);
+        // A 2-byte InterestLifetime written as 4 bytes (non-minimal NonNegativeInteger).
+        tlv::write_tlv(o, tt::INTEREST_LIFETIME, &[0, 0, 0x0F, 0xA0]);
+    });
+    vec![
+        ("interest-minimal", minimal.to_wire()),
+        ("interest-flags-hint-lifetime-hoplimit", flags.to_wire()),
+        ("interest-app-params", params.to_wire()),
+        ("interest-every-field-signed", signed.to_wire()),
+        ("interest-typed-components", typed_name.to_wire()),
+        ("interest-legacy-delegation", legacy),
+    ]
+}
+
+fn datas() -> Vec<(&'static str, Vec<u8>)> {
+    let mut digest = Data::new(name("/ndn/data/v=1/seg=0"), b"hello, world".to_vec());
+    digest.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::BLOB),
+        freshness_ms: Some(10_000),
+        final_block_id: Some(Component::segment(0)),
+    });
+    digest.sign_digest_sha256();
+
+    let mut bare = Data::new(name("/b"), Vec::new());
+    bare.sign_digest_sha256();
+
+    let mut no_content = Data {
+        name: name("/c/d"),
+        meta_info: Some(MetaInfo::default()),
+        ..Data::default()
+    };
+    no_content.sign_digest_sha256();
+
+    let mut empty_name = Data::new(Name::new(), b"x".to_vec());
+    empty_name.sign_digest_sha256();
+
+    let mut key_name = Data::new(name("/k/KEY/1/self/v=1"), vec![0x30; 91]);
+    key_name.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::KEY),
+        freshness_ms: Some(3_600_000),
+        final_block_id: None,
+    });
+    key_name.signature_info = SignatureInfo {
+        signature_type: signature_type::SHA256_WITH_ECDSA,
+        key_locator: Some(KeyLocator::Name(name("/k/KEY/1"))),
+        validity_period: Some(vec![
+            0xFD, 0x00, 0xFE, 0x0F, b'2', b'0', b'2', b'4', b'0', b'1', b'0', b'1', b'T', b'0',
+            b'0', b'0', b'0', b'0', b'0', 0xFD, 0x00, 0xFF, 0x0F, b'2', b'0', b'3', b'4', b'0',
+            b'1', b'0', b'1', b'T', b'0', b'0', b'0', b'0', b'0', b'0',
+        ]),
+        ..SignatureInfo::default()
+    };
+    key_name.signature_value = vec![0x66; 70];
+
+    let mut key_digest = Data::new(name("/e"), b"nack".to_vec());
+    key_digest.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::NACK),
+        freshness_ms: None,
+        final_block_id: Some(Component::generic(b"last".to_vec())),
+    });
+    key_digest.signature_info = SignatureInfo {
+        signature_type: signature_type::HMAC_WITH_SHA256,
+        key_locator: Some(KeyLocator::KeyDigest(vec![0x11; 32])),
+        ..SignatureInfo::default()
+    };
+    key_digest.signature_value = vec![0x22; 32];
+
+    vec![
+        ("data-digest-sha256-metainfo", digest.to_wire()),
+        ("data-digest-sha256-empty-content", bare.to_wire()),
+        ("data-digest-sha256-no-content", no_content.to_wire()),
+        ("data-digest-sha256-empty-name", empty_name.to_wire()),
+        ("data-ecdsa-keylocator-name", key_name.to_wire()),
+        ("data-hmac-keylocator-digest", key_digest.to_wire()),
+    ]
+}
+
+fn lp_packets() -> Vec<(&'static str, Vec<u8>)> {
+    let interest = Interest::new(name("/a/b"), [1, 2, 3, 4]).to_wire();
+    let mut data = Data::new(name("/a/b"), vec![0x42; 100]);
+    data.sign_digest_sha256();
+    let data = data.to_wire();
+    let half = data.len() / 2;
+
+    let mut out = Vec::new();
+    for (label, reason) in [
+        ("lp-nack-congestion", NackReason::Congestion),
+        ("lp-nack-duplicate", NackReason::Duplicate),
+        ("lp-nack-noroute", NackReason::NoRoute),
+        ("lp-nack-unknown-reason", NackReason::Other(77)),
+    ] {
+        out.push((label, LpPacket::nack(interest.clone(), reason).to_wire()));
+    }
+    out.push((
+        "lp-nack-no-reason",
+        LpPacket {
+            nack: Some(Nack { reason: None }),
+            fragment: Some(interest.clone()),
+            ..LpPacket::default()
+        }
+        .to_wire(),
+    ));
+    for (label, index, piece) in [
+        ("lp-fragment-0-of-2", 0, &data[..half]),
+        ("lp-fragment-1-of-2", 1, &data[half..]),
+    ] {
+        let lp = LpPacket {
+            sequence: Some(0x1000 + index),
+            frag_index: Some(index),
+            frag_count: Some(2),
+            fragment: Some(piece.to_vec()),
+            ..LpPacket::default()
+        };
+        out.push((label, lp.to_wire()));
+    }
+    out.push((
+        "lp-pit-token-interest",
+        LpPacket {
+            pit_token: Some(vec![0xA0, 0xA1, 0xA2, 0xA3]),
+            fragment: Some(interest.clone()),
+            ..LpPacket::default()
+        }
+        .to_wire(),
+    ));
+    out.push((
+        "lp-pit-token-congestion-mark-data",
+        LpPacket {
+            pit_token: Some(vec![0xA0, 0xA1, 0xA2, 0xA3]),
+            congestion_mark: Some(1),
+            fragment: Some(data.clone()),
+            ..LpPacket::default()
+        }
+        .to_wire(),
+    ));
+    out.push((
+        "lp-idle-acks",
+        LpPacket {
+            acks: vec![1, 2, 0x0102_0304_0506_0708],
+            tx_sequence: Some(5),
+            ..LpPacket::default()
+        }
+        .to_wire(),
+    ));
+    out.push((
+        "lp-every-header-field",
+        LpPacket {
+            sequence: Some(7),
+            frag_index: Some(0),
+            frag_count: Some(1),
+            hop_count: Some(3),
+            pit_token: Some(vec![0x01; 32]),
+            nack: None,
+            next_hop_face_id: Some(260),
+            incoming_face_id: Some(300),
+            cache_policy: Some(CACHE_POLICY_NO_CACHE),
+            congestion_mark: Some(2),
+            acks: vec![6],
+            tx_sequence: Some(8),
+            non_discovery: true,
+            prefix_announcement: Some(vec![0x06, 0x00]),
+            fragment: Some(data.clone()),
+        }
+        .to_wire(),
+    ));
+    // Header fields as other encoders write them: 1-byte Sequence, an ignorable unknown field.
+    let mut raw = Vec::new();
+    tlv::write_nested(&mut raw, tt::LP_PACKET, |o| {
+        tlv::write_tlv(o, tt::LP_SEQUENCE, &[5]);
+        tlv::write_tlv(o, 804, &[0xEE]);
+        tlv::write_tlv(o, tt::LP_FRAGMENT, &interest);
+    });
+    out.push(("lp-short-sequence-ignorable-field", raw));
+    out
+}
+
+fn names() -> Vec<(&'static str, Vec<u8>)> {
+    let long = Name::new().with(Component::generic(vec![b'z'; 300]));
+    let big_type = Name::new().with(Component {
+        typ: 300,
+        value: b"t".to_vec(),
+    });
+    let digests = name("/d")
+        .with(Component::implicit_digest([0x5A; 32]))
+        .with(Component::parameters_digest([0xA5; 32]));
+    vec![
+        ("name-root", Name::new().to_wire()),
+        ("name-one", name("/a").to_wire()),
+        (
+            "name-naming-conventions",
+            name("/ndn/seg=3/v=1000/off=0/t=5/seq=7").to_wire(),
+        ),
+        (
+            "name-periods-and-escapes",
+            name("/.../..../%00%FF/~x-_.").to_wire(),
+        ),
+        ("name-typed", name("/32=foo/9=.../65535=%01").to_wire()),
+        ("name-digests", digests.to_wire()),
+        ("name-long-component", long.to_wire()),
+        ("name-type-300", big_type.to_wire()),
+    ]
+}
+
+fn uris() -> Vec<(&'static str, Vec<u8>)> {
+    let hex = "ab".repeat(32);
+    [
+        ("uri-root", "/".to_string()),
+        ("uri-plain", "/a/b/c".to_string()),
+        ("uri-scheme", "ndn:/a/b".to_string()),
+        ("uri-authority", "ndn://host/a".to_string()),
+        ("uri-escapes", "/hello%20world/~x/%00%ff".to_string()),
+        ("uri-periods", "/.../..../.....".to_string()),
+        (
+            "uri-conventions",
+            "/seg=3/v=1000/off=0/t=5/seq=7".to_string(),
+        ),
+        ("uri-typed", "/32=foo/8=bar/9=...".to_string()),
+        ("uri-implicit-digest", format!("/x/sha256digest={hex}")),
+        ("uri-params-digest", format!("/params-sha256={hex}")),
+        ("uri-trailing-slash-space", " /a/ ".to_string()),
+        ("uri-utf8", "/caf\u{e9}/\u{1F980}".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k, v.into_bytes()))
+    .collect()
+}
+
+fn frames() -> Vec<(&'static str, Vec<u8>)> {
+    let i = Interest::new(name("/a"), [1, 2, 3, 4]).to_wire();
+    let mut d = Data::new(name("/a"), vec![0; 300]);
+    d.sign_digest_sha256();
+    let d = d.to_wire();
+    let lp = LpPacket::nack(i.clone(), NackReason::NoRoute).to_wire();
+    let mut stream = i.clone();
+    stream.extend_from_slice(&lp);
+    vec![
+        ("frame-interest", i.clone()),
+        ("frame-data-3-byte-length", d.clone()),
+        ("frame-lp", lp),
+        ("frame-two-packets", stream),
+        ("frame-truncated", d[..10].to_vec()),
+        ("frame-header-only", vec![0x06, 0xFD, 0x01]),
+        ("frame-oversize", vec![0x06, 0xFD, 0x30, 0x00]),
+        (
+            "frame-5-byte-type",
+            vec![0xFE, 0x00, 0x01, 0x00, 0x00, 0x00],
+        ),
+    ]
+}
+
+fn write_target(root: &Path, target: &str, seeds: Vec<(&str, Vec<u8>)>) -> usize {
+    let dir = root.join(target);
+    if dir.exists() {
+        fs::remove_dir_all(&dir).expect("clear the seed directory");
+    }
+    fs::create_dir_all(&dir).expect("create the seed directory");
+    let mut total = 0;
+    for (label, bytes) in seeds {
+        fs::write(dir.join(label), &bytes).expect("write a seed");
+        total += bytes.len();
+    }
+    println!("{}: {total} bytes", dir.display());
+    total
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let mut packets = interests();
+    packets.extend(datas());
+    packets.extend(lp_packets());
+    let mut total = write_target(&root, "packet", packets);
+    total += write_target(&root, "name", names());
+    total += write_target(&root, "uri", uris());
+    total += write_target(&root, "frame", frames());
+    println!("seed corpus: {total} bytes");
+}
