@@ -1,0 +1,293 @@
+//! The cache-line hash index shared by every table (seed 002, §3.1).
+//!
+//! A bucket is one 64-byte cache line holding 7 slots and the index of an overflow bucket. A slot
+//! packs a 32-bit fragment of the 64-bit hash (its high half) with a 32-bit entry index; the
+//! table that owns the entries keeps the full 64-bit hash and the name, and compares name bytes
+//! only when the full hash matches. Buckets are chosen by the low bits of the hash; the bucket
+//! count is a power of two sized for the design load factor of 4 entries per bucket, so most
+//! lookups touch one cache line for the index and one for the entry.
+//!
+//! Capacity is fixed at start-up: the main array and a pool of overflow buckets are allocated
+//! once. Slots are atomics so the same index serves per-worker tables (one writer, no readers
+//! elsewhere; relaxed atomics compile to plain loads and stores on x86-64) and the shared FIB
+//! (one writer, many lock-free readers: a slot is published with a release store after the entry
+//! it points to is complete).
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Slots per bucket: 7 × 8 bytes plus the overflow link fill one cache line.
+pub const SLOTS: usize = 7;
+/// Design load factor (entries per bucket).
+pub const LOAD_FACTOR: usize = 4;
+
+const NO_NEXT: u32 = 0;
+
+/// One cache line: 7 slots (0 = empty, else `fragment << 32 | (entry + 1)`) and an overflow link
+/// (0 = none, else overflow bucket number + 1).
+#[repr(C, align(64))]
+struct Bucket {
+    slots: [AtomicU64; SLOTS],
+    next: AtomicU32,
+    _pad: u32,
+}
+
+impl Bucket {
+    fn new() -> Self {
+        Bucket {
+            slots: Default::default(),
+            next: AtomicU32::new(NO_NEXT),
+            _pad: 0,
+        }
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<Bucket>() == 64);
+
+/// Why an insertion failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexError {
+    /// Every overflow bucket is in use.
+    OverflowExhausted,
+}
+
+/// The hash index: hash → candidate entry indices.
+pub struct HashIndex {
+    buckets: Box<[Bucket]>,
+    overflow: Box<[Bucket]>,
+    overflow_used: AtomicU32,
+    mask: u64,
+    len: AtomicU32,
+}
+
+impl core::fmt::Debug for HashIndex {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("HashIndex")
+            .field("buckets", &self.buckets.len())
+            .field("overflow", &self.overflow.len())
+            .field("len", &self.len())
+            .finish()
+    }
+}
+
+#[inline(always)]
+fn fragment(hash: u64) -> u64 {
+    hash >> 32
+}
+
+#[inline(always)]
+fn pack(hash: u64, entry: u32) -> u64 {
+    debug_assert!(entry < u32::MAX);
+    fragment(hash) << 32 | u64::from(entry + 1)
+}
+
+impl HashIndex {
+    /// An index sized for `capacity` entries at the design load factor, with an overflow pool of
+    /// a quarter of the main buckets (at least 16).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let n = (capacity / LOAD_FACTOR).max(1).next_power_of_two();
+        let overflow = (n / 4).max(16);
+        HashIndex {
+            buckets: (0..n).map(|_| Bucket::new()).collect(),
+            overflow: (0..overflow).map(|_| Bucket::new()).collect(),
+            overflow_used: AtomicU32::new(0),
+            mask: (n - 1) as u64,
+            len: AtomicU32::new(0),
+        }
+    }
+
+    /// Number of entries indexed.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed) as usize
+    }
+
+    /// True when nothing is indexed.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of main buckets.
+    pub fn bucket_count(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Overflow buckets in use (for statistics).
+    pub fn overflow_in_use(&self) -> usize {
+        self.overflow_used.load(Ordering::Relaxed) as usize
+    }
+
+    /// Bytes of memory the index occupies.
+    pub fn memory_bytes(&self) -> usize {
+        (self.buckets.len() + self.overflow.len()) * 64
+    }
+
+    #[inline(always)]
+    fn home(&self, hash: u64) -> &Bucket {
+        &self.buckets[(hash & self.mask) as usize]
+    }
+
+    #[inline(always)]
+    fn next_of(&self, b: &Bucket) -> Option<&Bucket> {
+        match b.next.load(Ordering::Acquire) {
+            NO_NEXT => None,
+            n => self.overflow.get(n as usize - 1),
+        }
+    }
+
+    /// Asks the CPU to start loading the bucket `hash` lives in.
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        prefetch_line(self.home(hash) as *const Bucket as *const u8);
+    }
+
+    /// Calls `f` with every entry whose slot fragment matches `hash`, until `f` returns true;
+    /// returns that entry. `probes` counts the buckets visited.
+    #[inline]
+    pub fn find(&self, hash: u64, mut f: impl FnMut(u32) -> bool) -> Option<u32> {
+        let frag = fragment(hash);
+        let mut b = Some(self.home(hash));
+        // The chain is bounded by the overflow pool: each overflow bucket appears once.
+        while let Some(bucket) = b {
+            for s in &bucket.slots {
+                let v = s.load(Ordering::Acquire);
+                if v != 0 && v >> 32 == frag {
+                    let e = (v as u32) - 1;
+                    if f(e) {
+                        return Some(e);
+                    }
+                }
+            }
+            b = self.next_of(bucket);
+        }
+        None
+    }
+
+    /// Indexes `entry` under `hash`. The caller guarantees it is not indexed already. Single
+    /// writer: concurrent `insert`/`remove` calls must be serialised by the owner.
+    pub fn insert(&self, hash: u64, entry: u32) -> Result<(), IndexError> {
+        let v = pack(hash, entry);
+        let mut bucket = self.home(hash);
+        loop {
+            for s in &bucket.slots {
+                if s.load(Ordering::Relaxed) == 0 {
+                    s.store(v, Ordering::Release);
+                    self.len.fetch_add(1, Ordering::Relaxed);
+                    return Ok(());
+                }
+            }
+            match self.next_of(bucket) {
+                Some(n) => bucket = n,
+                None => {
+                    let used = self.overflow_used.load(Ordering::Relaxed);
+                    let Some(fresh) = self.overflow.get(used as usize) else {
+                        return Err(IndexError::OverflowExhausted);
+                    };
+                    self.overflow_used.store(used + 1, Ordering::Relaxed);
+                    fresh.slots[0].store(v, Ordering::Relaxed);
+                    // Publish the bucket only once its first slot is written.
+                    bucket.next.store(used + 1, Ordering::Release);
+                    self.len.fetch_add(1, Ordering::Relaxed);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Removes `entry` indexed under `hash`; returns whether it was there.
+    pub fn remove(&self, hash: u64, entry: u32) -> bool {
+        let v = pack(hash, entry);
+        let mut b = Some(self.home(hash));
+        while let Some(bucket) = b {
+            for s in &bucket.slots {
+                if s.load(Ordering::Relaxed) == v {
+                    s.store(0, Ordering::Release);
+                    self.len.fetch_sub(1, Ordering::Relaxed);
+                    return true;
+                }
+            }
+            b = self.next_of(bucket);
+        }
+        false
+    }
+
+    /// Buckets visited by a lookup of `hash` that scans the whole chain (for statistics).
+    pub fn chain_len(&self, hash: u64) -> usize {
+        let mut n = 0;
+        let mut b = Some(self.home(hash));
+        while let Some(bucket) = b {
+            n += 1;
+            b = self.next_of(bucket);
+        }
+        n
+    }
+}
+
+/// Prefetches one cache line into all cache levels (a no-op where unsupported).
+#[inline(always)]
+pub fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetching is a hint; it never faults, whatever the address.
+        unsafe { _mm_prefetch(p as *const i8, _MM_HINT_T0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = p;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insert_find_remove_with_overflow() {
+        let idx = HashIndex::with_capacity(16); // 4 buckets
+        assert_eq!(idx.bucket_count(), 4);
+        // 20 entries in the same bucket (low bits 0), distinct fragments: forces overflow chains.
+        let hashes: Vec<u64> = (0..20u64).map(|i| (i + 1) << 32).collect();
+        for (i, &h) in hashes.iter().enumerate() {
+            idx.insert(h, i as u32).unwrap();
+        }
+        assert_eq!(idx.len(), 20);
+        assert_eq!(idx.chain_len(0), 3); // 7 + 7 + 6
+        for (i, &h) in hashes.iter().enumerate() {
+            assert_eq!(idx.find(h, |e| e == i as u32), Some(i as u32));
+        }
+        assert!(idx.remove(hashes[3], 3));
+        assert!(!idx.remove(hashes[3], 3));
+        assert_eq!(idx.find(hashes[3], |_| true), None);
+        // The freed slot is reused.
+        idx.insert(hashes[3], 3).unwrap();
+        assert_eq!(idx.chain_len(0), 3);
+    }
+
+    #[test]
+    fn same_fragment_entries_are_all_offered() {
+        let idx = HashIndex::with_capacity(64);
+        idx.insert(0xAAAA_0000_0000_0001, 1).unwrap();
+        idx.insert(0xAAAA_0000_0000_0001, 2).unwrap();
+        let mut seen = Vec::new();
+        assert_eq!(idx.find(0xAAAA_0000_0000_0001, |e| {
+            seen.push(e);
+            false
+        }), None);
+        seen.sort();
+        assert_eq!(seen, [1, 2]);
+    }
+
+    #[test]
+    fn overflow_pool_is_bounded() {
+        let idx = HashIndex::with_capacity(4);
+        let mut inserted = 0;
+        let err = (0..10_000u32).find_map(|i| {
+            let r = idx.insert(u64::from(i + 1) << 32, i);
+            inserted += r.is_ok() as usize;
+            r.err()
+        });
+        assert_eq!(err, Some(IndexError::OverflowExhausted));
+        assert_eq!(inserted, 7 * (1 + 16));
+    }
+}

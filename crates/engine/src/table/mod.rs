@@ -1,0 +1,3 @@
+//! The tables: the cache-line hash index every table is built on, PIT+CS, FIB, dead-nonce list.
+
+pub mod index;
