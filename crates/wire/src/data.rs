@@ -350,10 +350,12 @@ impl<'a> DataView<'a> {
                             || comp.typ == tt::PARAMETERS_SHA256_DIGEST)
                             && comp.value.len() != DIGEST_LEN)
                     {
-                        return Err(Error::new(
-                            ErrorKind::BadComponentType(comp.typ),
-                            comp.offset,
-                        ));
+                        let kind = if comp.typ > 0xFFFF {
+                            ErrorKind::BadComponentType(comp.typ)
+                        } else {
+                            ErrorKind::BadLength { typ: comp.typ }
+                        };
+                        return Err(Error::new(kind, comp.offset));
                     }
                     if !c.is_empty() {
                         return Err(Error::new(ErrorKind::TrailingBytes, c.offset()));

@@ -26,7 +26,7 @@ pub enum NackReason {
     Duplicate,
     /// No route (150).
     NoRoute,
-    /// Any other code.
+    /// Any other code. [`NackReason::from_code`] never produces `Other` for 50, 100 or 150.
     Other(u64),
 }
 
@@ -228,15 +228,13 @@ impl<'a> LpPacketView<'a> {
                 }
             }
         }
-        if v.frag_count.is_some_and(|c| c == 0)
-            || matches!((v.frag_index, v.frag_count), (Some(i), Some(c)) if i >= c)
-        {
-            return Err(Error::new(
-                ErrorKind::BadLength {
-                    typ: tt::LP_FRAG_INDEX,
-                },
-                e.offset,
-            ));
+        if v.frag_count == Some(0) {
+            let typ = tt::LP_FRAG_COUNT;
+            return Err(Error::new(ErrorKind::BadLength { typ }, e.offset));
+        }
+        if matches!((v.frag_index, v.frag_count), (Some(i), Some(c)) if i >= c) {
+            let typ = tt::LP_FRAG_INDEX;
+            return Err(Error::new(ErrorKind::BadLength { typ }, e.offset));
         }
         Ok(v)
     }

@@ -32,8 +32,9 @@ fn check_component(e: &Element<'_>) -> Result<u16> {
     Ok(e.typ as u16)
 }
 
-/// A name component borrowed from a packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A name component borrowed from a packet. Equality, hashing and order look at the type and
+/// value only (not at `wire`, which is empty for views of owned components).
+#[derive(Debug, Clone, Copy)]
 pub struct ComponentView<'a> {
     /// Component type (1..=65535); 8 is a generic component.
     pub typ: u16,
@@ -55,6 +56,21 @@ impl<'a> ComponentView<'a> {
             typ: self.typ,
             value: self.value.to_vec(),
         }
+    }
+}
+
+impl PartialEq for ComponentView<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.typ == other.typ && self.value == other.value
+    }
+}
+
+impl Eq for ComponentView<'_> {}
+
+impl core::hash::Hash for ComponentView<'_> {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.typ.hash(state);
+        self.value.hash(state);
     }
 }
 
@@ -543,8 +559,12 @@ fn write_component_uri(f: &mut fmt::Formatter<'_>, typ: u16, value: &[u8]) -> fm
         return write_hex(f, value);
     }
     if let Some(kw) = number_keyword(typ) {
+        // Only the shortest encoding prints as a number: `seg=97` must parse back to the same
+        // bytes, so a value such as 00 61 keeps the `50=%00a` form.
         if let Ok(n) = read_nni(value, 0) {
-            return write!(f, "{kw}={n}");
+            if tlv::nni_len(n) == value.len() {
+                return write!(f, "{kw}={n}");
+            }
         }
     }
     if t != tt::GENERIC_COMPONENT {

@@ -45,11 +45,10 @@ pub fn frame_len(buf: &[u8], max_bytes: usize) -> Result<Option<usize>> {
         Ok(x) => x,
         Err(e) => return need_more(e),
     };
-    let total = (tn + ln) as u64 + len;
-    if total > max_bytes as u64 {
-        return Err(Error::new(ErrorKind::Oversize, 0));
-    }
-    let total = total as usize;
+    let total = match len.checked_add((tn + ln) as u64) {
+        Some(t) if t <= max_bytes as u64 => t as usize,
+        _ => return Err(Error::new(ErrorKind::Oversize, 0)),
+    };
     Ok((buf.len() >= total).then_some(total))
 }
 

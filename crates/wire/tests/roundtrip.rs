@@ -2,8 +2,12 @@
 //! NDNLPv2 packets, canonical name ordering, NDN URIs, DigestSha256 signatures, and robustness of
 //! the decoders (no panics, sane error offsets) on arbitrary, mutated and truncated input.
 //!
-//! Failure persistence is off so that a failing run writes no files next to the sources; a
-//! minimal failing input found here should be added as a plain `#[test]` at the end of this file.
+//! Each property runs 256 cases (proptest's default; `PROPTEST_CASES=n` runs more). Failure
+//! persistence is off so that a failing run writes no files next to the sources; a minimal failing
+//! input found here belongs in a plain `#[test]` at the end of this file.
+//!
+//! Two bugs these properties found (a `frame_len` overflow and a lossy URI for non-shortest
+//! number components) are fixed; their minimal inputs stay as regression tests at the end.
 
 use std::cmp::Ordering;
 
@@ -23,10 +27,9 @@ use wire::{
 // Generators
 // ---------------------------------------------------------------------------------------------
 
-/// The configuration shared by every property: 256 cases, no regression files.
+/// The configuration shared by every property: the default 256 cases, no regression files.
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 256,
         failure_persistence: None,
         ..ProptestConfig::default()
     }
@@ -370,6 +373,21 @@ prop_compose! {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
+fn arb_limits() -> impl Strategy<Value = Limits> {
+    (
+        prop_oneof![0usize..64, 0usize..10_000, Just(usize::MAX)],
+        prop_oneof![0usize..4, 0usize..200, Just(usize::MAX)],
+        prop_oneof![0usize..16, 0usize..10_000, Just(usize::MAX)],
+        any::<bool>(),
+    )
+        .prop_map(|(p, c, n, v)| Limits {
+            max_packet_bytes: p,
+            max_name_components: c,
+            max_name_bytes: n,
+            verify_parameters_digest: v,
+        })
+}
+
 fn limits() -> Limits {
     Limits::default()
 }
@@ -436,7 +454,7 @@ fn check_robust(bytes: &[u8]) -> Result<(), TestCaseError> {
             bytes.len()
         ),
         Ok(v) => {
-            exercise(&v, bytes.len())?;
+            exercise(&v, bytes.len(), &l)?;
             let p = v.to_packet();
             let w1 = p.to_wire();
             let v1 = PacketView::decode(&w1, &l);
@@ -460,7 +478,7 @@ fn check_robust(bytes: &[u8]) -> Result<(), TestCaseError> {
 }
 
 /// Calls the accessors of a decoded packet (they must not panic on anything decode accepted).
-fn exercise(v: &PacketView<'_>, len: usize) -> Result<(), TestCaseError> {
+fn exercise(v: &PacketView<'_>, len: usize, l: &Limits) -> Result<(), TestCaseError> {
     match v {
         PacketView::Interest(i) => {
             let _ = (i.name().to_string(), i.effective_lifetime_ms());
@@ -478,11 +496,11 @@ fn exercise(v: &PacketView<'_>, len: usize) -> Result<(), TestCaseError> {
             if let Some(off) = lp.fragment_offset() {
                 prop_assert!(off <= len);
             }
-            match lp.network_packet(&limits()) {
+            match lp.network_packet(l) {
                 Some(Err(e)) => prop_assert!(e.offset <= len, "fragment error {e} beyond input"),
                 Some(Ok(inner)) => {
                     prop_assert!(!matches!(inner, PacketView::Lp(_)));
-                    exercise(&inner, len)?;
+                    exercise(&inner, len, l)?;
                 }
                 None => {}
             }
@@ -696,9 +714,9 @@ proptest! {
 
         let mut bad = w.clone();
         bad[start + at.index(c.len())] ^= mask;
-        match DataView::decode(&bad, &limits()) {
-            Ok(v) => prop_assert!(!v.verify_digest_sha256()),
-            Err(_) => {}
+        // (Decoding cannot fail here, but if it did that would be acceptable too.)
+        if let Ok(v) = DataView::decode(&bad, &limits()) {
+            prop_assert!(!v.verify_digest_sha256());
         }
         // A different signature type never verifies as DigestSha256.
         let mut other = d.clone();
@@ -809,6 +827,28 @@ proptest! {
         check_robust(&b)?;
     }
 
+    /// Any limits: decoding valid or damaged packets never panics and errors point inside the
+    /// input; a packet over a limit is rejected.
+    #[test]
+    fn decode_with_arbitrary_limits(
+        w in valid_packet_wire(),
+        ms in vec(mutation(), 0..=2),
+        l in arb_limits(),
+    ) {
+        let mut b = w;
+        for m in &ms {
+            b = apply(b, m);
+        }
+        match PacketView::decode(&b, &l) {
+            Err(e) => prop_assert!(e.offset <= b.len(), "error {e} beyond the {}-byte input", b.len()),
+            Ok(v) => {
+                prop_assert!(b.len() <= l.max_packet_bytes);
+                exercise(&v, b.len(), &l)?;
+                let _ = v.to_packet();
+            }
+        }
+    }
+
     /// Every prefix of a valid encoding is rejected (or, for frame_len, "need more").
     #[test]
     fn truncated_packets_rejected(w in valid_packet_wire(), at in any::<prop::sample::Index>()) {
@@ -852,8 +892,49 @@ proptest! {
         ]
     ) {
         if let Ok(n) = Name::from_uri(&s) {
-            let uri = n.to_string();
+                let uri = n.to_string();
             prop_assert_eq!(Name::from_uri(&uri), Ok(n), "{:?} -> {}", s, uri);
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions (minimal inputs found by the properties above, now fixed)
+// ---------------------------------------------------------------------------------------------
+
+/// Regression (found by the properties): `/50=%00a` (Segment component `32 02 00 61`) prints as `/seg=97`, which parses
+/// back as `32 01 61`. The keyword form should be used only for the shortest encoding.
+#[test]
+fn uri_keeps_non_shortest_number_width() {
+    for value in [
+        vec![0x00, 0x61],
+        vec![0, 0, 0, 1],
+        vec![0, 0, 0, 0, 0, 0, 0, 0],
+    ] {
+        let n = Name::new().with(Component { typ: 0x32, value });
+        let uri = n.to_string();
+        assert_eq!(Name::from_uri(&uri), Ok(n), "URI {uri}");
+    }
+}
+
+/// Regression (found by the properties): an element header announcing a LENGTH near `u64::MAX` overflows `frame_len`'s
+/// size computation: "attempt to add with overflow" with overflow checks; without them the sum
+/// wraps and a 10-byte buffer is reported as holding a whole 9-byte frame. Expected: Oversize.
+#[test]
+fn frame_len_length_overflow_is_oversize() {
+    let mut b = vec![0x05, 0xFF];
+    b.extend_from_slice(&u64::MAX.to_be_bytes());
+    for max in [wire::MAX_NDN_PACKET_BYTES, usize::MAX] {
+        let r = std::panic::catch_unwind(|| frame_len(&b, max));
+        assert!(
+            matches!(
+                r,
+                Ok(Err(wire::Error {
+                    kind: wire::ErrorKind::Oversize,
+                    ..
+                }))
+            ),
+            "frame_len({b:02x?}, {max}) = {r:?}"
+        );
     }
 }
