@@ -147,6 +147,7 @@ pub struct PrefixHashes {
     kept: u8,
     len: u16,
     full: u64,
+    full_state: SipState,
 }
 
 impl PrefixHashes {
@@ -172,6 +173,7 @@ impl PrefixHashes {
             kept: len.min(MAX_PREFIX_STATES) as u8,
             len: len.min(u16::MAX as usize) as u16,
             full: s.finish(),
+            full_state: s,
         }
     }
 
@@ -204,6 +206,15 @@ impl PrefixHashes {
         } else {
             None
         }
+    }
+
+    /// Hash of the whole name followed by one more component (its TLV `component_wire`), e.g.
+    /// the implicit digest of a Data packet.
+    #[inline]
+    pub fn extend_full(&self, component_wire: &[u8]) -> u64 {
+        let mut s = self.full_state;
+        s.absorb_padded(component_wire);
+        s.finish()
     }
 
     /// Hash of the first `k` components; `None` beyond [`MAX_PREFIX_STATES`] (unless `k` is the
@@ -272,7 +283,12 @@ mod tests {
 
     #[test]
     fn matches_reference_siphash13_for_every_prefix() {
-        for uri in ["/", "/a", "/com/cisco/ndn", "/x/seg=7/%00%01%02%03%04%05%06%07%08"] {
+        for uri in [
+            "/",
+            "/a",
+            "/com/cisco/ndn",
+            "/x/seg=7/%00%01%02%03%04%05%06%07%08",
+        ] {
             let name = Name::from_uri(uri).unwrap();
             let w = name.to_wire();
             let v = NameView::decode(&w, &Limits::default()).unwrap();
@@ -285,6 +301,11 @@ mod tests {
             }
             assert_eq!(p.full(), full_name_hash(KEY, &v));
             assert_eq!(p.full(), name_hash(KEY, &name));
+            let extra = wire::Component::segment(9);
+            let longer = name.clone().with(extra.clone());
+            let mut ew = Vec::new();
+            extra.encode(&mut ew);
+            assert_eq!(p.extend_full(&ew), name_hash(KEY, &longer));
         }
     }
 

@@ -11,5 +11,8 @@
 //! makes it deterministic under test and benchmarkable in-process. Capacity is fixed when an
 //! engine is built; the hot path does not allocate once tables are warm.
 
+pub mod fw;
 pub mod hash;
+pub mod partition;
 pub mod table;
+pub mod workload;

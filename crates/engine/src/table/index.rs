@@ -270,10 +270,13 @@ mod tests {
         idx.insert(0xAAAA_0000_0000_0001, 1).unwrap();
         idx.insert(0xAAAA_0000_0000_0001, 2).unwrap();
         let mut seen = Vec::new();
-        assert_eq!(idx.find(0xAAAA_0000_0000_0001, |e| {
-            seen.push(e);
-            false
-        }), None);
+        assert_eq!(
+            idx.find(0xAAAA_0000_0000_0001, |e| {
+                seen.push(e);
+                false
+            }),
+            None
+        );
         seen.sort();
         assert_eq!(seen, [1, 2]);
     }

@@ -1,0 +1,4 @@
+//! Forwarding: strategies and the pipeline that drives the tables.
+
+pub mod pipeline;
+pub mod strategy;

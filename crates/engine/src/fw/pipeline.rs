@@ -1,0 +1,987 @@
+//! The forwarding pipeline: a batch of (incoming face, packet bytes) in, actions out.
+//!
+//! [`Engine::process`] runs in three passes over a batch of at most [`MAX_BATCH`] packets:
+//! 1. parse each packet (NDNLPv2 headers, then the Interest or Data) and hash every name prefix;
+//! 2. prefetch every bucket the batch will touch — the PIT+CS bucket of each full name and the
+//!    FIB bucket of each Interest's stage-1 prefix — all at once, so the misses overlap;
+//! 3. run each packet through PIT+CS → FIB → strategy.
+//!
+//! Time comes from the caller (`now_ms`); the engine has no clock, no sockets and no threads.
+//! Outgoing packets are either an input packet forwarded unchanged (by index) or bytes the engine
+//! wrote into its output buffer (Interests with a decremented HopLimit, Data from the CS, Nacks);
+//! both stay valid until the next call.
+//!
+//! Forwarding rules, as NFD users rely on them:
+//! - `/localhost` packets are accepted only from local faces and sent only to local faces; an
+//!   Interest for `/localhop` that came from a non-local face is not sent to non-local faces;
+//! - an Interest with HopLimit 0 is dropped; a forwarded Interest carries HopLimit − 1, and one
+//!   that reaches 0 goes only to local faces;
+//! - a (name, nonce) in the dead-nonce list, or a nonce already on the PIT entry from another
+//!   face or sent upstream, is a loop: Nack Duplicate to a point-to-point downstream;
+//! - no route: Nack NoRoute; PIT full: Nack Congestion; unsolicited Data is dropped;
+//! - a Nack from an upstream is recorded; when every upstream has Nacked, the downstreams get a
+//!   Nack with the least severe reason.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
+use crate::hash::{HashKey, PrefixHashes};
+use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
+use crate::table::fib::{Fib, LpmStats};
+use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
+use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
+use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
+
+/// Most packets per batch.
+pub const MAX_BATCH: usize = 64;
+
+/// Which LPM algorithm the FIB lookup uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LpmAlgorithm {
+    /// Seed 002's Algorithm 1.
+    TwoStage,
+    /// The baseline: longest prefix first.
+    LongestFirst,
+}
+
+/// Engine configuration; capacities are fixed when the engine is built.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// PIT and CS sizes and policies.
+    pub pit_cs: PitCsConfig,
+    /// Dead-nonce list capacity.
+    pub dead_nonce_capacity: usize,
+    /// Dead-nonce lifetime.
+    pub dead_nonce_lifetime_ms: u64,
+    /// Packet decoding limits.
+    pub limits: Limits,
+    /// Prefetch buckets after hashing a batch.
+    pub prefetch: bool,
+    /// FIB LPM algorithm.
+    pub lpm: LpmAlgorithm,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            pit_cs: PitCsConfig::default(),
+            dead_nonce_capacity: 65_536,
+            dead_nonce_lifetime_ms: DEFAULT_LIFETIME_MS,
+            limits: Limits {
+                // The forwarder passes ApplicationParameters through; checking their digest
+                // is the application's business and costs a SHA-256 per signed Interest.
+                verify_parameters_digest: false,
+                ..Limits::default()
+            },
+            prefetch: true,
+            lpm: LpmAlgorithm::TwoStage,
+        }
+    }
+}
+
+/// What the engine knows about a face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FaceInfo {
+    /// A local face (Unix socket, loopback): may carry `/localhost`.
+    pub local: bool,
+    /// A multi-access face (multicast UDP, Ethernet): no Nacks are sent on it.
+    pub multi_access: bool,
+}
+
+/// Why a packet was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// Failed to decode.
+    Malformed,
+    /// A piece of a fragmented packet (the face reassembles before the engine).
+    Fragment,
+    /// An LpPacket without a network packet (IDLE).
+    NoPayload,
+    /// `/localhost` from a non-local face.
+    Scope,
+    /// HopLimit was 0.
+    HopLimit,
+    /// Loop (dead nonce or duplicate nonce).
+    Loop,
+    /// No FIB entry or no eligible next hop.
+    NoRoute,
+    /// The PIT is full.
+    PitFull,
+    /// Too many downstreams on one PIT entry.
+    InRecordsFull,
+    /// Data that no PIT entry wanted.
+    Unsolicited,
+    /// A Nack that matches no out-record.
+    NackUnmatched,
+    /// A retransmission within the suppression interval.
+    Suppressed,
+    /// The batch was larger than [`MAX_BATCH`].
+    BatchOverflow,
+}
+
+/// Number of [`DropReason`]s.
+pub const DROP_REASONS: usize = 13;
+
+impl DropReason {
+    /// Index for counter arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// All reasons, in index order.
+    pub const ALL: [DropReason; DROP_REASONS] = [
+        DropReason::Malformed,
+        DropReason::Fragment,
+        DropReason::NoPayload,
+        DropReason::Scope,
+        DropReason::HopLimit,
+        DropReason::Loop,
+        DropReason::NoRoute,
+        DropReason::PitFull,
+        DropReason::InRecordsFull,
+        DropReason::Unsolicited,
+        DropReason::NackUnmatched,
+        DropReason::Suppressed,
+        DropReason::BatchOverflow,
+    ];
+}
+
+/// Where the bytes of an outgoing packet are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PacketRef {
+    /// The network packet of input `index`, at `range` of its bytes.
+    Input {
+        /// Index in the batch.
+        index: u32,
+        /// Byte range of the Interest or Data inside that input.
+        range: Range<u32>,
+    },
+    /// Bytes in the engine's output buffer.
+    Out(Range<u32>),
+}
+
+/// The kind of packet to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendKind {
+    /// An Interest.
+    Interest,
+    /// A Data.
+    Data,
+    /// A Nack of the Interest in `packet`.
+    Nack(NackReason),
+}
+
+/// One packet to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    /// Destination face.
+    pub face: FaceId,
+    /// What it is.
+    pub kind: SendKind,
+    /// The network-layer packet (Interest or Data).
+    pub packet: PacketRef,
+    /// The downstream's PIT token to attach (range in the output buffer).
+    pub pit_token: Option<Range<u32>>,
+    /// CongestionMark to attach (0 = none).
+    pub congestion_mark: u64,
+}
+
+/// Per-engine counters (read by management; never shared between workers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Interests received.
+    pub in_interests: u64,
+    /// Data received.
+    pub in_data: u64,
+    /// Nacks received.
+    pub in_nacks: u64,
+    /// Interests sent.
+    pub out_interests: u64,
+    /// Data sent.
+    pub out_data: u64,
+    /// Nacks sent.
+    pub out_nacks: u64,
+    /// PIT entries satisfied by Data.
+    pub satisfied: u64,
+    /// PIT entries that expired unsatisfied.
+    pub unsatisfied: u64,
+    /// FIB lookups and probes.
+    pub lpm: LpmStats,
+    /// Drops by reason ([`DropReason::index`]).
+    pub drops: [u64; DROP_REASONS],
+}
+
+/// A slower CS tier behind the in-RAM CS (the SSD L2 of issue 5). A lookup answers miss, or
+/// pending: the Interest then waits in its PIT entry until [`Engine::complete_pending`].
+pub trait SlowTier {
+    /// Starts looking up exactly these name components; `true` means pending.
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
+}
+
+#[derive(Clone, Copy)]
+enum Parsed<'a> {
+    Interest {
+        i: InterestView<'a>,
+        lp: Option<LpPacketView<'a>>,
+    },
+    Data {
+        d: DataView<'a>,
+        lp: Option<LpPacketView<'a>>,
+    },
+    Nack {
+        i: InterestView<'a>,
+        reason: NackReason,
+    },
+    Dropped(DropReason),
+}
+
+/// A forwarding engine: one per worker.
+pub struct Engine {
+    key: HashKey,
+    config: EngineConfig,
+    table: PitCs,
+    fib: Arc<Fib>,
+    dnl: DeadNonceList,
+    strategies: StrategyChoice,
+    faces: Vec<FaceInfo>,
+    slow_tier: Option<Box<dyn SlowTier + Send>>,
+    counters: Counters,
+    hashes: Vec<PrefixHashes>,
+    actions: Vec<Action>,
+    out: Vec<u8>,
+    expired: Vec<u32>,
+    pits_scratch: Vec<(u32, bool)>,
+    faces_scratch: Vec<FaceId>,
+}
+
+impl core::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Engine")
+            .field("pit", &self.table.pit_len())
+            .field("cs", &self.table.cs_len())
+            .finish()
+    }
+}
+
+/// The output of one batch.
+#[derive(Debug)]
+pub struct Output<'e> {
+    /// Packets to send.
+    pub actions: &'e [Action],
+    /// The engine's output buffer that [`PacketRef::Out`] and PIT tokens point into.
+    pub out: &'e [u8],
+}
+
+impl Output<'_> {
+    /// The bytes of an action's packet, given the batch it came from.
+    pub fn bytes<'a>(&'a self, a: &Action, inputs: &'a [(FaceId, &'a [u8])]) -> &'a [u8] {
+        match &a.packet {
+            PacketRef::Input { index, range } => {
+                &inputs[*index as usize].1[range.start as usize..range.end as usize]
+            }
+            PacketRef::Out(r) => &self.out[r.start as usize..r.end as usize],
+        }
+    }
+
+    /// The PIT token of an action.
+    pub fn pit_token(&self, a: &Action) -> Option<&[u8]> {
+        a.pit_token
+            .as_ref()
+            .map(|r| &self.out[r.start as usize..r.end as usize])
+    }
+}
+
+fn is_under(name: &NameView<'_>, first: &[u8]) -> bool {
+    name.components()
+        .next()
+        .is_some_and(|c| u32::from(c.typ) == tt::GENERIC_COMPONENT && c.value == first)
+}
+
+fn range_of(outer: &[u8], inner: &[u8]) -> Range<u32> {
+    let start = inner.as_ptr() as usize - outer.as_ptr() as usize;
+    start as u32..(start + inner.len()) as u32
+}
+
+impl Engine {
+    /// An engine with its own PIT+CS and dead-nonce list, sharing `fib`.
+    pub fn new(key: HashKey, fib: Arc<Fib>, config: EngineConfig) -> Self {
+        let empty = wire::NameView::decode(&[0x07, 0x00], &Limits::default())
+            .map(|n| PrefixHashes::new(key, &n));
+        let Ok(empty) = empty else {
+            unreachable!("the empty name decodes")
+        };
+        Engine {
+            key,
+            config,
+            table: PitCs::new(config.pit_cs),
+            fib,
+            dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
+            strategies: StrategyChoice::new(key),
+            faces: Vec::new(),
+            slow_tier: None,
+            counters: Counters::default(),
+            hashes: vec![empty; MAX_BATCH],
+            actions: Vec::with_capacity(MAX_BATCH * 4),
+            out: Vec::with_capacity(MAX_BATCH * 512),
+            expired: Vec::with_capacity(1024),
+            pits_scratch: Vec::with_capacity(16),
+            faces_scratch: Vec::with_capacity(16),
+        }
+    }
+
+    /// Attaches a slower CS tier.
+    pub fn set_slow_tier(&mut self, tier: Box<dyn SlowTier + Send>) {
+        self.slow_tier = Some(tier);
+    }
+
+    /// Declares a face's properties (unknown faces are non-local point-to-point).
+    pub fn set_face(&mut self, face: FaceId, info: FaceInfo) {
+        let i = face as usize;
+        if self.faces.len() <= i {
+            self.faces.resize(i + 1, FaceInfo::default());
+        }
+        self.faces[i] = info;
+    }
+
+    fn face(&self, face: FaceId) -> FaceInfo {
+        self.faces.get(face as usize).copied().unwrap_or_default()
+    }
+
+    /// The strategy-choice table.
+    pub fn strategies_mut(&mut self) -> &mut StrategyChoice {
+        &mut self.strategies
+    }
+
+    /// The strategy-choice table.
+    pub fn strategies(&self) -> &StrategyChoice {
+        &self.strategies
+    }
+
+    /// The PIT+CS table.
+    pub fn table(&self) -> &PitCs {
+        &self.table
+    }
+
+    /// The PIT+CS table, mutably (CS configuration and erase).
+    pub fn table_mut(&mut self) -> &mut PitCs {
+        &mut self.table
+    }
+
+    /// The shared FIB.
+    pub fn fib(&self) -> &Arc<Fib> {
+        &self.fib
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Changes the LPM algorithm (benchmarks compare them).
+    pub fn set_lpm(&mut self, lpm: LpmAlgorithm) {
+        self.config.lpm = lpm;
+    }
+
+    /// Turns batch prefetching on or off (benchmarks compare them).
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.config.prefetch = on;
+    }
+
+    fn drop_packet(&mut self, reason: DropReason) {
+        self.counters.drops[reason.index()] += 1;
+    }
+
+    /// Advances time: expires PIT entries and dead nonces. [`Engine::process`] calls it.
+    pub fn advance(&mut self, now_ms: u64) {
+        self.dnl.expire(now_ms);
+        let mut expired = std::mem::take(&mut self.expired);
+        self.table.expire(now_ms, &mut expired);
+        for &p in &expired {
+            let full_hash = self.table.name_entry(self.table.pit(p).owner).hash_value();
+            let dnl = &mut self.dnl;
+            self.table
+                .pit_remove(p, |nonce| dnl.insert(dead_nonce_key(full_hash, nonce), now_ms));
+            self.counters.unsatisfied += 1;
+        }
+        self.expired = expired;
+    }
+
+    /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.
+    pub fn process<'e>(&'e mut self, now_ms: u64, inputs: &[(FaceId, &[u8])]) -> Output<'e> {
+        self.actions.clear();
+        self.out.clear();
+        self.advance(now_ms);
+        if inputs.len() > MAX_BATCH {
+            for _ in MAX_BATCH..inputs.len() {
+                self.drop_packet(DropReason::BatchOverflow);
+            }
+        }
+        let inputs = &inputs[..inputs.len().min(MAX_BATCH)];
+        let mut parsed: [Option<Parsed<'_>>; MAX_BATCH] = [None; MAX_BATCH];
+        // Pass 1: parse and hash.
+        for (i, (_, bytes)) in inputs.iter().enumerate() {
+            let p = self.parse(bytes);
+            let name = match &p {
+                Parsed::Interest { i, .. } | Parsed::Nack { i, .. } => Some(i.name()),
+                Parsed::Data { d, .. } => Some(d.name()),
+                Parsed::Dropped(_) => None,
+            };
+            if let Some(n) = name {
+                self.hashes[i] = PrefixHashes::new(self.key, &n);
+            }
+            parsed[i] = Some(p);
+        }
+        // Pass 2: prefetch every bucket the batch touches, all at once.
+        if self.config.prefetch {
+            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                match p {
+                    Some(Parsed::Interest { .. }) => {
+                        self.table.prefetch(self.hashes[i].full());
+                        self.fib.prefetch(&self.hashes[i]);
+                    }
+                    Some(Parsed::Data { .. } | Parsed::Nack { .. }) => {
+                        self.table.prefetch(self.hashes[i].full())
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Pass 3: forward.
+        let guard = crossbeam_epoch::pin();
+        for (idx, p) in parsed.iter().enumerate().take(inputs.len()) {
+            let face = inputs[idx].0;
+            match *p {
+                Some(Parsed::Interest { i, lp }) => {
+                    self.on_interest(now_ms, idx, face, inputs[idx].1, i, lp, &guard)
+                }
+                Some(Parsed::Data { d, lp }) => self.on_data(now_ms, idx, face, inputs[idx].1, d, lp),
+                Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, reason),
+                Some(Parsed::Dropped(r)) => self.drop_packet(r),
+                None => {}
+            }
+        }
+        drop(guard);
+        Output {
+            actions: &self.actions,
+            out: &self.out,
+        }
+    }
+
+    fn parse<'a>(&self, bytes: &'a [u8]) -> Parsed<'a> {
+        let limits = &self.config.limits;
+        let Ok(p) = PacketView::decode(bytes, limits) else {
+            return Parsed::Dropped(DropReason::Malformed);
+        };
+        match p {
+            PacketView::Interest(i) => Parsed::Interest { i, lp: None },
+            PacketView::Data(d) => Parsed::Data { d, lp: None },
+            PacketView::Lp(lp) => {
+                if lp.is_fragmented() {
+                    return Parsed::Dropped(DropReason::Fragment);
+                }
+                match lp.network_packet(limits) {
+                    None => Parsed::Dropped(DropReason::NoPayload),
+                    Some(Err(_)) => Parsed::Dropped(DropReason::Malformed),
+                    Some(Ok(PacketView::Interest(i))) => match lp.nack {
+                        Some(n) => Parsed::Nack {
+                            i,
+                            reason: n.reason.unwrap_or(NackReason::Other(0)),
+                        },
+                        None => Parsed::Interest { i, lp: Some(lp) },
+                    },
+                    Some(Ok(PacketView::Data(d))) => Parsed::Data { d, lp: Some(lp) },
+                    Some(Ok(PacketView::Lp(_))) => Parsed::Dropped(DropReason::Malformed),
+                }
+            }
+        }
+    }
+
+    fn push_token(&mut self, token: Option<&[u8]>) -> Option<Range<u32>> {
+        token.map(|t| {
+            let start = self.out.len() as u32;
+            self.out.extend_from_slice(t);
+            start..self.out.len() as u32
+        })
+    }
+
+    fn send(&mut self, face: FaceId, kind: SendKind, packet: PacketRef, token: Option<&[u8]>, mark: u64) {
+        let pit_token = self.push_token(token);
+        match kind {
+            SendKind::Interest => self.counters.out_interests += 1,
+            SendKind::Data => self.counters.out_data += 1,
+            SendKind::Nack(_) => self.counters.out_nacks += 1,
+        }
+        self.actions.push(Action {
+            face,
+            kind,
+            packet,
+            pit_token,
+            congestion_mark: mark,
+        });
+    }
+
+    /// Sends a Nack of the input Interest back to its (point-to-point) downstream.
+    fn nack_input(&mut self, face: FaceId, idx: usize, wire: &[u8], i: &InterestView<'_>, reason: NackReason, token: Option<&[u8]>) {
+        if self.face(face).multi_access {
+            return;
+        }
+        let packet = PacketRef::Input {
+            index: idx as u32,
+            range: range_of(wire, i.wire()),
+        };
+        self.send(face, SendKind::Nack(reason), packet, token, 0);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_interest(
+        &mut self,
+        now_ms: u64,
+        idx: usize,
+        face: FaceId,
+        wire: &[u8],
+        i: InterestView<'_>,
+        lp: Option<LpPacketView<'_>>,
+        guard: &crossbeam_epoch::Guard,
+    ) {
+        self.counters.in_interests += 1;
+        let name = i.name();
+        let token = lp.and_then(|l| l.pit_token);
+        let info = self.face(face);
+        if !info.local && is_under(&name, b"localhost") {
+            return self.drop_packet(DropReason::Scope);
+        }
+        if i.hop_limit() == Some(0) {
+            return self.drop_packet(DropReason::HopLimit);
+        }
+        let h = &self.hashes[idx];
+        let full = h.full();
+        let nonce = i.nonce().unwrap_or([0; 4]);
+        if self.dnl.contains(dead_nonce_key(full, nonce), now_ms) {
+            self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
+            return self.drop_packet(DropReason::Loop);
+        }
+        let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
+        let entry = self.table.find(full, name.value());
+        // A pending PIT entry for the same Interest: loop and retransmission handling.
+        let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
+        if let Some(p) = pending {
+            let pe = self.table.pit(p);
+            let dup_other = pe.in_records.iter().any(|r| r.nonce == nonce && r.face != face);
+            let dup_out = pe.out_records.iter().any(|r| r.nonce == nonce);
+            if dup_other || dup_out {
+                self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
+                return self.drop_packet(DropReason::Loop);
+            }
+        } else {
+            // CS: only for an Interest that is not already pending.
+            let h = &self.hashes[idx];
+            if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms) {
+                let data = self.table.name_entry(e).data().unwrap_or(&[]);
+                let start = self.out.len() as u32;
+                self.out.extend_from_slice(data);
+                let range = start..self.out.len() as u32;
+                return self.send(face, SendKind::Data, PacketRef::Out(range), token, 0);
+            }
+        }
+        // PIT insert or aggregate.
+        let is_digest = name
+            .last()
+            .is_some_and(|c| u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST);
+        let h = &self.hashes[idx];
+        let e = match entry {
+            Some(e) => e,
+            None => match self.table.find_or_insert(full, name.value(), h.len()) {
+                Ok(e) => e,
+                Err(_) => {
+                    self.nack_input(face, idx, wire, &i, NackReason::Congestion, token);
+                    return self.drop_packet(DropReason::PitFull);
+                }
+            },
+        };
+        let (p, is_new) = match self.table.pit_get_or_insert(e, cbp, mbf, is_digest) {
+            Ok(x) => x,
+            Err(TableFull::Pit | TableFull::Names | TableFull::Index) => {
+                self.nack_input(face, idx, wire, &i, NackReason::Congestion, token);
+                return self.drop_packet(DropReason::PitFull);
+            }
+        };
+        let expiry = now_ms.saturating_add(i.effective_lifetime_ms());
+        if !self.table.add_in_record(p, face, nonce, expiry, token) {
+            if is_new {
+                self.table.pit_remove(p, |_| {});
+            }
+            return self.drop_packet(DropReason::InRecordsFull);
+        }
+        let nonce_off = i
+            .nonce()
+            .and_then(|_| find_nonce_offset(i.wire()));
+        self.table.store_interest(p, i.wire(), nonce_off);
+        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry.
+        if is_new {
+            if let Some(tier) = self.slow_tier.as_mut() {
+                if tier.lookup(full, name.value()) {
+                    self.table.pit_mut(p).cs_pending = true;
+                    return;
+                }
+            }
+        }
+        if self.table.pit(p).cs_pending {
+            return; // the pending tier lookup will forward it if it misses
+        }
+        let next_hop = lp
+            .filter(|_| info.local)
+            .and_then(|l| l.next_hop_face_id)
+            .map(|f| f as FaceId);
+        let outgoing = if i.hop_limit().is_some() {
+            let w = i.wire();
+            let start = self.out.len();
+            self.out.extend_from_slice(w);
+            if let Some(off) = i.hop_limit_value_offset() {
+                self.out[start + off] -= 1;
+            }
+            PacketRef::Out(start as u32..self.out.len() as u32)
+        } else {
+            PacketRef::Input {
+                index: idx as u32,
+                range: range_of(wire, i.wire()),
+            }
+        };
+        let hop_exhausted = i.hop_limit() == Some(1);
+        let localhop_from_remote = !info.local && is_under(&name, b"localhop");
+        let localhost = is_under(&name, b"localhost");
+        self.forward(Forward {
+            now_ms,
+            idx,
+            face,
+            p,
+            is_new,
+            nonce,
+            expiry,
+            next_hop,
+            outgoing,
+            restrict_local: hop_exhausted || localhop_from_remote || localhost,
+            wire,
+            interest: &i,
+            token,
+            guard,
+        });
+    }
+
+    fn forward(&mut self, f: Forward<'_, '_>) {
+        let mut chosen = std::mem::take(&mut self.faces_scratch);
+        chosen.clear();
+        let had_route = {
+            let h = &self.hashes[f.idx];
+            let name = f.interest.name();
+            let kind = self.strategies.find(&name, h);
+            let mut stats = LpmStats::default();
+            let entry = match self.config.lpm {
+                LpmAlgorithm::TwoStage => self.fib.lookup(&name, h, f.guard, &mut stats),
+                LpmAlgorithm::LongestFirst => {
+                    self.fib.lookup_longest_first(&name, h, f.guard, &mut stats)
+                }
+            };
+            self.counters.lpm.lookups += stats.lookups;
+            self.counters.lpm.probes += stats.probes;
+            let faces = &self.faces;
+            let eligible = |nh: FaceId| {
+                nh != f.face
+                    && (!f.restrict_local
+                        || faces.get(nh as usize).copied().unwrap_or_default().local)
+            };
+            let pe = self.table.pit(f.p);
+            let interval = pe.retx_interval_ms;
+            let recently = |r: &crate::table::pit_cs::OutRecord| {
+                strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
+            };
+            if let Some(nh) = f.next_hop {
+                chosen.push(nh);
+            } else if let Some(entry) = entry {
+                let hops = entry.nexthops.iter().map(|n| n.face).filter(|&x| eligible(x));
+                match kind {
+                    StrategyKind::BestRoute => {
+                        if f.is_new || pe.out_records.is_empty() {
+                            chosen.extend(hops.take(1));
+                        } else if !pe.out_records.iter().any(recently) {
+                            chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
+                        }
+                    }
+                    StrategyKind::Multicast => {
+                        chosen.extend(hops.filter(|x| {
+                            f.is_new
+                                || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
+                        }));
+                    }
+                }
+            }
+            f.next_hop.is_some() || entry.is_some_and(|e| e.nexthops.iter().any(|n| eligible(n.face)))
+        };
+        if chosen.is_empty() {
+            self.faces_scratch = chosen;
+            if f.is_new && !had_route {
+                // No route: reject the Interest.
+                self.nack_input(f.face, f.idx, f.wire, f.interest, NackReason::NoRoute, f.token);
+                self.table.pit_remove(f.p, |_| {});
+                return self.drop_packet(DropReason::NoRoute);
+            }
+            return self.drop_packet(DropReason::Suppressed);
+        }
+        if !f.is_new {
+            let pe = self.table.pit_mut(f.p);
+            pe.retx_interval_ms = strategy::next_interval(pe.retx_interval_ms);
+        }
+        for &out_face in &chosen {
+            self.table
+                .add_out_record(f.p, out_face, f.nonce, f.now_ms, f.expiry);
+            self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
+        }
+        self.faces_scratch = chosen;
+    }
+
+    fn on_data(
+        &mut self,
+        now_ms: u64,
+        idx: usize,
+        face: FaceId,
+        wire: &[u8],
+        d: DataView<'_>,
+        lp: Option<LpPacketView<'_>>,
+    ) {
+        self.counters.in_data += 1;
+        let name = d.name();
+        if !self.face(face).local && is_under(&name, b"localhost") {
+            return self.drop_packet(DropReason::Scope);
+        }
+        let mut pits = std::mem::take(&mut self.pits_scratch);
+        pits.clear();
+        let h = &self.hashes[idx];
+        self.table
+            .matching_pits(&name, h, d.wire(), |p, exact| pits.push((p, exact)));
+        if pits.is_empty() {
+            self.pits_scratch = pits;
+            return self.drop_packet(DropReason::Unsolicited);
+        }
+        let mark = lp.and_then(|l| l.congestion_mark).unwrap_or(0);
+        let no_cache = lp.and_then(|l| l.cache_policy) == Some(CACHE_POLICY_NO_CACHE);
+        // Send to every downstream once.
+        let mut sent = std::mem::take(&mut self.faces_scratch);
+        sent.clear();
+        let packet = PacketRef::Input {
+            index: idx as u32,
+            range: range_of(wire, d.wire()),
+        };
+        for &(p, _) in &pits {
+            let n = self.table.pit(p).in_records.len();
+            for r in 0..n {
+                let rec = self.table.pit(p).in_records[r];
+                if rec.expiry_ms <= now_ms || rec.face == face || sent.contains(&rec.face) {
+                    continue;
+                }
+                sent.push(rec.face);
+                self.send(rec.face, SendKind::Data, packet.clone(), rec.pit_token(), mark);
+            }
+        }
+        self.faces_scratch = sent;
+        // Cache the Data (the PIT entry's name entry becomes a CS entry), then satisfy.
+        let h = &self.hashes[idx];
+        let data_entry = if no_cache {
+            None
+        } else {
+            self.table.find_or_insert(h.full(), name.value(), h.len()).ok()
+        };
+        if let Some(e) = data_entry {
+            let fresh = d.freshness_ms().unwrap_or(0);
+            self.table.cs_insert(e, d.wire(), fresh, now_ms);
+        }
+        for &(p, exact) in &pits {
+            let pe = self.table.pit(p);
+            let owner = pe.owner;
+            if let (false, true, Some(target)) = (exact, pe.can_be_prefix, data_entry) {
+                // The CanBePrefix Interest's name now points at the Data; done before the PIT
+                // entry goes, so the name entry turns into a CS entry in place.
+                self.table.cs_insert_indirect(owner, target);
+            }
+            self.table.pit_remove(p, |_| {});
+            self.counters.satisfied += 1;
+        }
+        self.pits_scratch = pits;
+    }
+
+    fn on_nack(&mut self, now_ms: u64, idx: usize, face: FaceId, i: InterestView<'_>, reason: NackReason) {
+        self.counters.in_nacks += 1;
+        let name = i.name();
+        let full = self.hashes[idx].full();
+        let Some(p) = self
+            .table
+            .find(full, name.value())
+            .and_then(|e| self.table.pit_of(e, i.can_be_prefix(), i.must_be_fresh()))
+        else {
+            return self.drop_packet(DropReason::NackUnmatched);
+        };
+        let nonce = i.nonce().unwrap_or([0; 4]);
+        let pe = self.table.pit_mut(p);
+        let Some(rec) = pe
+            .out_records
+            .iter_mut()
+            .find(|r| r.face == face && r.nonce == nonce)
+        else {
+            return self.drop_packet(DropReason::NackUnmatched);
+        };
+        rec.nack = Some(reason);
+        if pe.out_records.iter().any(|r| r.nack.is_none() && r.expiry_ms > now_ms) {
+            return; // other upstreams may still answer
+        }
+        let least = pe
+            .out_records
+            .iter()
+            .filter_map(|r| r.nack)
+            .fold(reason, strategy::less_severe);
+        // Every upstream Nacked: Nack each downstream with its own Interest (its nonce).
+        let n = pe.in_records.len();
+        for r in 0..n {
+            let pe = self.table.pit(p);
+            let rec = pe.in_records[r];
+            if rec.expiry_ms <= now_ms || self.face(rec.face).multi_access {
+                continue;
+            }
+            let start = self.out.len();
+            self.out.extend_from_slice(&pe.interest);
+            if let Some(off) = pe.nonce_offset {
+                let off = start + usize::from(off);
+                self.out[off..off + 4].copy_from_slice(&rec.nonce);
+            }
+            let range = start as u32..self.out.len() as u32;
+            self.send(rec.face, SendKind::Nack(least), PacketRef::Out(range), rec.pit_token(), 0);
+        }
+        let dnl = &mut self.dnl;
+        self.table
+            .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));
+    }
+
+    /// Completes a pending slower-tier lookup for exactly these name components: with the Data,
+    /// it satisfies the waiting Interests (and is cached in RAM); without, they are forwarded.
+    pub fn complete_pending<'e>(
+        &'e mut self,
+        now_ms: u64,
+        full_hash: u64,
+        name_value: &[u8],
+        data: Option<&[u8]>,
+    ) -> Output<'e> {
+        self.actions.clear();
+        self.out.clear();
+        let Some(e) = self.table.find(full_hash, name_value) else {
+            return Output {
+                actions: &self.actions,
+                out: &self.out,
+            };
+        };
+        let pits = self.table.pits_of(e);
+        for p in pits.into_iter().filter(|&p| p != NONE) {
+            if !self.table.pit(p).cs_pending {
+                continue;
+            }
+            self.table.pit_mut(p).cs_pending = false;
+            match data {
+                Some(d) => {
+                    let start = self.out.len() as u32;
+                    self.out.extend_from_slice(d);
+                    let range = start..self.out.len() as u32;
+                    let n = self.table.pit(p).in_records.len();
+                    for r in 0..n {
+                        let rec = self.table.pit(p).in_records[r];
+                        if rec.expiry_ms > now_ms {
+                            self.send(rec.face, SendKind::Data, PacketRef::Out(range.clone()), rec.pit_token(), 0);
+                        }
+                    }
+                    self.table.pit_remove(p, |_| {});
+                    self.counters.satisfied += 1;
+                }
+                None => self.forward_stored(now_ms, p),
+            }
+        }
+        if let Some(d) = data {
+            if let Ok(view) = DataView::decode(d, &self.config.limits) {
+                if let Some(e) = self.table.find(full_hash, name_value) {
+                    self.table
+                        .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                } else if let Ok(e) = self.table.find_or_insert(full_hash, name_value, view.name().len()) {
+                    self.table
+                        .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                }
+            }
+        }
+        Output {
+            actions: &self.actions,
+            out: &self.out,
+        }
+    }
+
+    /// Forwards the Interest stored in PIT entry `p` (after a slower-tier miss).
+    fn forward_stored(&mut self, now_ms: u64, p: u32) {
+        let stored = self.table.pit(p).interest.clone();
+        let Ok(i) = InterestView::decode(&stored, &self.config.limits) else {
+            self.table.pit_remove(p, |_| {});
+            return;
+        };
+        let h = PrefixHashes::new(self.key, &i.name());
+        self.hashes[0] = h;
+        let face = self.table.pit(p).in_records.first().map_or(NONE, |r| r.face);
+        let start = self.out.len();
+        self.out.extend_from_slice(&stored);
+        let outgoing = PacketRef::Out(start as u32..self.out.len() as u32);
+        let guard = crossbeam_epoch::pin();
+        self.forward(Forward {
+            now_ms,
+            idx: 0,
+            face,
+            p,
+            is_new: true,
+            nonce: i.nonce().unwrap_or([0; 4]),
+            expiry: self.table.pit(p).expiry_ms,
+            next_hop: None,
+            outgoing,
+            restrict_local: is_under(&i.name(), b"localhost"),
+            wire: &stored,
+            interest: &i,
+            token: None,
+            guard: &guard,
+        });
+    }
+}
+
+/// Arguments of [`Engine::forward`].
+struct Forward<'a, 'g> {
+    now_ms: u64,
+    idx: usize,
+    face: FaceId,
+    p: u32,
+    is_new: bool,
+    nonce: [u8; 4],
+    expiry: u64,
+    next_hop: Option<FaceId>,
+    outgoing: PacketRef,
+    restrict_local: bool,
+    wire: &'a [u8],
+    interest: &'a InterestView<'a>,
+    token: Option<&'a [u8]>,
+    guard: &'g crossbeam_epoch::Guard,
+}
+
+/// Offset of the Nonce value inside an Interest's wire bytes.
+fn find_nonce_offset(interest: &[u8]) -> Option<usize> {
+    let mut r = wire::tlv::Reader::new(interest);
+    let outer = r.read().ok()?;
+    let mut inner = outer.reader();
+    while let Some(Ok(e)) = inner.next_element() {
+        if e.typ == tt::NONCE {
+            return Some(e.value_offset);
+        }
+    }
+    None
+}

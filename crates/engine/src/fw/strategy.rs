@@ -1,0 +1,262 @@
+//! Forwarding strategies and the strategy-choice table.
+//!
+//! - **best-route**: forward a new Interest to the lowest-cost eligible next hop; a
+//!   retransmission (new nonce, same pending Interest) is suppressed while within an exponentially
+//!   growing interval (10 ms doubling up to 250 ms, as NFD's best-route), otherwise it goes to the
+//!   next unused next hop, or the one tried longest ago.
+//! - **multicast**: forward to every eligible next hop, each subject to the same suppression.
+//!
+//! A next hop is eligible when it is not the face the Interest came from and the scope rules
+//! allow it (see [`crate::fw::pipeline`]). When every upstream has Nacked, the downstreams get a
+//! Nack with the least severe reason.
+
+use std::collections::HashMap;
+
+use crate::hash::{name_hash, HashKey, PrefixHashes};
+use crate::table::pit_cs::{FaceId, OutRecord};
+use wire::lp::NackReason;
+use wire::Name;
+
+/// First retransmission-suppression interval.
+pub const RETX_INITIAL_MS: u32 = 10;
+/// Largest retransmission-suppression interval.
+pub const RETX_MAX_MS: u32 = 250;
+
+/// The strategies an operator can choose per name prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StrategyKind {
+    /// Lowest-cost next hop, with retransmission suppression.
+    BestRoute,
+    /// Every next hop.
+    Multicast,
+}
+
+impl StrategyKind {
+    /// The NFD strategy name.
+    pub fn nfd_name(self) -> &'static str {
+        match self {
+            StrategyKind::BestRoute => "/localhost/nfd/strategy/best-route",
+            StrategyKind::Multicast => "/localhost/nfd/strategy/multicast",
+        }
+    }
+
+    /// Parses an NFD strategy name (`.../best-route`, `.../multicast`, optionally versioned).
+    pub fn from_nfd_name(name: &Name) -> Option<Self> {
+        let uri = name.to_string();
+        let base = uri.split("/v=").next().unwrap_or(&uri);
+        if base.ends_with("/best-route") {
+            Some(StrategyKind::BestRoute)
+        } else if base.ends_with("/multicast") {
+            Some(StrategyKind::Multicast)
+        } else {
+            None
+        }
+    }
+}
+
+/// Which strategy governs which prefix (longest prefix wins; `/` defaults to best-route).
+#[derive(Debug, Clone)]
+pub struct StrategyChoice {
+    key: HashKey,
+    by_hash: HashMap<u64, Vec<(Name, StrategyKind)>>,
+    max_depth: usize,
+    default: StrategyKind,
+}
+
+impl StrategyChoice {
+    /// A table with best-route at `/`.
+    pub fn new(key: HashKey) -> Self {
+        StrategyChoice {
+            key,
+            by_hash: HashMap::new(),
+            max_depth: 0,
+            default: StrategyKind::BestRoute,
+        }
+    }
+
+    /// Sets the strategy of `prefix`.
+    pub fn set(&mut self, prefix: &Name, kind: StrategyKind) {
+        if prefix.is_empty() {
+            self.default = kind;
+            return;
+        }
+        let v = self.by_hash.entry(name_hash(self.key, prefix)).or_default();
+        match v.iter_mut().find(|(n, _)| n == prefix) {
+            Some(e) => e.1 = kind,
+            None => v.push((prefix.clone(), kind)),
+        }
+        self.max_depth = self.max_depth.max(prefix.len());
+    }
+
+    /// Removes the choice at `prefix` (the root choice returns to best-route).
+    pub fn unset(&mut self, prefix: &Name) -> bool {
+        if prefix.is_empty() {
+            self.default = StrategyKind::BestRoute;
+            return true;
+        }
+        let h = name_hash(self.key, prefix);
+        let Some(v) = self.by_hash.get_mut(&h) else {
+            return false;
+        };
+        let before = v.len();
+        v.retain(|(n, _)| n != prefix);
+        let removed = v.len() != before;
+        if v.is_empty() {
+            self.by_hash.remove(&h);
+        }
+        self.max_depth = self
+            .by_hash
+            .values()
+            .flatten()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(0);
+        removed
+    }
+
+    /// Every choice, `/` first.
+    pub fn list(&self) -> Vec<(Name, StrategyKind)> {
+        let mut v: Vec<(Name, StrategyKind)> =
+            self.by_hash.values().flatten().cloned().collect();
+        v.sort();
+        v.insert(0, (Name::new(), self.default));
+        v
+    }
+
+    /// The strategy for a name: probes at most `min(n, deepest choice)` prefixes, none when only
+    /// the root is set.
+    #[inline]
+    pub fn find(&self, name: &wire::NameView<'_>, h: &PrefixHashes) -> StrategyKind {
+        if self.by_hash.is_empty() {
+            return self.default;
+        }
+        let top = h.len().min(self.max_depth);
+        for d in (1..=top).rev() {
+            let (Some(hash), Some(end)) = (h.prefix(d), h.prefix_end(d, name)) else {
+                continue;
+            };
+            if let Some(v) = self.by_hash.get(&hash) {
+                let bytes = &name.value()[..end];
+                for (n, k) in v {
+                    if n.value_len() == bytes.len() && n.to_wire().ends_with(bytes) {
+                        return *k;
+                    }
+                }
+            }
+        }
+        self.default
+    }
+}
+
+/// The least severe of two Nack reasons (Congestion < Duplicate < NoRoute < others), as NFD
+/// reports to downstreams when all upstreams Nacked.
+pub fn less_severe(a: NackReason, b: NackReason) -> NackReason {
+    fn rank(r: NackReason) -> u8 {
+        match r {
+            NackReason::Congestion => 0,
+            NackReason::Duplicate => 1,
+            NackReason::NoRoute => 2,
+            NackReason::Other(_) => 3,
+        }
+    }
+    if rank(b) < rank(a) {
+        b
+    } else {
+        a
+    }
+}
+
+/// Whether a retransmission to an upstream last tried at `last_sent_ms` is suppressed.
+#[inline]
+pub fn suppressed(last_sent_ms: u64, interval_ms: u32, now_ms: u64) -> bool {
+    now_ms < last_sent_ms.saturating_add(u64::from(interval_ms))
+}
+
+/// The next suppression interval after a retransmission was forwarded.
+#[inline]
+pub fn next_interval(interval_ms: u32) -> u32 {
+    if interval_ms == 0 {
+        RETX_INITIAL_MS
+    } else {
+        (interval_ms * 2).min(RETX_MAX_MS)
+    }
+}
+
+/// Best-route's choice for a retransmission: the first eligible next hop (by cost) without an
+/// out-record, else the eligible one whose out-record is the oldest.
+pub fn best_route_retx(
+    eligible: impl Iterator<Item = FaceId> + Clone,
+    out_records: &[OutRecord],
+) -> Option<FaceId> {
+    let unused = eligible
+        .clone()
+        .find(|f| !out_records.iter().any(|r| r.face == *f));
+    unused.or_else(|| {
+        eligible.min_by_key(|f| {
+            out_records
+                .iter()
+                .find(|r| r.face == *f)
+                .map_or(0, |r| r.last_sent_ms)
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::{Limits, NameView};
+
+    const KEY: HashKey = HashKey::fixed(1, 2);
+
+    fn find(sc: &StrategyChoice, uri: &str) -> StrategyKind {
+        let w = Name::from_uri(uri).unwrap().to_wire();
+        let v = NameView::decode(&w, &Limits::default()).unwrap();
+        sc.find(&v, &PrefixHashes::new(KEY, &v))
+    }
+
+    #[test]
+    fn longest_prefix_choice_wins() {
+        let mut sc = StrategyChoice::new(KEY);
+        assert_eq!(find(&sc, "/a/b"), StrategyKind::BestRoute);
+        sc.set(&Name::from_uri("/a").unwrap(), StrategyKind::Multicast);
+        sc.set(&Name::from_uri("/a/b/c").unwrap(), StrategyKind::BestRoute);
+        assert_eq!(find(&sc, "/a/b"), StrategyKind::Multicast);
+        assert_eq!(find(&sc, "/a/b/c/d"), StrategyKind::BestRoute);
+        assert_eq!(find(&sc, "/b"), StrategyKind::BestRoute);
+        sc.set(&Name::new(), StrategyKind::Multicast);
+        assert_eq!(find(&sc, "/b"), StrategyKind::Multicast);
+        assert!(sc.unset(&Name::from_uri("/a").unwrap()));
+        assert!(!sc.unset(&Name::from_uri("/a").unwrap()));
+        assert_eq!(find(&sc, "/a/b"), StrategyKind::Multicast);
+        assert_eq!(sc.list().len(), 2);
+    }
+
+    #[test]
+    fn nfd_names_parse() {
+        let n = Name::from_uri("/localhost/nfd/strategy/multicast/v=4").unwrap();
+        assert_eq!(StrategyKind::from_nfd_name(&n), Some(StrategyKind::Multicast));
+        let n = Name::from_uri(StrategyKind::BestRoute.nfd_name()).unwrap();
+        assert_eq!(StrategyKind::from_nfd_name(&n), Some(StrategyKind::BestRoute));
+        assert_eq!(StrategyKind::from_nfd_name(&Name::from_uri("/x").unwrap()), None);
+    }
+
+    #[test]
+    fn suppression_and_retx_choice() {
+        assert!(suppressed(100, 10, 105));
+        assert!(!suppressed(100, 10, 110));
+        assert_eq!(next_interval(0), 10);
+        assert_eq!(next_interval(160), 250);
+        let rec = |face, t| OutRecord {
+            face,
+            nonce: [0; 4],
+            last_sent_ms: t,
+            expiry_ms: 0,
+            nack: None,
+        };
+        let outs = [rec(1, 50), rec(2, 20)];
+        assert_eq!(best_route_retx([1, 2, 3].into_iter(), &outs), Some(3));
+        assert_eq!(best_route_retx([1, 2].into_iter(), &outs), Some(2));
+        assert_eq!(best_route_retx([].into_iter(), &outs), None);
+        assert_eq!(less_severe(NackReason::NoRoute, NackReason::Congestion), NackReason::Congestion);
+    }
+}

@@ -1,0 +1,937 @@
+//! One table for the PIT and the CS (seed 002 §3.2): one lookup per Interest and per Data.
+//!
+//! A [`NameEntry`] exists for each name that has pending Interests or cached Data. It holds up
+//! to four PIT entries (aggregation is by Name + CanBePrefix + MustBeFresh) and one CS slot,
+//! which is either the Data itself (direct) or, at the name of a CanBePrefix Interest that a
+//! longer Data satisfied, a reference to the entry holding that Data (indirect, in the manner of
+//! NDN-DPDK), so that later CanBePrefix Interests for the same name hit in one lookup. When the
+//! Data for a pending Interest arrives, the PIT entry goes and the same name entry becomes a CS
+//! entry: the PIT turns into the CS in place.
+//!
+//! Capacity is fixed at construction: `pit_capacity` PIT entries, `cs_capacity` CS entries
+//! (direct and indirect), and one name entry per PIT or CS entry. Buffers inside entries keep
+//! their capacity when an entry is reused, so after warm-up the table does not allocate.
+//!
+//! Expiry is driven by the time the caller passes in: PIT entries sit on a timer wheel of
+//! [`WHEEL_SLOTS`] slots of [`WHEEL_TICK_MS`]; advancing time visits only the slots that passed.
+
+use super::index::{HashIndex, IndexError};
+use crate::hash::PrefixHashes;
+use wire::lp::NackReason;
+use wire::NameView;
+
+/// A face number.
+pub type FaceId = u32;
+
+/// Sentinel for "no entry".
+pub const NONE: u32 = u32::MAX;
+
+/// Timer wheel granularity.
+pub const WHEEL_TICK_MS: u64 = 8;
+/// Timer wheel slots (a lap is `WHEEL_SLOTS * WHEEL_TICK_MS` = 8.2 s; longer lifetimes take
+/// several laps).
+pub const WHEEL_SLOTS: usize = 1024;
+
+/// Largest PIT token stored per in-record (NDNLPv2 allows up to 32 bytes).
+pub const MAX_TOKEN: usize = 32;
+
+/// Replacement policy of the CS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsPolicy {
+    /// First in, first out: hits do not reorder.
+    Fifo,
+    /// Least recently used: a hit moves the entry to the back.
+    Lru,
+}
+
+/// Sizes and policies of a PIT+CS table.
+#[derive(Debug, Clone, Copy)]
+pub struct PitCsConfig {
+    /// Most PIT entries.
+    pub pit_capacity: usize,
+    /// Most CS entries (direct and indirect).
+    pub cs_capacity: usize,
+    /// CS replacement policy.
+    pub cs_policy: CsPolicy,
+    /// Most in-records per PIT entry (further downstreams are refused).
+    pub max_in_records: usize,
+    /// Most out-records per PIT entry.
+    pub max_out_records: usize,
+}
+
+impl Default for PitCsConfig {
+    fn default() -> Self {
+        PitCsConfig {
+            pit_capacity: 65_536,
+            cs_capacity: 65_536,
+            cs_policy: CsPolicy::Lru,
+            max_in_records: 16,
+            max_out_records: 16,
+        }
+    }
+}
+
+/// A downstream that is waiting for Data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InRecord {
+    /// The downstream face.
+    pub face: FaceId,
+    /// The nonce it sent.
+    pub nonce: [u8; 4],
+    /// When its Interest expires.
+    pub expiry_ms: u64,
+    token_len: u8,
+    token: [u8; MAX_TOKEN],
+}
+
+impl InRecord {
+    /// The NDNLPv2 PIT token the downstream attached, to be returned with the Data.
+    pub fn pit_token(&self) -> Option<&[u8]> {
+        (self.token_len > 0).then(|| &self.token[..usize::from(self.token_len)])
+    }
+
+    fn set_token(&mut self, t: Option<&[u8]>) {
+        let t = t.unwrap_or(&[]);
+        let n = t.len().min(MAX_TOKEN);
+        self.token[..n].copy_from_slice(&t[..n]);
+        self.token_len = n as u8;
+    }
+}
+
+/// An upstream the Interest was forwarded to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutRecord {
+    /// The upstream face.
+    pub face: FaceId,
+    /// The nonce sent there.
+    pub nonce: [u8; 4],
+    /// When it was last sent.
+    pub last_sent_ms: u64,
+    /// When it expires.
+    pub expiry_ms: u64,
+    /// The Nack the upstream answered with, if any.
+    pub nack: Option<NackReason>,
+}
+
+/// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
+#[derive(Debug, Default)]
+pub struct PitEntry {
+    /// The name entry this PIT entry belongs to.
+    pub owner: u32,
+    /// CanBePrefix.
+    pub can_be_prefix: bool,
+    /// MustBeFresh.
+    pub must_be_fresh: bool,
+    /// Downstreams.
+    pub in_records: Vec<InRecord>,
+    /// Upstreams.
+    pub out_records: Vec<OutRecord>,
+    /// When the entry expires (the latest in-record expiry).
+    pub expiry_ms: u64,
+    /// The latest Interest received (wire bytes), for Nacks and for forwarding after a pending
+    /// CS lookup completes.
+    pub interest: Vec<u8>,
+    /// Offset of the Nonce value inside `interest`, if it has one.
+    pub nonce_offset: Option<u16>,
+    /// Strategy state: retransmission suppression interval.
+    pub retx_interval_ms: u32,
+    /// Strategy state: waiting for the CS's slower tier.
+    pub cs_pending: bool,
+    is_digest: bool,
+    in_use: bool,
+    wheel_slot: u32,
+    wheel_prev: u32,
+    wheel_next: u32,
+}
+
+/// CS content of a name entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CsKind {
+    None,
+    Direct,
+    Indirect { target: u32, generation: u32 },
+}
+
+/// One name with its PIT entries and CS slot.
+#[derive(Debug)]
+pub struct NameEntry {
+    hash: u64,
+    name: Vec<u8>,
+    depth: u16,
+    generation: u32,
+    pit: [u32; 4],
+    cs: CsKind,
+    data: Vec<u8>,
+    fresh_until_ms: u64,
+    cs_prev: u32,
+    cs_next: u32,
+    in_use: bool,
+}
+
+impl NameEntry {
+    fn new() -> Self {
+        NameEntry {
+            hash: 0,
+            name: Vec::new(),
+            depth: 0,
+            generation: 0,
+            pit: [NONE; 4],
+            cs: CsKind::None,
+            data: Vec::new(),
+            fresh_until_ms: 0,
+            cs_prev: NONE,
+            cs_next: NONE,
+            in_use: false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pit.iter().all(|&p| p == NONE) && self.cs == CsKind::None
+    }
+
+    /// The keyed hash of the name.
+    pub fn hash_value(&self) -> u64 {
+        self.hash
+    }
+
+    /// The name's components (Name TLV-VALUE).
+    pub fn name_value(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// The cached Data, when this entry caches it directly.
+    pub fn data(&self) -> Option<&[u8]> {
+        (self.cs == CsKind::Direct).then_some(&self.data[..])
+    }
+}
+
+#[inline]
+fn pit_slot(cbp: bool, mbf: bool) -> usize {
+    usize::from(cbp) * 2 + usize::from(mbf)
+}
+
+/// Why an insertion was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFull {
+    /// All PIT entries are in use.
+    Pit,
+    /// All name entries are in use (cannot happen when sized as documented).
+    Names,
+    /// The index ran out of overflow buckets.
+    Index,
+}
+
+impl From<IndexError> for TableFull {
+    fn from(_: IndexError) -> Self {
+        TableFull::Index
+    }
+}
+
+/// Result of looking an Interest up in the CS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CsMatch {
+    /// Cached Data satisfies the Interest: the name entry holding it.
+    Hit(u32),
+    /// Nothing in the RAM CS.
+    Miss,
+}
+
+/// Counters kept by the table.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PitCsCounters {
+    /// CS lookups that hit.
+    pub cs_hits: u64,
+    /// CS lookups that missed.
+    pub cs_misses: u64,
+    /// CS insertions.
+    pub cs_inserts: u64,
+    /// CS evictions by the replacement policy.
+    pub cs_evictions: u64,
+    /// PIT entries that expired.
+    pub pit_expired: u64,
+}
+
+/// The PIT+CS table of one worker.
+#[derive(Debug)]
+pub struct PitCs {
+    config: PitCsConfig,
+    index: HashIndex,
+    names: Vec<NameEntry>,
+    free_names: Vec<u32>,
+    pits: Vec<PitEntry>,
+    free_pits: Vec<u32>,
+    pit_len: usize,
+    cs_len: usize,
+    cs_head: u32,
+    cs_tail: u32,
+    wheel: Box<[u32]>,
+    wheel_time_ms: u64,
+    /// Live CanBePrefix PIT entries per name depth: a Data probes a shorter prefix only where
+    /// this is non-zero.
+    cbp_by_depth: Vec<u32>,
+    /// Live PIT entries whose name ends with an implicit digest.
+    digest_pits: u32,
+    /// Counters.
+    pub counters: PitCsCounters,
+}
+
+impl PitCs {
+    /// A table with the capacities of `config`, all memory allocated now.
+    pub fn new(config: PitCsConfig) -> Self {
+        let names_cap = config.pit_capacity + config.cs_capacity;
+        assert!(names_cap < NONE as usize, "table too large");
+        PitCs {
+            config,
+            index: HashIndex::with_capacity(names_cap),
+            names: (0..names_cap).map(|_| NameEntry::new()).collect(),
+            free_names: (0..names_cap as u32).rev().collect(),
+            pits: (0..config.pit_capacity)
+                .map(|_| PitEntry {
+                    wheel_slot: NONE,
+                    wheel_prev: NONE,
+                    wheel_next: NONE,
+                    ..PitEntry::default()
+                })
+                .collect(),
+            free_pits: (0..config.pit_capacity as u32).rev().collect(),
+            pit_len: 0,
+            cs_len: 0,
+            cs_head: NONE,
+            cs_tail: NONE,
+            wheel: vec![NONE; WHEEL_SLOTS].into_boxed_slice(),
+            wheel_time_ms: 0,
+            cbp_by_depth: vec![0; u16::MAX as usize + 1],
+            digest_pits: 0,
+            counters: PitCsCounters::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PitCsConfig {
+        &self.config
+    }
+
+    /// Live PIT entries.
+    pub fn pit_len(&self) -> usize {
+        self.pit_len
+    }
+
+    /// Live CS entries (direct and indirect).
+    pub fn cs_len(&self) -> usize {
+        self.cs_len
+    }
+
+    /// Live name entries.
+    pub fn names_len(&self) -> usize {
+        self.names.len() - self.free_names.len()
+    }
+
+    /// Changes the CS capacity (entries beyond it are evicted now) and policy.
+    pub fn set_cs_capacity(&mut self, capacity: usize, policy: CsPolicy) {
+        // The name arena was sized at start-up; the CS may shrink but not outgrow it.
+        self.config.cs_capacity = capacity.min(self.names.len() - self.config.pit_capacity);
+        self.config.cs_policy = policy;
+        while self.cs_len > self.config.cs_capacity {
+            self.evict_one();
+        }
+    }
+
+    /// Removes every CS entry whose name starts with `prefix` (components bytes); returns how
+    /// many. Bounded by the table size.
+    pub fn erase_cs(&mut self, prefix: &[u8], limit: usize) -> usize {
+        let mut erased = 0;
+        let mut i = self.cs_head;
+        while i != NONE && erased < limit {
+            let next = self.names[i as usize].cs_next;
+            if self.names[i as usize].name.starts_with(prefix) {
+                self.cs_remove(i);
+                self.release_if_empty(i);
+                erased += 1;
+            }
+            i = next;
+        }
+        erased
+    }
+
+    /// Prefetches the bucket a name's lookup will touch.
+    #[inline]
+    pub fn prefetch(&self, full_hash: u64) {
+        self.index.prefetch(full_hash);
+    }
+
+    /// Finds the name entry of exactly these components.
+    #[inline]
+    pub fn find(&self, hash: u64, name_value: &[u8]) -> Option<u32> {
+        let names = &self.names;
+        self.index.find(hash, |e| {
+            let n = &names[e as usize];
+            n.hash == hash && n.name == name_value
+        })
+    }
+
+    /// The name entry `i`.
+    pub fn name_entry(&self, i: u32) -> &NameEntry {
+        &self.names[i as usize]
+    }
+
+    /// The PIT entry `p`.
+    pub fn pit(&self, p: u32) -> &PitEntry {
+        &self.pits[p as usize]
+    }
+
+    /// The PIT entry `p`, mutably.
+    pub fn pit_mut(&mut self, p: u32) -> &mut PitEntry {
+        &mut self.pits[p as usize]
+    }
+
+    /// The PIT entry of name entry `e` for (CanBePrefix, MustBeFresh).
+    pub fn pit_of(&self, e: u32, cbp: bool, mbf: bool) -> Option<u32> {
+        let p = self.names[e as usize].pit[pit_slot(cbp, mbf)];
+        (p != NONE).then_some(p)
+    }
+
+    /// All PIT entries of name entry `e`.
+    pub fn pits_of(&self, e: u32) -> [u32; 4] {
+        self.names[e as usize].pit
+    }
+
+    /// Looks an Interest up in the CS (one table lookup; a second one for an implicit-digest
+    /// name). `entry` is the name entry of the Interest's name if the caller found it already.
+    pub fn cs_lookup(
+        &mut self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        entry: Option<u32>,
+        cbp: bool,
+        mbf: bool,
+        now_ms: u64,
+    ) -> CsMatch {
+        if self.cs_len == 0 {
+            self.counters.cs_misses += 1;
+            return CsMatch::Miss;
+        }
+        let found = if name.last().is_some_and(|c| u32::from(c.typ) == wire::tt::IMPLICIT_SHA256_DIGEST)
+        {
+            self.digest_lookup(name, h, mbf, now_ms)
+        } else {
+            entry.and_then(|e| self.match_entry(e, cbp, mbf, now_ms))
+        };
+        match found {
+            Some(e) => {
+                self.counters.cs_hits += 1;
+                if self.config.cs_policy == CsPolicy::Lru {
+                    self.cs_touch(e);
+                }
+                CsMatch::Hit(e)
+            }
+            None => {
+                self.counters.cs_misses += 1;
+                CsMatch::Miss
+            }
+        }
+    }
+
+    fn fresh_ok(&self, e: u32, mbf: bool, now_ms: u64) -> bool {
+        !mbf || self.names[e as usize].fresh_until_ms > now_ms
+    }
+
+    fn match_entry(&self, e: u32, cbp: bool, mbf: bool, now_ms: u64) -> Option<u32> {
+        let n = &self.names[e as usize];
+        match n.cs {
+            CsKind::Direct => self.fresh_ok(e, mbf, now_ms).then_some(e),
+            CsKind::Indirect { target, generation } if cbp => {
+                let t = &self.names[target as usize];
+                let valid = t.in_use
+                    && t.generation == generation
+                    && t.cs == CsKind::Direct
+                    && t.name.starts_with(&n.name);
+                (valid && self.fresh_ok(target, mbf, now_ms)).then_some(target)
+            }
+            _ => None,
+        }
+    }
+
+    fn digest_lookup(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        mbf: bool,
+        now_ms: u64,
+    ) -> Option<u32> {
+        let k = h.len().checked_sub(1)?;
+        let (hash, end) = (h.prefix(k)?, h.prefix_end(k, name)?);
+        let e = self.find(hash, &name.value()[..end])?;
+        let n = &self.names[e as usize];
+        let digest = name.last()?.value;
+        (n.cs == CsKind::Direct && wire::sha256(&[&n.data]) == digest && self.fresh_ok(e, mbf, now_ms))
+            .then_some(e)
+    }
+
+    fn alloc_name(&mut self, hash: u64, value: &[u8], depth: usize) -> Result<u32, TableFull> {
+        let i = self.free_names.pop().ok_or(TableFull::Names)?;
+        if let Err(e) = self.index.insert(hash, i) {
+            self.free_names.push(i);
+            return Err(e.into());
+        }
+        let n = &mut self.names[i as usize];
+        debug_assert!(!n.in_use && n.is_empty());
+        n.hash = hash;
+        n.name.clear();
+        n.name.extend_from_slice(value);
+        n.depth = depth.min(u16::MAX as usize) as u16;
+        n.generation = n.generation.wrapping_add(1);
+        n.in_use = true;
+        Ok(i)
+    }
+
+    /// Finds or creates the name entry for exactly these components.
+    pub fn find_or_insert(
+        &mut self,
+        hash: u64,
+        value: &[u8],
+        depth: usize,
+    ) -> Result<u32, TableFull> {
+        match self.find(hash, value) {
+            Some(e) => Ok(e),
+            None => self.alloc_name(hash, value, depth),
+        }
+    }
+
+    fn release_if_empty(&mut self, e: u32) {
+        let n = &mut self.names[e as usize];
+        if n.in_use && n.is_empty() {
+            n.in_use = false;
+            let hash = n.hash;
+            let removed = self.index.remove(hash, e);
+            debug_assert!(removed);
+            self.free_names.push(e);
+        }
+    }
+
+    /// Gets or creates the PIT entry of name entry `e` for (cbp, mbf). `is_digest` says whether
+    /// the name ends with an implicit digest. Returns the entry and whether it is new.
+    pub fn pit_get_or_insert(
+        &mut self,
+        e: u32,
+        cbp: bool,
+        mbf: bool,
+        is_digest: bool,
+    ) -> Result<(u32, bool), TableFull> {
+        let slot = pit_slot(cbp, mbf);
+        let existing = self.names[e as usize].pit[slot];
+        if existing != NONE {
+            return Ok((existing, false));
+        }
+        let Some(p) = self.free_pits.pop() else {
+            self.release_if_empty(e);
+            return Err(TableFull::Pit);
+        };
+        let depth = usize::from(self.names[e as usize].depth);
+        self.names[e as usize].pit[slot] = p;
+        let pe = &mut self.pits[p as usize];
+        pe.owner = e;
+        pe.can_be_prefix = cbp;
+        pe.must_be_fresh = mbf;
+        pe.in_records.clear();
+        pe.out_records.clear();
+        pe.expiry_ms = 0;
+        pe.interest.clear();
+        pe.nonce_offset = None;
+        pe.retx_interval_ms = 0;
+        pe.cs_pending = false;
+        pe.is_digest = is_digest;
+        pe.in_use = true;
+        self.pit_len += 1;
+        if cbp {
+            self.cbp_by_depth[depth] += 1;
+        }
+        if is_digest {
+            self.digest_pits += 1;
+        }
+        Ok((p, true))
+    }
+
+    /// Adds or refreshes the in-record of `face` on PIT entry `p`, and reschedules its expiry.
+    /// Returns false if the entry already has the maximum number of in-records.
+    pub fn add_in_record(
+        &mut self,
+        p: u32,
+        face: FaceId,
+        nonce: [u8; 4],
+        expiry_ms: u64,
+        token: Option<&[u8]>,
+    ) -> bool {
+        let max = self.config.max_in_records;
+        let pe = &mut self.pits[p as usize];
+        if let Some(r) = pe.in_records.iter_mut().find(|r| r.face == face) {
+            r.nonce = nonce;
+            r.expiry_ms = expiry_ms;
+            r.set_token(token);
+        } else {
+            if pe.in_records.len() >= max {
+                return false;
+            }
+            let mut r = InRecord {
+                face,
+                nonce,
+                expiry_ms,
+                token_len: 0,
+                token: [0; MAX_TOKEN],
+            };
+            r.set_token(token);
+            pe.in_records.push(r);
+        }
+        let new_expiry = pe.in_records.iter().map(|r| r.expiry_ms).max().unwrap_or(expiry_ms);
+        self.schedule(p, new_expiry);
+        true
+    }
+
+    /// Records that the Interest of PIT entry `p` was sent to `face`.
+    pub fn add_out_record(&mut self, p: u32, face: FaceId, nonce: [u8; 4], now_ms: u64, expiry_ms: u64) -> bool {
+        let max = self.config.max_out_records;
+        let pe = &mut self.pits[p as usize];
+        if let Some(r) = pe.out_records.iter_mut().find(|r| r.face == face) {
+            r.nonce = nonce;
+            r.last_sent_ms = now_ms;
+            r.expiry_ms = expiry_ms;
+            r.nack = None;
+            return true;
+        }
+        if pe.out_records.len() >= max {
+            return false;
+        }
+        pe.out_records.push(OutRecord {
+            face,
+            nonce,
+            last_sent_ms: now_ms,
+            expiry_ms,
+            nack: None,
+        });
+        true
+    }
+
+    /// Keeps a copy of the Interest wire in PIT entry `p`.
+    pub fn store_interest(&mut self, p: u32, wire: &[u8], nonce_offset: Option<usize>) {
+        let pe = &mut self.pits[p as usize];
+        pe.interest.clear();
+        pe.interest.extend_from_slice(wire);
+        pe.nonce_offset = nonce_offset.and_then(|o| u16::try_from(o).ok());
+    }
+
+    /// Removes PIT entry `p` (satisfied, expired or rejected). Calls `on_out_nonce` with the
+    /// nonce of every out-record, for the dead-nonce list.
+    pub fn pit_remove(&mut self, p: u32, mut on_out_nonce: impl FnMut([u8; 4])) {
+        let pe = &mut self.pits[p as usize];
+        debug_assert!(pe.in_use);
+        if !pe.in_use {
+            return;
+        }
+        for r in &pe.out_records {
+            on_out_nonce(r.nonce);
+        }
+        pe.in_use = false;
+        let (owner, cbp, mbf, is_digest) =
+            (pe.owner, pe.can_be_prefix, pe.must_be_fresh, pe.is_digest);
+        self.unschedule(p);
+        self.free_pits.push(p);
+        self.pit_len -= 1;
+        let n = &mut self.names[owner as usize];
+        n.pit[pit_slot(cbp, mbf)] = NONE;
+        if cbp {
+            self.cbp_by_depth[usize::from(n.depth)] -= 1;
+        }
+        if is_digest {
+            self.digest_pits -= 1;
+        }
+        self.release_if_empty(owner);
+    }
+
+    /// Finds the PIT entries a Data satisfies and passes each to `f` (which must not touch the
+    /// table). At most one lookup for the exact name, plus one per name depth where CanBePrefix
+    /// entries live, plus one for the implicit digest when digest Interests are pending.
+    pub fn matching_pits(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        data_wire: &[u8],
+        mut f: impl FnMut(u32, bool),
+    ) -> usize {
+        let mut lookups = 0;
+        let n = h.len();
+        // Exact name: every PIT entry there matches.
+        if let Some(e) = self.find(h.full(), name.value()) {
+            lookups += 1;
+            for p in self.names[e as usize].pit {
+                if p != NONE {
+                    f(p, true);
+                }
+            }
+        }
+        // Shorter prefixes with CanBePrefix entries.
+        for d in 0..n {
+            if self.cbp_by_depth[d] == 0 {
+                continue;
+            }
+            let (Some(hash), Some(end)) = (h.prefix(d), h.prefix_end(d, name)) else {
+                continue;
+            };
+            lookups += 1;
+            if let Some(e) = self.find(hash, &name.value()[..end]) {
+                let ne = &self.names[e as usize];
+                for p in [ne.pit[pit_slot(true, false)], ne.pit[pit_slot(true, true)]] {
+                    if p != NONE {
+                        f(p, false);
+                    }
+                }
+            }
+        }
+        // The full name with the implicit digest.
+        if self.digest_pits > 0 {
+            let digest = wire::sha256(&[data_wire]);
+            let mut full = Vec::with_capacity(name.value().len() + 34);
+            full.extend_from_slice(name.value());
+            full.extend_from_slice(&[0x01, 0x20]);
+            full.extend_from_slice(&digest);
+            let hash = h.extend_full(&full[name.value().len()..]);
+            lookups += 1;
+            if let Some(e) = self.find(hash, &full) {
+                for p in self.names[e as usize].pit {
+                    if p != NONE {
+                        f(p, false);
+                    }
+                }
+            }
+        }
+        lookups
+    }
+
+    /// Caches `data_wire` under its name (entry `e`, found or created by the caller), fresh for
+    /// `freshness_ms`. Evicts by the replacement policy if the CS is full.
+    pub fn cs_insert(&mut self, e: u32, data_wire: &[u8], freshness_ms: u64, now_ms: u64) {
+        if self.config.cs_capacity == 0 {
+            self.release_if_empty(e);
+            return;
+        }
+        if self.names[e as usize].cs != CsKind::None {
+            self.cs_unlink(e);
+        } else if self.cs_len >= self.config.cs_capacity {
+            self.evict_one();
+        }
+        let n = &mut self.names[e as usize];
+        n.cs = CsKind::Direct;
+        n.data.clear();
+        n.data.extend_from_slice(data_wire);
+        n.fresh_until_ms = now_ms.saturating_add(freshness_ms);
+        self.cs_link_tail(e);
+        self.counters.cs_inserts += 1;
+    }
+
+    /// Makes name entry `at` (a CanBePrefix Interest's name) point at the Data cached in
+    /// `target`, unless `at` already caches something.
+    pub fn cs_insert_indirect(&mut self, at: u32, target: u32) {
+        if self.config.cs_capacity < 2 || at == target || self.names[at as usize].cs != CsKind::None {
+            return;
+        }
+        if self.names[target as usize].cs != CsKind::Direct {
+            return;
+        }
+        if self.cs_len >= self.config.cs_capacity {
+            self.evict_one();
+            // Eviction may have removed the target itself.
+            if self.names[target as usize].cs != CsKind::Direct || !self.names[at as usize].in_use {
+                return;
+            }
+        }
+        let generation = self.names[target as usize].generation;
+        self.names[at as usize].cs = CsKind::Indirect { target, generation };
+        self.cs_link_tail(at);
+    }
+
+    fn cs_link_tail(&mut self, e: u32) {
+        let tail = self.cs_tail;
+        {
+            let n = &mut self.names[e as usize];
+            n.cs_prev = tail;
+            n.cs_next = NONE;
+        }
+        if tail == NONE {
+            self.cs_head = e;
+        } else {
+            self.names[tail as usize].cs_next = e;
+        }
+        self.cs_tail = e;
+        self.cs_len += 1;
+    }
+
+    fn cs_unlink(&mut self, e: u32) {
+        let (prev, next) = {
+            let n = &self.names[e as usize];
+            (n.cs_prev, n.cs_next)
+        };
+        if prev == NONE {
+            self.cs_head = next;
+        } else {
+            self.names[prev as usize].cs_next = next;
+        }
+        if next == NONE {
+            self.cs_tail = prev;
+        } else {
+            self.names[next as usize].cs_prev = prev;
+        }
+        self.cs_len -= 1;
+    }
+
+    fn cs_touch(&mut self, e: u32) {
+        if self.cs_tail != e {
+            self.cs_unlink(e);
+            self.cs_link_tail(e);
+        }
+    }
+
+    fn cs_remove(&mut self, e: u32) {
+        if self.names[e as usize].cs != CsKind::None {
+            self.cs_unlink(e);
+            self.names[e as usize].cs = CsKind::None;
+        }
+    }
+
+    fn evict_one(&mut self) {
+        let e = self.cs_head;
+        if e == NONE {
+            return;
+        }
+        self.cs_remove(e);
+        self.counters.cs_evictions += 1;
+        self.release_if_empty(e);
+    }
+
+    /// Releases name entry `e` if it holds nothing (after a failed insertion, say).
+    pub fn release(&mut self, e: u32) {
+        self.release_if_empty(e);
+    }
+
+    // ---- timer wheel ----
+
+    fn schedule(&mut self, p: u32, expiry_ms: u64) {
+        self.unschedule(p);
+        let slot = ((expiry_ms.max(self.wheel_time_ms) / WHEEL_TICK_MS) % WHEEL_SLOTS as u64) as u32;
+        let head = self.wheel[slot as usize];
+        {
+            let pe = &mut self.pits[p as usize];
+            pe.expiry_ms = expiry_ms;
+            pe.wheel_slot = slot;
+            pe.wheel_prev = NONE;
+            pe.wheel_next = head;
+        }
+        if head != NONE {
+            self.pits[head as usize].wheel_prev = p;
+        }
+        self.wheel[slot as usize] = p;
+    }
+
+    fn unschedule(&mut self, p: u32) {
+        let (slot, prev, next) = {
+            let pe = &self.pits[p as usize];
+            (pe.wheel_slot, pe.wheel_prev, pe.wheel_next)
+        };
+        if slot == NONE {
+            return;
+        }
+        if prev == NONE {
+            self.wheel[slot as usize] = next;
+        } else {
+            self.pits[prev as usize].wheel_next = next;
+        }
+        if next != NONE {
+            self.pits[next as usize].wheel_prev = prev;
+        }
+        let pe = &mut self.pits[p as usize];
+        pe.wheel_slot = NONE;
+        pe.wheel_prev = NONE;
+        pe.wheel_next = NONE;
+    }
+
+    /// Advances time to `now_ms`, passing every PIT entry whose expiry is at or before `now_ms`
+    /// to `on_expire` (which decides what to do, typically [`PitCs::pit_remove`] after the
+    /// strategy's say). Visits only the wheel slots that time passed over (at most a full lap).
+    pub fn expire(&mut self, now_ms: u64, expired: &mut Vec<u32>) {
+        expired.clear();
+        if now_ms < self.wheel_time_ms {
+            return;
+        }
+        let first = self.wheel_time_ms / WHEEL_TICK_MS;
+        let last = now_ms / WHEEL_TICK_MS;
+        let laps = (last - first).min(WHEEL_SLOTS as u64 - 1);
+        for t in first..=first + laps {
+            let slot = (t % WHEEL_SLOTS as u64) as usize;
+            let mut p = self.wheel[slot];
+            while p != NONE {
+                let pe = &self.pits[p as usize];
+                let next = pe.wheel_next;
+                if pe.expiry_ms <= now_ms {
+                    expired.push(p);
+                }
+                p = next;
+            }
+        }
+        self.wheel_time_ms = now_ms;
+        for &p in expired.iter() {
+            self.unschedule(p);
+        }
+        self.counters.pit_expired += expired.len() as u64;
+    }
+
+    /// Checks the table's invariants (for tests and the simulator): counts agree with the
+    /// arenas, every live PIT entry is reachable from its name entry and scheduled, the CS list
+    /// holds exactly the CS entries, and capacities are respected.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let live_pits = self.pits.iter().filter(|p| p.in_use).count();
+        if live_pits != self.pit_len || live_pits + self.free_pits.len() != self.pits.len() {
+            return Err(format!("pit_len {} but {} live", self.pit_len, live_pits));
+        }
+        if self.pit_len > self.config.pit_capacity || self.cs_len > self.config.cs_capacity {
+            return Err("capacity exceeded".into());
+        }
+        let mut cs_count = 0;
+        let mut i = self.cs_head;
+        while i != NONE {
+            cs_count += 1;
+            if cs_count > self.names.len() {
+                return Err("CS list has a cycle".into());
+            }
+            if self.names[i as usize].cs == CsKind::None {
+                return Err("non-CS entry on the CS list".into());
+            }
+            i = self.names[i as usize].cs_next;
+        }
+        let cs_entries = self.names.iter().filter(|n| n.in_use && n.cs != CsKind::None).count();
+        if cs_count != self.cs_len || cs_entries != self.cs_len {
+            return Err(format!("cs_len {} list {} entries {}", self.cs_len, cs_count, cs_entries));
+        }
+        for (i, n) in self.names.iter().enumerate() {
+            if n.in_use {
+                if n.is_empty() {
+                    return Err(format!("empty name entry {i} not released"));
+                }
+                if self.find(n.hash, &n.name) != Some(i as u32) {
+                    return Err(format!("name entry {i} not indexed"));
+                }
+                for (s, &p) in n.pit.iter().enumerate() {
+                    if p != NONE {
+                        let pe = &self.pits[p as usize];
+                        if !pe.in_use || pe.owner != i as u32 || pit_slot(pe.can_be_prefix, pe.must_be_fresh) != s {
+                            return Err(format!("PIT link broken at {i}"));
+                        }
+                        if pe.wheel_slot == NONE && pe.expiry_ms > self.wheel_time_ms {
+                            return Err(format!("PIT entry {p} not scheduled"));
+                        }
+                    }
+                }
+            }
+        }
+        if self.names_len() != self.index.len() {
+            return Err("index and arena disagree".into());
+        }
+        Ok(())
+    }
+}
