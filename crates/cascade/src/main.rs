@@ -1,7 +1,8 @@
 //! `cascade`: the Cascade NDN router's command-line front end.
 //!
-//! Subcommands arrive with the issues that build them; today: `decode`.
+//! Subcommands arrive with the issues that build them; today: `decode`, `bench engine`.
 
+mod bench;
 mod decode;
 
 use std::io::{Read, Write};
@@ -22,6 +23,16 @@ struct Cli {
 enum Command {
     /// Decode NDN packets (Interest, Data, NDNLPv2) and print them as trees or JSON.
     Decode(DecodeArgs),
+    /// Benchmarks that reproduce the seeds' published figures.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// The forwarding engine in-process on one thread (seed 002): cycles per packet, LPM
+    /// probes by algorithm and M, prefetching, the garbage-name attack.
+    Engine(bench::EngineBenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -103,5 +114,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
         Command::Decode(args) => run_decode(args),
+        Command::Bench(BenchCommand::Engine(args)) => match bench::run_engine(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cascade bench engine: {e}");
+                ExitCode::from(1)
+            }
+        },
     }
 }

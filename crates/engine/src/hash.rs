@@ -153,9 +153,26 @@ pub struct PrefixHashes {
 impl PrefixHashes {
     /// Hashes every prefix of `name`.
     pub fn new(key: HashKey, name: &NameView<'_>) -> Self {
+        let s = SipState::new(key);
+        let mut h = PrefixHashes {
+            states: [s; MAX_PREFIX_STATES + 1],
+            ends: [0; MAX_PREFIX_STATES + 1],
+            kept: 0,
+            len: 0,
+            full: 0,
+            full_state: s,
+        };
+        h.compute(key, name);
+        h
+    }
+
+    /// Recomputes in place for another name (the hot path reuses one per batch slot, writing
+    /// only the states the name needs instead of a whole new 1.5 KB value).
+    #[inline]
+    pub fn compute(&mut self, key: HashKey, name: &NameView<'_>) {
         let mut s = SipState::new(key);
-        let mut states = [s; MAX_PREFIX_STATES + 1];
-        let mut ends = [0u32; MAX_PREFIX_STATES + 1];
+        self.states[0] = s;
+        self.ends[0] = 0;
         let mut len = 0usize;
         let mut end = 0usize;
         for c in name.components() {
@@ -163,18 +180,14 @@ impl PrefixHashes {
             len += 1;
             end += c.wire.len();
             if len <= MAX_PREFIX_STATES {
-                states[len] = s;
-                ends[len] = end as u32;
+                self.states[len] = s;
+                self.ends[len] = end as u32;
             }
         }
-        PrefixHashes {
-            states,
-            ends,
-            kept: len.min(MAX_PREFIX_STATES) as u8,
-            len: len.min(u16::MAX as usize) as u16,
-            full: s.finish(),
-            full_state: s,
-        }
+        self.kept = len.min(MAX_PREFIX_STATES) as u8;
+        self.len = len.min(u16::MAX as usize) as u16;
+        self.full = s.finish();
+        self.full_state = s;
     }
 
     /// Number of components of the name.

@@ -1,0 +1,424 @@
+//! `cascade bench engine`: the forwarding engine in-process on one thread (seed 002 §4).
+//!
+//! Workload: a synthetic FIB whose prefix depths follow seed 002's Table 5, Interests shaped like
+//! its IRCache-derived names (Table 3) that extend FIB prefixes, and the matching Data. The
+//! Interest phase is CS/PIT miss + PIT insert + FIB LPM for every packet; the Data phase is PIT
+//! hit + CS insert with replacement (the CS is full). Cycles are TSC ticks per packet.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use engine::fw::pipeline::{Engine, EngineConfig, LpmAlgorithm, MAX_BATCH};
+use engine::hash::HashKey;
+use engine::table::fib::Fib;
+use engine::table::pit_cs::{CsPolicy, PitCsConfig};
+use engine::workload;
+use serde_json::{json, Value};
+use wire::{Data, Interest, MetaInfo, Name};
+
+/// Options of `cascade bench engine`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EngineBenchArgs {
+    /// FIB entries (accepts 1M, 4M, 16M, 250k, or a plain number). Default 16M, 1M with --quick.
+    #[arg(long, value_parser = parse_count)]
+    pub fib: Option<usize>,
+    /// PIT capacity (entries); the Interest phase fills it.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    pub pit: usize,
+    /// Interests per measured run (default: the PIT capacity, 200k with --quick).
+    #[arg(long, value_parser = parse_count)]
+    pub packets: Option<usize>,
+    /// Smaller and fewer runs: finishes in under a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Workload seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Parses counts like `16M`, `250k`, `1000`.
+pub fn parse_count(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'M' | 'm')) => (&t[..i], 1_000_000f64),
+        Some((i, 'K' | 'k')) => (&t[..i], 1_000f64),
+        Some((i, 'G' | 'g')) => (&t[..i], 1_000_000_000f64),
+        _ => (t, 1f64),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("not a count: {s:?} (examples: 16M, 250k, 1000)"))?;
+    if !(v.is_finite() && v >= 1.0) {
+        return Err(format!("count must be at least 1: {s:?}"));
+    }
+    Ok((v * mult) as usize)
+}
+
+/// TSC ticks (cycles at the nominal frequency).
+#[inline]
+fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions on x86-64.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// Measured TSC frequency, in GHz.
+fn tsc_ghz() -> f64 {
+    let (t0, c0) = (Instant::now(), tsc());
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (dt, dc) = (t0.elapsed().as_secs_f64(), tsc() - c0);
+    dc as f64 / dt / 1e9
+}
+
+struct Packets {
+    bufs: Vec<Vec<u8>>,
+}
+
+fn encode_interests(names: &[Name], seed: u64) -> Packets {
+    let mut rng = workload::Rng::new(seed);
+    Packets {
+        bufs: names
+            .iter()
+            .map(|n| {
+                let nonce = (rng.next_u64() as u32).to_be_bytes();
+                Interest {
+                    lifetime_ms: Some(60_000),
+                    ..Interest::new(n.clone(), nonce)
+                }
+                .to_wire()
+            })
+            .collect(),
+    }
+}
+
+fn encode_data(names: &[Name]) -> Packets {
+    Packets {
+        bufs: names
+            .iter()
+            .map(|n| {
+                let mut d = Data::new(n.clone(), vec![0x5A; 100]);
+                d.meta_info = Some(MetaInfo {
+                    freshness_ms: Some(10_000),
+                    ..MetaInfo::default()
+                });
+                d.sign_digest_sha256();
+                d.to_wire()
+            })
+            .collect(),
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Run {
+    packets: u64,
+    cycles: u64,
+    seconds: f64,
+    probes: u64,
+    lookups: u64,
+}
+
+impl Run {
+    fn mpps(&self) -> f64 {
+        self.packets as f64 / self.seconds / 1e6
+    }
+    fn cycles_per_packet(&self) -> f64 {
+        self.cycles as f64 / self.packets as f64
+    }
+    fn probes_per_interest(&self) -> f64 {
+        self.probes as f64 / self.lookups.max(1) as f64
+    }
+}
+
+/// Pushes `pkts` through the engine in batches from face `face`; the time is fixed at `now_ms`.
+fn drive(e: &mut Engine, pkts: &Packets, face: u32, now_ms: u64) -> Run {
+    let before = e.counters().lpm;
+    let mut batch: Vec<(u32, &[u8])> = Vec::with_capacity(MAX_BATCH);
+    let mut sink = 0usize;
+    let t0 = Instant::now();
+    let c0 = tsc();
+    for chunk in pkts.bufs.chunks(MAX_BATCH) {
+        batch.clear();
+        batch.extend(chunk.iter().map(|b| (face, &b[..])));
+        sink += e.process(now_ms, &batch).actions.len();
+    }
+    let cycles = tsc() - c0;
+    let seconds = t0.elapsed().as_secs_f64();
+    std::hint::black_box(sink);
+    let after = e.counters().lpm;
+    Run {
+        packets: pkts.bufs.len() as u64,
+        cycles,
+        seconds,
+        probes: after.probes - before.probes,
+        lookups: after.lookups - before.lookups,
+    }
+}
+
+fn clear_cs(e: &mut Engine) {
+    e.table_mut().erase_cs(&[], usize::MAX);
+}
+
+fn log(quiet: bool, msg: &str) {
+    if !quiet {
+        eprintln!("[bench] {msg}");
+    }
+}
+
+/// Runs the engine benchmark and prints its table or JSON.
+pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
+    let fib_n = args
+        .fib
+        .unwrap_or(if args.quick { 1_000_000 } else { 16_000_000 });
+    let pit_n = args.pit;
+    let packets_n = args
+        .packets
+        .unwrap_or(if args.quick { 200_000 } else { pit_n })
+        .min(pit_n);
+    let quiet = args.json;
+    let ghz = tsc_ghz();
+    log(
+        quiet,
+        &format!("TSC {ghz:.3} GHz; generating a {fib_n}-prefix FIB (Table 5 depths)"),
+    );
+    let t = Instant::now();
+    let prefixes = workload::synthetic_fib(args.seed, fib_n);
+    let key = HashKey::fixed(0x5EED_0000_0000_0001 ^ args.seed, 0xC0FF_EE00_0000_0002);
+    let mut depth_hist = [0usize; 64];
+    for p in &prefixes {
+        depth_hist[p.len().min(63)] += 1;
+    }
+    let most_likely = (1..64)
+        .max_by_key(|&d| (depth_hist[d], usize::MAX - d))
+        .unwrap_or(4);
+    let fib = Arc::new(Fib::new(key, fib_n + fib_n / 4 + 1024, most_likely));
+    let mut rng = workload::Rng::new(args.seed ^ 0xFACE);
+    for p in &prefixes {
+        let face = 100 + rng.below(8) as u32;
+        fib.add_nexthop(p, face, rng.below(100) as u32)
+            .map_err(|e| format!("FIB insert failed: {e:?}"))?;
+    }
+    log(
+        quiet,
+        &format!(
+            "FIB built in {:.1} s: {} entries ({} virtual) at M={}",
+            t.elapsed().as_secs_f64(),
+            fib.len(),
+            fib.virtual_len(),
+            fib.m()
+        ),
+    );
+    let names = workload::interests_for_fib(args.seed ^ 0x1, &prefixes, packets_n);
+    drop(prefixes);
+    let interests = encode_interests(&names, args.seed ^ 0x2);
+    let data = encode_data(&names);
+    let attack_names = workload::garbage_token_names(args.seed ^ 0x3, packets_n.min(100_000), 40);
+    let attack = encode_interests(&attack_names, args.seed ^ 0x4);
+    drop(names);
+    let config = EngineConfig {
+        pit_cs: PitCsConfig {
+            pit_capacity: pit_n,
+            cs_capacity: 65_536,
+            cs_policy: CsPolicy::Lru,
+            ..PitCsConfig::default()
+        },
+        ..EngineConfig::default()
+    };
+    let mut e = Engine::new(key, Arc::clone(&fib), config);
+    let downstream = 1;
+    let upstream = 100; // Data arrives from a FIB next hop's side
+                        // Warm-up: touches every page and gives every entry its buffers.
+    log(quiet, "warm-up run");
+    drive(&mut e, &interests, downstream, 1);
+    drive(&mut e, &data, upstream, 2);
+    clear_cs(&mut e);
+    let mut now = 10;
+    let mut measure = |e: &mut Engine, lpm: LpmAlgorithm, prefetch: bool| -> (Run, Run) {
+        e.set_lpm(lpm);
+        e.set_prefetch(prefetch);
+        now += 1;
+        let i = drive(e, &interests, downstream, now);
+        now += 1;
+        let d = drive(e, &data, upstream, now);
+        clear_cs(e);
+        (i, d)
+    };
+    log(quiet, "measuring 2-stage with prefetch");
+    let (int_run, data_run) = measure(&mut e, LpmAlgorithm::TwoStage, true);
+    log(quiet, "measuring 2-stage without prefetch");
+    let (int_off, data_off) = measure(&mut e, LpmAlgorithm::TwoStage, false);
+    let combined =
+        |i: &Run, d: &Run| (i.packets + d.packets) as f64 / (i.seconds + d.seconds) / 1e6;
+    // LPM rows.
+    let mut lpm_rows: Vec<Value> = Vec::new();
+    log(quiet, "measuring longest-first");
+    let (lf, _) = measure(&mut e, LpmAlgorithm::LongestFirst, true);
+    lpm_rows.push(json!({
+        "algorithm": "longest-first", "m": Value::Null,
+        "probes_per_interest": round3(lf.probes_per_interest()),
+        "fib_expansion_pct": 0.0, "mpps": round3(lf.mpps()),
+    }));
+    let ms: Vec<usize> = if args.quick {
+        vec![3, 4, 5, 6]
+    } else {
+        (3..=8).collect()
+    };
+    let mut best = (f64::MAX, most_likely);
+    for &m in &ms {
+        fib.set_m(m)
+            .map_err(|e| format!("set_m({m}) failed: {e:?}"))?;
+        log(quiet, &format!("measuring 2-stage M={m}"));
+        let (r, _) = measure(&mut e, LpmAlgorithm::TwoStage, true);
+        if r.probes_per_interest() < best.0 {
+            best = (r.probes_per_interest(), m);
+        }
+        lpm_rows.push(json!({
+            "algorithm": "2-stage", "m": m,
+            "probes_per_interest": round3(r.probes_per_interest()),
+            "fib_expansion_pct": round3(fib.expansion_pct()), "mpps": round3(r.mpps()),
+        }));
+    }
+    // Attack: long garbage-token names under the most-likely M.
+    fib.set_m(most_likely)
+        .map_err(|e| format!("set_m failed: {e:?}"))?;
+    e.set_lpm(LpmAlgorithm::TwoStage);
+    e.set_prefetch(true);
+    log(quiet, "measuring the garbage-token attack");
+    now += 1;
+    let att = drive(&mut e, &attack, downstream, now);
+    let saving_pct = 100.0 * (1.0 - best.0 / lf.probes_per_interest());
+    let out = json!({
+        "fib_entries": fib_n,
+        "pit_capacity": pit_n,
+        "packets_per_run": packets_n,
+        "tsc_ghz": round3(ghz),
+        "m_most_likely": most_likely,
+        "interest": {
+            "mpps": round3(int_run.mpps()),
+            "cycles_per_packet": round1(int_run.cycles_per_packet()),
+            "fib_probes_per_interest": round3(int_run.probes_per_interest()),
+        },
+        "data": {
+            "mpps": round3(data_run.mpps()),
+            "cycles_per_packet": round1(data_run.cycles_per_packet()),
+        },
+        "lpm": lpm_rows,
+        "lpm_best_saving_pct": round3(saving_pct),
+        "prefetch": {
+            "on_mpps": round3(combined(&int_run, &data_run)),
+            "off_mpps": round3(combined(&int_off, &data_off)),
+        },
+        "attack": {
+            "components": 40,
+            "probes_per_interest": round3(att.probes_per_interest()),
+            "m": most_likely,
+            "relative_throughput": round3(att.mpps() / int_run.mpps()),
+        },
+    });
+    if args.json {
+        println!("{out}");
+    } else {
+        print_table(&out);
+    }
+    Ok(())
+}
+
+fn round1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// A JSON number or string as display text ("-" when absent).
+fn txt(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+fn print_table(v: &Value) {
+    println!(
+        "cascade bench engine: FIB {} entries, PIT {}, {} packets per run, TSC {} GHz, one thread",
+        v["fib_entries"], v["pit_capacity"], v["packets_per_run"], v["tsc_ghz"]
+    );
+    println!();
+    println!(
+        "{:<10} {:>8} {:>12} {:>12}",
+        "packet", "Mpps", "cycles/pkt", "FIB probes"
+    );
+    let i = &v["interest"];
+    let d = &v["data"];
+    println!(
+        "{:<10} {:>8} {:>12} {:>12}",
+        "Interest",
+        txt(&i["mpps"]),
+        txt(&i["cycles_per_packet"]),
+        txt(&i["fib_probes_per_interest"])
+    );
+    println!(
+        "{:<10} {:>8} {:>12} {:>12}",
+        "Data",
+        txt(&d["mpps"]),
+        txt(&d["cycles_per_packet"]),
+        "-"
+    );
+    println!();
+    println!(
+        "{:<14} {:>3} {:>16} {:>15} {:>8}",
+        "LPM", "M", "probes/Interest", "FIB expansion %", "Mpps"
+    );
+    for r in v["lpm"].as_array().into_iter().flatten() {
+        println!(
+            "{:<14} {:>3} {:>16} {:>15} {:>8}",
+            txt(&r["algorithm"]),
+            txt(&r["m"]),
+            txt(&r["probes_per_interest"]),
+            txt(&r["fib_expansion_pct"]),
+            txt(&r["mpps"])
+        );
+    }
+    println!(
+        "best 2-stage saving of FIB probes vs longest-first: {}%",
+        txt(&v["lpm_best_saving_pct"])
+    );
+    println!();
+    println!(
+        "prefetch: on {} Mpps, off {} Mpps (Interest + Data)",
+        txt(&v["prefetch"]["on_mpps"]),
+        txt(&v["prefetch"]["off_mpps"])
+    );
+    println!(
+        "attack (40-component garbage names, M={}): {} probes/Interest, throughput {}x normal",
+        txt(&v["attack"]["m"]),
+        txt(&v["attack"]["probes_per_interest"]),
+        txt(&v["attack"]["relative_throughput"])
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parse() {
+        assert_eq!(parse_count("16M"), Ok(16_000_000));
+        assert_eq!(parse_count("250k"), Ok(250_000));
+        assert_eq!(parse_count("1000"), Ok(1000));
+        assert_eq!(parse_count("1.5M"), Ok(1_500_000));
+        assert!(parse_count("x").is_err());
+        assert!(parse_count("0").is_err());
+        assert!(parse_count("-3M").is_err());
+    }
+}
