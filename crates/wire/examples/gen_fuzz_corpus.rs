@@ -9,10 +9,16 @@
 //! Inputs that crashed a target belong in `fuzz/artifacts-found/<target>/` instead.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use wire::data::{content_type, signature_type};
 use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
+use wire::mgmt::{
+    ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FacePersistency, FaceScope,
+    FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route,
+    StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    ROUTE_FLAG_CHILD_INHERIT,
+};
 use wire::{tlv, tt};
 use wire::{
     Component, Data, Interest, KeyLocator, LpPacket, MetaInfo, NackReason, Name, SignatureInfo,
@@ -319,6 +325,163 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
+    fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut out = Vec::new();
+        f(&mut out);
+        out
+    }
+    let all_params = ControlParameters {
+        name: Some(name("/ndn/prefix")),
+        face_id: Some(300),
+        uri: Some("udp4://192.0.2.1:6363".to_string()),
+        local_uri: Some("udp4://192.0.2.2:6363".to_string()),
+        origin: Some(255),
+        cost: Some(10),
+        capacity: Some(65536),
+        count: Some(3),
+        base_congestion_marking_interval: Some(100_000_000),
+        default_congestion_threshold: Some(65536),
+        mtu: Some(8800),
+        flags: Some(FACE_FLAG_LOCAL_FIELDS_ENABLED),
+        mask: Some(FACE_FLAG_LOCAL_FIELDS_ENABLED),
+        strategy: Some(name("/localhost/nfd/strategy/best-route/v=5")),
+        expiration_period: Some(3_600_000),
+        face_persistency: Some(FacePersistency::Permanent),
+    };
+    let route_params = ControlParameters {
+        name: Some(name("/app")),
+        face_id: Some(260),
+        origin: Some(0),
+        cost: Some(0),
+        flags: Some(ROUTE_FLAG_CHILD_INHERIT),
+        ..ControlParameters::default()
+    };
+    let face = FaceStatus {
+        face_id: 300,
+        uri: "tcp4://192.0.2.1:6363".to_string(),
+        local_uri: "tcp4://192.0.2.2:50000".to_string(),
+        expiration_period: Some(1000),
+        face_scope: FaceScope::NonLocal,
+        face_persistency: FacePersistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        base_congestion_marking_interval: Some(100_000_000),
+        default_congestion_threshold: Some(65536),
+        mtu: Some(8800),
+        n_in_interests: 1,
+        n_in_data: 2,
+        n_in_nacks: 3,
+        n_out_interests: 4,
+        n_out_data: 5,
+        n_out_nacks: 6,
+        n_in_bytes: 70_000,
+        n_out_bytes: 80_000_000_000,
+        flags: FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    };
+    let local_face = FaceStatus {
+        face_id: 1,
+        uri: "internal://".to_string(),
+        local_uri: "internal://".to_string(),
+        face_scope: FaceScope::Local,
+        face_persistency: FacePersistency::Permanent,
+        link_type: LinkType::Other(9),
+        ..FaceStatus::default()
+    };
+    let status = ForwarderStatus {
+        nfd_version: "0.7.1-cascade".to_string(),
+        start_timestamp: 1_700_000_000_000,
+        current_timestamp: 1_700_000_360_000,
+        n_name_tree_entries: 20,
+        n_fib_entries: 5,
+        n_pit_entries: 2,
+        n_measurements_entries: 1,
+        n_cs_entries: 100,
+        n_in_interests: 1000,
+        n_in_data: 900,
+        n_in_nacks: 10,
+        n_out_interests: 950,
+        n_out_data: 880,
+        n_out_nacks: 5,
+        n_satisfied_interests: 870,
+        n_unsatisfied_interests: 30,
+    };
+    let fib = FibEntry {
+        name: name("/ndn"),
+        next_hops: vec![
+            NextHopRecord {
+                face_id: 300,
+                cost: 10,
+            },
+            NextHopRecord {
+                face_id: 301,
+                cost: 20,
+            },
+        ],
+    };
+    let route = Route {
+        face_id: 300,
+        origin: 255,
+        cost: 10,
+        flags: ROUTE_FLAG_CHILD_INHERIT,
+        expiration_period: Some(60_000),
+    };
+    let rib = RibEntry {
+        name: name("/ndn"),
+        routes: vec![
+            route,
+            Route {
+                expiration_period: None,
+                origin: 128,
+                ..route
+            },
+        ],
+    };
+    let cs = CsInfo {
+        capacity: 65536,
+        flags: CS_FLAG_ENABLE_ADMIT | CS_FLAG_ENABLE_SERVE,
+        n_cs_entries: 100,
+        n_hits: 7,
+        n_misses: 3,
+    };
+    let choice = StrategyChoice {
+        name: name("/"),
+        strategy: name("/localhost/nfd/strategy/multicast/v=4"),
+    };
+    let mut raw_body = Vec::new();
+    fib.encode(&mut raw_body);
+    let raw = ControlResponse {
+        body: Some(ControlResponseBody::Raw(raw_body)),
+        ..ControlResponse::new(200, "OK")
+    };
+    let mut faces = enc(|o| face.encode(o));
+    local_face.encode(&mut faces);
+    vec![
+        (
+            "control-parameters-every-field",
+            enc(|o| all_params.encode(o)),
+        ),
+        ("control-parameters-route", enc(|o| route_params.encode(o))),
+        (
+            "control-response-parameters",
+            enc(|o| ControlResponse::with_parameters(200, "OK", route_params.clone()).encode(o)),
+        ),
+        (
+            "control-response-error",
+            enc(|o| ControlResponse::new(404, "Face not found").encode(o)),
+        ),
+        ("control-response-raw-body", enc(|o| raw.encode(o))),
+        ("forwarder-status", enc(|o| status.encode(o))),
+        ("face-status", enc(|o| face.encode(o))),
+        ("face-status-dataset-two", faces),
+        ("fib-entry", enc(|o| fib.encode(o))),
+        ("next-hop-record", enc(|o| fib.next_hops[0].encode(o))),
+        ("rib-entry", enc(|o| rib.encode(o))),
+        ("route", enc(|o| route.encode(o))),
+        ("cs-info", enc(|o| cs.encode(o))),
+        ("strategy-choice", enc(|o| choice.encode(o))),
+    ]
+}
+
 fn write_target(root: &Path, target: &str, seeds: Vec<(&str, Vec<u8>)>) -> usize {
     let dir = root.join(target);
     if dir.exists() {
@@ -335,7 +498,9 @@ fn write_target(root: &Path, target: &str, seeds: Vec<(&str, Vec<u8>)>) -> usize
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    fs::create_dir_all(&root).expect("create fuzz/corpus");
+    let root = root.canonicalize().expect("fuzz/corpus");
     let mut packets = interests();
     packets.extend(datas());
     packets.extend(lp_packets());
@@ -343,5 +508,6 @@ fn main() {
     total += write_target(&root, "name", names());
     total += write_target(&root, "uri", uris());
     total += write_target(&root, "frame", frames());
+    total += write_target(&root, "mgmt", mgmt());
     println!("seed corpus: {total} bytes");
 }

@@ -140,14 +140,15 @@ impl<'a> InterestView<'a> {
     }
 
     fn check_parameters_digest(&self, e: &Element<'a>, limits: &Limits) -> Result<()> {
-        let mut found = None;
-        let mut count = 0usize;
-        for c in self.name.components() {
-            if u32::from(c.typ) == tt::PARAMETERS_SHA256_DIGEST {
-                count += 1;
-                found = Some(c.value);
-            }
+        let count = self.name.params_digest_count();
+        if count == 0 && self.app_params.is_none() {
+            return Ok(()); // the common case: no parameters, no digest, no second pass
         }
+        let found = self
+            .name
+            .components()
+            .find(|c| u32::from(c.typ) == tt::PARAMETERS_SHA256_DIGEST)
+            .map(|c| c.value);
         let name_offset = self.name.value_offset();
         match (self.app_params, found) {
             (None, None) => Ok(()),
@@ -270,7 +271,10 @@ impl<'a> InterestView<'a> {
         })
     }
 
-    /// Owned copy.
+    /// Owned copy of the recognized elements. Unknown non-critical elements are not kept; if
+    /// one sat among the parameters, encoding the copy gives a different
+    /// ParametersSha256DigestComponent (the encoder computes it over what it writes). A forwarder
+    /// forwards [`Self::wire`] instead.
     pub fn to_interest(&self) -> Interest {
         Interest {
             name: self.name.to_name(),

@@ -106,6 +106,7 @@ pub struct NameView<'a> {
     value: &'a [u8],
     value_offset: usize,
     len: usize,
+    params_digests: usize,
 }
 
 impl<'a> NameView<'a> {
@@ -117,9 +118,12 @@ impl<'a> NameView<'a> {
         }
         let mut r = e.reader();
         let mut len = 0usize;
+        let mut params_digests = 0usize;
         while let Some(c) = r.next_element() {
             let c = c?;
-            check_component(&c)?;
+            if u32::from(check_component(&c)?) == tt::PARAMETERS_SHA256_DIGEST {
+                params_digests += 1;
+            }
             len += 1;
             if len > limits.max_name_components {
                 return Err(Error::new(ErrorKind::TooManyComponents, c.offset));
@@ -130,6 +134,7 @@ impl<'a> NameView<'a> {
             value: e.value,
             value_offset: e.value_offset,
             len,
+            params_digests,
         })
     }
 
@@ -137,14 +142,17 @@ impl<'a> NameView<'a> {
     pub(crate) fn from_validated(e: Element<'a>) -> Self {
         let mut r = Reader::new(e.value);
         let mut len = 0;
-        while let Some(Ok(_)) = r.next_element() {
+        let mut params_digests = 0;
+        while let Some(Ok(c)) = r.next_element() {
             len += 1;
+            params_digests += usize::from(c.typ == tt::PARAMETERS_SHA256_DIGEST);
         }
         NameView {
             wire: e.wire,
             value: e.value,
             value_offset: e.value_offset,
             len,
+            params_digests,
         }
     }
 
@@ -168,6 +176,12 @@ impl<'a> NameView<'a> {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Number of ParametersSha256Digest components (counted during validation).
+    #[inline]
+    pub fn params_digest_count(&self) -> usize {
+        self.params_digests
     }
 
     /// The whole Name TLV.

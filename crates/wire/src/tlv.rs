@@ -232,9 +232,31 @@ impl<'a> Reader<'a> {
 
     /// Reads the next element. Fails on a truncated or malformed TYPE/LENGTH, or a LENGTH that
     /// runs past the end of the buffer.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> Result<Element<'a>> {
         let start = self.pos;
+        // Fast path: one-byte TYPE and LENGTH (almost every element of a packet).
+        if let (Some(&t), Some(&l)) = (self.buf.get(start), self.buf.get(start + 1)) {
+            if t != 0 && t < 253 && l < 253 {
+                let end = start + 2 + usize::from(l);
+                if end <= self.buf.len() {
+                    self.pos = end;
+                    return Ok(Element {
+                        typ: u32::from(t),
+                        value: &self.buf[start + 2..end],
+                        wire: &self.buf[start..end],
+                        offset: self.base + start,
+                        value_offset: self.base + start + 2,
+                    });
+                }
+            }
+        }
+        self.read_slow(start)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn read_slow(&mut self, start: usize) -> Result<Element<'a>> {
         if start >= self.buf.len() {
             return Err(Error::new(ErrorKind::Truncated, self.base + start));
         }
