@@ -405,8 +405,9 @@ impl Engine {
         for &p in &expired {
             let full_hash = self.table.name_entry(self.table.pit(p).owner).hash_value();
             let dnl = &mut self.dnl;
-            self.table
-                .pit_remove(p, |nonce| dnl.insert(dead_nonce_key(full_hash, nonce), now_ms));
+            self.table.pit_remove(p, |nonce| {
+                dnl.insert(dead_nonce_key(full_hash, nonce), now_ms)
+            });
             self.counters.unsatisfied += 1;
         }
         self.expired = expired;
@@ -433,7 +434,7 @@ impl Engine {
                 Parsed::Dropped(_) => None,
             };
             if let Some(n) = name {
-                self.hashes[i] = PrefixHashes::new(self.key, &n);
+                self.hashes[i].compute(self.key, &n);
             }
             parsed[i] = Some(p);
         }
@@ -460,7 +461,9 @@ impl Engine {
                 Some(Parsed::Interest { i, lp }) => {
                     self.on_interest(now_ms, idx, face, inputs[idx].1, i, lp, &guard)
                 }
-                Some(Parsed::Data { d, lp }) => self.on_data(now_ms, idx, face, inputs[idx].1, d, lp),
+                Some(Parsed::Data { d, lp }) => {
+                    self.on_data(now_ms, idx, face, inputs[idx].1, d, lp)
+                }
                 Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, reason),
                 Some(Parsed::Dropped(r)) => self.drop_packet(r),
                 None => {}
@@ -510,7 +513,14 @@ impl Engine {
         })
     }
 
-    fn send(&mut self, face: FaceId, kind: SendKind, packet: PacketRef, token: Option<&[u8]>, mark: u64) {
+    fn send(
+        &mut self,
+        face: FaceId,
+        kind: SendKind,
+        packet: PacketRef,
+        token: Option<&[u8]>,
+        mark: u64,
+    ) {
         let pit_token = self.push_token(token);
         match kind {
             SendKind::Interest => self.counters.out_interests += 1,
@@ -527,7 +537,15 @@ impl Engine {
     }
 
     /// Sends a Nack of the input Interest back to its (point-to-point) downstream.
-    fn nack_input(&mut self, face: FaceId, idx: usize, wire: &[u8], i: &InterestView<'_>, reason: NackReason, token: Option<&[u8]>) {
+    fn nack_input(
+        &mut self,
+        face: FaceId,
+        idx: usize,
+        wire: &[u8],
+        i: &InterestView<'_>,
+        reason: NackReason,
+        token: Option<&[u8]>,
+    ) {
         if self.face(face).multi_access {
             return;
         }
@@ -572,7 +590,10 @@ impl Engine {
         let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
         if let Some(p) = pending {
             let pe = self.table.pit(p);
-            let dup_other = pe.in_records.iter().any(|r| r.nonce == nonce && r.face != face);
+            let dup_other = pe
+                .in_records
+                .iter()
+                .any(|r| r.nonce == nonce && r.face != face);
             let dup_out = pe.out_records.iter().any(|r| r.nonce == nonce);
             if dup_other || dup_out {
                 self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
@@ -611,6 +632,11 @@ impl Engine {
                 return self.drop_packet(DropReason::PitFull);
             }
         };
+        if is_new {
+            // Suppression starts at the initial interval: a retransmission (or another
+            // downstream's Interest) within 10 ms of the first is not forwarded.
+            self.table.pit_mut(p).retx_interval_ms = strategy::RETX_INITIAL_MS;
+        }
         let expiry = now_ms.saturating_add(i.effective_lifetime_ms());
         if !self.table.add_in_record(p, face, nonce, expiry, token) {
             if is_new {
@@ -618,9 +644,7 @@ impl Engine {
             }
             return self.drop_packet(DropReason::InRecordsFull);
         }
-        let nonce_off = i
-            .nonce()
-            .and_then(|_| find_nonce_offset(i.wire()));
+        let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
         self.table.store_interest(p, i.wire(), nonce_off);
         // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry.
         if is_new {
@@ -666,6 +690,7 @@ impl Engine {
             next_hop,
             outgoing,
             restrict_local: hop_exhausted || localhop_from_remote || localhost,
+            stored: false,
             wire,
             interest: &i,
             token,
@@ -690,20 +715,25 @@ impl Engine {
             self.counters.lpm.lookups += stats.lookups;
             self.counters.lpm.probes += stats.probes;
             let faces = &self.faces;
-            let eligible = |nh: FaceId| {
-                nh != f.face
-                    && (!f.restrict_local
-                        || faces.get(nh as usize).copied().unwrap_or_default().local)
+            let in_scope = |nh: FaceId| {
+                !f.restrict_local || faces.get(nh as usize).copied().unwrap_or_default().local
             };
+            let eligible = |nh: FaceId| nh != f.face && in_scope(nh);
             let pe = self.table.pit(f.p);
             let interval = pe.retx_interval_ms;
             let recently = |r: &crate::table::pit_cs::OutRecord| {
                 strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
             };
             if let Some(nh) = f.next_hop {
-                chosen.push(nh);
+                if in_scope(nh) {
+                    chosen.push(nh);
+                }
             } else if let Some(entry) = entry {
-                let hops = entry.nexthops.iter().map(|n| n.face).filter(|&x| eligible(x));
+                let hops = entry
+                    .nexthops
+                    .iter()
+                    .map(|n| n.face)
+                    .filter(|&x| eligible(x));
                 match kind {
                     StrategyKind::BestRoute => {
                         if f.is_new || pe.out_records.is_empty() {
@@ -714,19 +744,32 @@ impl Engine {
                     }
                     StrategyKind::Multicast => {
                         chosen.extend(hops.filter(|x| {
-                            f.is_new
-                                || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
+                            f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
                         }));
                     }
                 }
             }
-            f.next_hop.is_some() || entry.is_some_and(|e| e.nexthops.iter().any(|n| eligible(n.face)))
+            match f.next_hop {
+                Some(nh) => in_scope(nh),
+                None => entry.is_some_and(|e| e.nexthops.iter().any(|n| eligible(n.face))),
+            }
         };
         if chosen.is_empty() {
             self.faces_scratch = chosen;
             if f.is_new && !had_route {
                 // No route: reject the Interest.
-                self.nack_input(f.face, f.idx, f.wire, f.interest, NackReason::NoRoute, f.token);
+                if f.stored {
+                    self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute);
+                } else {
+                    self.nack_input(
+                        f.face,
+                        f.idx,
+                        f.wire,
+                        f.interest,
+                        NackReason::NoRoute,
+                        f.token,
+                    );
+                }
                 self.table.pit_remove(f.p, |_| {});
                 return self.drop_packet(DropReason::NoRoute);
             }
@@ -784,7 +827,13 @@ impl Engine {
                     continue;
                 }
                 sent.push(rec.face);
-                self.send(rec.face, SendKind::Data, packet.clone(), rec.pit_token(), mark);
+                self.send(
+                    rec.face,
+                    SendKind::Data,
+                    packet.clone(),
+                    rec.pit_token(),
+                    mark,
+                );
             }
         }
         self.faces_scratch = sent;
@@ -793,7 +842,9 @@ impl Engine {
         let data_entry = if no_cache {
             None
         } else {
-            self.table.find_or_insert(h.full(), name.value(), h.len()).ok()
+            self.table
+                .find_or_insert(h.full(), name.value(), h.len())
+                .ok()
         };
         if let Some(e) = data_entry {
             let fresh = d.freshness_ms().unwrap_or(0);
@@ -813,7 +864,14 @@ impl Engine {
         self.pits_scratch = pits;
     }
 
-    fn on_nack(&mut self, now_ms: u64, idx: usize, face: FaceId, i: InterestView<'_>, reason: NackReason) {
+    fn on_nack(
+        &mut self,
+        now_ms: u64,
+        idx: usize,
+        face: FaceId,
+        i: InterestView<'_>,
+        reason: NackReason,
+    ) {
         self.counters.in_nacks += 1;
         let name = i.name();
         let full = self.hashes[idx].full();
@@ -834,7 +892,11 @@ impl Engine {
             return self.drop_packet(DropReason::NackUnmatched);
         };
         rec.nack = Some(reason);
-        if pe.out_records.iter().any(|r| r.nack.is_none() && r.expiry_ms > now_ms) {
+        if pe
+            .out_records
+            .iter()
+            .any(|r| r.nack.is_none() && r.expiry_ms > now_ms)
+        {
             return; // other upstreams may still answer
         }
         let least = pe
@@ -843,7 +905,16 @@ impl Engine {
             .filter_map(|r| r.nack)
             .fold(reason, strategy::less_severe);
         // Every upstream Nacked: Nack each downstream with its own Interest (its nonce).
-        let n = pe.in_records.len();
+        self.nack_in_records(now_ms, p, least);
+        let dnl = &mut self.dnl;
+        self.table
+            .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));
+    }
+
+    /// Nacks every live point-to-point downstream of PIT entry `p` with its own Interest (the
+    /// stored one with the downstream's nonce) and its PIT token.
+    fn nack_in_records(&mut self, now_ms: u64, p: u32, reason: NackReason) {
+        let n = self.table.pit(p).in_records.len();
         for r in 0..n {
             let pe = self.table.pit(p);
             let rec = pe.in_records[r];
@@ -857,11 +928,14 @@ impl Engine {
                 self.out[off..off + 4].copy_from_slice(&rec.nonce);
             }
             let range = start as u32..self.out.len() as u32;
-            self.send(rec.face, SendKind::Nack(least), PacketRef::Out(range), rec.pit_token(), 0);
+            self.send(
+                rec.face,
+                SendKind::Nack(reason),
+                PacketRef::Out(range),
+                rec.pit_token(),
+                0,
+            );
         }
-        let dnl = &mut self.dnl;
-        self.table
-            .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));
     }
 
     /// Completes a pending slower-tier lookup for exactly these name components: with the Data,
@@ -882,6 +956,9 @@ impl Engine {
             };
         };
         let pits = self.table.pits_of(e);
+        // Send to every downstream once, even if it waits on several of the name's entries.
+        let mut sent = std::mem::take(&mut self.faces_scratch);
+        sent.clear();
         for p in pits.into_iter().filter(|&p| p != NONE) {
             if !self.table.pit(p).cs_pending {
                 continue;
@@ -895,8 +972,15 @@ impl Engine {
                     let n = self.table.pit(p).in_records.len();
                     for r in 0..n {
                         let rec = self.table.pit(p).in_records[r];
-                        if rec.expiry_ms > now_ms {
-                            self.send(rec.face, SendKind::Data, PacketRef::Out(range.clone()), rec.pit_token(), 0);
+                        if rec.expiry_ms > now_ms && !sent.contains(&rec.face) {
+                            sent.push(rec.face);
+                            self.send(
+                                rec.face,
+                                SendKind::Data,
+                                PacketRef::Out(range.clone()),
+                                rec.pit_token(),
+                                0,
+                            );
                         }
                     }
                     self.table.pit_remove(p, |_| {});
@@ -905,12 +989,18 @@ impl Engine {
                 None => self.forward_stored(now_ms, p),
             }
         }
+        if data.is_some() {
+            self.faces_scratch = sent;
+        }
         if let Some(d) = data {
             if let Ok(view) = DataView::decode(d, &self.config.limits) {
                 if let Some(e) = self.table.find(full_hash, name_value) {
                     self.table
                         .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
-                } else if let Ok(e) = self.table.find_or_insert(full_hash, name_value, view.name().len()) {
+                } else if let Ok(e) =
+                    self.table
+                        .find_or_insert(full_hash, name_value, view.name().len())
+                {
                     self.table
                         .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
                 }
@@ -931,10 +1021,28 @@ impl Engine {
         };
         let h = PrefixHashes::new(self.key, &i.name());
         self.hashes[0] = h;
-        let face = self.table.pit(p).in_records.first().map_or(NONE, |r| r.face);
+        let face = self
+            .table
+            .pit(p)
+            .in_records
+            .first()
+            .map_or(NONE, |r| r.face);
+        let from_remote = self
+            .table
+            .pit(p)
+            .in_records
+            .iter()
+            .any(|r| !self.face(r.face).local);
         let start = self.out.len();
         self.out.extend_from_slice(&stored);
+        if let Some(off) = i.hop_limit_value_offset() {
+            self.out[start + off] -= 1;
+        }
         let outgoing = PacketRef::Out(start as u32..self.out.len() as u32);
+        let name = i.name();
+        let restrict_local = i.hop_limit() == Some(1)
+            || (from_remote && is_under(&name, b"localhop"))
+            || is_under(&name, b"localhost");
         let guard = crossbeam_epoch::pin();
         self.forward(Forward {
             now_ms,
@@ -946,7 +1054,8 @@ impl Engine {
             expiry: self.table.pit(p).expiry_ms,
             next_hop: None,
             outgoing,
-            restrict_local: is_under(&i.name(), b"localhost"),
+            restrict_local,
+            stored: true,
             wire: &stored,
             interest: &i,
             token: None,
@@ -967,6 +1076,8 @@ struct Forward<'a, 'g> {
     next_hop: Option<FaceId>,
     outgoing: PacketRef,
     restrict_local: bool,
+    /// Forwarding an Interest stored in the PIT (no input packet to Nack).
+    stored: bool,
     wire: &'a [u8],
     interest: &'a InterestView<'a>,
     token: Option<&'a [u8]>,

@@ -116,8 +116,7 @@ impl StrategyChoice {
 
     /// Every choice, `/` first.
     pub fn list(&self) -> Vec<(Name, StrategyKind)> {
-        let mut v: Vec<(Name, StrategyKind)> =
-            self.by_hash.values().flatten().cloned().collect();
+        let mut v: Vec<(Name, StrategyKind)> = self.by_hash.values().flatten().cloned().collect();
         v.sort();
         v.insert(0, (Name::new(), self.default));
         v
@@ -234,10 +233,19 @@ mod tests {
     #[test]
     fn nfd_names_parse() {
         let n = Name::from_uri("/localhost/nfd/strategy/multicast/v=4").unwrap();
-        assert_eq!(StrategyKind::from_nfd_name(&n), Some(StrategyKind::Multicast));
+        assert_eq!(
+            StrategyKind::from_nfd_name(&n),
+            Some(StrategyKind::Multicast)
+        );
         let n = Name::from_uri(StrategyKind::BestRoute.nfd_name()).unwrap();
-        assert_eq!(StrategyKind::from_nfd_name(&n), Some(StrategyKind::BestRoute));
-        assert_eq!(StrategyKind::from_nfd_name(&Name::from_uri("/x").unwrap()), None);
+        assert_eq!(
+            StrategyKind::from_nfd_name(&n),
+            Some(StrategyKind::BestRoute)
+        );
+        assert_eq!(
+            StrategyKind::from_nfd_name(&Name::from_uri("/x").unwrap()),
+            None
+        );
     }
 
     #[test]
@@ -257,6 +265,9 @@ mod tests {
         assert_eq!(best_route_retx([1, 2, 3].into_iter(), &outs), Some(3));
         assert_eq!(best_route_retx([1, 2].into_iter(), &outs), Some(2));
         assert_eq!(best_route_retx([].into_iter(), &outs), None);
-        assert_eq!(less_severe(NackReason::NoRoute, NackReason::Congestion), NackReason::Congestion);
+        assert_eq!(
+            less_severe(NackReason::NoRoute, NackReason::Congestion),
+            NackReason::Congestion
+        );
     }
 }

@@ -115,8 +115,20 @@ impl DeadNonceList {
         self.len += 1;
     }
 
-    /// Is (name, nonce) dead at `now_ms`?
+    /// Prefetches the bucket a [`Self::contains`] of `key` will read.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        if self.len > 0 {
+            self.index.prefetch(key);
+        }
+    }
+
+    /// Is (name, nonce) dead at `now_ms`? Free when the list is empty.
+    #[inline]
     pub fn contains(&self, key: u64, now_ms: u64) -> bool {
+        if self.len == 0 {
+            return false;
+        }
         let ring = &self.ring;
         let lifetime = self.lifetime_ms;
         self.index
@@ -150,7 +162,9 @@ mod tests {
     #[test]
     fn memory_is_bounded_and_oldest_goes_first() {
         let mut d = DeadNonceList::new(4, 6000);
-        let keys: Vec<u64> = (0..10u32).map(|i| dead_nonce_key(7, i.to_be_bytes())).collect();
+        let keys: Vec<u64> = (0..10u32)
+            .map(|i| dead_nonce_key(7, i.to_be_bytes()))
+            .collect();
         for (t, &k) in keys.iter().enumerate() {
             d.insert(k, t as u64);
             assert!(d.len() <= 4);

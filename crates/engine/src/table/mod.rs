@@ -1,6 +1,6 @@
 //! The tables: the cache-line hash index every table is built on, PIT+CS, FIB, dead-nonce list.
 
+pub mod dead_nonce;
 pub mod fib;
 pub mod index;
-pub mod dead_nonce;
 pub mod pit_cs;

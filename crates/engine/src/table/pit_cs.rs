@@ -9,7 +9,8 @@
 //! entry: the PIT turns into the CS in place.
 //!
 //! Capacity is fixed at construction: `pit_capacity` PIT entries, `cs_capacity` CS entries
-//! (direct and indirect), and one name entry per PIT or CS entry. Buffers inside entries keep
+//! (direct and indirect), and one name entry per PIT or CS entry plus one spare (a new name is
+//! allocated before the CS evicts to make room for it). Buffers inside entries keep
 //! their capacity when an entry is reused, so after warm-up the table does not allocate.
 //!
 //! Expiry is driven by the time the caller passes in: PIT entries sit on a timer wheel of
@@ -278,7 +279,9 @@ pub struct PitCs {
 impl PitCs {
     /// A table with the capacities of `config`, all memory allocated now.
     pub fn new(config: PitCsConfig) -> Self {
-        let names_cap = config.pit_capacity + config.cs_capacity;
+        // One spare: Data for a new name gets its entry before the CS evicts, even when the PIT
+        // and the CS are both full.
+        let names_cap = config.pit_capacity + config.cs_capacity + 1;
         assert!(names_cap < NONE as usize, "table too large");
         PitCs {
             config,
@@ -329,7 +332,7 @@ impl PitCs {
     /// Changes the CS capacity (entries beyond it are evicted now) and policy.
     pub fn set_cs_capacity(&mut self, capacity: usize, policy: CsPolicy) {
         // The name arena was sized at start-up; the CS may shrink but not outgrow it.
-        self.config.cs_capacity = capacity.min(self.names.len() - self.config.pit_capacity);
+        self.config.cs_capacity = capacity.min(self.names.len() - self.config.pit_capacity - 1);
         self.config.cs_policy = policy;
         while self.cs_len > self.config.cs_capacity {
             self.evict_one();
@@ -410,7 +413,9 @@ impl PitCs {
             self.counters.cs_misses += 1;
             return CsMatch::Miss;
         }
-        let found = if name.last().is_some_and(|c| u32::from(c.typ) == wire::tt::IMPLICIT_SHA256_DIGEST)
+        let found = if name
+            .last()
+            .is_some_and(|c| u32::from(c.typ) == wire::tt::IMPLICIT_SHA256_DIGEST)
         {
             self.digest_lookup(name, h, mbf, now_ms)
         } else {
@@ -463,8 +468,10 @@ impl PitCs {
         let e = self.find(hash, &name.value()[..end])?;
         let n = &self.names[e as usize];
         let digest = name.last()?.value;
-        (n.cs == CsKind::Direct && wire::sha256(&[&n.data]) == digest && self.fresh_ok(e, mbf, now_ms))
-            .then_some(e)
+        (n.cs == CsKind::Direct
+            && wire::sha256(&[&n.data]) == digest
+            && self.fresh_ok(e, mbf, now_ms))
+        .then_some(e)
     }
 
     fn alloc_name(&mut self, hash: u64, value: &[u8], depth: usize) -> Result<u32, TableFull> {
@@ -581,13 +588,25 @@ impl PitCs {
             r.set_token(token);
             pe.in_records.push(r);
         }
-        let new_expiry = pe.in_records.iter().map(|r| r.expiry_ms).max().unwrap_or(expiry_ms);
+        let new_expiry = pe
+            .in_records
+            .iter()
+            .map(|r| r.expiry_ms)
+            .max()
+            .unwrap_or(expiry_ms);
         self.schedule(p, new_expiry);
         true
     }
 
     /// Records that the Interest of PIT entry `p` was sent to `face`.
-    pub fn add_out_record(&mut self, p: u32, face: FaceId, nonce: [u8; 4], now_ms: u64, expiry_ms: u64) -> bool {
+    pub fn add_out_record(
+        &mut self,
+        p: u32,
+        face: FaceId,
+        nonce: [u8; 4],
+        now_ms: u64,
+        expiry_ms: u64,
+    ) -> bool {
         let max = self.config.max_out_records;
         let pe = &mut self.pits[p as usize];
         if let Some(r) = pe.out_records.iter_mut().find(|r| r.face == face) {
@@ -729,7 +748,8 @@ impl PitCs {
     /// Makes name entry `at` (a CanBePrefix Interest's name) point at the Data cached in
     /// `target`, unless `at` already caches something.
     pub fn cs_insert_indirect(&mut self, at: u32, target: u32) {
-        if self.config.cs_capacity < 2 || at == target || self.names[at as usize].cs != CsKind::None {
+        if self.config.cs_capacity < 2 || at == target || self.names[at as usize].cs != CsKind::None
+        {
             return;
         }
         if self.names[target as usize].cs != CsKind::Direct {
@@ -814,7 +834,8 @@ impl PitCs {
 
     fn schedule(&mut self, p: u32, expiry_ms: u64) {
         self.unschedule(p);
-        let slot = ((expiry_ms.max(self.wheel_time_ms) / WHEEL_TICK_MS) % WHEEL_SLOTS as u64) as u32;
+        let slot =
+            ((expiry_ms.max(self.wheel_time_ms) / WHEEL_TICK_MS) % WHEEL_SLOTS as u64) as u32;
         let head = self.wheel[slot as usize];
         {
             let pe = &mut self.pits[p as usize];
@@ -904,9 +925,16 @@ impl PitCs {
             }
             i = self.names[i as usize].cs_next;
         }
-        let cs_entries = self.names.iter().filter(|n| n.in_use && n.cs != CsKind::None).count();
+        let cs_entries = self
+            .names
+            .iter()
+            .filter(|n| n.in_use && n.cs != CsKind::None)
+            .count();
         if cs_count != self.cs_len || cs_entries != self.cs_len {
-            return Err(format!("cs_len {} list {} entries {}", self.cs_len, cs_count, cs_entries));
+            return Err(format!(
+                "cs_len {} list {} entries {}",
+                self.cs_len, cs_count, cs_entries
+            ));
         }
         for (i, n) in self.names.iter().enumerate() {
             if n.in_use {
@@ -919,7 +947,10 @@ impl PitCs {
                 for (s, &p) in n.pit.iter().enumerate() {
                     if p != NONE {
                         let pe = &self.pits[p as usize];
-                        if !pe.in_use || pe.owner != i as u32 || pit_slot(pe.can_be_prefix, pe.must_be_fresh) != s {
+                        if !pe.in_use
+                            || pe.owner != i as u32
+                            || pit_slot(pe.can_be_prefix, pe.must_be_fresh) != s
+                        {
                             return Err(format!("PIT link broken at {i}"));
                         }
                         if pe.wheel_slot == NONE && pe.expiry_ms > self.wheel_time_ms {
