@@ -219,15 +219,42 @@ pub trait SlowTier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
 }
 
+/// The NDNLPv2 header fields the pipeline reads (a bare packet has none).
+#[derive(Clone, Copy, Default)]
+struct LpInfo<'a> {
+    pit_token: Option<&'a [u8]>,
+    congestion_mark: u64,
+    cache_policy: Option<u64>,
+    next_hop_face_id: Option<u64>,
+}
+
+impl<'a> LpInfo<'a> {
+    const NONE: LpInfo<'static> = LpInfo {
+        pit_token: None,
+        congestion_mark: 0,
+        cache_policy: None,
+        next_hop_face_id: None,
+    };
+
+    fn of(lp: &LpPacketView<'a>) -> Self {
+        LpInfo {
+            pit_token: lp.pit_token,
+            congestion_mark: lp.congestion_mark.unwrap_or(0),
+            cache_policy: lp.cache_policy,
+            next_hop_face_id: lp.next_hop_face_id,
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Parsed<'a> {
     Interest {
         i: InterestView<'a>,
-        lp: Option<LpPacketView<'a>>,
+        lp: LpInfo<'a>,
     },
     Data {
         d: DataView<'a>,
-        lp: Option<LpPacketView<'a>>,
+        lp: LpInfo<'a>,
     },
     Nack {
         i: InterestView<'a>,
@@ -442,9 +469,12 @@ impl Engine {
         if self.config.prefetch {
             for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                 match p {
-                    Some(Parsed::Interest { .. }) => {
-                        self.table.prefetch(self.hashes[i].full());
+                    Some(Parsed::Interest { i: int, .. }) => {
+                        let full = self.hashes[i].full();
+                        self.table.prefetch(full);
                         self.fib.prefetch(&self.hashes[i]);
+                        self.dnl
+                            .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
                     }
                     Some(Parsed::Data { .. } | Parsed::Nack { .. }) => {
                         self.table.prefetch(self.hashes[i].full())
@@ -482,8 +512,14 @@ impl Engine {
             return Parsed::Dropped(DropReason::Malformed);
         };
         match p {
-            PacketView::Interest(i) => Parsed::Interest { i, lp: None },
-            PacketView::Data(d) => Parsed::Data { d, lp: None },
+            PacketView::Interest(i) => Parsed::Interest {
+                i,
+                lp: LpInfo::NONE,
+            },
+            PacketView::Data(d) => Parsed::Data {
+                d,
+                lp: LpInfo::NONE,
+            },
             PacketView::Lp(lp) => {
                 if lp.is_fragmented() {
                     return Parsed::Dropped(DropReason::Fragment);
@@ -496,9 +532,15 @@ impl Engine {
                             i,
                             reason: n.reason.unwrap_or(NackReason::Other(0)),
                         },
-                        None => Parsed::Interest { i, lp: Some(lp) },
+                        None => Parsed::Interest {
+                            i,
+                            lp: LpInfo::of(&lp),
+                        },
                     },
-                    Some(Ok(PacketView::Data(d))) => Parsed::Data { d, lp: Some(lp) },
+                    Some(Ok(PacketView::Data(d))) => Parsed::Data {
+                        d,
+                        lp: LpInfo::of(&lp),
+                    },
                     Some(Ok(PacketView::Lp(_))) => Parsed::Dropped(DropReason::Malformed),
                 }
             }
@@ -564,12 +606,12 @@ impl Engine {
         face: FaceId,
         wire: &[u8],
         i: InterestView<'_>,
-        lp: Option<LpPacketView<'_>>,
+        lp: LpInfo<'_>,
         guard: &crossbeam_epoch::Guard,
     ) {
         self.counters.in_interests += 1;
         let name = i.name();
-        let token = lp.and_then(|l| l.pit_token);
+        let token = lp.pit_token;
         let info = self.face(face);
         if !info.local && is_under(&name, b"localhost") {
             return self.drop_packet(DropReason::Scope);
@@ -644,12 +686,13 @@ impl Engine {
             }
             return self.drop_packet(DropReason::InRecordsFull);
         }
-        let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
-        self.table.store_interest(p, i.wire(), nonce_off);
-        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry.
+        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
+        // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
         if is_new {
             if let Some(tier) = self.slow_tier.as_mut() {
                 if tier.lookup(full, name.value()) {
+                    let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
+                    self.table.store_interest(p, i.wire(), nonce_off);
                     self.table.pit_mut(p).cs_pending = true;
                     return;
                 }
@@ -659,8 +702,8 @@ impl Engine {
             return; // the pending tier lookup will forward it if it misses
         }
         let next_hop = lp
+            .next_hop_face_id
             .filter(|_| info.local)
-            .and_then(|l| l.next_hop_face_id)
             .map(|f| f as FaceId);
         let outgoing = if i.hop_limit().is_some() {
             let w = i.wire();
@@ -759,7 +802,7 @@ impl Engine {
             if f.is_new && !had_route {
                 // No route: reject the Interest.
                 if f.stored {
-                    self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute);
+                    self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute, None);
                 } else {
                     self.nack_input(
                         f.face,
@@ -794,7 +837,7 @@ impl Engine {
         face: FaceId,
         wire: &[u8],
         d: DataView<'_>,
-        lp: Option<LpPacketView<'_>>,
+        lp: LpInfo<'_>,
     ) {
         self.counters.in_data += 1;
         let name = d.name();
@@ -810,8 +853,8 @@ impl Engine {
             self.pits_scratch = pits;
             return self.drop_packet(DropReason::Unsolicited);
         }
-        let mark = lp.and_then(|l| l.congestion_mark).unwrap_or(0);
-        let no_cache = lp.and_then(|l| l.cache_policy) == Some(CACHE_POLICY_NO_CACHE);
+        let mark = lp.congestion_mark;
+        let no_cache = lp.cache_policy == Some(CACHE_POLICY_NO_CACHE);
         // Send to every downstream once.
         let mut sent = std::mem::take(&mut self.faces_scratch);
         sent.clear();
@@ -905,15 +948,22 @@ impl Engine {
             .filter_map(|r| r.nack)
             .fold(reason, strategy::less_severe);
         // Every upstream Nacked: Nack each downstream with its own Interest (its nonce).
-        self.nack_in_records(now_ms, p, least);
+        self.nack_in_records(now_ms, p, least, Some(i.wire()));
         let dnl = &mut self.dnl;
         self.table
             .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));
     }
 
-    /// Nacks every live point-to-point downstream of PIT entry `p` with its own Interest (the
-    /// stored one with the downstream's nonce) and its PIT token.
-    fn nack_in_records(&mut self, now_ms: u64, p: u32, reason: NackReason) {
+    /// Nacks every live point-to-point downstream of PIT entry `p` with its own Interest and its
+    /// PIT token. The Interest is `template` (the upstream's Nack carries the Interest as we
+    /// forwarded it) or the one stored in the entry, with the downstream's nonce put back.
+    fn nack_in_records(
+        &mut self,
+        now_ms: u64,
+        p: u32,
+        reason: NackReason,
+        template: Option<&[u8]>,
+    ) {
         let n = self.table.pit(p).in_records.len();
         for r in 0..n {
             let pe = self.table.pit(p);
@@ -921,10 +971,14 @@ impl Engine {
             if rec.expiry_ms <= now_ms || self.face(rec.face).multi_access {
                 continue;
             }
+            let (bytes, nonce_off) = match template {
+                Some(t) => (t, find_nonce_offset(t)),
+                None => (&pe.interest[..], pe.nonce_offset.map(usize::from)),
+            };
             let start = self.out.len();
-            self.out.extend_from_slice(&pe.interest);
-            if let Some(off) = pe.nonce_offset {
-                let off = start + usize::from(off);
+            self.out.extend_from_slice(bytes);
+            if let Some(off) = nonce_off {
+                let off = start + off;
                 self.out[off..off + 4].copy_from_slice(&rec.nonce);
             }
             let range = start as u32..self.out.len() as u32;

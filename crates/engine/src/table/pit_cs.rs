@@ -16,6 +16,8 @@
 //! Expiry is driven by the time the caller passes in: PIT entries sit on a timer wheel of
 //! [`WHEEL_SLOTS`] slots of [`WHEEL_TICK_MS`]; advancing time visits only the slots that passed.
 
+use smallvec::SmallVec;
+
 use super::index::{HashIndex, IndexError};
 use crate::hash::PrefixHashes;
 use wire::lp::NackReason;
@@ -32,6 +34,10 @@ pub const WHEEL_TICK_MS: u64 = 8;
 /// Timer wheel slots (a lap is `WHEEL_SLOTS * WHEEL_TICK_MS` = 8.2 s; longer lifetimes take
 /// several laps).
 pub const WHEEL_SLOTS: usize = 1024;
+
+/// Name bytes kept inside the entry itself (longer names go to the heap). IRCache-shaped
+/// names average 58 characters in 6.66 components, about 72 bytes of components.
+pub const NAME_INLINE: usize = 96;
 
 /// Largest PIT token stored per in-record (NDNLPv2 allows up to 32 bytes).
 pub const MAX_TOKEN: usize = 32;
@@ -124,9 +130,9 @@ pub struct PitEntry {
     /// MustBeFresh.
     pub must_be_fresh: bool,
     /// Downstreams.
-    pub in_records: Vec<InRecord>,
+    pub in_records: SmallVec<[InRecord; 1]>,
     /// Upstreams.
-    pub out_records: Vec<OutRecord>,
+    pub out_records: SmallVec<[OutRecord; 2]>,
     /// When the entry expires (the latest in-record expiry).
     pub expiry_ms: u64,
     /// The latest Interest received (wire bytes), for Nacks and for forwarding after a pending
@@ -157,7 +163,7 @@ enum CsKind {
 #[derive(Debug)]
 pub struct NameEntry {
     hash: u64,
-    name: Vec<u8>,
+    name: SmallVec<[u8; NAME_INLINE]>,
     depth: u16,
     generation: u32,
     pit: [u32; 4],
@@ -173,7 +179,7 @@ impl NameEntry {
     fn new() -> Self {
         NameEntry {
             hash: 0,
-            name: Vec::new(),
+            name: SmallVec::new(),
             depth: 0,
             generation: 0,
             pit: [NONE; 4],
@@ -368,7 +374,7 @@ impl PitCs {
         let names = &self.names;
         self.index.find(hash, |e| {
             let n = &names[e as usize];
-            n.hash == hash && n.name == name_value
+            n.hash == hash && n.name[..] == *name_value
         })
     }
 
