@@ -465,8 +465,14 @@ impl Engine {
             }
             parsed[i] = Some(p);
         }
-        // Pass 2: prefetch every bucket the batch touches, all at once.
+        // Pass 2: prefetch every bucket the batch touches, all at once, and the free entries the
+        // batch's new PIT entries will take.
         if self.config.prefetch {
+            let interests = parsed[..inputs.len()]
+                .iter()
+                .filter(|p| matches!(p, Some(Parsed::Interest { .. })))
+                .count();
+            self.table.prefetch_free(interests);
             for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                 match p {
                     Some(Parsed::Interest { i: int, .. }) => {

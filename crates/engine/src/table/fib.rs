@@ -2,36 +2,59 @@
 //! (§2.3, Algorithm 1, Table 2).
 //!
 //! # Structure
-//! Every FIB prefix is one immutable [`FibEntry`] in a fixed-capacity slot array, found through
-//! a [`HashIndex`] (64-bit prefix hash → slot). A lookup compares the full 64-bit hash stored in
-//! the entry, then the name bytes. Besides the real prefixes, the table holds *virtual* entries at
-//! depth M: when a real prefix deeper than M is added, its M-component prefix gets an entry (a
-//! virtual one if that prefix is not itself in the FIB) whose `md` records the maximum depth of
-//! the real prefixes below it. The first stage of a lookup starts at depth min(n, M) and walks
-//! towards the root; a hit at depth M whose `md` is deeper restarts at min(n, md) (the second
-//! stage), and falls back to the depth-M entry (or below it) if nothing deeper matches. The probe
-//! count is bounded by the FIB, not by the Interest: a long garbage name costs at most M probes.
+//! Every FIB prefix is one immutable [`FibEntry`] in a fixed arena allocated at start-up, found
+//! through a [`HashIndex`] (64-bit prefix hash → arena slot). An entry is two cache lines: the
+//! first holds the full 64-bit hash, depth, `md`, flags and the prefix bytes (inline up to
+//! [`INLINE_PREFIX`] bytes, else a heap copy referenced from the line), the second the next hops
+//! (at most [`MAX_NEXTHOPS`]). A probe reads the index bucket (prefetched) and then the first
+//! line of the candidate entry: one cache miss, two for a prefix longer than the inline bytes.
+//! The owned [`Name`] of each entry is kept out of line, by slot, for the writer and listings.
 //!
-//! # Concurrency
-//! Forwarding workers read the FIB without locks. Entries are never modified in place: an update
-//! builds a new entry and swaps it into its slot (copy-on-write), and the old one is reclaimed
-//! through `crossbeam_epoch` once no reader can hold it. Readers pass a guard from
+//! Besides the real prefixes, the table holds *virtual* entries at depth M: when a real prefix
+//! deeper than M is added, its M-component prefix gets an entry (a virtual one if that prefix is
+//! not itself in the FIB) whose `md` records the maximum depth of the real prefixes below it. The
+//! first stage of a lookup starts at depth min(n, M) and walks towards the root; a hit at depth M
+//! whose `md` is deeper restarts at min(n, md) (the second stage), and falls back to the depth-M
+//! entry (or below it) if nothing deeper matches. The probe count is bounded by the FIB, not by
+//! the Interest: a long garbage name costs at most M probes.
+//!
+//! # Concurrency (RCU)
+//! Forwarding workers read the FIB without locks. A published entry is never modified: an update
+//! writes a new entry into a free arena slot, publishes it by replacing the slot number in the
+//! index (one atomic store with release ordering; lookups load it with acquire ordering), and
+//! retires the old slot. A retired slot goes back to the free list only after a grace period
+//! (`crossbeam_epoch`: a deferred function sends its number to the writer), so a reader that
+//! found it keeps reading the same bytes until it unpins. Readers pass a guard from
 //! [`crossbeam_epoch::pin`] (workers pin once per batch) and see either the old or the new entry.
 //! Writers (the management thread) are serialised by an internal mutex that readers never touch.
+//!
+//! The arena has spare slots beyond the entry capacity for the copies updates make while the old
+//! versions wait for their grace period. An update that finds none waits (boundedly) for a grace
+//! period; if a reader stays pinned throughout, it fails with [`FibError::Full`].
 //!
 //! Updates are ordered so that a concurrent lookup never loses an unrelated route: the virtual
 //! entry and `md` a new deep prefix needs are published before the prefix itself, and lowered
 //! only after it is gone. Changing M follows the seed's safe order ([`Fib::set_m`]).
 
+use core::cell::UnsafeCell;
+use core::mem::ManuallyDrop;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::collections::HashMap;
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crossbeam_epoch::{self as epoch, Atomic, Collector, Guard, Owned, Shared};
+use crossbeam_epoch::{self as epoch, Collector, Guard};
 use wire::{Name, NameView};
 
 use crate::hash::{name_hash, HashKey, PrefixHashes, MAX_PREFIX_STATES};
 use crate::table::index::HashIndex;
+
+/// Prefix bytes (Name TLV-VALUE) stored inline in an entry's first cache line; longer prefixes
+/// keep a heap copy.
+pub const INLINE_PREFIX: usize = 48;
+
+/// Most next hops a prefix can have (they fill the entry's second cache line).
+pub const MAX_NEXTHOPS: usize = 7;
 
 /// One next hop of a FIB entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,16 +65,92 @@ pub struct NextHop {
     pub cost: u32,
 }
 
-/// One FIB entry, immutable once published.
-#[derive(Debug, Clone, PartialEq, Eq)]
+const NO_HOP: NextHop = NextHop { face: 0, cost: 0 };
+
+/// The next hops of an entry, sorted by cost (then face): a fixed array with a count, read as a
+/// slice (`nexthops.iter()`, `nexthops.len()`, ...).
+#[derive(Clone, Copy)]
+#[repr(C)]
+pub struct NextHops {
+    len: u32,
+    hops: [NextHop; MAX_NEXTHOPS],
+}
+
+impl NextHops {
+    /// No next hop.
+    pub const EMPTY: NextHops = NextHops {
+        len: 0,
+        hops: [NO_HOP; MAX_NEXTHOPS],
+    };
+
+    /// The first [`MAX_NEXTHOPS`] of `hops` (callers check the limit).
+    fn new(hops: &[NextHop]) -> Self {
+        debug_assert!(hops.len() <= MAX_NEXTHOPS);
+        let mut n = NextHops::EMPTY;
+        let len = hops.len().min(MAX_NEXTHOPS);
+        n.hops[..len].copy_from_slice(&hops[..len]);
+        n.len = len as u32;
+        n
+    }
+
+    /// The next hops as a slice.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[NextHop] {
+        &self.hops[..(self.len as usize).min(MAX_NEXTHOPS)]
+    }
+}
+
+impl Default for NextHops {
+    fn default() -> Self {
+        NextHops::EMPTY
+    }
+}
+
+impl core::ops::Deref for NextHops {
+    type Target = [NextHop];
+    #[inline(always)]
+    fn deref(&self) -> &[NextHop] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a NextHops {
+    type Item = &'a NextHop;
+    type IntoIter = core::slice::Iter<'a, NextHop>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq for NextHops {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for NextHops {}
+
+impl core::fmt::Debug for NextHops {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// The prefix bytes of an entry: inline, or (longer than [`INLINE_PREFIX`]) on the heap. The
+/// entry's `value_len` says which field is active; it never changes after construction.
+#[repr(C)]
+union PrefixBytes {
+    inline: [u8; INLINE_PREFIX],
+    heap: ManuallyDrop<Box<[u8]>>,
+}
+
+/// One FIB entry, immutable once published. Two cache lines: everything a probe compares in the
+/// first, the next hops in the second.
+#[repr(C, align(64))]
 pub struct FibEntry {
-    /// The prefix.
-    pub name: Name,
-    /// The prefix's components back to back (TLV encoded), as in `&name.value()[..prefix_end]`
-    /// of a matching Interest name.
-    pub value: Vec<u8>,
     /// Keyed hash of the prefix ([`crate::hash::name_hash`]).
     pub hash: u64,
+    value_len: u32,
     /// Number of components of the prefix.
     pub depth: u8,
     /// Maximum depth of the real prefixes under this prefix (itself included if real). Kept
@@ -60,8 +159,146 @@ pub struct FibEntry {
     pub md: u8,
     /// True for an entry that exists only to carry `md` at depth M (no next hops).
     pub is_virtual: bool,
+    _pad: u8,
+    bytes: PrefixBytes,
     /// Next hops, sorted by cost (then face). Empty for a virtual entry.
-    pub nexthops: Vec<NextHop>,
+    pub nexthops: NextHops,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<FibEntry>() == 128);
+    assert!(core::mem::offset_of!(FibEntry, bytes) + INLINE_PREFIX == 64);
+    assert!(core::mem::offset_of!(FibEntry, nexthops) == 64);
+};
+
+impl FibEntry {
+    fn new(hash: u64, value: &[u8], depth: usize, md: usize, nexthops: NextHops) -> Self {
+        let bytes = if value.len() <= INLINE_PREFIX {
+            let mut inline = [0u8; INLINE_PREFIX];
+            inline[..value.len()].copy_from_slice(value);
+            PrefixBytes { inline }
+        } else {
+            PrefixBytes {
+                heap: ManuallyDrop::new(value.into()),
+            }
+        };
+        FibEntry {
+            hash,
+            value_len: u32::try_from(value.len()).expect("prefix longer than 4 GiB"),
+            depth: depth as u8,
+            md: md as u8,
+            is_virtual: nexthops.is_empty(),
+            _pad: 0,
+            bytes,
+            nexthops,
+        }
+    }
+
+    /// The prefix's components back to back (TLV encoded), as in `&name.value()[..prefix_end]`
+    /// of a matching Interest name.
+    #[inline(always)]
+    pub fn value(&self) -> &[u8] {
+        let len = self.value_len as usize;
+        if len <= INLINE_PREFIX {
+            // SAFETY: `inline` is the active field when the prefix fits ([`FibEntry::new`]; an
+            // all-zero entry has length 0 and is inline too).
+            unsafe { &self.bytes.inline[..len] }
+        } else {
+            // SAFETY: `heap` is the active field when the prefix does not fit, and is dropped
+            // only with the entry.
+            unsafe { &self.bytes.heap }
+        }
+    }
+}
+
+impl Default for FibEntry {
+    fn default() -> Self {
+        FibEntry::new(0, &[], 0, 0, NextHops::EMPTY)
+    }
+}
+
+impl Drop for FibEntry {
+    fn drop(&mut self) {
+        if self.value_len as usize > INLINE_PREFIX {
+            // SAFETY: `heap` is the active field (see `value`), dropped here exactly once.
+            unsafe { ManuallyDrop::drop(&mut self.bytes.heap) }
+        }
+    }
+}
+
+impl core::fmt::Debug for FibEntry {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FibEntry")
+            .field("hash", &format_args!("{:#018x}", self.hash))
+            .field("value", &self.value())
+            .field("depth", &self.depth)
+            .field("md", &self.md)
+            .field("is_virtual", &self.is_virtual)
+            .field("nexthops", &self.nexthops)
+            .finish()
+    }
+}
+
+/// One arena slot: an entry on its own pair of cache lines (the unit of the adjacent-line
+/// prefetcher).
+#[repr(C, align(128))]
+#[derive(Default)]
+struct Slot(UnsafeCell<FibEntry>);
+
+/// The fixed entry arena shared by the writer and the readers.
+///
+/// Protocol (what makes the `unsafe` accessors sound): a slot is *free* (never published, or
+/// retired and then past a grace period), *published* (its number is in the index), or
+/// *retiring* (unpublished, waiting for its grace period). Only the writer, holding the writer
+/// mutex, writes a slot, and only a free one: no reader can reach it (readers only follow slot
+/// numbers loaded from the index under a pinned guard, and a retired slot becomes free only once
+/// every guard pinned before its unpublication is gone), and the writer holds no reference to it.
+/// The writes happen before the index's release store that publishes the slot; readers load slot
+/// numbers with acquire ordering, so they see the complete entry. Published and retiring entries
+/// are only read.
+struct Arena {
+    slots: Box<[Slot]>,
+}
+
+// SAFETY: entries are `Send + Sync` data; concurrent access to a slot follows the protocol above
+// (writes only to slots no other thread can reach, synchronised through the index).
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    fn new(len: usize) -> Self {
+        Arena {
+            slots: (0..len).map(|_| Slot::default()).collect(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Reads the entry in `slot`.
+    ///
+    /// # Safety
+    /// `slot` must be published or retiring for as long as the returned reference lives: either
+    /// its number was loaded from the index (acquire) under a guard that outlives the reference,
+    /// or the caller is the writer, holds the writer mutex meanwhile, and found `slot` published.
+    #[inline(always)]
+    unsafe fn get(&self, slot: u32) -> Option<&FibEntry> {
+        let s = self.slots.get(slot as usize)?;
+        // SAFETY: per the contract, no one writes the slot while the reference lives (see the
+        // protocol).
+        Some(unsafe { &*s.0.get() })
+    }
+
+    /// Writes `entry` into `slot` (dropping the previous, dead contents).
+    ///
+    /// # Safety
+    /// The caller is the writer (holds the writer mutex) and `slot` is free: never published,
+    /// or retired and then past a grace period; the writer holds no reference into it.
+    unsafe fn write(&self, slot: u32, entry: FibEntry) {
+        let s = &self.slots[slot as usize];
+        // SAFETY: per the contract, nobody else can access the slot now.
+        unsafe { *s.0.get() = entry };
+    }
 }
 
 /// Probe counters of FIB lookups (kept per worker, never shared).
@@ -81,7 +318,10 @@ pub enum FibError {
         /// Depth of the refused prefix.
         depth: usize,
     },
-    /// Every entry slot is in use (real and virtual entries share the capacity).
+    /// The prefix already has [`MAX_NEXTHOPS`] next hops.
+    TooManyNextHops,
+    /// Every entry slot is in use (real and virtual entries share the capacity), or no slot for
+    /// the copy an update needs came back from its grace period in time.
     Full,
     /// The hash index ran out of overflow buckets.
     IndexFull,
@@ -93,6 +333,10 @@ impl core::fmt::Display for FibError {
             FibError::TooDeep { depth } => write!(
                 f,
                 "FIB prefix has {depth} components, more than the limit of {MAX_PREFIX_STATES}"
+            ),
+            FibError::TooManyNextHops => write!(
+                f,
+                "FIB prefix already has the maximum of {MAX_NEXTHOPS} next hops"
             ),
             FibError::Full => f.write_str("FIB is full"),
             FibError::IndexFull => f.write_str("FIB hash index overflow pool exhausted"),
@@ -114,13 +358,28 @@ enum Real {
     /// Keep whatever the current entry has.
     Keep,
     /// The prefix is real with these next hops (empty = not real).
-    Set(Vec<NextHop>),
+    Set(NextHops),
+}
+
+/// What the writer needs of a published entry, copied out of the arena.
+#[derive(Clone, Copy)]
+struct Current {
+    slot: u32,
+    md: u8,
+    is_virtual: bool,
+    nexthops: NextHops,
 }
 
 /// Writer-only state, behind the writer mutex.
 struct Writer {
-    /// Free entry slots.
-    free: Vec<u32>,
+    /// Free slots that have been used before (retired, past their grace period).
+    recycled: Vec<u32>,
+    /// Slots from here to the end of the arena have never been used.
+    fresh: u32,
+    /// Slots whose grace period has passed, sent by deferred functions.
+    retired: Receiver<u32>,
+    /// The prefix of every published entry, by slot (`None` for free and retiring slots).
+    names: Vec<Option<Name>>,
     /// Depths at which virtual entries and `md` are maintained: the published M, plus, during a
     /// change of M (or if a grace period could not be observed), the previous one(s).
     active: Vec<usize>,
@@ -134,8 +393,13 @@ struct Writer {
 /// The forwarding information base, shared by all workers (see the module documentation).
 pub struct Fib {
     key: HashKey,
-    slots: Box<[Atomic<FibEntry>]>,
+    /// Shared with a deferred function when the FIB is dropped: entries handed to readers live
+    /// as long as their guard, which may outlive the `Fib`.
+    arena: Arc<Arena>,
     index: HashIndex,
+    capacity: usize,
+    /// Where deferred functions send retired slots (to [`Writer::retired`]).
+    retire_tx: Sender<u32>,
     m: AtomicUsize,
     max_real_depth: AtomicUsize,
     has_root: AtomicBool,
@@ -148,31 +412,11 @@ pub struct Fib {
 impl core::fmt::Debug for Fib {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Fib")
-            .field("capacity", &self.slots.len())
+            .field("capacity", &self.capacity)
             .field("m", &self.m())
             .field("real", &self.real_len())
             .field("virtual", &self.virtual_len())
             .finish()
-    }
-}
-
-/// Reads a published entry.
-#[inline(always)]
-fn deref<'g>(p: Shared<'g, FibEntry>) -> Option<&'g FibEntry> {
-    // SAFETY: every non-null pointer stored in a slot comes from `Owned::new` and is only freed
-    // through `Guard::defer_destroy` after it has been unlinked from its slot. `p` was loaded
-    // under a guard of the default collector (checked by the callers), so the entry outlives
-    // `'g`. Entries are never mutated after publication, so a shared reference is sound.
-    unsafe { p.as_ref() }
-}
-
-/// Frees an unlinked entry once no reader can still hold it.
-fn retire(guard: &Guard, p: Shared<'_, FibEntry>) {
-    if !p.is_null() {
-        // SAFETY: `p` has just been swapped out of its slot by the (single) writer, so no new
-        // reader can reach it; readers that loaded it hold a pinned guard of the same (default)
-        // collector, which delays destruction until they unpin. It is retired exactly once.
-        unsafe { guard.defer_destroy(p) };
     }
 }
 
@@ -207,14 +451,18 @@ fn wait_grace_period() -> bool {
 
 impl Fib {
     /// An empty FIB of `capacity` entries (real and virtual together) with M = `m`, clamped to
-    /// `1..=MAX_PREFIX_STATES`.
+    /// `1..=MAX_PREFIX_STATES`. The arena (128 bytes per slot) is allocated here, with spare
+    /// slots (a sixteenth of the capacity, at least 256) for the copies updates make.
     pub fn new(key: HashKey, capacity: usize, m: usize) -> Self {
-        let capacity = capacity.clamp(1, u32::MAX as usize - 1);
+        let capacity = capacity.clamp(1, u32::MAX as usize / 2);
         let m = m.clamp(1, MAX_PREFIX_STATES);
+        let (retire_tx, retired) = channel();
         Fib {
             key,
-            slots: (0..capacity).map(|_| Atomic::null()).collect(),
+            arena: Arc::new(Arena::new(capacity + (capacity / 16).max(256))),
             index: HashIndex::with_capacity(capacity),
+            capacity,
+            retire_tx,
             m: AtomicUsize::new(m),
             max_real_depth: AtomicUsize::new(0),
             has_root: AtomicBool::new(false),
@@ -222,7 +470,10 @@ impl Fib {
             virt: AtomicUsize::new(0),
             collector: epoch::default_collector(),
             writer: Mutex::new(Writer {
-                free: (0..capacity as u32).rev().collect(),
+                recycled: Vec::new(),
+                fresh: 0,
+                retired,
+                names: Vec::new(),
                 active: vec![m],
                 below: HashMap::from([(m, HashMap::new())]),
                 real_depths: [0; MAX_PREFIX_STATES + 1],
@@ -268,28 +519,19 @@ impl Fib {
         }
     }
 
-    /// Slot capacity (real and virtual entries together).
+    /// Entry capacity (real and virtual entries together).
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.capacity
     }
 
     #[inline(always)]
     fn check_guard(&self, guard: &Guard) {
-        // Entries are reclaimed through the default collector; a guard of another collector
-        // (or `unprotected`) would not hold them alive.
+        // Slots are recycled through the default collector; a guard of another collector (or
+        // `unprotected`) would not hold them.
         assert!(
             guard.collector() == Some(self.collector),
             "FIB lookups need a guard from crossbeam_epoch::pin()"
         );
-    }
-
-    #[inline(always)]
-    fn load<'g>(&self, slot: u32, guard: &'g Guard) -> Option<&'g FibEntry> {
-        deref(
-            self.slots
-                .get(slot as usize)?
-                .load(Ordering::Acquire, guard),
-        )
     }
 
     /// One hash-table probe for the first `k` components of the Interest name.
@@ -306,15 +548,32 @@ impl Fib {
         let end = h.prefix_end(k, name)?;
         let bytes = name.value().get(..end)?;
         stats.probes += 1;
+        let arena = self.arena_for(guard);
         let mut found = None;
-        self.index.find(hash, |slot| match self.load(slot, guard) {
-            Some(e) if e.hash == hash && e.value[..] == *bytes => {
-                found = Some(e);
-                true
+        self.index.find(hash, |slot| {
+            // SAFETY: `slot` was just loaded from the index with acquire ordering while `guard`
+            // (checked by the callers to be of the default collector) is pinned, and it lives
+            // for `'g`; a slot is recycled only after every such guard is gone.
+            match unsafe { arena.get(slot) } {
+                Some(e) if e.hash == hash && e.value() == bytes => {
+                    found = Some(e);
+                    true
+                }
+                _ => false,
             }
-            _ => false,
         });
         found
+    }
+
+    /// The arena, for as long as a reader's guard is pinned: the arena is freed through the
+    /// collector when the FIB is dropped, so it outlives every guard pinned before that.
+    #[inline(always)]
+    fn arena_for<'g>(&self, _guard: &'g Guard) -> &'g Arena {
+        let p: *const Arena = Arc::as_ptr(&self.arena);
+        // SAFETY: `Drop for Fib` hands its reference to the arena to a deferred function of the
+        // default collector, which runs only after every guard pinned before it (such as
+        // `_guard`, pinned while `self` is alive) has been dropped.
+        unsafe { &*p }
     }
 
     /// The `/` entry if the FIB has one (a default route), else no probe.
@@ -417,12 +676,18 @@ impl Fib {
         self.descend(name, h, start, guard, stats)
     }
 
-    /// Prefetches the index bucket of the first probe of [`Fib::lookup`] (prefix min(n, M)).
+    /// Prefetches the index buckets of the first two probes of [`Fib::lookup`]'s first stage
+    /// (prefixes min(n, M) and min(n, M) − 1).
     #[inline]
     pub fn prefetch(&self, h: &PrefixHashes) {
         let k = h.len().min(self.m.load(Ordering::Relaxed));
         if let Some(hash) = h.prefix(k) {
             self.index.prefetch(hash);
+        }
+        if k >= 2 {
+            if let Some(hash) = h.prefix(k - 1) {
+                self.index.prefetch(hash);
+            }
         }
     }
 
@@ -432,17 +697,25 @@ impl Fib {
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The entry for exactly this prefix, with its slot.
-    fn find_exact<'g>(
-        &self,
-        hash: u64,
-        value: &[u8],
-        guard: &'g Guard,
-    ) -> Option<(u32, &'g FibEntry)> {
+    /// The published entry in `slot`, read by the writer (the `&Writer` shows the lock is held).
+    fn published<'a>(&'a self, _w: &'a Writer, slot: u32) -> Option<&'a FibEntry> {
+        // SAFETY: the caller holds the writer mutex for `'a` (it borrows the `Writer`) and found
+        // `slot` published (in the index or in `names`); only this writer frees slots, and it
+        // cannot do so while `_w` is borrowed.
+        unsafe { self.arena.get(slot) }
+    }
+
+    /// The entry for exactly this prefix, copied out.
+    fn find_exact(&self, w: &Writer, hash: u64, value: &[u8]) -> Option<Current> {
         let mut found = None;
-        self.index.find(hash, |slot| match self.load(slot, guard) {
-            Some(e) if e.hash == hash && e.value[..] == *value => {
-                found = Some((slot, e));
+        self.index.find(hash, |slot| match self.published(w, slot) {
+            Some(e) if e.hash == hash && e.value() == value => {
+                found = Some(Current {
+                    slot,
+                    md: e.md,
+                    is_virtual: e.is_virtual,
+                    nexthops: e.nexthops,
+                });
                 true
             }
             _ => false,
@@ -450,17 +723,95 @@ impl Fib {
         found
     }
 
+    /// Moves the slots whose grace period has passed to the free list.
+    fn drain_retired(w: &mut Writer) {
+        while let Ok(slot) = w.retired.try_recv() {
+            w.recycled.push(slot);
+        }
+    }
+
+    /// Free slots available without waiting.
+    fn available(&self, w: &Writer) -> usize {
+        w.recycled.len() + (self.arena.len() - w.fresh as usize)
+    }
+
+    /// Makes sure `n` free slots are available, waiting for a grace period if needed.
+    fn reserve(&self, w: &mut Writer, n: usize) -> Result<(), FibError> {
+        if self.available(w) < n {
+            Self::drain_retired(w);
+            if self.available(w) < n && wait_grace_period() {
+                Self::drain_retired(w);
+            }
+        }
+        if self.available(w) >= n {
+            Ok(())
+        } else {
+            Err(FibError::Full)
+        }
+    }
+
+    /// A free slot (recycled ones first, to keep the arena's working set small).
+    fn alloc(&self, w: &mut Writer) -> Result<u32, FibError> {
+        if w.recycled.is_empty() {
+            Self::drain_retired(w);
+        }
+        if let Some(slot) = w.recycled.pop() {
+            return Ok(slot);
+        }
+        if (w.fresh as usize) < self.arena.len() {
+            w.fresh += 1;
+            return Ok(w.fresh - 1);
+        }
+        self.reserve(w, 1)?;
+        self.alloc(w)
+    }
+
+    /// Writes `entry` for `name` into a free slot (not yet published).
+    fn stage(&self, w: &mut Writer, entry: FibEntry, name: Name) -> Result<u32, FibError> {
+        let slot = self.alloc(w)?;
+        // SAFETY: we are the writer and `slot` comes from the free list: never published, or
+        // retired and past its grace period (its number came back through a deferred function),
+        // and no reference into it is held.
+        unsafe { self.arena.write(slot, entry) };
+        let i = slot as usize;
+        if w.names.len() <= i {
+            w.names.resize_with(i + 1, || None);
+        }
+        w.names[i] = Some(name);
+        Ok(slot)
+    }
+
+    /// Gives back a staged slot that was never published.
+    fn unstage(w: &mut Writer, slot: u32) {
+        w.names[slot as usize] = None;
+        w.recycled.push(slot);
+    }
+
+    /// Hands an unpublished slot to the collector: it comes back to the free list once every
+    /// reader that may have found it has unpinned.
+    fn retire(&self, w: &mut Writer, slot: u32) {
+        if let Some(n) = w.names.get_mut(slot as usize) {
+            *n = None;
+        }
+        let tx = self.retire_tx.clone();
+        epoch::pin().defer(move || {
+            // The FIB (and its receiver) may be gone: then the slot is simply dropped.
+            let _ = tx.send(slot);
+        });
+    }
+
     /// Makes the entry of `name` what the writer state says it should be: present if real or if
     /// it is at an active depth with real prefixes below it; `md` from the histogram at active
-    /// depths. Only publishing a new entry can fail.
-    fn sync(&self, w: &mut Writer, name: &Name, real: Real, guard: &Guard) -> Result<(), FibError> {
+    /// depths. Publishing a new entry or a copy can fail (a copy only lowering `md` is skipped
+    /// instead: a larger `md` costs probes, never routes).
+    fn sync(&self, w: &mut Writer, name: &Name, real: Real) -> Result<(), FibError> {
         let depth = name.len();
         let hash = name_hash(self.key, name);
         let value = value_of(name);
-        let cur = self.find_exact(hash, &value, guard);
+        let cur = self.find_exact(w, hash, &value);
         let nexthops = match real {
             Real::Set(v) => v,
-            Real::Keep => cur.map(|(_, e)| e.nexthops.clone()).unwrap_or_default(),
+            Real::Keep => cur.map(|c| c.nexthops).unwrap_or_default(),
         };
         let hist = w
             .below
@@ -472,54 +823,48 @@ impl Fib {
         let exists = !is_virtual || md > depth;
         match (cur, exists) {
             (None, false) => Ok(()),
-            (Some((slot, old)), true) => {
-                if old.md as usize == md && old.is_virtual == is_virtual && old.nexthops == nexthops
+            (Some(old), true) => {
+                if usize::from(old.md) == md
+                    && old.is_virtual == is_virtual
+                    && old.nexthops == nexthops
                 {
                     return Ok(());
                 }
-                let entry = FibEntry {
-                    name: name.clone(),
-                    value,
-                    hash,
-                    depth: depth as u8,
-                    md: md as u8,
-                    is_virtual,
-                    nexthops,
+                let only_lowers_md = old.is_virtual == is_virtual
+                    && old.nexthops == nexthops
+                    && md < usize::from(old.md);
+                let entry = FibEntry::new(hash, &value, depth, md, nexthops);
+                let moved = w.names[old.slot as usize].take();
+                let slot = match self.stage(w, entry, moved.unwrap_or_else(|| name.clone())) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        w.names[old.slot as usize] = Some(name.clone());
+                        return if only_lowers_md { Ok(()) } else { Err(e) };
+                    }
                 };
-                let prev =
-                    self.slots[slot as usize].swap(Owned::new(entry), Ordering::AcqRel, guard);
-                retire(guard, prev);
+                let swapped = self.index.replace(hash, old.slot, slot);
+                debug_assert!(swapped, "published entry missing from the index");
+                self.retire(w, old.slot);
                 if old.is_virtual != is_virtual {
                     self.count(is_virtual, 1);
                     self.uncount(old.is_virtual);
                 }
                 Ok(())
             }
-            (Some((slot, old)), false) => {
-                self.index.remove(hash, slot);
-                let prev = self.slots[slot as usize].swap(Shared::null(), Ordering::AcqRel, guard);
-                retire(guard, prev);
-                w.free.push(slot);
+            (Some(old), false) => {
+                self.index.remove(hash, old.slot);
+                self.retire(w, old.slot);
                 self.uncount(old.is_virtual);
                 Ok(())
             }
             (None, true) => {
-                let slot = w.free.pop().ok_or(FibError::Full)?;
-                let entry = FibEntry {
-                    name: name.clone(),
-                    value,
-                    hash,
-                    depth: depth as u8,
-                    md: md as u8,
-                    is_virtual,
-                    nexthops,
-                };
-                self.slots[slot as usize].store(Owned::new(entry), Ordering::Release);
+                if self.len() >= self.capacity {
+                    return Err(FibError::Full);
+                }
+                let entry = FibEntry::new(hash, &value, depth, md, nexthops);
+                let slot = self.stage(w, entry, name.clone())?;
                 if self.index.insert(hash, slot).is_err() {
-                    let prev =
-                        self.slots[slot as usize].swap(Shared::null(), Ordering::AcqRel, guard);
-                    retire(guard, prev);
-                    w.free.push(slot);
+                    Self::unstage(w, slot);
                     return Err(FibError::IndexFull);
                 }
                 self.count(is_virtual, 1);
@@ -568,52 +913,48 @@ impl Fib {
 
     /// Sets the real next hops of `name` (empty = not a real prefix), maintaining the virtual
     /// entries and `md` of every active depth.
-    fn set_real(
-        &self,
-        w: &mut Writer,
-        name: &Name,
-        nexthops: Vec<NextHop>,
-        guard: &Guard,
-    ) -> Result<(), FibError> {
+    fn set_real(&self, w: &mut Writer, name: &Name, nexthops: NextHops) -> Result<(), FibError> {
         let depth = name.len();
         let hash = name_hash(self.key, name);
         let value = value_of(name);
-        let cur = self.find_exact(hash, &value, guard);
-        let was_real = cur.is_some_and(|(_, e)| !e.is_virtual);
+        let cur = self.find_exact(w, hash, &value);
+        let was_real = cur.is_some_and(|c| !c.is_virtual);
         let now_real = !nexthops.is_empty();
         let above: Vec<usize> = w.active.iter().copied().filter(|&d| d < depth).collect();
         let at_active = w.active.contains(&depth);
         match (was_real, now_real) {
             (false, false) => Ok(()),
-            (true, true) => self.sync(w, name, Real::Set(nexthops), guard),
+            (true, true) => self.sync(w, name, Real::Set(nexthops)),
             (false, true) => {
-                // Refuse up front rather than half-way when slots are short.
+                // Refuse up front rather than half-way when entries or slots are short.
                 let mut needed = usize::from(cur.is_none());
                 for &d in &above {
                     let p = name.prefix(d);
                     let ph = name_hash(self.key, &p);
-                    needed += usize::from(self.find_exact(ph, &value_of(&p), guard).is_none());
+                    needed += usize::from(self.find_exact(w, ph, &value_of(&p)).is_none());
                 }
-                if w.free.len() < needed {
+                if self.len() + needed > self.capacity {
                     return Err(FibError::Full);
                 }
+                // One slot per entry written (a rollback only lowers md: it needs none).
+                self.reserve(w, above.len() + 1)?;
                 // Virtual entries and md first, so that readers never miss a route.
                 for (i, &d) in above.iter().enumerate() {
                     let p = name.prefix(d);
                     Self::hist_add(w, d, &p, depth);
-                    if let Err(e) = self.sync(w, &p, Real::Keep, guard) {
-                        self.unregister(w, name, &above[..=i], guard);
+                    if let Err(e) = self.sync(w, &p, Real::Keep) {
+                        self.unregister(w, name, &above[..=i]);
                         return Err(e);
                     }
                 }
                 if at_active {
                     Self::hist_add(w, depth, name, depth);
                 }
-                if let Err(e) = self.sync(w, name, Real::Set(nexthops), guard) {
+                if let Err(e) = self.sync(w, name, Real::Set(nexthops)) {
                     if at_active {
                         Self::hist_sub(w, depth, name, depth);
                     }
-                    self.unregister(w, name, &above, guard);
+                    self.unregister(w, name, &above);
                     return Err(e);
                 }
                 w.real_depths[depth] += 1;
@@ -621,13 +962,19 @@ impl Fib {
                 Ok(())
             }
             (true, false) => {
-                // The prefix goes first, then the md and virtual entries it needed.
+                // The prefix goes first (a copy if it stays as a virtual entry), then the md and
+                // virtual entries it needed.
+                self.reserve(w, 1)?;
                 if at_active {
                     Self::hist_sub(w, depth, name, depth);
                 }
-                let r = self.sync(w, name, Real::Set(Vec::new()), guard);
-                debug_assert!(r.is_ok());
-                self.unregister(w, name, &above, guard);
+                if let Err(e) = self.sync(w, name, Real::Set(NextHops::EMPTY)) {
+                    if at_active {
+                        Self::hist_add(w, depth, name, depth);
+                    }
+                    return Err(e);
+                }
+                self.unregister(w, name, &above);
                 w.real_depths[depth] -= 1;
                 self.refresh_depth_summary(w);
                 Ok(())
@@ -636,94 +983,88 @@ impl Fib {
     }
 
     /// Removes the real prefix `name` from the histograms of `depths` and resyncs those
-    /// prefixes (lowering md, removing virtual entries: never needs a new slot).
-    fn unregister(&self, w: &mut Writer, name: &Name, depths: &[usize], guard: &Guard) {
+    /// prefixes (lowering md, removing virtual entries: never fails, see [`Fib::sync`]).
+    fn unregister(&self, w: &mut Writer, name: &Name, depths: &[usize]) {
         for &d in depths.iter().rev() {
             let p = name.prefix(d);
             Self::hist_sub(w, d, &p, name.len());
-            let r = self.sync(w, &p, Real::Keep, guard);
+            let r = self.sync(w, &p, Real::Keep);
             debug_assert!(r.is_ok());
         }
     }
 
     /// Adds (or updates the cost of) next hop `face` on prefix `name`, creating the prefix if
-    /// needed.
+    /// needed. A prefix has at most [`MAX_NEXTHOPS`] next hops.
     pub fn add_nexthop(&self, name: &Name, face: u32, cost: u32) -> Result<(), FibError> {
         if name.len() > MAX_PREFIX_STATES {
             return Err(FibError::TooDeep { depth: name.len() });
         }
         let mut w = self.lock();
-        let guard = epoch::pin();
         let hash = name_hash(self.key, name);
-        let mut nh = self
-            .find_exact(hash, &value_of(name), &guard)
-            .map(|(_, e)| e.nexthops.clone())
-            .unwrap_or_default();
+        let cur = self.find_exact(&w, hash, &value_of(name));
+        let mut nh: Vec<NextHop> = cur.map(|c| c.nexthops.to_vec()).unwrap_or_default();
+        let full = nh.len() >= MAX_NEXTHOPS;
         match nh.iter_mut().find(|n| n.face == face) {
             Some(n) => n.cost = cost,
+            None if full => return Err(FibError::TooManyNextHops),
             None => nh.push(NextHop { face, cost }),
         }
         nh.sort_by_key(|n| (n.cost, n.face));
-        self.set_real(&mut w, name, nh, &guard)
+        self.set_real(&mut w, name, NextHops::new(&nh))
     }
 
     /// Removes next hop `face` from prefix `name`; a prefix left without next hops is removed.
-    /// Returns whether the next hop was there.
+    /// Returns whether the next hop was there (and is now gone: the removal fails, leaving it,
+    /// only in the [`FibError::Full`] case of a reader pinned for too long).
     pub fn remove_nexthop(&self, name: &Name, face: u32) -> bool {
         if name.len() > MAX_PREFIX_STATES {
             return false;
         }
         let mut w = self.lock();
-        let guard = epoch::pin();
         let hash = name_hash(self.key, name);
-        let Some((_, e)) = self.find_exact(hash, &value_of(name), &guard) else {
+        let Some(cur) = self.find_exact(&w, hash, &value_of(name)) else {
             return false;
         };
-        if !e.nexthops.iter().any(|n| n.face == face) {
+        self.remove_face_from(&mut w, name, &cur.nexthops, face)
+    }
+
+    /// Removes `face` from the next hops `nh` of `name`.
+    fn remove_face_from(&self, w: &mut Writer, name: &Name, nh: &NextHops, face: u32) -> bool {
+        if !nh.iter().any(|n| n.face == face) {
             return false;
         }
-        let nh: Vec<NextHop> = e
-            .nexthops
-            .iter()
-            .copied()
-            .filter(|n| n.face != face)
-            .collect();
-        let r = self.set_real(&mut w, name, nh, &guard);
-        debug_assert!(r.is_ok(), "removing a next hop never needs a slot");
-        true
+        let kept: Vec<NextHop> = nh.iter().copied().filter(|n| n.face != face).collect();
+        self.set_real(w, name, NextHops::new(&kept)).is_ok()
     }
 
     /// Removes `face` from every prefix (the face went down). Returns the number of prefixes it
     /// was removed from.
     pub fn remove_face(&self, face: u32) -> usize {
         let mut w = self.lock();
-        let guard = epoch::pin();
-        let affected: Vec<(Name, Vec<NextHop>)> = self
-            .slots
+        let affected: Vec<(Name, NextHops)> = w
+            .names
             .iter()
-            .filter_map(|s| deref(s.load(Ordering::Acquire, &guard)))
-            .filter(|e| !e.is_virtual && e.nexthops.iter().any(|n| n.face == face))
-            .map(|e| {
-                let nh = e.nexthops.iter().copied().filter(|n| n.face != face);
-                (e.name.clone(), nh.collect())
-            })
+            .enumerate()
+            .filter_map(|(slot, n)| Some((n.as_ref()?, self.published(&w, slot as u32)?)))
+            .filter(|(_, e)| !e.is_virtual && e.nexthops.iter().any(|n| n.face == face))
+            .map(|(n, e)| (n.clone(), e.nexthops))
             .collect();
-        for (name, nh) in &affected {
-            let r = self.set_real(&mut w, name, nh.clone(), &guard);
-            debug_assert!(r.is_ok());
-        }
-        affected.len()
+        affected
+            .iter()
+            .filter(|(name, nh)| self.remove_face_from(&mut w, name, nh, face))
+            .count()
     }
 
     /// The real prefixes and their next hops, sorted by name (for status datasets).
     pub fn entries(&self) -> Vec<(Name, Vec<NextHop>)> {
-        let guard = epoch::pin();
-        let mut v: Vec<(Name, Vec<NextHop>)> = self
-            .slots
+        let w = self.lock();
+        let mut v: Vec<(Name, Vec<NextHop>)> = w
+            .names
             .iter()
-            .filter_map(|s| deref(s.load(Ordering::Acquire, &guard)))
-            .filter(|e| !e.is_virtual)
-            .map(|e| (e.name.clone(), e.nexthops.clone()))
+            .enumerate()
+            .filter_map(|(slot, n)| Some((n.as_ref()?, self.published(&w, slot as u32)?)))
+            .filter(|(_, e)| !e.is_virtual)
+            .map(|(n, e)| (n.clone(), e.nexthops.to_vec()))
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
@@ -761,12 +1102,12 @@ impl Fib {
         if stale.is_empty() || !wait_grace_period() {
             return Ok(());
         }
-        let guard = epoch::pin();
         w.active.retain(|&d| d == m);
         for d in stale {
             let names: Vec<Name> = w.below.remove(&d).unwrap_or_default().into_keys().collect();
             for p in &names {
-                let r = self.sync(&mut w, p, Real::Keep, &guard);
+                // Removes virtual entries and lowers md: never fails (see `sync`).
+                let r = self.sync(&mut w, p, Real::Keep);
                 debug_assert!(r.is_ok());
             }
         }
@@ -775,36 +1116,37 @@ impl Fib {
 
     /// Starts maintaining virtual entries and md at depth `d`.
     fn activate(&self, w: &mut Writer, d: usize) -> Result<(), FibError> {
-        let guard = epoch::pin();
         let mut map: HashMap<Name, Hist> = HashMap::new();
-        for e in self
-            .slots
-            .iter()
-            .filter_map(|s| deref(s.load(Ordering::Acquire, &guard)))
-            .filter(|e| !e.is_virtual && usize::from(e.depth) >= d)
-        {
-            map.entry(e.name.prefix(d))
-                .or_insert([0; MAX_PREFIX_STATES + 1])[usize::from(e.depth)] += 1;
+        for (slot, name) in w.names.iter().enumerate() {
+            let Some(name) = name else { continue };
+            let Some(e) = self.published(w, slot as u32) else {
+                continue;
+            };
+            if !e.is_virtual && usize::from(e.depth) >= d {
+                map.entry(name.prefix(d))
+                    .or_insert([0; MAX_PREFIX_STATES + 1])[usize::from(e.depth)] += 1;
+            }
         }
         let names: Vec<Name> = map.keys().cloned().collect();
         let needed = names
             .iter()
             .filter(|p| {
                 let h = name_hash(self.key, p);
-                self.find_exact(h, &value_of(p), &guard).is_none()
+                self.find_exact(w, h, &value_of(p)).is_none()
             })
             .count();
-        if needed > w.free.len() {
+        if self.len() + needed > self.capacity {
             return Err(FibError::Full);
         }
         w.active.push(d);
         w.below.insert(d, map);
         for p in &names {
-            if let Err(e) = self.sync(w, p, Real::Keep, &guard) {
+            if let Err(e) = self.sync(w, p, Real::Keep) {
                 w.active.retain(|&x| x != d);
                 w.below.remove(&d);
                 for p in &names {
-                    let r = self.sync(w, p, Real::Keep, &guard);
+                    // Removes the new virtual entries and lowers md: never fails (see `sync`).
+                    let r = self.sync(w, p, Real::Keep);
                     debug_assert!(r.is_ok());
                 }
                 return Err(e);
@@ -817,11 +1159,9 @@ impl Fib {
 impl Drop for Fib {
     fn drop(&mut self) {
         // A reader may still hold an entry (its lifetime is the guard's, not the FIB's), so the
-        // entries go through the collector rather than being freed here.
-        let guard = epoch::pin();
-        for s in self.slots.iter() {
-            retire(&guard, s.swap(Shared::null(), Ordering::AcqRel, &guard));
-        }
+        // arena goes through the collector rather than being freed here.
+        let arena = Arc::clone(&self.arena);
+        epoch::pin().defer(move || drop(arena));
     }
 }
 
@@ -852,11 +1192,15 @@ mod tests {
             fib.lookup_longest_first(&v, &h, &guard, &mut st)
         };
         assert_eq!(st.lookups, 1);
-        if let Some(e) = e {
+        let e = e.map(|e| {
             assert!(!e.is_virtual);
-            assert_eq!(e.hash, name_hash(KEY, &e.name));
-        }
-        (e.map(|e| (e.name.clone(), e.nexthops.clone())), st.probes)
+            // The matched prefix is the name's first `depth` components.
+            let p = name.prefix(usize::from(e.depth));
+            assert_eq!(e.hash, name_hash(KEY, &p));
+            assert_eq!(e.value(), &value_of(&p)[..]);
+            (p, e.nexthops.to_vec())
+        });
+        (e, st.probes)
     }
 
     fn matched(fib: &Fib, uri: &str, two_stage: bool) -> (Option<Name>, u64) {
@@ -864,20 +1208,54 @@ mod tests {
         (e.map(|(name, _)| name), p)
     }
 
+    /// A published entry, copied out with its name.
+    struct Dumped {
+        name: Name,
+        hash: u64,
+        value: Vec<u8>,
+        depth: u8,
+        md: u8,
+        is_virtual: bool,
+        nexthops: Vec<NextHop>,
+    }
+
+    /// Every published entry (under the writer lock).
+    fn dump(fib: &Fib) -> Vec<Dumped> {
+        let w = fib.lock();
+        w.names
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, name)| {
+                let name = name.as_ref()?;
+                let e = fib.published(&w, slot as u32).unwrap();
+                Some(Dumped {
+                    name: name.clone(),
+                    hash: e.hash,
+                    value: e.value().to_vec(),
+                    depth: e.depth,
+                    md: e.md,
+                    is_virtual: e.is_virtual,
+                    nexthops: e.nexthops.to_vec(),
+                })
+            })
+            .collect()
+    }
+
     /// The invariants of the virtual entries at M, checked on the table itself.
     fn check_invariants(fib: &Fib) {
-        let guard = epoch::pin();
         let m = fib.m();
-        let all: Vec<&FibEntry> = fib
-            .slots
-            .iter()
-            .filter_map(|s| deref(s.load(Ordering::Acquire, &guard)))
-            .collect();
-        let real: Vec<&FibEntry> = all.iter().copied().filter(|e| !e.is_virtual).collect();
+        let dumped = dump(fib);
+        let all: Vec<&Dumped> = dumped.iter().collect();
+        let real: Vec<&Dumped> = all.iter().copied().filter(|e| !e.is_virtual).collect();
         assert_eq!(fib.real_len(), real.len());
         assert_eq!(fib.virtual_len(), all.len() - real.len());
         assert_eq!(fib.index.len(), all.len());
         for e in &all {
+            // Every published entry is reachable through the index.
+            let w = fib.lock();
+            let found = fib.find_exact(&w, e.hash, &e.value).expect("indexed");
+            assert_eq!(fib.published(&w, found.slot).unwrap().hash, e.hash);
+            drop(w);
             assert_eq!(usize::from(e.depth), e.name.len());
             assert_eq!(e.value, value_of(&e.name));
             assert_eq!(e.hash, name_hash(KEY, &e.name));
@@ -926,9 +1304,9 @@ mod tests {
         check_invariants(&fib);
         assert_eq!((fib.real_len(), fib.virtual_len(), fib.len()), (3, 1, 4));
         {
-            let guard = epoch::pin();
+            let w = fib.lock();
             let h = name_hash(KEY, &n("/a/b/c"));
-            let (_, v) = fib.find_exact(h, &value_of(&n("/a/b/c")), &guard).unwrap();
+            let v = fib.find_exact(&w, h, &value_of(&n("/a/b/c"))).unwrap();
             assert!(v.is_virtual);
             assert_eq!(v.md, 4);
         }
@@ -1223,58 +1601,124 @@ mod tests {
         }
     }
 
+    /// A 60-character component: prefixes with it do not fit inline.
+    fn long(i: usize) -> String {
+        format!("long-component-{i}-{}", "x".repeat(40))
+    }
+
+    /// Next hops of a flapping route: face 7 at cost 0 always, and any of faces 100..106 at cost
+    /// 3 × face, sorted, without duplicates.
+    fn valid_flapping_hops(nh: &[NextHop]) -> bool {
+        nh.first() == Some(&NextHop { face: 7, cost: 0 })
+            && nh[1..]
+                .iter()
+                .all(|h| (100..106).contains(&h.face) && h.cost == 3 * h.face)
+            && nh
+                .windows(2)
+                .all(|p| (p[0].cost, p[0].face) < (p[1].cost, p[1].face))
+    }
+
     #[test]
-    fn readers_never_lose_stable_routes_during_churn() {
+    fn readers_never_lose_routes_or_see_half_written_entries_during_churn() {
         use std::sync::atomic::AtomicBool;
         let fib = Arc::new(Fib::new(KEY, 4096, 3));
-        // Stable routes at depths 2 and 4, never touched by the writer.
-        let mut cases: Vec<(Name, Name)> = Vec::new(); // (interest, expected LPM)
+        // (interest, expected LPM, flapping): stable routes at depths 2 and 4, never touched by
+        // the writer, and flapping routes whose next hops the writer keeps changing.
+        let mut cases: Vec<(Name, Name, bool)> = Vec::new();
         for i in 0..16 {
             let s = n(&format!("/s/{i}"));
             fib.add_nexthop(&s, 1, 0).unwrap();
-            cases.push((n(&format!("/s/{i}/x/r/w")), s.clone()));
-            cases.push((n(&format!("/s/{i}/q")), s.clone()));
+            cases.push((n(&format!("/s/{i}/x/r/w")), s.clone(), false));
+            cases.push((n(&format!("/s/{i}/q")), s.clone(), false));
             if i % 2 == 0 {
                 let deep = n(&format!("/s/{i}/q/r"));
                 fib.add_nexthop(&deep, 2, 0).unwrap();
-                cases.push((n(&format!("/s/{i}/q/r/w/v/u")), deep.clone()));
-                cases.push((deep.clone(), deep));
+                cases.push((n(&format!("/s/{i}/q/r/w/v/u")), deep.clone(), false));
+                cases.push((deep.clone(), deep, false));
             } else {
-                cases.push((n(&format!("/s/{i}/q/r/w/v/u")), s.clone()));
+                cases.push((n(&format!("/s/{i}/q/r/w/v/u")), s.clone(), false));
             }
         }
-        let done = Arc::new(AtomicBool::new(false));
-        let reader = {
-            let fib = Arc::clone(&fib);
-            let done = Arc::clone(&done);
-            let prepared: Vec<(Vec<u8>, Name)> = cases
-                .iter()
-                .map(|(i, e)| (i.to_wire(), e.clone()))
-                .collect();
-            std::thread::spawn(move || {
-                let mut batches = 0u64;
-                let mut st = LpmStats::default();
-                while !done.load(Ordering::Acquire) || batches < 50 {
-                    let guard = epoch::pin();
-                    for (w, want) in &prepared {
-                        let v = NameView::decode(w, &Limits::default()).unwrap();
-                        let h = PrefixHashes::new(KEY, &v);
-                        let got = fib.lookup(&v, &h, &guard, &mut st).map(|e| &e.name);
-                        assert_eq!(got, Some(want), "2-stage lost a route (M={})", fib.m());
-                        let got = fib
-                            .lookup_longest_first(&v, &h, &guard, &mut st)
-                            .map(|e| &e.name);
-                        assert_eq!(got, Some(want), "longest-first lost a route");
-                    }
-                    drop(guard);
-                    batches += 1;
-                    std::thread::yield_now();
-                }
-                batches
+        // Flapping routes, half of them too long to be inline, at depths 2 and 4 (around M).
+        let flapping: Vec<Name> = (0..8)
+            .map(|i| match i % 4 {
+                0 => n(&format!("/f/{i}")),
+                1 => n(&format!("/f/{}", long(i))),
+                2 => n(&format!("/f/{i}/g/h")),
+                _ => n(&format!("/f/{i}/g/{}", long(i))),
             })
-        };
+            .collect();
+        for f in &flapping {
+            assert_eq!(
+                f.value_len() > INLINE_PREFIX,
+                f.to_string().contains("long")
+            );
+            fib.add_nexthop(f, 7, 0).unwrap();
+            cases.push((
+                f.clone().with(Component::generic(&b"x"[..])),
+                f.clone(),
+                true,
+            ));
+        }
+        let done = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..2)
+            .map(|_| {
+                let fib = Arc::clone(&fib);
+                let done = Arc::clone(&done);
+                let prepared: Vec<(Vec<u8>, Name, bool)> = cases
+                    .iter()
+                    .map(|(i, e, f)| (i.to_wire(), e.clone(), *f))
+                    .collect();
+                std::thread::spawn(move || {
+                    let mut batches = 0u64;
+                    let mut st = LpmStats::default();
+                    while !done.load(Ordering::Acquire) || batches < 50 {
+                        let guard = epoch::pin();
+                        // Entries found in this batch, with a copy of what they held.
+                        let mut seen = Vec::new();
+                        for (w, want, flaps) in &prepared {
+                            let v = NameView::decode(w, &Limits::default()).unwrap();
+                            let h = PrefixHashes::new(KEY, &v);
+                            fib.prefetch(&h);
+                            for two_stage in [true, false] {
+                                let e = if two_stage {
+                                    fib.lookup(&v, &h, &guard, &mut st)
+                                } else {
+                                    fib.lookup_longest_first(&v, &h, &guard, &mut st)
+                                };
+                                let e = e.unwrap_or_else(|| {
+                                    panic!("lost {want} (2-stage: {two_stage}, M={})", fib.m())
+                                });
+                                assert_eq!(e.value(), &value_of(want)[..], "wrong match");
+                                assert_eq!(e.hash, name_hash(KEY, want));
+                                assert_eq!(usize::from(e.depth), want.len());
+                                assert!(!e.is_virtual);
+                                if *flaps {
+                                    assert!(valid_flapping_hops(&e.nexthops), "{e:?}");
+                                } else {
+                                    assert_eq!(e.nexthops.len(), 1);
+                                }
+                                let copy = (e.value().to_vec(), e.nexthops, e.md, e.depth);
+                                seen.push((e, copy));
+                            }
+                        }
+                        // Nothing a reader holds changes while it is pinned (no slot reuse).
+                        std::thread::yield_now();
+                        for (e, (value, nh, md, depth)) in &seen {
+                            assert_eq!((e.value(), &e.nexthops), (&value[..], nh));
+                            assert_eq!((e.md, e.depth), (*md, *depth));
+                        }
+                        drop(guard);
+                        batches += 1;
+                        std::thread::yield_now();
+                    }
+                    batches
+                })
+            })
+            .collect();
         // Churn: prefixes that share M-prefixes with the stable ones (changing md and virtual
-        // entries under them) without ever being a longer match for the readers' names.
+        // entries under them) without ever being a longer match for the readers' names, and
+        // next-hop changes on the flapping routes.
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for round in 0..3000u32 {
             x ^= x << 13;
@@ -1293,13 +1737,92 @@ mod tests {
             } else {
                 fib.remove_nexthop(&name, 3);
             }
+            let f = &flapping[(x >> 24) as usize % flapping.len()];
+            let face = 100 + (x >> 32) as u32 % 6;
+            if (x >> 40) % 2 == 0 {
+                fib.add_nexthop(f, face, 3 * face).unwrap();
+            } else {
+                fib.remove_nexthop(f, face);
+            }
             if round % 100 == 0 {
                 fib.set_m(1 + (round as usize / 100) % 5).unwrap();
             }
         }
         done.store(true, Ordering::Release);
-        let batches = reader.join().expect("reader panicked");
-        assert!(batches >= 50);
+        for r in readers {
+            let batches = r.join().expect("reader panicked");
+            assert!(batches >= 50);
+        }
         check_invariants(&fib);
+    }
+
+    #[test]
+    fn long_prefixes_and_the_next_hop_limit() {
+        let fib = Fib::new(KEY, 64, 2);
+        // Values of 48 (inline) and 49 (heap) bytes: one component of 46 or 47 bytes.
+        let at = n(&format!("/{}", "y".repeat(46)));
+        let over = n(&format!("/{}", "y".repeat(47)));
+        let deep = n(&format!("/{}/{}/{}", long(1), long(2), long(3)));
+        assert_eq!((at.value_len(), over.value_len()), (48, 49));
+        for (i, p) in [&at, &over, &deep].into_iter().enumerate() {
+            fib.add_nexthop(p, i as u32 + 1, 0).unwrap();
+        }
+        check_invariants(&fib);
+        for (i, p) in [&at, &over, &deep].into_iter().enumerate() {
+            let (e, _) = lpm(&fib, &p.clone().with(Component::generic(&b"z"[..])), true);
+            assert_eq!(
+                e,
+                Some((
+                    p.clone(),
+                    vec![NextHop {
+                        face: i as u32 + 1,
+                        cost: 0
+                    }]
+                ))
+            );
+        }
+        // A prefix of the long one is a different entry.
+        assert_eq!(lpm(&fib, &deep.prefix(2), true).0, None);
+        // At most MAX_NEXTHOPS next hops; updating one of them is still fine.
+        for face in 2..=MAX_NEXTHOPS as u32 {
+            fib.add_nexthop(&deep, face + 10, face).unwrap();
+        }
+        assert_eq!(
+            fib.add_nexthop(&deep, 99, 0),
+            Err(FibError::TooManyNextHops)
+        );
+        fib.add_nexthop(&deep, 3, 50).unwrap();
+        let (e, _) = lpm(&fib, &deep, true);
+        let hops = e.unwrap().1;
+        assert_eq!(hops.len(), MAX_NEXTHOPS);
+        assert_eq!(hops.last(), Some(&NextHop { face: 3, cost: 50 }));
+        assert_eq!(fib.remove_face(3), 1);
+        check_invariants(&fib);
+        assert_eq!(fib.entries().len(), 3);
+    }
+
+    #[test]
+    fn retired_slots_are_recycled_after_a_grace_period() {
+        // 4 entries, 256 spare slots: thousands of updates only work if slots come back.
+        let fib = Fib::new(KEY, 4, 1);
+        let p = n("/a/b");
+        for round in 0..3000u32 {
+            fib.add_nexthop(&p, 1, round).unwrap();
+            if round % 3 == 0 {
+                assert!(fib.remove_nexthop(&p, 1));
+            }
+        }
+        check_invariants(&fib);
+        assert_eq!(fib.len(), 2);
+        assert!(fib.lock().fresh as usize <= fib.arena.len());
+        // While this thread is pinned nothing comes back: updates fail once the spare slots are
+        // used up, and work again after unpinning.
+        let guard = epoch::pin();
+        let err = (0..1000u32).find_map(|c| fib.add_nexthop(&p, 1, c).err());
+        assert_eq!(err, Some(FibError::Full));
+        check_invariants(&fib);
+        drop(guard);
+        fib.add_nexthop(&p, 1, 7).unwrap();
+        assert_eq!(fib.entries(), vec![(p, vec![NextHop { face: 1, cost: 7 }])]);
     }
 }

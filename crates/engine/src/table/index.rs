@@ -211,6 +211,24 @@ impl HashIndex {
         false
     }
 
+    /// Re-points the slot of `old` indexed under `hash` to `new`, in one atomic store (readers
+    /// see either entry, never neither); returns whether `old` was there. Same single-writer
+    /// rule as [`HashIndex::insert`]; `new` must be complete before the call (release store).
+    pub fn replace(&self, hash: u64, old: u32, new: u32) -> bool {
+        let (from, to) = (pack(hash, old), pack(hash, new));
+        let mut b = Some(self.home(hash));
+        while let Some(bucket) = b {
+            for s in &bucket.slots {
+                if s.load(Ordering::Relaxed) == from {
+                    s.store(to, Ordering::Release);
+                    return true;
+                }
+            }
+            b = self.next_of(bucket);
+        }
+        false
+    }
+
     /// Buckets visited by a lookup of `hash` that scans the whole chain (for statistics).
     pub fn chain_len(&self, hash: u64) -> usize {
         let mut n = 0;
@@ -279,6 +297,25 @@ mod tests {
         );
         seen.sort();
         assert_eq!(seen, [1, 2]);
+    }
+
+    #[test]
+    fn replace_repoints_in_place() {
+        let idx = HashIndex::with_capacity(16); // 4 buckets
+        let hashes: Vec<u64> = (0..10u64).map(|i| (i + 1) << 32).collect(); // one chain
+        for (i, &h) in hashes.iter().enumerate() {
+            idx.insert(h, i as u32).unwrap();
+        }
+        assert!(idx.replace(hashes[8], 8, 100)); // in the overflow bucket
+        assert!(idx.replace(hashes[2], 2, 102));
+        assert!(!idx.replace(hashes[2], 2, 103)); // already moved
+        assert!(!idx.replace(hashes[3], 4, 104)); // wrong hash
+        assert_eq!(idx.len(), 10);
+        assert_eq!(idx.find(hashes[8], |_| true), Some(100));
+        assert_eq!(idx.find(hashes[2], |_| true), Some(102));
+        assert_eq!(idx.find(hashes[2], |e| e == 2), None);
+        assert!(idx.remove(hashes[2], 102));
+        assert_eq!(idx.chain_len(0), 2);
     }
 
     #[test]
