@@ -888,8 +888,16 @@ impl Engine {
         self.faces_scratch = sent;
         // Cache the Data (the PIT entry's name entry becomes a CS entry), then satisfy.
         let h = &self.hashes[idx];
+        // The Data's own name entry is the owner of any exact-match PIT entry (found by the
+        // lookup above); only a Data that satisfied nothing at its own name needs another one.
+        let exact_owner = pits
+            .iter()
+            .find(|&&(_, exact)| exact)
+            .map(|&(p, _)| self.table.pit(p).owner);
         let data_entry = if no_cache {
             None
+        } else if exact_owner.is_some() {
+            exact_owner
         } else {
             self.table
                 .find_or_insert(h.full(), name.value(), h.len())

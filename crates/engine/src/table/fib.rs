@@ -267,7 +267,7 @@ unsafe impl Sync for Arena {}
 impl Arena {
     fn new(len: usize) -> Self {
         Arena {
-            slots: (0..len).map(|_| Slot::default()).collect(),
+            slots: super::mem::arena(len, |_| Slot::default()),
         }
     }
 

@@ -87,8 +87,8 @@ impl HashIndex {
         let n = (capacity / LOAD_FACTOR).max(1).next_power_of_two();
         let overflow = (n / 4).max(16);
         HashIndex {
-            buckets: (0..n).map(|_| Bucket::new()).collect(),
-            overflow: (0..overflow).map(|_| Bucket::new()).collect(),
+            buckets: super::mem::arena(n, |_| Bucket::new()),
+            overflow: super::mem::arena(overflow, |_| Bucket::new()),
             overflow_used: AtomicU32::new(0),
             mask: (n - 1) as u64,
             len: AtomicU32::new(0),

@@ -3,4 +3,5 @@
 pub mod dead_nonce;
 pub mod fib;
 pub mod index;
+pub mod mem;
 pub mod pit_cs;

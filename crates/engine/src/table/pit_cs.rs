@@ -292,16 +292,15 @@ impl PitCs {
         PitCs {
             config,
             index: HashIndex::with_capacity(names_cap),
-            names: (0..names_cap).map(|_| NameEntry::new()).collect(),
+            names: super::mem::arena(names_cap, |_| NameEntry::new()).into_vec(),
             free_names: (0..names_cap as u32).rev().collect(),
-            pits: (0..config.pit_capacity)
-                .map(|_| PitEntry {
-                    wheel_slot: NONE,
-                    wheel_prev: NONE,
-                    wheel_next: NONE,
-                    ..PitEntry::default()
-                })
-                .collect(),
+            pits: super::mem::arena(config.pit_capacity, |_| PitEntry {
+                wheel_slot: NONE,
+                wheel_prev: NONE,
+                wheel_next: NONE,
+                ..PitEntry::default()
+            })
+            .into_vec(),
             free_pits: (0..config.pit_capacity as u32).rev().collect(),
             pit_len: 0,
             cs_len: 0,
