@@ -281,6 +281,28 @@ fn duplicate_nonce_from_another_face_is_nacked_duplicate() {
 }
 
 #[test]
+fn same_nonce_from_the_same_point_to_point_face_is_a_retransmission_not_a_loop() {
+    let (mut e, fib) = engine();
+    route(&fib, "/a", 3, 1);
+    route(&fib, "/a", 4, 2);
+    let i = wire_of(&interest("/a/r", 7));
+    assert_eq!(faces_of(&run1(&mut e, 1000, 1, i.clone())), [3]);
+    // Within the suppression interval: suppressed, not Nacked.
+    assert!(run1(&mut e, 1005, 1, i.clone()).is_empty());
+    assert_eq!(drops(&e, DropReason::Loop), 0);
+    assert_eq!(drops(&e, DropReason::Suppressed), 1);
+    // After it: forwarded to the next unused next hop.
+    assert_eq!(faces_of(&run1(&mut e, 1020, 1, i.clone())), [4]);
+    assert_eq!(drops(&e, DropReason::Loop), 0);
+    // On a multi-access face the same nonce from the same face is a loop.
+    e.set_face(5, multi_access());
+    let j = wire_of(&interest("/a/m", 9));
+    assert_eq!(faces_of(&run1(&mut e, 2000, 5, j.clone())), [3]);
+    assert!(run1(&mut e, 2050, 5, j).is_empty());
+    assert_eq!(drops(&e, DropReason::Loop), 1);
+}
+
+#[test]
 fn dead_nonce_list_catches_loops_for_its_lifetime_after_the_pit_entry_expired() {
     let (mut e, fib) = engine();
     route(&fib, "/a", 2, 1);

@@ -17,7 +17,8 @@
 //! - an Interest with HopLimit 0 is dropped; a forwarded Interest carries HopLimit − 1, and one
 //!   that reaches 0 goes only to local faces;
 //! - a (name, nonce) in the dead-nonce list, or a nonce already on the PIT entry from another
-//!   face or sent upstream, is a loop: Nack Duplicate to a point-to-point downstream;
+//!   face or sent upstream, is a loop: Nack Duplicate to a point-to-point downstream (the same
+//!   nonce again from the same point-to-point downstream is a retransmission, as in NFD);
 //! - no route: Nack NoRoute; PIT full: Nack Congestion; unsolicited Data is dropped;
 //! - a Nack from an upstream is recorded; when every upstream has Nacked, the downstreams get a
 //!   Nack with the least severe reason.
@@ -643,7 +644,14 @@ impl Engine {
                 .iter()
                 .any(|r| r.nonce == nonce && r.face != face);
             let dup_out = pe.out_records.iter().any(|r| r.nonce == nonce);
-            if dup_other || dup_out {
+            // As NFD: on a point-to-point face, the same nonce again from the same downstream is
+            // a retransmission, not a loop (even though that nonce also went upstream).
+            let in_same = pe
+                .in_records
+                .iter()
+                .any(|r| r.nonce == nonce && r.face == face);
+            let p2p_retx = in_same && !info.multi_access;
+            if (dup_other || dup_out) && !p2p_retx {
                 self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
