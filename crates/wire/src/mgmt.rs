@@ -181,6 +181,19 @@ fn for_each_field<'a>(
     Ok(())
 }
 
+/// The NonNegativeInteger fields of a container whose recognized elements are exactly `order`,
+/// by position in `order` (`None` where absent).
+fn nni_fields<const N: usize>(e: &Element<'_>, order: &'static [u32]) -> Result<[Option<u64>; N]> {
+    let mut v = [None; N];
+    for_each_field(e.reader(), order, &[], |f| {
+        if let Some(i) = order.iter().position(|&x| x == f.typ) {
+            v[i] = Some(f.nni()?);
+        }
+        Ok(())
+    })?;
+    Ok(v)
+}
+
 /// The next element of `r`, which must be of type `typ` (the container starts at `offset`).
 fn next_required<'a>(r: &mut Reader<'a>, typ: u32, offset: usize) -> Result<Element<'a>> {
     match r.next_element() {
@@ -934,13 +947,7 @@ impl Route {
     /// Decodes an already delimited Route element.
     pub fn from_element(e: Element<'_>) -> Result<Self> {
         let e = e.expect(t::ROUTE)?;
-        let mut v: [Option<u64>; 5] = [None; 5];
-        for_each_field(e.reader(), Self::ORDER, &[], |f| {
-            if let Some(i) = Self::ORDER.iter().position(|&x| x == f.typ) {
-                v[i] = Some(f.nni()?);
-            }
-            Ok(())
-        })?;
+        let v: [Option<u64>; 5] = nni_fields(&e, Self::ORDER)?;
         let at = e.offset;
         Ok(Route {
             face_id: required(v[0], tt::FACE_ID, at)?,
@@ -1043,13 +1050,7 @@ impl CsInfo {
     /// Decodes an already delimited CsInfo element.
     pub fn from_element(e: Element<'_>) -> Result<Self> {
         let e = e.expect(t::ENTRY)?;
-        let mut v: [Option<u64>; 5] = [None; 5];
-        for_each_field(e.reader(), Self::ORDER, &[], |f| {
-            if let Some(i) = Self::ORDER.iter().position(|&x| x == f.typ) {
-                v[i] = Some(f.nni()?);
-            }
-            Ok(())
-        })?;
+        let v: [Option<u64>; 5] = nni_fields(&e, Self::ORDER)?;
         let req = |i: usize| required(v[i], Self::ORDER[i], e.offset);
         Ok(CsInfo {
             capacity: req(0)?,
