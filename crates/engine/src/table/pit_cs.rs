@@ -850,6 +850,16 @@ impl PitCs {
         self.cs_remove(e);
         self.counters.cs_evictions += 1;
         self.release_if_empty(e);
+        // A full CS evicts on every insertion: warm the next victims one step ahead, so that the
+        // next eviction finds its entry, its index bucket and its successor in cache.
+        let next = self.cs_head;
+        if next != NONE {
+            let n = &self.names[next as usize];
+            self.index.prefetch(n.hash);
+            if n.cs_next != NONE {
+                prefetch_line(&self.names[n.cs_next as usize] as *const NameEntry as *const u8);
+            }
+        }
     }
 
     /// Releases name entry `e` if it holds nothing (after a failed insertion, say).
