@@ -489,6 +489,20 @@ impl Engine {
                     _ => {}
                 }
             }
+            // Second level: the buckets have (mostly) arrived; prefetch the entries they point
+            // at, so the lookups in pass 3 find both levels in cache.
+            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                match p {
+                    Some(Parsed::Interest { .. }) => {
+                        self.table.prefetch_entry(self.hashes[i].full());
+                        self.fib.prefetch_entry(&self.hashes[i]);
+                    }
+                    Some(Parsed::Data { .. } | Parsed::Nack { .. }) => {
+                        self.table.prefetch_entry(self.hashes[i].full())
+                    }
+                    _ => {}
+                }
+            }
         }
         // Pass 3: forward.
         let guard = crossbeam_epoch::pin();

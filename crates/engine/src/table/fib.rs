@@ -275,6 +275,14 @@ impl Arena {
         self.slots.len()
     }
 
+    /// Prefetches the first cache line of `slot` (an address computation only: nothing is read).
+    #[inline(always)]
+    fn prefetch(&self, slot: u32) {
+        if let Some(s) = self.slots.get(slot as usize) {
+            super::index::prefetch_line(s as *const Slot as *const u8);
+        }
+    }
+
     /// Reads the entry in `slot`.
     ///
     /// # Safety
@@ -688,6 +696,19 @@ impl Fib {
             if let Some(hash) = h.prefix(k - 1) {
                 self.index.prefetch(hash);
             }
+        }
+    }
+
+    /// Second-level prefetch, once [`Fib::prefetch`]'s buckets have arrived: prefetches the
+    /// entry the first probe (prefix min(n, M)) will compare.
+    #[inline]
+    pub fn prefetch_entry(&self, h: &PrefixHashes) {
+        let k = h.len().min(self.m.load(Ordering::Relaxed));
+        if let Some(slot) = h
+            .prefix(k)
+            .and_then(|hash| self.index.first_candidate(hash))
+        {
+            self.arena.prefetch(slot);
         }
     }
 

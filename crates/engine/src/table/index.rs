@@ -141,6 +141,17 @@ impl HashIndex {
         prefetch_line(self.home(hash) as *const Bucket as *const u8);
     }
 
+    /// The first entry in `hash`'s home bucket whose fragment matches, without chasing overflow
+    /// buckets: a second-level prefetch hint (the bucket itself should be in cache already).
+    #[inline(always)]
+    pub fn first_candidate(&self, hash: u64) -> Option<u32> {
+        let frag = fragment(hash);
+        self.home(hash).slots.iter().find_map(|s| {
+            let v = s.load(Ordering::Acquire);
+            (v != 0 && v >> 32 == frag).then(|| (v as u32) - 1)
+        })
+    }
+
     /// Calls `f` with every entry whose slot fragment matches `hash`, until `f` returns true;
     /// returns that entry. `probes` counts the buckets visited.
     #[inline]
@@ -280,6 +291,19 @@ mod tests {
         // The freed slot is reused.
         idx.insert(hashes[3], 3).unwrap();
         assert_eq!(idx.chain_len(0), 3);
+    }
+
+    #[test]
+    fn first_candidate_is_in_the_home_bucket_only() {
+        let idx = HashIndex::with_capacity(16); // 4 buckets
+        assert_eq!(idx.first_candidate(7 << 32), None);
+        for i in 0..8u64 {
+            idx.insert((i + 1) << 32, i as u32).unwrap(); // all in bucket 0; the 8th overflows
+        }
+        assert_eq!(idx.first_candidate(3 << 32), Some(2));
+        // The overflowed entry is found by `find`, not by the hint.
+        assert_eq!(idx.first_candidate(8 << 32), None);
+        assert_eq!(idx.find(8 << 32, |_| true), Some(7));
     }
 
     #[test]

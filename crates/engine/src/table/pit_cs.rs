@@ -389,6 +389,19 @@ impl PitCs {
         }
     }
 
+    /// Second-level prefetch, once [`PitCs::prefetch`]'s bucket has arrived: prefetches the
+    /// name entry a lookup of `full_hash` will compare (its first two lines: hash and name).
+    #[inline]
+    pub fn prefetch_entry(&self, full_hash: u64) {
+        if let Some(e) = self.index.first_candidate(full_hash) {
+            if let Some(n) = self.names.get(e as usize) {
+                let p = n as *const NameEntry as *const u8;
+                prefetch_line(p);
+                prefetch_line(p.wrapping_add(64));
+            }
+        }
+    }
+
     /// Finds the name entry of exactly these components.
     #[inline]
     pub fn find(&self, hash: u64, name_value: &[u8]) -> Option<u32> {
