@@ -355,10 +355,32 @@ impl core::fmt::Display for FibError {
 impl std::error::Error for FibError {}
 
 /// Depth histogram of the real prefixes below one prefix at an active M depth.
-type Hist = [u32; MAX_PREFIX_STATES + 1];
+/// Depth histogram of the real prefixes below one prefix: (depth, count) pairs with non-zero
+/// counts. Most prefixes have one or two depths below them, so this stays inline (24 bytes)
+/// where a dense array over all depths would take 132 bytes for each of millions of prefixes.
+#[derive(Debug, Clone, Default)]
+struct Hist(smallvec::SmallVec<[(u8, u32); 2]>);
+
+impl Hist {
+    fn add(&mut self, depth: usize) {
+        match self.0.iter_mut().find(|(d, _)| usize::from(*d) == depth) {
+            Some((_, c)) => *c += 1,
+            None => self.0.push((depth as u8, 1)),
+        }
+    }
+
+    fn sub(&mut self, depth: usize) {
+        if let Some(i) = self.0.iter().position(|(d, _)| usize::from(*d) == depth) {
+            self.0[i].1 -= 1;
+            if self.0[i].1 == 0 {
+                self.0.swap_remove(i);
+            }
+        }
+    }
+}
 
 fn hist_max(h: &Hist) -> Option<usize> {
-    h.iter().rposition(|&c| c != 0)
+    h.0.iter().map(|&(d, _)| usize::from(d)).max()
 }
 
 /// What [`Fib::sync`] should do with a prefix's real next hops.
@@ -910,14 +932,14 @@ impl Fib {
             .entry(d)
             .or_default()
             .entry(prefix.clone())
-            .or_insert([0; MAX_PREFIX_STATES + 1]);
-        h[depth] += 1;
+            .or_default();
+        h.add(depth);
     }
 
     fn hist_sub(w: &mut Writer, d: usize, prefix: &Name, depth: usize) {
         if let Some(map) = w.below.get_mut(&d) {
             if let Some(h) = map.get_mut(prefix) {
-                h[depth] = h[depth].saturating_sub(1);
+                h.sub(depth);
                 if hist_max(h).is_none() {
                     map.remove(prefix);
                 }
@@ -1145,7 +1167,8 @@ impl Fib {
             };
             if !e.is_virtual && usize::from(e.depth) >= d {
                 map.entry(name.prefix(d))
-                    .or_insert([0; MAX_PREFIX_STATES + 1])[usize::from(e.depth)] += 1;
+                    .or_default()
+                    .add(usize::from(e.depth));
             }
         }
         let names: Vec<Name> = map.keys().cloned().collect();
