@@ -113,9 +113,13 @@ impl SipState {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(w));
+            // Little-endian tail, zero-padded; a byte loop (at most 7) instead of a
+            // variable-length copy, which would be a call to memcpy per component.
+            let m = rest
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (i, &b)| m | u64::from(b) << (8 * i));
+            self.word(m);
         }
         self.len += bytes.len().div_ceil(8) as u64 * 8;
     }

@@ -15,8 +15,10 @@
 //! and testable.
 
 pub mod lp_frag;
+pub mod stream;
 
 pub use lp_frag::{
     FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyCounters,
     ReassemblyError, MAX_FRAGMENTS,
 };
+pub use stream::{FramingError, StreamCounters, StreamFramer};
