@@ -650,14 +650,25 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
     ) -> Option<&'g FibEntry> {
-        for k in (1..=from).rev() {
-            if let Some(e) = self.probe(name, h, k, guard, stats) {
-                if !e.is_virtual {
-                    return Some(e);
-                }
-            }
-        }
-        self.probe_root(name, h, guard, stats)
+        self.first_real(name, h, from, 1, guard, stats)
+            .or_else(|| self.probe_root(name, h, guard, stats))
+    }
+
+    /// The first real entry probing depths `hi` down to `lo` (both included).
+    #[inline]
+    fn first_real<'g>(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        hi: usize,
+        lo: usize,
+        guard: &'g Guard,
+        stats: &mut LpmStats,
+    ) -> Option<&'g FibEntry> {
+        (lo..=hi)
+            .rev()
+            .filter_map(|k| self.probe(name, h, k, guard, stats))
+            .find(|e| !e.is_virtual)
     }
 
     /// Longest-prefix match with the 2-stage algorithm of seed 002 (Algorithm 1). No lock, no
@@ -685,12 +696,8 @@ impl Fib {
             let md = usize::from(e.md);
             if usize::from(e.depth) == m && md > m && n > m {
                 // Stage 2: from min(n, MD) down to M + 1, then the stage-1 entry if real.
-                for k2 in (m + 1..=n.min(md)).rev() {
-                    if let Some(e2) = self.probe(name, h, k2, guard, stats) {
-                        if !e2.is_virtual {
-                            return Some(e2);
-                        }
-                    }
+                if let Some(e2) = self.first_real(name, h, n.min(md), m + 1, guard, stats) {
+                    return Some(e2);
                 }
                 if !e.is_virtual {
                     return Some(e);
