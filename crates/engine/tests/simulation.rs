@@ -219,6 +219,8 @@ struct Sim {
     tier_queue: Lookups,
     /// Slower-tier completions: (Data sent, Interests forwarded, Nacks sent).
     tier_stats: (u64, u64, u64),
+    /// Largest dead-nonce list seen on any engine (to show the bound was exercised).
+    max_dead_nonces: usize,
     fed: u64,
     answers: u64,
     fib_toggle: bool,
@@ -320,6 +322,7 @@ impl Sim {
             deferred: Vec::new(),
             tier_queue,
             tier_stats: (0, 0, 0),
+            max_dead_nonces: 0,
             fed: 0,
             answers: 0,
             fib_toggle: false,
@@ -853,6 +856,8 @@ impl Sim {
             t.check_invariants()
                 .unwrap_or_else(|err| panic!("engine {w} at {now}: {err}"));
             let c = t.config();
+            assert!(e.dead_nonce_len() <= e.config().dead_nonce_capacity);
+            self.max_dead_nonces = self.max_dead_nonces.max(e.dead_nonce_len());
             assert!(t.pit_len() <= c.pit_capacity);
             assert!(t.cs_len() <= c.cs_capacity);
             assert!(t.names_len() <= c.pit_capacity + c.cs_capacity);
@@ -955,6 +960,10 @@ fn random_traffic_keeps_every_invariant() {
         assert!(full > 0, "seed {seed}: PIT never full");
         assert!(expired > 100, "seed {seed}: {expired} expired");
         assert!(sim.answers > 1000, "seed {seed}: {} answers", sim.answers);
+        assert!(
+            sim.max_dead_nonces > 0,
+            "seed {seed}: the dead-nonce list was never used"
+        );
         let (td, tf, tn) = sim.tier_stats;
         assert!(
             td > 10 && tf > 10 && tn > 10,

@@ -401,6 +401,11 @@ impl Engine {
         &self.fib
     }
 
+    /// Live entries in the dead-nonce list (never more than its configured capacity).
+    pub fn dead_nonce_len(&self) -> usize {
+        self.dnl.len()
+    }
+
     /// Counters.
     pub fn counters(&self) -> &Counters {
         &self.counters
