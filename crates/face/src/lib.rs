@@ -16,9 +16,13 @@
 
 pub mod lp_frag;
 pub mod stream;
+#[cfg(target_os = "linux")]
+pub mod udp;
 
 pub use lp_frag::{
     FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyCounters,
     ReassemblyError, MAX_FRAGMENTS,
 };
 pub use stream::{FramingError, StreamCounters, StreamFramer};
+#[cfg(target_os = "linux")]
+pub use udp::{UdpBatch, UdpCounters};
