@@ -1,6 +1,7 @@
 //! `cascade`: the Cascade NDN router's command-line front end.
 //!
-//! Subcommands arrive with the issues that build them; today: `decode`, `bench engine`.
+//! Subcommands arrive with the issues that build them; today: `decode`, `bench engine`,
+//! `model che`.
 
 mod bench;
 mod decode;
@@ -26,6 +27,123 @@ enum Command {
     /// Benchmarks that reproduce the seeds' published figures.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Analytic models (seed 000): predicted hit ratios.
+    #[command(subcommand)]
+    Model(ModelCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum ModelCommand {
+    /// L1 hit ratio of the hierarchical content store for the Unif, Seq and Real workloads
+    /// (seed 000, eq. 2–6; Che's approximation for the Real workload's first chunks).
+    Che(CheArgs),
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum PolicyArg {
+    /// FIFO (also Random replacement), the seed's default.
+    Fifo,
+    /// Least recently used.
+    Lru,
+}
+
+#[derive(clap::Args, Debug)]
+struct CheArgs {
+    /// L1 size in chunks.
+    #[arg(long)]
+    l1: u64,
+    /// Catalogue size in contents.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    catalogue: u64,
+    /// Chunks per content.
+    #[arg(long, default_value_t = 1280, value_parser = clap::value_parser!(u64).range(1..))]
+    chunks_per_content: u64,
+    /// Prefetch batch size B in chunks.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+    /// Zipf exponent of content popularity (>= 0).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_alpha)]
+    alpha: f64,
+    /// L1 replacement policy.
+    #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
+    policy: PolicyArg,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    let a: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if a.is_finite() && a >= 0.0 {
+        Ok(a)
+    } else {
+        Err("must be a finite number >= 0".into())
+    }
+}
+
+fn run_model_che(args: &CheArgs) -> ExitCode {
+    let params = model::HcsParams {
+        l1_chunks: args.l1,
+        catalogue: args.catalogue,
+        chunks_per_content: args.chunks_per_content,
+        batch: args.batch,
+        alpha: args.alpha,
+        policy: match args.policy {
+            PolicyArg::Fifo => model::Policy::Fifo,
+            PolicyArg::Lru => model::Policy::Lru,
+        },
+    };
+    let pred = match model::predict_l1(&params) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cascade model che: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let policy = match args.policy {
+        PolicyArg::Fifo => "fifo",
+        PolicyArg::Lru => "lru",
+    };
+    let text = if args.json {
+        let v = serde_json::json!({
+            "l1_chunks": args.l1,
+            "catalogue": args.catalogue,
+            "chunks_per_content": args.chunks_per_content,
+            "batch": args.batch,
+            "alpha": args.alpha,
+            "policy": policy,
+            "cache_contents": pred.cache_contents,
+            "t_c": if pred.t_c.is_finite() { Some(pred.t_c) } else { None },
+            "p1st": pred.p1st,
+            "unif": pred.unif,
+            "seq": pred.seq,
+            "real": pred.real,
+        });
+        format!("{v}\n")
+    } else {
+        format!(
+            "L1 {} chunks ({:.3} contents), catalogue {} contents x {} chunks, B {}, alpha {}, {}\n\
+             T_C {:.6e}, P1st {:.6}\n\
+             workload  l1_hit_ratio\n\
+             unif      {:.6}\n\
+             seq       {:.6}\n\
+             real      {:.6}\n",
+            args.l1,
+            pred.cache_contents,
+            args.catalogue,
+            args.chunks_per_content,
+            args.batch,
+            args.alpha,
+            policy,
+            pred.t_c,
+            pred.p1st,
+            pred.unif,
+            pred.seq,
+            pred.real,
+        )
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    ExitCode::SUCCESS
 }
 
 #[derive(Subcommand, Debug)]
@@ -121,5 +239,6 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Model(ModelCommand::Che(args)) => run_model_che(args),
     }
 }
