@@ -13,6 +13,7 @@
 
 pub mod fw;
 pub mod hash;
+pub mod hcs_workload;
 pub mod partition;
 pub mod table;
 pub mod workload;
