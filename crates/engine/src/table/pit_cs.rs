@@ -875,11 +875,6 @@ impl PitCs {
         }
     }
 
-    /// Releases name entry `e` if it holds nothing (after a failed insertion, say).
-    pub fn release(&mut self, e: u32) {
-        self.release_if_empty(e);
-    }
-
     // ---- timer wheel ----
 
     fn schedule(&mut self, p: u32, expiry_ms: u64) {
