@@ -1,0 +1,293 @@
+//! The producer side: serving one Data ([`serve_one`]) or a whole file as versioned, segmented
+//! Data ([`serve_file`], [`serve_content`]).
+//!
+//! A file is cut into segments named `<prefix>/v=<version>/seg=<n>`, each signed DigestSha256,
+//! with FreshnessPeriod and FinalBlockId (the last segment's number) on every one, as
+//! ndnputchunks does. An Interest is answered when it names a segment exactly, or when it has
+//! CanBePrefix and names `<prefix>` or `<prefix>/v=<version>` (version discovery): the answer is
+//! then segment 0. Every answer echoes the Interest's PitToken. Other Interests are left
+//! unanswered.
+//!
+//! Serving stops when the `stop` flag is set (checked at least every [`POLL`]), or, with
+//! [`ServeOptions::once`], when every segment has been sent at least once.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wire::{Component, Data, MetaInfo, Name};
+
+use crate::error::{Error, Result};
+use crate::face::{Face, InterestPacket, Received};
+
+/// How often a serving loop checks its stop flag.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// Default segment size (ndnputchunks' default), in bytes of content.
+pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
+
+/// Default FreshnessPeriod of served Data, in milliseconds.
+pub const DEFAULT_FRESHNESS_MS: u64 = 10_000;
+
+/// Options of [`serve_file`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// Content bytes per segment (at least 1).
+    pub segment_size: usize,
+    /// FreshnessPeriod of every segment, in milliseconds.
+    pub freshness_ms: u64,
+    /// The version; `None` uses the current time in milliseconds since the Unix epoch.
+    pub version: Option<u64>,
+    /// Stop once every segment has been sent at least once.
+    pub once: bool,
+    /// Register the prefix with `rib/register` first.
+    pub register: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            segment_size: DEFAULT_SEGMENT_SIZE,
+            freshness_ms: DEFAULT_FRESHNESS_MS,
+            version: None,
+            once: false,
+            register: true,
+        }
+    }
+}
+
+/// What a serving loop did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServeStats {
+    /// The version served.
+    pub version: u64,
+    /// Segments in the content.
+    pub segments: u64,
+    /// Interests received.
+    pub interests: u64,
+    /// Data sent.
+    pub data_sent: u64,
+    /// Interests left unanswered (not for this content).
+    pub unanswered: u64,
+}
+
+/// Cuts `content` into signed segments `<prefix>/v=<version>/seg=<n>` of at most
+/// `segment_size` bytes (at least one segment, empty for empty content). Returns the encoded
+/// Data packets.
+pub fn segment_data(
+    prefix: &Name,
+    version: u64,
+    content: &[u8],
+    segment_size: usize,
+    freshness_ms: u64,
+) -> Vec<Vec<u8>> {
+    let chunks: Vec<&[u8]> = if content.is_empty() {
+        vec![&[]]
+    } else {
+        content.chunks(segment_size.max(1)).collect()
+    };
+    let last = Component::segment(chunks.len() as u64 - 1);
+    let versioned = prefix.clone().with(Component::version(version));
+    chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut d = Data::new(
+                versioned.clone().with(Component::segment(i as u64)),
+                c.to_vec(),
+            );
+            d.meta_info = Some(MetaInfo {
+                content_type: None,
+                freshness_ms: Some(freshness_ms),
+                final_block_id: Some(last.clone()),
+            });
+            d.sign_digest_sha256();
+            d.to_wire()
+        })
+        .collect()
+}
+
+/// Which segment answers `interest` for content served under `prefix`/v=`version` with
+/// `count` segments, if any. See the [module docs](self).
+pub fn answering_segment(
+    interest: &wire::Interest,
+    prefix: &Name,
+    version: u64,
+    count: u64,
+    fresh: bool,
+) -> Option<u64> {
+    if interest.must_be_fresh && !fresh {
+        return None;
+    }
+    let versioned = prefix.clone().with(Component::version(version));
+    let n = &interest.name;
+    if n.len() == versioned.len() + 1 && versioned.is_prefix_of(n) {
+        let seg = crate::face::segment_number(&n.components[versioned.len()])?;
+        return (seg < count).then_some(seg);
+    }
+    (interest.can_be_prefix && n.is_prefix_of(&versioned) && prefix.is_prefix_of(n)).then_some(0)
+}
+
+/// Serves `content` under `prefix` until `stop` is set (or, with `once`, every segment was
+/// sent). See the [module docs](self).
+pub fn serve_content(
+    face: &mut Face,
+    prefix: &Name,
+    content: &[u8],
+    opts: &ServeOptions,
+    stop: &AtomicBool,
+) -> Result<ServeStats> {
+    if opts.segment_size == 0 {
+        return Err(Error::Config("segment size must be at least 1 byte".into()));
+    }
+    let version = opts.version.unwrap_or_else(crate::unix_time_ms);
+    let segments = segment_data(
+        prefix,
+        version,
+        content,
+        opts.segment_size,
+        opts.freshness_ms,
+    );
+    if opts.register {
+        face.register(prefix)?;
+    }
+    let count = segments.len() as u64;
+    let mut sent = vec![false; segments.len()];
+    let mut unsent = segments.len();
+    let mut st = ServeStats {
+        version,
+        segments: count,
+        ..ServeStats::default()
+    };
+    let finished = |unsent: usize| opts.once && unsent == 0;
+    while !stop.load(Ordering::Relaxed) && !finished(unsent) {
+        let Some(Received::Interest(i)) = face.recv(POLL)? else {
+            continue;
+        };
+        st.interests += 1;
+        match answering_segment(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
+            Some(s) => {
+                face.put_data(&segments[s as usize], i.pit_token)?;
+                st.data_sent += 1;
+                if !sent[s as usize] {
+                    sent[s as usize] = true;
+                    unsent -= 1;
+                }
+            }
+            None => st.unanswered += 1,
+        }
+    }
+    Ok(st)
+}
+
+/// Reads the file at `path` and serves it with [`serve_content`].
+pub fn serve_file(
+    face: &mut Face,
+    prefix: &Name,
+    path: &Path,
+    opts: &ServeOptions,
+    stop: &AtomicBool,
+) -> Result<ServeStats> {
+    let content =
+        std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    serve_content(face, prefix, &content, opts, stop)
+}
+
+/// Does an Interest ask for a Data named exactly `name` (equal name, or a prefix of it with
+/// CanBePrefix; with MustBeFresh only if the Data is fresh)?
+pub fn wants(interest: &wire::Interest, name: &Name, fresh: bool) -> bool {
+    (!interest.must_be_fresh || fresh)
+        && (interest.name == *name || (interest.can_be_prefix && interest.name.is_prefix_of(name)))
+}
+
+/// Registers `name` (if `register`), waits for one Interest that `data` (an encoded Data named
+/// `name`) answers, and sends it. Returns the Interest answered, or `None` if `stop` was set or
+/// `timeout` passed first.
+pub fn serve_one(
+    face: &mut Face,
+    name: &Name,
+    data: &[u8],
+    fresh: bool,
+    register: bool,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+) -> Result<Option<InterestPacket>> {
+    if register {
+        face.register(name)?;
+    }
+    let deadline = timeout.map(|t| Instant::now() + t);
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        let wait = match deadline {
+            Some(d) if d <= now => return Ok(None),
+            Some(d) => (d - now).min(POLL),
+            None => POLL,
+        };
+        if let Some(Received::Interest(i)) = face.recv(wait)? {
+            if wants(&i.interest, name, fresh) {
+                face.put_data(data, i.pit_token)?;
+                return Ok(Some(i));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::{DataView, Interest, Limits};
+
+    fn name(s: &str) -> Name {
+        Name::from_uri(s).unwrap()
+    }
+
+    #[test]
+    fn segmentation_names_sizes_and_final_block() {
+        let content: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
+        let segs = segment_data(&name("/file"), 7, &content, 1000, 5000);
+        assert_eq!(segs.len(), 3);
+        let mut joined = Vec::new();
+        for (i, w) in segs.iter().enumerate() {
+            let d = DataView::decode(w, &Limits::default()).unwrap();
+            assert_eq!(d.name().to_string(), format!("/file/v=7/seg={i}"));
+            assert_eq!(d.freshness_ms(), Some(5000));
+            assert_eq!(d.final_block_id().unwrap().to_string(), "seg=2");
+            assert!(d.verify_digest_sha256());
+            joined.extend_from_slice(d.content().unwrap());
+        }
+        assert_eq!(joined, content);
+        // Exact multiple: no empty trailing segment. Empty content: one empty segment.
+        assert_eq!(segment_data(&name("/f"), 1, &[0; 2000], 1000, 0).len(), 2);
+        let e = segment_data(&name("/f"), 1, &[], 1000, 0);
+        assert_eq!(e.len(), 1);
+        let d = DataView::decode(&e[0], &Limits::default()).unwrap();
+        assert_eq!(d.content(), Some(&[][..]));
+    }
+
+    #[test]
+    fn which_interests_are_answered() {
+        let p = name("/file");
+        let ask = |uri: &str, cbp: bool, mbf: bool| {
+            let mut i = Interest::new(name(uri), [0; 4]);
+            i.can_be_prefix = cbp;
+            i.must_be_fresh = mbf;
+            answering_segment(&i, &p, 7, 3, true)
+        };
+        assert_eq!(ask("/file/v=7/seg=2", false, false), Some(2));
+        assert_eq!(ask("/file/v=7/seg=3", false, false), None);
+        assert_eq!(ask("/file/v=8/seg=0", false, false), None);
+        assert_eq!(ask("/file", true, true), Some(0));
+        assert_eq!(ask("/file/v=7", true, true), Some(0));
+        assert_eq!(ask("/file", false, true), None);
+        assert_eq!(ask("/", true, false), None);
+        assert_eq!(ask("/other", true, false), None);
+        // MustBeFresh cannot be met by Data with FreshnessPeriod 0.
+        let mut i = Interest::new(name("/file"), [0; 4]);
+        i.can_be_prefix = true;
+        i.must_be_fresh = true;
+        assert_eq!(answering_segment(&i, &p, 7, 3, false), None);
+        assert!(wants(&i, &name("/file/x"), true));
+        assert!(!wants(&i, &name("/file/x"), false));
+    }
+}
