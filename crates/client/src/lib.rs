@@ -38,7 +38,7 @@ pub use control::{command_interest, Controller};
 pub use error::{Error, Result};
 pub use face::{Consumer, DataPacket, Face, InterestPacket, NackPacket, Outcome, Received};
 pub use fetch::{get, get_with_progress, FetchOptions, Progress, Stats};
-pub use producer::{segment_data, serve_file, ServeOptions, ServeStats};
+pub use producer::{segment_data, serve_content, serve_file, serve_one, ServeOptions, ServeStats};
 pub use rtt::{RttEstimator, RttSummary};
 pub use transport::TransportUri;
 
