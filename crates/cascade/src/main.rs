@@ -5,6 +5,7 @@
 
 mod bench;
 mod decode;
+mod run;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the router daemon (NFD-compatible: apps find it at /run/nfd/nfd.sock).
+    Run(run::RunArgs),
     /// Decode NDN packets (Interest, Data, NDNLPv2) and print them as trees or JSON.
     Decode(DecodeArgs),
     /// Benchmarks that reproduce the seeds' published figures.
@@ -231,6 +234,7 @@ fn run_decode(args: &DecodeArgs) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
+        Command::Run(args) => run::run(args),
         Command::Decode(args) => run_decode(args),
         Command::Bench(BenchCommand::Engine(args)) => match bench::run_engine(args) {
             Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,128 @@
+//! `cascade run`: the daemon.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use router::{Config, Overrides, Router};
+
+/// Arguments of `cascade run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// TOML configuration file (absent: embedded defaults).
+    #[arg(long, short = 'c')]
+    config: Option<PathBuf>,
+    /// Unix socket path for local applications ('' disables it).
+    #[arg(long)]
+    unix: Option<String>,
+    /// TCP listen address ('' disables it).
+    #[arg(long)]
+    tcp: Option<String>,
+    /// UDP listen address ('' disables it).
+    #[arg(long)]
+    udp: Option<String>,
+    /// Forwarding workers (0 = one per core, less one for I/O).
+    #[arg(long)]
+    workers: Option<usize>,
+    /// More logging (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Print the effective configuration's listeners and exit (checks the file).
+    #[arg(long)]
+    check: bool,
+}
+
+/// Blocks SIGINT and SIGTERM in this thread (and every thread it starts), so that
+/// [`wait_for_signal`] can take them synchronously.
+fn block_signals() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls only read and write it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+fn wait_for_signal(set: &libc::sigset_t) -> i32 {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: `set` is initialised, `sig` is a valid out pointer.
+    unsafe {
+        libc::sigwait(set, &mut sig);
+    }
+    sig
+}
+
+/// Runs the daemon until SIGINT or SIGTERM.
+pub fn run(args: &RunArgs) -> ExitCode {
+    let level = match args.verbose {
+        0 => tracing::Level::INFO,
+        1 => tracing::Level::DEBUG,
+        _ => tracing::Level::TRACE,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let mut cfg = match &args.config {
+        None => Config::default(),
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => match Config::from_toml(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("cascade run: config {}: {e}", p.display());
+                    return ExitCode::from(2);
+                }
+            },
+            Err(e) => {
+                eprintln!("cascade run: cannot read config {}: {e}", p.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    cfg.apply(&Overrides {
+        unix: args.unix.clone(),
+        tcp: args.tcp.clone(),
+        udp: args.udp.clone(),
+        workers: args.workers,
+    });
+    if let Err(e) = cfg.validate() {
+        eprintln!("cascade run: {e}");
+        return ExitCode::from(2);
+    }
+    if args.check {
+        println!(
+            "config ok: unix {:?}, tcp {:?}, udp {:?}, workers {}",
+            cfg.listen.unix,
+            cfg.listen.tcp,
+            cfg.listen.udp,
+            cfg.worker_count(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        );
+        return ExitCode::SUCCESS;
+    }
+    let set = block_signals();
+    let router = match Router::start(&cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cascade run: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let b = router.bound();
+    eprintln!(
+        "cascade: forwarding with {} worker(s); unix {}, tcp {}, udp {}",
+        router.workers(),
+        b.unix
+            .as_ref()
+            .map_or("off".into(), |p| p.display().to_string()),
+        b.tcp.map_or("off".into(), |a| a.to_string()),
+        b.udp.map_or("off".into(), |a| a.to_string()),
+    );
+    let sig = wait_for_signal(&set);
+    tracing::info!(signal = sig, "stopping");
+    router.stop_handle().stop();
+    router.join();
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,561 @@
+//! The daemon's configuration: embedded defaults, a TOML file, command-line overrides.
+//!
+//! Every field has a default, so an empty file (or none) gives a working router. Unknown keys
+//! are errors: a typo must not silently fall back to a default. [`Config::validate`] checks what
+//! serde cannot (ranges, names, URIs) and names the offending key in a one-line error.
+
+use std::net::SocketAddr;
+
+use serde::Deserialize;
+
+/// Where NDN applications look for a forwarder (NFD's default Unix socket).
+pub const DEFAULT_UNIX_PATH: &str = "/run/nfd/nfd.sock";
+
+/// The NDN port for TCP and UDP.
+pub const DEFAULT_PORT: u16 = 6363;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Listeners.
+    pub listen: Listen,
+    /// Forwarding workers and I/O placement.
+    pub workers: Workers,
+    /// The in-RAM content store (per worker: the capacity is split between workers).
+    pub cs: Cs,
+    /// The PIT (per worker: the capacity is split between workers).
+    pub pit: Pit,
+    /// The FIB, shared by all workers.
+    pub fib: Fib,
+    /// Packet limits.
+    pub limits: PacketLimits,
+    /// Face defaults.
+    pub faces: Faces,
+    /// Faces created at start-up (`[[face]]`).
+    #[serde(rename = "face")]
+    pub static_faces: Vec<StaticFace>,
+    /// Routes installed at start-up (`[[route]]`).
+    #[serde(rename = "route")]
+    pub routes: Vec<Route>,
+    /// Strategy choices at start-up (`[[strategy]]`).
+    #[serde(rename = "strategy")]
+    pub strategies: Vec<StrategyEntry>,
+}
+
+/// Listeners; an empty string turns one off.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Listen {
+    /// Unix stream socket path.
+    pub unix: String,
+    /// TCP listen address.
+    pub tcp: String,
+    /// UDP unicast listen address.
+    pub udp: String,
+}
+
+impl Default for Listen {
+    fn default() -> Self {
+        Listen {
+            unix: DEFAULT_UNIX_PATH.into(),
+            tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
+            udp: format!("0.0.0.0:{DEFAULT_PORT}"),
+        }
+    }
+}
+
+/// Forwarding workers and thread placement.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Workers {
+    /// Number of forwarding workers; 0 = one per available core, minus the core the I/O thread
+    /// needs (at least one).
+    pub count: usize,
+    /// Cores to pin the workers to, in order (empty: automatic — pinned only when there are more
+    /// cores than threads, otherwise left to the scheduler).
+    pub cores: Vec<usize>,
+    /// Core to pin the I/O thread to (absent: automatic, as for workers).
+    pub io_core: Option<usize>,
+    /// Capacity of each ring between the I/O thread and a worker, in packets.
+    pub ring_capacity: usize,
+    /// Packet buffers in the shared pool (each holds one packet of up to
+    /// [`PacketLimits::max_packet_bytes`] plus link headers).
+    pub buffers: usize,
+    /// Worker tick: the longest a worker sleeps when idle (PIT expiry runs at least this often).
+    pub tick_ms: u64,
+}
+
+impl Default for Workers {
+    fn default() -> Self {
+        Workers {
+            count: 0,
+            cores: Vec::new(),
+            io_core: None,
+            ring_capacity: 4096,
+            buffers: 16_384,
+            tick_ms: 10,
+        }
+    }
+}
+
+/// CS replacement policy.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CsPolicy {
+    /// Least recently used (NFD's default is LRU too).
+    Lru,
+    /// First in, first out.
+    Fifo,
+}
+
+/// The in-RAM content store.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Cs {
+    /// Most Data packets, over all workers (NFD's default: 65,536).
+    pub capacity: usize,
+    /// Replacement policy.
+    pub policy: CsPolicy,
+}
+
+impl Default for Cs {
+    fn default() -> Self {
+        Cs {
+            capacity: 65_536,
+            policy: CsPolicy::Lru,
+        }
+    }
+}
+
+/// The PIT.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Pit {
+    /// Most pending Interests, over all workers.
+    pub capacity: usize,
+}
+
+impl Default for Pit {
+    fn default() -> Self {
+        Pit { capacity: 131_072 }
+    }
+}
+
+/// The FIB.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Fib {
+    /// Most entries (real and virtual).
+    pub capacity: usize,
+    /// Stage-1 depth M of the 2-stage longest-prefix match.
+    pub m: usize,
+}
+
+impl Default for Fib {
+    fn default() -> Self {
+        Fib {
+            capacity: 65_536,
+            m: 4,
+        }
+    }
+}
+
+/// Packet limits.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PacketLimits {
+    /// Largest network packet.
+    pub max_packet_bytes: usize,
+    /// Most name components.
+    pub max_name_components: usize,
+}
+
+impl Default for PacketLimits {
+    fn default() -> Self {
+        PacketLimits {
+            max_packet_bytes: wire::MAX_NDN_PACKET_BYTES,
+            max_name_components: 128,
+        }
+    }
+}
+
+/// Face defaults.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Faces {
+    /// Most faces at once (listeners excluded).
+    pub max_faces: usize,
+    /// Bytes a stream face may hold unsent before it drops packets.
+    pub send_queue_bytes: usize,
+    /// UDP MTU: larger packets are fragmented (NDNLPv2).
+    pub udp_mtu: usize,
+    /// Seconds of silence after which an on-demand UDP face is closed.
+    pub udp_idle_timeout_s: u64,
+    /// Malformed packets after which a face is closed (a UDP face is closed when it has sent
+    /// this many and more malformed than good ones).
+    pub malformed_limit: u64,
+}
+
+impl Default for Faces {
+    fn default() -> Self {
+        Faces {
+            max_faces: 4096,
+            send_queue_bytes: 1 << 20,
+            udp_mtu: 1452,
+            udp_idle_timeout_s: 600,
+            malformed_limit: 64,
+        }
+    }
+}
+
+/// A face to create at start-up.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StaticFace {
+    /// `udp://host:port` or `tcp://host:port` (`udp4`, `udp6`, `tcp4`, `tcp6` too).
+    pub uri: String,
+}
+
+/// A route to install at start-up.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// Name prefix.
+    pub prefix: String,
+    /// The URI of a `[[face]]`.
+    pub face: String,
+    /// Cost.
+    #[serde(default)]
+    pub cost: u32,
+}
+
+/// A strategy choice at start-up.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyEntry {
+    /// Name prefix.
+    pub prefix: String,
+    /// `best-route`, `multicast`, or NFD's full strategy names.
+    pub strategy: String,
+}
+
+/// Overrides from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--unix PATH`.
+    pub unix: Option<String>,
+    /// `--tcp ADDR`.
+    pub tcp: Option<String>,
+    /// `--udp ADDR`.
+    pub udp: Option<String>,
+    /// `--workers N`.
+    pub workers: Option<usize>,
+}
+
+/// Parses a name prefix written as a URI.
+pub fn parse_prefix(key: &str, s: &str) -> Result<wire::Name, String> {
+    wire::Name::from_uri(s).map_err(|e| format!("{key}: bad name {s:?}: {}", e.0))
+}
+
+/// The strategy named `s` (short or NFD names).
+pub fn parse_strategy(s: &str) -> Option<engine::fw::strategy::StrategyKind> {
+    use engine::fw::strategy::StrategyKind;
+    let short = s
+        .trim_end_matches('/')
+        .rsplit('/')
+        .find(|c| !c.starts_with("v=") && !c.starts_with("%FD"))
+        .unwrap_or(s);
+    match short {
+        "best-route" => Some(StrategyKind::BestRoute),
+        "multicast" => Some(StrategyKind::Multicast),
+        _ => None,
+    }
+}
+
+/// Parses `udp://host:port`-style face URIs: (is_udp, address).
+pub fn parse_face_uri(s: &str) -> Result<(bool, SocketAddr), String> {
+    let (scheme, rest) = s
+        .split_once("://")
+        .ok_or_else(|| format!("face URI {s:?} lacks a scheme (udp:// or tcp://)"))?;
+    let udp = match scheme {
+        "udp" | "udp4" | "udp6" => true,
+        "tcp" | "tcp4" | "tcp6" => false,
+        _ => return Err(format!("face URI {s:?}: unsupported scheme {scheme:?}")),
+    };
+    let rest = rest.trim_end_matches('/');
+    let has_port = if rest.starts_with('[') {
+        rest.contains("]:")
+    } else {
+        rest.contains(':')
+    };
+    let with_port = if has_port {
+        rest.to_string()
+    } else {
+        format!("{rest}:{DEFAULT_PORT}")
+    };
+    use std::net::ToSocketAddrs;
+    let addr = with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("face URI {s:?}: {e}"))?
+        .find(|a| match scheme {
+            "udp4" | "tcp4" => a.is_ipv4(),
+            "udp6" | "tcp6" => a.is_ipv6(),
+            _ => true,
+        })
+        .ok_or_else(|| format!("face URI {s:?}: no address of the right family"))?;
+    Ok((udp, addr))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+impl Config {
+    /// Parses a TOML document; the error is one line naming the problem and its line.
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        let c: Config = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .unwrap_or_default();
+            format!("{line}{}", e.message().replace('\n', " "))
+        })?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Applies command-line overrides.
+    pub fn apply(&mut self, o: &Overrides) {
+        if let Some(u) = &o.unix {
+            self.listen.unix = u.clone();
+        }
+        if let Some(t) = &o.tcp {
+            self.listen.tcp = t.clone();
+        }
+        if let Some(u) = &o.udp {
+            self.listen.udp = u.clone();
+        }
+        if let Some(w) = o.workers {
+            self.workers.count = w;
+        }
+    }
+
+    /// Checks what the types do not: one line naming the key on error.
+    pub fn validate(&self) -> Result<(), String> {
+        for (key, v) in [
+            ("listen.tcp", &self.listen.tcp),
+            ("listen.udp", &self.listen.udp),
+        ] {
+            if !v.is_empty() && v.parse::<SocketAddr>().is_err() {
+                return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
+            }
+        }
+        let range = |key: &str, v: usize, lo: usize, hi: usize| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{key}: {v} is outside {lo}..={hi}"))
+            }
+        };
+        range("workers.count", self.workers.count, 0, 64)?;
+        range(
+            "workers.ring_capacity",
+            self.workers.ring_capacity,
+            64,
+            1 << 20,
+        )?;
+        range("workers.buffers", self.workers.buffers, 256, 1 << 22)?;
+        range("workers.tick_ms", self.workers.tick_ms as usize, 1, 1000)?;
+        range("cs.capacity", self.cs.capacity, 0, 1 << 30)?;
+        range("pit.capacity", self.pit.capacity, 64, 1 << 30)?;
+        range("fib.capacity", self.fib.capacity, 64, 1 << 30)?;
+        range("fib.m", self.fib.m, 1, engine::hash::MAX_PREFIX_STATES)?;
+        range(
+            "limits.max_packet_bytes",
+            self.limits.max_packet_bytes,
+            512,
+            wire::MAX_NDN_PACKET_BYTES,
+        )?;
+        range(
+            "limits.max_name_components",
+            self.limits.max_name_components,
+            1,
+            engine::hash::MAX_PREFIX_STATES.max(128),
+        )?;
+        range("faces.max_faces", self.faces.max_faces, 1, 1 << 20)?;
+        range(
+            "faces.send_queue_bytes",
+            self.faces.send_queue_bytes,
+            9000,
+            1 << 30,
+        )?;
+        range("faces.udp_mtu", self.faces.udp_mtu, 128, 65_507)?;
+        range(
+            "faces.malformed_limit",
+            self.faces.malformed_limit as usize,
+            1,
+            usize::MAX,
+        )?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
+            if c >= 1024 {
+                return Err(format!(
+                    "workers.cores: core {c} does not exist ({cores} available)"
+                ));
+            }
+        }
+        for f in &self.static_faces {
+            parse_face_uri(&f.uri).map_err(|e| format!("face.uri: {e}"))?;
+        }
+        for r in &self.routes {
+            parse_prefix("route.prefix", &r.prefix)?;
+            if !self.static_faces.iter().any(|f| f.uri == r.face) {
+                return Err(format!(
+                    "route {}: face {:?} is not one of the [[face]] URIs",
+                    r.prefix, r.face
+                ));
+            }
+        }
+        for s in &self.strategies {
+            parse_prefix("strategy.prefix", &s.prefix)?;
+            if parse_strategy(&s.strategy).is_none() {
+                return Err(format!(
+                    "strategy {}: unknown strategy {:?} (best-route, multicast)",
+                    s.prefix, s.strategy
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Number of workers to run on a machine with `cores` cores.
+    pub fn worker_count(&self, cores: usize) -> usize {
+        if self.workers.count > 0 {
+            self.workers.count
+        } else {
+            cores.saturating_sub(1).max(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_defaults() {
+        assert_eq!(Config::from_toml("").unwrap(), Config::default());
+        assert_eq!(Config::default().listen.unix, DEFAULT_UNIX_PATH);
+    }
+
+    #[test]
+    fn full_file_parses() {
+        let c = Config::from_toml(
+            r#"
+            [listen]
+            unix = "/tmp/x.sock"
+            tcp = ""
+            udp = "127.0.0.1:7000"
+            [workers]
+            count = 3
+            cores = [0, 1, 1]
+            [cs]
+            capacity = 1000
+            policy = "fifo"
+            [[face]]
+            uri = "udp://127.0.0.1:6364"
+            [[route]]
+            prefix = "/a/b"
+            face = "udp://127.0.0.1:6364"
+            cost = 10
+            [[strategy]]
+            prefix = "/m"
+            strategy = "/localhost/nfd/strategy/multicast/v=4"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.workers.count, 3);
+        assert_eq!(c.cs.policy, CsPolicy::Fifo);
+        assert_eq!(c.routes[0].cost, 10);
+        assert_eq!(c.listen.tcp, "");
+    }
+
+    #[test]
+    fn errors_are_one_line_and_name_the_problem() {
+        let cases = [
+            ("[cs]\ncapacty = 3\n", "capacty"),
+            ("[workers]\ncount = \"x\"\n", "line 2"),
+            ("[listen]\nudp = \"nowhere\"\n", "listen.udp"),
+            ("[fib]\nm = 0\n", "fib.m"),
+            (
+                "[[route]]\nprefix = \"/a\"\nface = \"udp://1.2.3.4\"\n",
+                "not one of",
+            ),
+            (
+                "[[strategy]]\nprefix = \"/\"\nstrategy = \"random\"\n",
+                "unknown strategy",
+            ),
+            ("[[face]]\nuri = \"ether://x\"\n", "unsupported scheme"),
+        ];
+        for (text, needle) in cases {
+            let e = Config::from_toml(text).unwrap_err();
+            assert!(e.contains(needle), "{text:?} gave {e:?}");
+            assert!(!e.contains('\n'), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn strategy_names() {
+        use engine::fw::strategy::StrategyKind;
+        for (s, k) in [
+            ("best-route", StrategyKind::BestRoute),
+            (
+                "/localhost/nfd/strategy/best-route",
+                StrategyKind::BestRoute,
+            ),
+            (
+                "/localhost/nfd/strategy/best-route/v=5",
+                StrategyKind::BestRoute,
+            ),
+            (
+                "/localhost/nfd/strategy/multicast/%FD%04",
+                StrategyKind::Multicast,
+            ),
+        ] {
+            assert_eq!(parse_strategy(s), Some(k), "{s}");
+        }
+        assert_eq!(parse_strategy("/localhost/nfd/strategy/asf"), None);
+    }
+
+    #[test]
+    fn face_uris() {
+        assert_eq!(
+            parse_face_uri("udp4://127.0.0.1:6364").unwrap(),
+            (true, "127.0.0.1:6364".parse().unwrap())
+        );
+        assert_eq!(
+            parse_face_uri("tcp://127.0.0.1").unwrap(),
+            (false, "127.0.0.1:6363".parse().unwrap())
+        );
+        assert_eq!(
+            parse_face_uri("udp6://[::1]:7").unwrap(),
+            (true, "[::1]:7".parse().unwrap())
+        );
+        assert!(parse_face_uri("udp6://127.0.0.1:7").is_err());
+    }
+
+    #[test]
+    fn overrides_win() {
+        let mut c = Config::default();
+        c.apply(&Overrides {
+            unix: Some("/tmp/y".into()),
+            workers: Some(5),
+            ..Overrides::default()
+        });
+        assert_eq!(c.listen.unix, "/tmp/y");
+        assert_eq!(c.worker_count(2), 5);
+        assert_eq!(Config::default().worker_count(2), 1);
+        assert_eq!(Config::default().worker_count(8), 7);
+    }
+}

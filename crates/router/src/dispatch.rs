@@ -1,0 +1,289 @@
+//! Which thread gets a packet: the I/O thread parses only as far as the name and its hash.
+//!
+//! - Interests go to the worker that owns their name (keyed hash of the full name, or of the
+//!   name prefix and batch number under [`Mapping::Batch`]); a trailing implicit digest is left
+//!   out of the hash so the Interest meets its Data, whose name has no digest.
+//! - Data and Nacks that carry one of our PIT tokens go to the worker that sent the Interest
+//!   (workers put a token naming themselves on every Interest they send upstream, as NDN-DPDK
+//!   does). Without a token a Nack goes by its Interest's name; a Data goes to the owner of its
+//!   name and, when there are several workers, a copy goes to every other worker too, since a
+//!   CanBePrefix Interest for a shorter name may wait there.
+//! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
+//! - Fragments go back to the face for reassembly first.
+
+use engine::hash::{prefix_hash, HashKey};
+use engine::partition::{mapping_hash, worker_of, Mapping};
+use wire::tlv::Reader;
+use wire::{tt, Limits, LpPacketView, NameView};
+
+use crate::pool::PktKind;
+
+/// First bytes of the PIT token a worker puts on the Interests it sends upstream; the third and
+/// last byte is the worker's index.
+pub const TOKEN_MAGIC: [u8; 2] = [0xCA, 0x5C];
+
+/// The PIT token of worker `w`.
+#[inline]
+pub fn worker_token(w: usize) -> [u8; 3] {
+    [TOKEN_MAGIC[0], TOKEN_MAGIC[1], w as u8]
+}
+
+/// The worker a PIT token names, if it is one of ours and in range.
+#[inline]
+pub fn token_worker(token: &[u8], workers: usize) -> Option<usize> {
+    match token {
+        [a, b, w] if [*a, *b] == TOKEN_MAGIC && (*w as usize) < workers => Some(*w as usize),
+        _ => None,
+    }
+}
+
+/// Where a received packet goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// To this worker.
+    Worker(usize),
+    /// A Data without our token: to `owner`, and a copy to every other worker.
+    AllWorkers {
+        /// The worker that owns the Data's name.
+        owner: usize,
+    },
+    /// To management (a command or dataset Interest).
+    Mgmt,
+    /// A fragment: reassemble first, then route the whole packet.
+    Reassemble,
+    /// An LpPacket without a network packet (IDLE): nothing to do.
+    Idle,
+    /// Not a packet we can forward.
+    Malformed,
+}
+
+/// The I/O thread's packet classifier.
+#[derive(Debug, Clone, Copy)]
+pub struct Dispatcher {
+    key: HashKey,
+    workers: usize,
+    mapping: Mapping,
+    limits: Limits,
+}
+
+fn is_generic(c: Option<wire::ComponentView<'_>>, value: &[u8]) -> bool {
+    c.is_some_and(|c| u32::from(c.typ) == tt::GENERIC_COMPONENT && c.value == value)
+}
+
+/// True for names under `/localhost/nfd` or `/localhop/nfd`.
+pub fn is_management(name: &NameView<'_>) -> bool {
+    let first = name.get(0);
+    (is_generic(first, b"localhost") || is_generic(first, b"localhop"))
+        && is_generic(name.get(1), b"nfd")
+}
+
+impl Dispatcher {
+    /// A dispatcher for `workers` workers (at least one).
+    pub fn new(key: HashKey, workers: usize, mapping: Mapping, limits: Limits) -> Self {
+        assert!((1..=255).contains(&workers));
+        Dispatcher {
+            key,
+            workers,
+            mapping,
+            limits,
+        }
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The worker that owns `name` (an Interest's name or a Data's).
+    pub fn owner(&self, name: &NameView<'_>) -> usize {
+        if self.workers == 1 {
+            return 0;
+        }
+        let h = match name.last() {
+            Some(c) if u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST => {
+                prefix_hash(self.key, name, name.len() - 1)
+            }
+            _ => mapping_hash(self.key, name, self.mapping),
+        };
+        worker_of(h, self.workers)
+    }
+
+    /// Classifies one received packet (bare Interest or Data, or an LpPacket).
+    pub fn route(&self, bytes: &[u8]) -> Route {
+        self.classify(bytes).0
+    }
+
+    /// Classifies one received packet and tells what it is.
+    pub fn classify(&self, bytes: &[u8]) -> (Route, PktKind) {
+        let Some(&first) = bytes.first() else {
+            return (Route::Malformed, PktKind::Other);
+        };
+        if u32::from(first) != tt::LP_PACKET {
+            return self.route_network(bytes, None, false);
+        }
+        let Ok(lp) = LpPacketView::decode(bytes, &self.limits) else {
+            return (Route::Malformed, PktKind::Other);
+        };
+        if lp.frag_count.is_some_and(|c| c > 1) {
+            return (Route::Reassemble, PktKind::Other);
+        }
+        match lp.fragment() {
+            None => (Route::Idle, PktKind::Other),
+            Some(f) => self.route_network(f, lp.pit_token, lp.nack.is_some()),
+        }
+    }
+
+    fn route_network(&self, bytes: &[u8], token: Option<&[u8]>, nack: bool) -> (Route, PktKind) {
+        const BAD: (Route, PktKind) = (Route::Malformed, PktKind::Other);
+        let mut r = Reader::new(bytes);
+        let Ok(outer) = r.read() else {
+            return BAD;
+        };
+        if !r.is_empty() {
+            return BAD;
+        }
+        let kind = match outer.typ {
+            tt::INTEREST if nack => PktKind::Nack,
+            tt::INTEREST => PktKind::Interest,
+            tt::DATA if !nack => PktKind::Data,
+            _ => return BAD,
+        };
+        let Ok(name_el) = outer.reader().read() else {
+            return BAD;
+        };
+        if name_el.typ != tt::NAME {
+            return BAD;
+        }
+        let Ok(name) = NameView::from_element(name_el, &self.limits) else {
+            return BAD;
+        };
+        if kind == PktKind::Interest && is_management(&name) {
+            return (Route::Mgmt, kind);
+        }
+        if kind != PktKind::Interest {
+            if let Some(w) = token.and_then(|t| token_worker(t, self.workers)) {
+                return (Route::Worker(w), kind);
+            }
+        }
+        let owner = self.owner(&name);
+        if kind == PktKind::Data && self.workers > 1 {
+            (Route::AllWorkers { owner }, kind)
+        } else {
+            (Route::Worker(owner), kind)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::lp::LpPacket;
+    use wire::{Component, Data, Interest, Name};
+
+    const KEY: HashKey = HashKey::fixed(1, 2);
+
+    fn d(workers: usize) -> Dispatcher {
+        Dispatcher::new(KEY, workers, Mapping::FullName, Limits::default())
+    }
+
+    fn interest(uri: &str) -> Vec<u8> {
+        Interest::new(Name::from_uri(uri).unwrap(), [1, 2, 3, 4]).to_wire()
+    }
+
+    fn data(uri: &str) -> Vec<u8> {
+        Data::new(Name::from_uri(uri).unwrap(), b"x".to_vec()).to_wire()
+    }
+
+    fn lp(frag: Vec<u8>, token: Option<&[u8]>, nack: bool) -> Vec<u8> {
+        let mut p = if nack {
+            LpPacket::nack(frag, wire::NackReason::NoRoute)
+        } else {
+            LpPacket {
+                fragment: Some(frag),
+                ..LpPacket::default()
+            }
+        };
+        p.pit_token = token.map(<[u8]>::to_vec);
+        p.to_wire()
+    }
+
+    #[test]
+    fn interest_and_data_meet_on_one_worker() {
+        let dd = d(4);
+        let mut seen = [false; 4];
+        for i in 0..200 {
+            let uri = format!("/a/b/{i}");
+            let Route::Worker(w) = dd.route(&interest(&uri)) else {
+                panic!()
+            };
+            seen[w] = true;
+            assert_eq!(dd.route(&data(&uri)), Route::AllWorkers { owner: w });
+            // A Nack without a token goes by its Interest's name.
+            assert_eq!(dd.route(&lp(interest(&uri), None, true)), Route::Worker(w));
+            // An implicit-digest Interest goes where its Data's name goes.
+            let with_digest = Name::from_uri(&uri)
+                .unwrap()
+                .with(Component::implicit_digest([7; 32]));
+            let wire = Interest::new(with_digest, [1, 2, 3, 4]).to_wire();
+            assert_eq!(dd.route(&wire), Route::Worker(w));
+        }
+        assert!(seen.iter().all(|&s| s), "names spread over the workers");
+    }
+
+    #[test]
+    fn our_tokens_pick_the_worker() {
+        let dd = d(4);
+        let t = worker_token(2);
+        assert_eq!(dd.route(&lp(data("/x"), Some(&t), false)), Route::Worker(2));
+        assert_eq!(
+            dd.route(&lp(interest("/x"), Some(&t), true)),
+            Route::Worker(2)
+        );
+        // Out of range or foreign tokens are ignored.
+        let bad = worker_token(9);
+        assert!(matches!(
+            dd.route(&lp(data("/x"), Some(&bad), false)),
+            Route::AllWorkers { .. }
+        ));
+        assert!(matches!(
+            dd.route(&lp(data("/x"), Some(b"abcd"), false)),
+            Route::AllWorkers { .. }
+        ));
+        // One worker: everything to it.
+        assert_eq!(d(1).route(&data("/x")), Route::Worker(0));
+    }
+
+    #[test]
+    fn management_idle_fragments_and_garbage() {
+        let dd = d(2);
+        assert_eq!(dd.route(&interest("/localhost/nfd/rib/list")), Route::Mgmt);
+        assert_eq!(
+            dd.route(&interest("/localhop/nfd/rib/register")),
+            Route::Mgmt
+        );
+        assert!(matches!(
+            dd.route(&interest("/localhost/other")),
+            Route::Worker(_)
+        ));
+        assert_eq!(dd.route(&LpPacket::default().to_wire()), Route::Idle);
+        let frag = LpPacket {
+            sequence: Some(1),
+            frag_index: Some(0),
+            frag_count: Some(2),
+            fragment: Some(vec![5, 0]),
+            ..LpPacket::default()
+        };
+        assert_eq!(dd.route(&frag.to_wire()), Route::Reassemble);
+        for bad in [
+            &[][..],
+            &[5, 1],
+            &[6, 0],
+            &[9, 2, 7, 0],
+            &[0x64, 2, 0x50, 3],
+        ] {
+            assert_eq!(dd.route(bad), Route::Malformed, "{bad:?}");
+        }
+        // A Data inside a Nack is malformed.
+        assert_eq!(dd.route(&lp(data("/x"), None, true)), Route::Malformed);
+    }
+}

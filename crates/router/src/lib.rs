@@ -1,0 +1,333 @@
+//! # router — the Cascade daemon
+//!
+//! Wires faces, forwarding workers, the shared FIB and NFD-compatible management into a router
+//! (seed 001's threading model, NDN-DPDK's split of data and control planes):
+//!
+//! ```text
+//!   sockets ──► I/O thread ──(ring per worker)──► worker 0..N-1 (one engine each)
+//!      ▲          │   ▲                                   │
+//!      │          │   └──────(ring per worker)────────────┘
+//!      └── per-face queues                 management thread ──► FIB (RCU), worker control
+//! ```
+//!
+//! - [`io`]: one poll loop owns every socket and face; it parses only as far as the name and its
+//!   hash ([`dispatch`]) and hands each packet to the worker that owns the name.
+//! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
+//!   path, and writes link-layer packets into pool buffers ([`pool`]).
+//! - [`manager`]: NFD's management protocol; FIB and strategy changes reach every worker
+//!   without a pause in forwarding.
+//! - [`config`]: embedded defaults, TOML, command-line overrides.
+//!
+//! This crate owns threads and sockets; the engine, the wire format, the faces' framing and the
+//! management encoding live in their own crates and are only called from here.
+
+pub mod config;
+pub mod dispatch;
+pub mod io;
+pub mod manager;
+pub mod pool;
+pub mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use engine::fw::pipeline::{Engine, EngineConfig};
+use engine::hash::HashKey;
+use engine::partition::Mapping;
+use engine::table::fib::Fib;
+use engine::table::pit_cs::{CsPolicy, PitCsConfig};
+use wire::mgmt::FacePersistency;
+use wire::Limits;
+
+pub use config::{Config, Overrides};
+pub use io::Bound;
+
+use crate::dispatch::Dispatcher;
+use crate::io::{Io, IoCommand, IoConfig, IoParts, IoWaker};
+use crate::manager::{Manager, ManagerParts};
+use crate::pool::Pool;
+use crate::worker::{Control, Worker, WorkerLink};
+
+/// Bytes of link-layer headers a pool buffer holds beyond the largest network packet.
+pub const LINK_HEADROOM_BYTES: usize = 256;
+
+/// A running router.
+pub struct Router {
+    stop: StopHandle,
+    threads: Vec<JoinHandle<()>>,
+    bound: Bound,
+    workers: usize,
+}
+
+/// Stops a router from another thread (a signal handler thread, a test).
+#[derive(Clone)]
+pub struct StopHandle {
+    flag: Arc<AtomicBool>,
+    io: Arc<IoWaker>,
+    links: Vec<Arc<WorkerLink>>,
+}
+
+impl StopHandle {
+    /// Asks every thread to stop.
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        self.io.wake_now();
+        for l in &self.links {
+            l.parked.store(true, Ordering::SeqCst);
+            l.wake();
+        }
+    }
+
+    /// Has a stop been asked for?
+    pub fn is_stopped(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+fn random_key() -> HashKey {
+    let mut b = [0u8; 16];
+    // SAFETY: `b` is a valid writable buffer of 16 bytes.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != 16 {
+        // No entropy from the kernel: fall back to the clock and addresses (still per process).
+        let t = Instant::now().elapsed().as_nanos() as u64
+            ^ std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+        let a = &b as *const _ as u64;
+        b[..8].copy_from_slice(&t.to_le_bytes());
+        b[8..].copy_from_slice(&(a ^ t.rotate_left(17)).to_le_bytes());
+    }
+    HashKey::from_bytes(b)
+}
+
+fn pin_to(core: usize) {
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays within it for core < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if core < libc::CPU_SETSIZE as usize {
+            libc::CPU_SET(core, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+impl Router {
+    /// Starts a router: binds the listeners, starts the threads, creates the static faces,
+    /// routes and strategies. Errors are one line naming what failed.
+    pub fn start(cfg: &Config) -> Result<Router, String> {
+        cfg.validate()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let n = cfg.worker_count(cores).min(255);
+        let key = random_key();
+        let limits = Limits {
+            max_packet_bytes: cfg.limits.max_packet_bytes,
+            max_name_components: cfg.limits.max_name_components,
+            verify_parameters_digest: false,
+            ..Limits::default()
+        };
+        let fib = Arc::new(Fib::new(key, cfg.fib.capacity, cfg.fib.m));
+        let pool = Arc::new(Pool::new(
+            cfg.workers.buffers,
+            cfg.limits.max_packet_bytes + LINK_HEADROOM_BYTES,
+        ));
+        let links: Vec<Arc<WorkerLink>> = (0..n)
+            .map(|_| Arc::new(WorkerLink::new(cfg.workers.ring_capacity)))
+            .collect();
+        let (ctl_tx, ctl_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| channel::<Control>()).unzip();
+        let (mgmt_tx, mgmt_rx) = channel();
+        let (io_tx, io_rx) = channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let start = Instant::now();
+        let io = Io::new(
+            IoParts {
+                cfg: IoConfig {
+                    max_faces: cfg.faces.max_faces,
+                    send_queue_bytes: cfg.faces.send_queue_bytes,
+                    udp_mtu: cfg.faces.udp_mtu,
+                    udp_idle_timeout_ms: cfg.faces.udp_idle_timeout_s.saturating_mul(1000),
+                    malformed_limit: cfg.faces.malformed_limit,
+                    limits,
+                },
+                dispatcher: Dispatcher::new(key, n, Mapping::FullName, limits),
+                pool: pool.clone(),
+                workers: links.clone(),
+                worker_ctl: ctl_tx.clone(),
+                mgmt: mgmt_tx,
+                commands: io_rx,
+                stop: stop.clone(),
+                start,
+            },
+            &cfg.listen.unix,
+            &cfg.listen.tcp,
+            &cfg.listen.udp,
+        )?;
+        let bound = io.bound();
+        let io_waker = io.waker();
+        let handle = StopHandle {
+            flag: stop.clone(),
+            io: io_waker.clone(),
+            links: links.clone(),
+        };
+        // Placement: pin only when every thread can have a core of its own, or when told to.
+        let auto_pin = cfg.workers.cores.is_empty() && cores > n;
+        let io_core = cfg.workers.io_core.or(auto_pin.then_some(0));
+        let worker_core = |i: usize| {
+            cfg.workers
+                .cores
+                .get(i)
+                .copied()
+                .or(auto_pin.then_some(i + 1))
+        };
+        let cs_policy = match cfg.cs.policy {
+            config::CsPolicy::Lru => CsPolicy::Lru,
+            config::CsPolicy::Fifo => CsPolicy::Fifo,
+        };
+        let mut threads = Vec::new();
+        let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.clone())
+                .spawn(f)
+                .map_err(|e| format!("cannot start thread {name}: {e}"))
+        };
+        for (i, rx) in ctl_rx.into_iter().enumerate() {
+            let ecfg = EngineConfig {
+                pit_cs: PitCsConfig {
+                    pit_capacity: cfg.pit.capacity.div_ceil(n).max(64),
+                    cs_capacity: cfg.cs.capacity.div_ceil(n),
+                    cs_policy,
+                    ..PitCsConfig::default()
+                },
+                limits,
+                ..EngineConfig::default()
+            };
+            let engine = Engine::new(key, fib.clone(), ecfg);
+            let w = Worker::new(
+                i,
+                engine,
+                links[i].clone(),
+                pool.clone(),
+                rx,
+                io_waker.clone(),
+                stop.clone(),
+                start,
+                Duration::from_millis(cfg.workers.tick_ms),
+            );
+            let core = worker_core(i);
+            threads.push(spawn(
+                format!("cascade-w{i}"),
+                Box::new(move || {
+                    if let Some(c) = core {
+                        pin_to(c);
+                    }
+                    w.run();
+                }),
+            )?);
+        }
+        threads.push(spawn(
+            "cascade-io".into(),
+            Box::new(move || {
+                if let Some(c) = io_core {
+                    pin_to(c);
+                }
+                io.run();
+            }),
+        )?);
+        let mut manager = Manager::new(ManagerParts {
+            fib,
+            workers: links.clone(),
+            worker_ctl: ctl_tx,
+            io: io_tx,
+            io_waker: io_waker.clone(),
+            input: mgmt_rx,
+            stop: stop.clone(),
+            start,
+            cs_capacity: cfg.cs.capacity,
+            cs_policy,
+            limits,
+        });
+        let router = Router {
+            stop: handle,
+            threads,
+            bound,
+            workers: n,
+        };
+        if let Err(e) = manager.configure(cfg) {
+            router.stop.stop();
+            router.join();
+            return Err(e);
+        }
+        let mut router = router;
+        router.threads.push(spawn(
+            "cascade-mgmt".into(),
+            Box::new(move || manager.run()),
+        )?);
+        tracing::info!(
+            workers = n,
+            unix = ?router.bound.unix,
+            tcp = ?router.bound.tcp,
+            udp = ?router.bound.udp,
+            "cascade router started"
+        );
+        Ok(router)
+    }
+
+    /// What the listeners bound to.
+    pub fn bound(&self) -> &Bound {
+        &self.bound
+    }
+
+    /// Number of forwarding workers.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// A handle that stops the router.
+    pub fn stop_handle(&self) -> StopHandle {
+        self.stop.clone()
+    }
+
+    /// Waits for every thread to finish (after a stop).
+    pub fn join(self) {
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Used by start-up configuration: creates a face through the I/O thread.
+pub(crate) fn create_static_face(
+    io: &Sender<IoCommand>,
+    waker: &IoWaker,
+    uri: &str,
+) -> Result<engine::table::pit_cs::FaceId, String> {
+    let (udp, addr) = config::parse_face_uri(uri)?;
+    let (tx, rx) = channel();
+    let cmd = if udp {
+        IoCommand::CreateUdp {
+            remote: addr,
+            persistency: FacePersistency::Permanent,
+            mtu: None,
+            reply: tx,
+        }
+    } else {
+        let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(4))
+            .map_err(|e| format!("face {uri}: cannot connect: {e}"))?;
+        IoCommand::AdoptTcp {
+            stream,
+            persistency: FacePersistency::Permanent,
+            reply: tx,
+        }
+    };
+    io.send(cmd).map_err(|_| "I/O thread is gone".to_string())?;
+    waker.wake_now();
+    match rx.recv_timeout(Duration::from_secs(5)) {
+        Ok(Ok(d)) => Ok(d.id),
+        Ok(Err(io::CreateError::Exists(d))) => Ok(d.id),
+        Ok(Err(io::CreateError::Failed(e))) => Err(format!("face {uri}: {e}")),
+        Err(_) => Err(format!("face {uri}: no answer from the I/O thread")),
+    }
+}
