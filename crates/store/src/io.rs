@@ -1,0 +1,582 @@
+//! Non-blocking positional file I/O: io_uring, or a pool of threads doing `pread`/`pwrite`.
+//!
+//! The owner submits [`IoOp`]s (each carries its own [`AlignedBuf`], moved in and handed back
+//! on completion, so nothing is allocated per operation) and drains [`IoDone`]s without ever
+//! blocking, except through [`Io::wait`] which exists for benchmarks and shutdown. The number
+//! of operations in flight is bounded by the queue depth given at start-up.
+//!
+//! [`IoBackend::Auto`] tries io_uring first (one ring per store, `queue_depth` entries) and
+//! falls back to the thread pool if the kernel refuses to create the ring (old kernel, seccomp,
+//! `io_uring_disabled`).
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+
+/// Alignment of every I/O buffer (bytes): enough for `O_DIRECT` on 4 KiB-sector devices.
+pub const BUF_ALIGN_BYTES: usize = 4096;
+
+/// A heap buffer aligned to [`BUF_ALIGN_BYTES`], allocated once at start-up.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the buffer is uniquely owned heap memory; moving it between threads is sound.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// A zeroed buffer of `len` bytes (rounded up to the alignment). Panics if `len` is 0 or
+    /// the allocation fails.
+    pub fn new(len: usize) -> Self {
+        let len = len.div_ceil(BUF_ALIGN_BYTES).max(1) * BUF_ALIGN_BYTES;
+        let layout = Layout::from_size_align(len, BUF_ALIGN_BYTES).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let raw = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        AlignedBuf { ptr, len }
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Always false (buffers have at least one aligned block).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len initialised (zeroed at allocation) bytes we own.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: as above, and &mut self guarantees exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.len, BUF_ALIGN_BYTES).expect("buffer layout");
+        // SAFETY: allocated in `new` with this exact layout.
+        unsafe { dealloc(self.ptr.as_ptr(), layout) }
+    }
+}
+
+impl std::fmt::Debug for AlignedBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AlignedBuf({} bytes)", self.len)
+    }
+}
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// `pread` into the buffer.
+    Read,
+    /// `pwrite` from the buffer.
+    Write,
+}
+
+/// One positional operation on the store's file.
+#[derive(Debug)]
+pub struct IoOp {
+    /// Read or write.
+    pub kind: IoKind,
+    /// File offset in bytes.
+    pub offset: u64,
+    /// Bytes to transfer, from the start of `buf` (at most `buf.len()`).
+    pub len: usize,
+    /// The buffer, owned by the operation while it is in flight.
+    pub buf: AlignedBuf,
+    /// Caller's tag, returned with the completion.
+    pub tag: u64,
+}
+
+/// A finished operation.
+#[derive(Debug)]
+pub struct IoDone {
+    /// The operation, with its buffer.
+    pub op: IoOp,
+    /// Bytes transferred, or the error.
+    pub result: io::Result<usize>,
+}
+
+impl IoDone {
+    /// Whether the whole requested length was transferred.
+    pub fn complete(&self) -> bool {
+        matches!(self.result, Ok(n) if n == self.op.len)
+    }
+}
+
+/// Which I/O mechanism to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IoBackend {
+    /// io_uring if the kernel allows it, else the thread pool.
+    #[default]
+    Auto,
+    /// io_uring only (fails to open if the kernel refuses).
+    Uring,
+    /// A pool of I/O threads doing `pread`/`pwrite`.
+    Threads,
+}
+
+/// The mechanism actually in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActiveBackend {
+    /// io_uring.
+    Uring,
+    /// The thread pool.
+    Threads,
+}
+
+/// The submission/completion engine of one store (owned by one thread).
+pub struct Io {
+    inner: Inner,
+    queue_depth: usize,
+    in_flight: usize,
+}
+
+enum Inner {
+    #[cfg(target_os = "linux")]
+    Uring(Box<Uring>),
+    Threads(Pool),
+}
+
+impl std::fmt::Debug for Io {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Io")
+            .field("backend", &self.backend())
+            .field("queue_depth", &self.queue_depth)
+            .field("in_flight", &self.in_flight)
+            .finish()
+    }
+}
+
+impl Io {
+    /// Starts the I/O engine on `file` for at most `queue_depth` operations in flight;
+    /// `threads` is the pool size when the thread pool is used.
+    pub fn new(
+        file: Arc<File>,
+        backend: IoBackend,
+        queue_depth: usize,
+        threads: usize,
+    ) -> io::Result<Self> {
+        let queue_depth = queue_depth.max(1);
+        let inner = match backend {
+            IoBackend::Threads => Inner::Threads(Pool::new(file, queue_depth, threads)?),
+            #[cfg(target_os = "linux")]
+            IoBackend::Uring => Inner::Uring(Box::new(Uring::new(file, queue_depth)?)),
+            #[cfg(target_os = "linux")]
+            IoBackend::Auto => match Uring::new(file.clone(), queue_depth) {
+                Ok(u) => Inner::Uring(Box::new(u)),
+                Err(_) => Inner::Threads(Pool::new(file, queue_depth, threads)?),
+            },
+            #[cfg(not(target_os = "linux"))]
+            IoBackend::Uring => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "io_uring needs Linux",
+                ))
+            }
+            #[cfg(not(target_os = "linux"))]
+            IoBackend::Auto => Inner::Threads(Pool::new(file, queue_depth, threads)?),
+        };
+        Ok(Io {
+            inner,
+            queue_depth,
+            in_flight: 0,
+        })
+    }
+
+    /// The mechanism in use.
+    pub fn backend(&self) -> ActiveBackend {
+        match self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Uring(_) => ActiveBackend::Uring,
+            Inner::Threads(_) => ActiveBackend::Threads,
+        }
+    }
+
+    /// Operations submitted and not yet drained.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Whether another operation can be submitted now.
+    pub fn has_room(&self) -> bool {
+        self.in_flight < self.queue_depth
+    }
+
+    /// Submits `op` without blocking; gives it back if the queue is full or the kernel
+    /// refused it.
+    pub fn submit(&mut self, op: IoOp) -> Result<(), IoOp> {
+        if !self.has_room() || op.len > op.buf.len() {
+            return Err(op);
+        }
+        let r = match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Uring(u) => u.submit(op),
+            Inner::Threads(p) => p.submit(op),
+        };
+        if r.is_ok() {
+            self.in_flight += 1;
+        }
+        r
+    }
+
+    /// The next finished operation, if any, without blocking.
+    pub fn try_complete(&mut self) -> Option<IoDone> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        let d = match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Uring(u) => u.try_complete(),
+            Inner::Threads(p) => p.try_complete(),
+        };
+        if d.is_some() {
+            self.in_flight -= 1;
+        }
+        d
+    }
+
+    /// Blocks until an operation finishes (`None` if nothing is in flight). For benchmarks and
+    /// shutdown only: a forwarding worker uses [`Io::try_complete`].
+    pub fn wait(&mut self) -> Option<IoDone> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        let d = match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            Inner::Uring(u) => u.wait(),
+            Inner::Threads(p) => p.wait(),
+        };
+        if d.is_some() {
+            self.in_flight -= 1;
+        }
+        d
+    }
+}
+
+// ------------------------------------------------------------------------------- thread pool
+
+struct Pool {
+    tx: Option<Sender<IoOp>>,
+    rx: Receiver<IoDone>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pool {
+    fn new(file: Arc<File>, queue_depth: usize, threads: usize) -> io::Result<Self> {
+        let (tx, work) = crossbeam_channel::bounded::<IoOp>(queue_depth);
+        let (done, rx) = crossbeam_channel::bounded::<IoDone>(queue_depth);
+        let n = threads.clamp(1, queue_depth);
+        let mut handles = Vec::with_capacity(n);
+        for i in 0..n {
+            let (file, work, done) = (file.clone(), work.clone(), done.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("l2-io-{i}"))
+                .spawn(move || {
+                    while let Ok(mut op) = work.recv() {
+                        let result = run_blocking(&file, &mut op);
+                        if done.send(IoDone { op, result }).is_err() {
+                            break;
+                        }
+                    }
+                })?;
+            handles.push(h);
+        }
+        Ok(Pool {
+            tx: Some(tx),
+            rx,
+            threads: handles,
+        })
+    }
+
+    fn submit(&mut self, op: IoOp) -> Result<(), IoOp> {
+        match &self.tx {
+            // The channel holds queue_depth operations and at most queue_depth are in flight,
+            // so this never finds it full.
+            Some(tx) => tx.try_send(op).map_err(|e| e.into_inner()),
+            None => Err(op),
+        }
+    }
+
+    fn try_complete(&mut self) -> Option<IoDone> {
+        self.rx.try_recv().ok()
+    }
+
+    fn wait(&mut self) -> Option<IoDone> {
+        self.rx.recv().ok()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.tx = None; // the threads see the channel close and exit
+        while self.rx.try_recv().is_ok() {}
+        for h in self.threads.drain(..) {
+            // Keep draining so no thread blocks on a full completion channel.
+            while !h.is_finished() {
+                if self
+                    .rx
+                    .recv_timeout(std::time::Duration::from_millis(1))
+                    .is_ok()
+                {
+                    continue;
+                }
+            }
+            let _ = h.join();
+        }
+    }
+}
+
+/// One blocking `pread`/`pwrite` of the whole length (retried on short transfers and EINTR).
+fn run_blocking(file: &File, op: &mut IoOp) -> io::Result<usize> {
+    let len = op.len;
+    let mut done = 0;
+    while done < len {
+        let off = op.offset + done as u64;
+        let r = match op.kind {
+            IoKind::Read => file.read_at(&mut op.buf.as_mut_slice()[done..len], off),
+            IoKind::Write => file.write_at(&op.buf.as_slice()[done..len], off),
+        };
+        match r {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+// ---------------------------------------------------------------------------------- io_uring
+
+#[cfg(target_os = "linux")]
+struct Uring {
+    ring: io_uring::IoUring,
+    file: Arc<File>,
+    /// Operations in flight, by slot (the SQE's user_data).
+    slots: Vec<Option<IoOp>>,
+    free: Vec<u32>,
+}
+
+#[cfg(target_os = "linux")]
+impl Uring {
+    fn new(file: Arc<File>, queue_depth: usize) -> io::Result<Self> {
+        let entries = (queue_depth as u32).next_power_of_two();
+        let ring = io_uring::IoUring::new(entries)?;
+        let slots = (0..queue_depth).map(|_| None).collect();
+        let free = (0..queue_depth as u32).rev().collect();
+        Ok(Uring {
+            ring,
+            file,
+            slots,
+            free,
+        })
+    }
+
+    fn submit(&mut self, mut op: IoOp) -> Result<(), IoOp> {
+        use std::os::fd::AsRawFd;
+        let Some(slot) = self.free.pop() else {
+            return Err(op);
+        };
+        let fd = io_uring::types::Fd(self.file.as_raw_fd());
+        let len = op.len as u32;
+        let entry = match op.kind {
+            IoKind::Read => {
+                io_uring::opcode::Read::new(fd, op.buf.as_mut_slice().as_mut_ptr(), len)
+                    .offset(op.offset)
+                    .build()
+            }
+            IoKind::Write => io_uring::opcode::Write::new(fd, op.buf.as_slice().as_ptr(), len)
+                .offset(op.offset)
+                .build(),
+        }
+        .user_data(u64::from(slot));
+        // SAFETY: the buffer lives in `self.slots` until its completion is reaped (the ring is
+        // dropped before the slots, see Drop), and the file stays open through `self.file`.
+        let pushed = unsafe { self.ring.submission().push(&entry).is_ok() };
+        if !pushed || self.ring.submit().is_err() {
+            // Not accepted: nothing references the buffer (a failed submit leaves the SQE
+            // queued only if the ring is broken, in which case we stop using it).
+            self.free.push(slot);
+            return Err(op);
+        }
+        self.slots[slot as usize] = Some(op);
+        Ok(())
+    }
+
+    fn reap(&mut self) -> Option<IoDone> {
+        let cqe = self.ring.completion().next()?;
+        let slot = cqe.user_data() as usize;
+        let op = self.slots.get_mut(slot)?.take()?;
+        self.free.push(slot as u32);
+        let res = cqe.result();
+        let result = if res < 0 {
+            Err(io::Error::from_raw_os_error(-res))
+        } else {
+            Ok(res as usize)
+        };
+        Some(self.finish_short(op, result))
+    }
+
+    /// A short read/write (legal for io_uring) is completed synchronously: rare, and only
+    /// with regular files at EOF or on signals.
+    fn finish_short(&self, mut op: IoOp, result: io::Result<usize>) -> IoDone {
+        match result {
+            Ok(n) if n < op.len && n > 0 => {
+                let rest_off = op.offset + n as u64;
+                let len = op.len;
+                let r = match op.kind {
+                    IoKind::Read => self
+                        .file
+                        .read_at(&mut op.buf.as_mut_slice()[n..len], rest_off),
+                    IoKind::Write => self.file.write_at(&op.buf.as_slice()[n..len], rest_off),
+                };
+                let result = r.map(|m| n + m);
+                IoDone { op, result }
+            }
+            result => IoDone { op, result },
+        }
+    }
+
+    fn try_complete(&mut self) -> Option<IoDone> {
+        self.reap()
+    }
+
+    fn wait(&mut self) -> Option<IoDone> {
+        loop {
+            if let Some(d) = self.reap() {
+                return Some(d);
+            }
+            if self.free.len() == self.slots.len() {
+                return None;
+            }
+            match self.ring.submit_and_wait(1) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // The kernel may still write into in-flight buffers: reap everything before the
+        // buffers in `slots` are freed.
+        while self.free.len() < self.slots.len() {
+            if self.wait().is_none() {
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(backend: IoBackend) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = Arc::new(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(dir.path().join("f"))
+                .unwrap(),
+        );
+        file.set_len(64 * 4096).unwrap();
+        let mut io = Io::new(file, backend, 4, 2).unwrap();
+        if backend == IoBackend::Threads {
+            assert_eq!(io.backend(), ActiveBackend::Threads);
+        }
+        let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
+        // Writes: 8 blocks, never more than 4 in flight.
+        let mut written = 0;
+        while written < 8 || io.in_flight() > 0 {
+            while written < 8 && io.has_room() {
+                let mut buf = bufs.pop().unwrap();
+                buf.as_mut_slice().fill(written as u8 + 1);
+                let op = IoOp {
+                    kind: IoKind::Write,
+                    offset: written * 4096,
+                    len: 4096,
+                    buf,
+                    tag: written,
+                };
+                io.submit(op).unwrap();
+                written += 1;
+            }
+            let full = IoOp {
+                kind: IoKind::Read,
+                offset: 0,
+                len: 4096,
+                buf: AlignedBuf::new(4096),
+                tag: 99,
+            };
+            if !io.has_room() {
+                assert!(io.submit(full).is_err(), "queue depth not enforced");
+            }
+            let d = io.wait().unwrap();
+            assert!(d.complete(), "{:?}", d.result);
+            bufs.push(d.op.buf);
+        }
+        assert!(io.try_complete().is_none() && io.wait().is_none());
+        for i in 0..8u64 {
+            io.submit(IoOp {
+                kind: IoKind::Read,
+                offset: i * 4096,
+                len: 4096,
+                buf: bufs.pop().unwrap(),
+                tag: i,
+            })
+            .unwrap();
+            let d = loop {
+                if let Some(d) = io.try_complete() {
+                    break d;
+                }
+                std::thread::yield_now();
+            };
+            assert!(d.complete());
+            assert!(d.op.buf.as_slice().iter().all(|&b| b == i as u8 + 1));
+            assert_eq!(d.op.tag, i);
+            bufs.push(d.op.buf);
+        }
+    }
+
+    #[test]
+    fn thread_pool_reads_back_what_it_wrote() {
+        round_trip(IoBackend::Threads);
+    }
+
+    #[test]
+    fn auto_backend_reads_back_what_it_wrote() {
+        round_trip(IoBackend::Auto);
+    }
+
+    #[test]
+    fn aligned_buffers_are_aligned_and_rounded() {
+        let b = AlignedBuf::new(100);
+        assert_eq!(b.len(), 4096);
+        assert_eq!(b.as_slice().as_ptr() as usize % BUF_ALIGN_BYTES, 0);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+    }
+}

@@ -1,0 +1,303 @@
+//! The L2 behind the engine's in-RAM CS: an adapter shaped for [`SlowTier`] and
+//! [`Engine::complete_pending`](engine::fw::pipeline::Engine::complete_pending).
+//!
+//! - [`L2Tier::lookup`] has `SlowTier::lookup`'s signature: an L1 (engine CS) miss whose chunk
+//!   is in L2 answers `true` (pending) and starts (or joins) the read of its whole batch.
+//! - [`L2Tier::poll`] drains finished reads without blocking and hands out one
+//!   [`TierCompletion`] per chunk: every chunk that verified (the requested ones and the rest of
+//!   the batch, for L1), and one completion with `data: None` for each waiting chunk that did
+//!   not verify, so that every pending lookup is completed exactly once. A completion with
+//!   `full_hash: Some(h)` goes straight to `engine.complete_pending(now_ms, h, name_value,
+//!   data)`.
+//! - [`SharedL2Tier`] is a cloneable handle: one clone is boxed into the engine with
+//!   [`Engine::set_slow_tier`](engine::fw::pipeline::Engine::set_slow_tier), the worker keeps
+//!   another to poll and admit. Both are used from the worker's own thread, so the lock is
+//!   never contended.
+//!
+//! Bounded: one waiting entry per read in flight (at most the queue depth), each with room for
+//! `B` names of at most `max_name_bytes`, allocated at construction.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use engine::fw::pipeline::SlowTier;
+
+use crate::l2::{Admit, BatchRead, L2File, ReadStart};
+use crate::layout::ChunkName;
+
+/// Default longest name (name TLV value bytes) a pending lookup may have.
+pub const DEFAULT_MAX_NAME_BYTES: usize = 512;
+
+/// One chunk coming back from L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierCompletion<'a> {
+    /// The engine's full-name hash when a lookup is waiting for this chunk (pass it to
+    /// `complete_pending`); `None` for the other chunks of the batch (prefetch for L1).
+    pub full_hash: Option<u64>,
+    /// The chunk's name (name TLV value).
+    pub name_value: &'a [u8],
+    /// The Data packet, or `None` when the waiting chunk could not be served (corrupt, gone,
+    /// I/O error): the engine then forwards the Interest upstream.
+    pub data: Option<&'a [u8]>,
+}
+
+/// Counters of an [`L2Tier`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TierCounters {
+    /// Lookups.
+    pub lookups: u64,
+    /// Lookups answered pending.
+    pub pending: u64,
+    /// Lookups refused for a name longer than the limit or not valid TLV.
+    pub bad_names: u64,
+    /// Pending lookups completed with data.
+    pub served: u64,
+    /// Pending lookups completed without data.
+    pub failed: u64,
+    /// Chunks handed out for L1 that nobody was waiting for.
+    pub prefetched: u64,
+}
+
+#[derive(Debug)]
+struct Wait {
+    ticket: u64,
+    active: bool,
+    slots: u64,
+    hashes: [u64; 64],
+    name_lens: [u16; 64],
+}
+
+/// The L2 adapter of one worker.
+#[derive(Debug)]
+pub struct L2Tier {
+    l2: L2File,
+    max_name_bytes: usize,
+    waits: Vec<Wait>,
+    /// `waits.len() × B × max_name_bytes` bytes: the names of waiting lookups.
+    names: Vec<u8>,
+    counters: TierCounters,
+}
+
+impl L2Tier {
+    /// Wraps an open store; names of pending lookups may have up to `max_name_bytes` bytes.
+    pub fn new(l2: L2File, max_name_bytes: usize) -> Self {
+        let qd = l2.config().queue_depth;
+        let batch = l2.superblock().batch as usize;
+        L2Tier {
+            waits: (0..qd)
+                .map(|_| Wait {
+                    ticket: 0,
+                    active: false,
+                    slots: 0,
+                    hashes: [0; 64],
+                    name_lens: [0; 64],
+                })
+                .collect(),
+            names: vec![0; qd * batch * max_name_bytes],
+            max_name_bytes,
+            l2,
+            counters: TierCounters::default(),
+        }
+    }
+
+    /// The store.
+    pub fn l2(&self) -> &L2File {
+        &self.l2
+    }
+
+    /// The store, mutably (for admission and counters).
+    pub fn l2_mut(&mut self) -> &mut L2File {
+        &mut self.l2
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &TierCounters {
+        &self.counters
+    }
+
+    /// Closes the store cleanly (waits for I/O, writes the index).
+    pub fn close(self) -> Result<(), crate::l2::L2Error> {
+        self.l2.close()
+    }
+
+    /// `SlowTier::lookup`: `true` (pending) if the chunk is in L2 and its batch read was
+    /// started or joined; `false` (miss) otherwise, including when the queue is full.
+    pub fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.counters.lookups += 1;
+        let Some(name) = ChunkName::parse(name_value).filter(|_| {
+            name_value.len() <= self.max_name_bytes && name_value.len() <= usize::from(u16::MAX)
+        }) else {
+            self.counters.bad_names += 1;
+            return false;
+        };
+        let ReadStart::Pending { ticket, slot, .. } = self.l2.read(&name) else {
+            return false;
+        };
+        let w = match self
+            .waits
+            .iter()
+            .position(|w| w.active && w.ticket == ticket)
+        {
+            Some(w) => w,
+            None => {
+                // At most queue-depth reads are in flight, so a free entry exists.
+                let Some(w) = self.waits.iter().position(|w| !w.active) else {
+                    return false;
+                };
+                let e = &mut self.waits[w];
+                e.active = true;
+                e.ticket = ticket;
+                e.slots = 0;
+                w
+            }
+        };
+        let bit = 1u64 << slot;
+        if self.waits[w].slots & bit == 0 {
+            let batch = self.l2.superblock().batch as usize;
+            let at = (w * batch + slot as usize) * self.max_name_bytes;
+            self.names[at..at + name_value.len()].copy_from_slice(name_value);
+            let e = &mut self.waits[w];
+            e.slots |= bit;
+            e.hashes[slot as usize] = full_hash;
+            e.name_lens[slot as usize] = name_value.len() as u16;
+        }
+        self.counters.pending += 1;
+        true
+    }
+
+    /// Offers a chunk (name TLV value, Data packet) for storage in L2; see [`L2File::admit`].
+    pub fn admit(&mut self, name_value: &[u8], data: &[u8]) -> Admit {
+        match ChunkName::parse(name_value) {
+            Some(name) => self.l2.admit(&name, data),
+            None => Admit::TooLarge,
+        }
+    }
+
+    /// Drains finished I/O without blocking and calls `f` once per chunk (see
+    /// [`TierCompletion`]). Returns the number of completions handed out.
+    pub fn poll(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> usize {
+        let L2Tier {
+            l2,
+            max_name_bytes,
+            waits,
+            names,
+            counters,
+        } = self;
+        let batch = l2.superblock().batch as usize;
+        let mut n = 0;
+        l2.poll(|b| {
+            n += deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
+        });
+        n
+    }
+
+    /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
+    /// tests; a forwarding worker polls). `false` if nothing was in flight.
+    pub fn wait(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> bool {
+        let L2Tier {
+            l2,
+            max_name_bytes,
+            waits,
+            names,
+            counters,
+        } = self;
+        let batch = l2.superblock().batch as usize;
+        l2.wait_one(|b| {
+            deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
+        })
+    }
+}
+
+fn deliver(
+    b: &BatchRead<'_>,
+    waits: &mut [Wait],
+    names: &[u8],
+    batch: usize,
+    max_name_bytes: usize,
+    counters: &mut TierCounters,
+    f: &mut impl FnMut(TierCompletion<'_>),
+) -> usize {
+    let w = waits.iter().position(|w| w.active && w.ticket == b.ticket);
+    let mut waiting = w.map_or(0, |w| waits[w].slots);
+    let name_of = |w: usize, s: usize| {
+        let at = (w * batch + s) * max_name_bytes;
+        &names[at..at + usize::from(waits[w].name_lens[s])]
+    };
+    let mut n = 0;
+    for c in b.chunks() {
+        let bit = 1u64 << c.slot;
+        let full_hash = match w {
+            Some(w) if waiting & bit != 0 && name_of(w, c.slot as usize) == c.name => {
+                waiting &= !bit;
+                counters.served += 1;
+                Some(waits[w].hashes[c.slot as usize])
+            }
+            _ => {
+                counters.prefetched += 1;
+                None
+            }
+        };
+        f(TierCompletion {
+            full_hash,
+            name_value: c.name,
+            data: Some(c.payload),
+        });
+        n += 1;
+    }
+    if let Some(w) = w {
+        // Waiting chunks that did not verify (or whose slot holds another name).
+        while waiting != 0 {
+            let s = waiting.trailing_zeros() as usize;
+            waiting &= waiting - 1;
+            counters.failed += 1;
+            f(TierCompletion {
+                full_hash: Some(waits[w].hashes[s]),
+                name_value: name_of(w, s),
+                data: None,
+            });
+            n += 1;
+        }
+        waits[w].active = false;
+        waits[w].slots = 0;
+    }
+    n
+}
+
+/// A cloneable handle on one worker's [`L2Tier`]: box one clone into the engine as its
+/// [`SlowTier`], keep another to poll and admit. Not meant to be shared across threads
+/// (it is `Send` so that the engine can move to its worker).
+#[derive(Debug, Clone)]
+pub struct SharedL2Tier(Arc<Mutex<L2Tier>>);
+
+impl SharedL2Tier {
+    /// Wraps a tier.
+    pub fn new(tier: L2Tier) -> Self {
+        SharedL2Tier(Arc::new(Mutex::new(tier)))
+    }
+
+    /// Locks the tier (never contended when used from one worker).
+    pub fn lock(&self) -> MutexGuard<'_, L2Tier> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// [`L2Tier::poll`].
+    pub fn poll(&self, f: impl FnMut(TierCompletion<'_>)) -> usize {
+        self.lock().poll(f)
+    }
+
+    /// [`L2Tier::admit`].
+    pub fn admit(&self, name_value: &[u8], data: &[u8]) -> Admit {
+        self.lock().admit(name_value, data)
+    }
+}
+
+impl SlowTier for SharedL2Tier {
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.lock().lookup(full_hash, name_value)
+    }
+}
+
+impl SlowTier for L2Tier {
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        L2Tier::lookup(self, full_hash, name_value)
+    }
+}
