@@ -4,8 +4,10 @@
 //! `model che`.
 
 mod bench;
+mod ctl;
 mod decode;
 mod run;
+mod tools;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -33,6 +35,16 @@ enum Command {
     /// Analytic models (seed 000): predicted hit ratios.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Manage a running forwarder (Cascade or NFD) like nfdc, through the management protocol.
+    Ctl(ctl::CtlArgs),
+    /// Send one Interest and print the Data's content (like ndnpeek).
+    Peek(tools::PeekArgs),
+    /// Serve one Data whose content is read from stdin (like ndnpoke).
+    Poke(tools::PokeArgs),
+    /// Serve a file as versioned, segmented, signed Data (like ndnputchunks).
+    Put(tools::PutArgs),
+    /// Fetch versioned, segmented Data into a file (like ndncatchunks).
+    Get(tools::GetArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -244,5 +256,10 @@ fn main() -> ExitCode {
             }
         },
         Command::Model(ModelCommand::Che(args)) => run_model_che(args),
+        Command::Ctl(args) => ctl::run(args),
+        Command::Peek(args) => tools::peek(args),
+        Command::Poke(args) => tools::poke(args),
+        Command::Put(args) => tools::put(args),
+        Command::Get(args) => tools::get(args),
     }
 }

@@ -1,0 +1,525 @@
+//! `cascade peek`, `poke`, `put`, `get` and `ctl` as a user runs them, against a scripted fake
+//! forwarder on a Unix socket: real processes, exit statuses, stdout and one-line errors. The
+//! fake forwarder checks the management commands with the real server-side parser
+//! (`mgmt::parse_command`) and answers with `mgmt::response_data` / `mgmt::dataset_segments`.
+//! (Runs through the real daemon belong to the router's tests.)
+
+use std::io::Write;
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use client::{Face, Received};
+use face::{LpHeaders, PitToken};
+use wire::lp::Nack;
+use wire::mgmt::{ControlParameters, FaceStatus};
+use wire::{Component, Data, DataView, Interest, InterestView, Limits, NackReason, Name};
+
+fn name(s: &str) -> Name {
+    Name::from_uri(s).unwrap()
+}
+
+/// A scratch directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        let n = client::random_nonce();
+        let d = std::env::temp_dir().join(format!(
+            "cascade-tools-{}-{:02x}{:02x}{:02x}{:02x}",
+            std::process::id(),
+            n[0],
+            n[1],
+            n[2],
+            n[3]
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fake forwarder serving one connection: `handler` sees each packet and says whether to go
+/// on. Its state comes back from `join`.
+struct Fake<S> {
+    _dir: TempDir,
+    uri: String,
+    thread: JoinHandle<S>,
+}
+
+fn fake<S: Send + 'static>(
+    mut state: S,
+    mut handler: impl FnMut(&mut S, &mut Face, Received) -> bool + Send + 'static,
+) -> Fake<S> {
+    let dir = TempDir::new();
+    let path = dir.0.join("fwd.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let thread = thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        let mut f = Face::from_unix_stream(s, "fake");
+        // The idle limit only ends a test whose client died; no result depends on it.
+        while let Ok(Some(r)) = f.recv(Duration::from_secs(60)) {
+            if !handler(&mut state, &mut f, r) {
+                break;
+            }
+        }
+        state
+    });
+    Fake {
+        _dir: dir,
+        uri: format!("unix://{}", path.display()),
+        thread,
+    }
+}
+
+fn cascade(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(args)
+        .env_remove("NDN_CLIENT_TRANSPORT")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cascade");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn one_line(o: &Output) -> String {
+    let e = stderr(o);
+    assert_eq!(e.matches('\n').count(), 1, "not one line: {e:?}");
+    e
+}
+
+fn signed(n: Name, content: &[u8], meta: Option<wire::MetaInfo>) -> Vec<u8> {
+    let mut d = Data::new(n, content.to_vec());
+    d.meta_info = meta;
+    d.sign_digest_sha256();
+    d.to_wire()
+}
+
+#[test]
+fn peek_prints_content_and_exits_0() {
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        assert!(i.interest.can_be_prefix && i.interest.must_be_fresh);
+        assert_eq!(i.interest.lifetime_ms, Some(1234));
+        let d = signed(name("/a/b/c"), b"payload", None);
+        face.put_data(&d, i.pit_token).unwrap();
+        false
+    });
+    let uri = f.uri.clone();
+    let o = cascade(
+        &[
+            "peek",
+            "/a/b",
+            "--can-be-prefix",
+            "--must-be-fresh",
+            "--lifetime",
+            "1234",
+            "--transport",
+            &uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"payload");
+    f.thread.join().unwrap();
+}
+
+#[test]
+fn peek_nack_exits_4_and_timeout_exits_3() {
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let h = LpHeaders {
+            nack: Some(Nack {
+                reason: Some(NackReason::Congestion),
+            }),
+            ..LpHeaders::default()
+        };
+        face.send_packet(&i.wire, &h).unwrap();
+        false
+    });
+    let o = cascade(&["peek", "/x", "--transport", &f.uri], b"");
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(one_line(&o), "cascade peek: Nack: Congestion\n");
+    f.thread.join().unwrap();
+
+    // A forwarder that never answers: the Interest's lifetime runs out.
+    let f = fake((), |_, _, _| true);
+    let o = cascade(
+        &["peek", "/x", "--lifetime", "50", "--transport", &f.uri],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(one_line(&o), "cascade peek: timeout\n");
+    f.thread.join().unwrap();
+}
+
+#[test]
+fn bad_arguments_exit_2_and_unreachable_forwarder_exits_1() {
+    let o = cascade(&["peek", "/x", "--transport", "ftp://host"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("unsupported scheme 'ftp'"));
+    let o = cascade(
+        &["peek", "/", "--transport", "unix:///nonexistent/x.sock"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("has no components"));
+    let o = cascade(
+        &["ctl", "status", "--transport", "unix:///nonexistent/x.sock"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(one_line(&o).contains("cannot connect to unix:///nonexistent/x.sock"));
+    let o = cascade(&["get", "/x", "-o", "/dev/null", "--init-cwnd", "0.5"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("--init-cwnd"));
+    let o = cascade(&["put", "/x", "/dev/null", "--segment-size", "9000"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("8800-byte packet limit"));
+}
+
+/// Answers management commands: `rib/register` with 200 (parameters echoed), anything else
+/// with 404; records every command.
+fn management(
+    cmds: &mut Vec<(String, String, ControlParameters)>,
+    face: &mut Face,
+    i: &client::InterestPacket,
+) {
+    let v = InterestView::decode(&i.wire, &Limits::default()).unwrap();
+    let resp = match mgmt::parse_command(&v, true) {
+        Ok(c) => {
+            cmds.push((c.module.clone(), c.verb.clone(), c.params.clone()));
+            if c.verb == "register" {
+                mgmt::ok(c.params)
+            } else {
+                mgmt::not_found()
+            }
+        }
+        Err(r) => r,
+    };
+    let d = mgmt::response_data(&v.name().to_name(), &resp);
+    face.put_data(&d, i.pit_token).unwrap();
+}
+
+#[test]
+fn ctl_commands_success_and_failure() {
+    let f = fake(Vec::new(), |cmds, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        management(cmds, face, &i);
+        false
+    });
+    let o = cascade(
+        &[
+            "ctl",
+            "route",
+            "add",
+            "/a",
+            "5",
+            "--cost",
+            "7",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        "route-add-accepted prefix=/a nexthop=5 origin=255 cost=7 flags=child-inherit \
+         expires=never\n"
+    );
+    let cmds = f.thread.join().unwrap();
+    assert_eq!(cmds.len(), 1);
+    assert_eq!(
+        (cmds[0].0.as_str(), cmds[0].1.as_str()),
+        ("rib", "register")
+    );
+    assert_eq!(cmds[0].2.face_id, Some(5));
+    assert_eq!(cmds[0].2.origin, Some(255));
+
+    let f = fake(Vec::new(), |cmds, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        management(cmds, face, &i);
+        false
+    });
+    let o = cascade(&["ctl", "face", "destroy", "9", "--transport", &f.uri], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        one_line(&o),
+        "cascade ctl: faces/destroy failed: StatusCode 404: Not found\n"
+    );
+    let cmds = f.thread.join().unwrap();
+    assert_eq!(cmds[0].2.face_id, Some(9));
+}
+
+#[test]
+fn ctl_face_list_reassembles_a_segmented_dataset() {
+    let mut content = Vec::new();
+    for id in [1u64, 256, 300] {
+        FaceStatus {
+            face_id: id,
+            uri: format!("udp4://192.0.2.{}:6363", id % 256),
+            local_uri: "udp4://0.0.0.0:6363".into(),
+            n_in_interests: id * 10,
+            ..FaceStatus::default()
+        }
+        .encode(&mut content);
+    }
+    let segs = mgmt::dataset_segments(&name("/localhost/nfd/faces/list"), 9, &content, 40);
+    assert!(segs.len() > 2);
+    let f = fake(0usize, move |served, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let n = &i.interest.name;
+        let seg = match n.components.last().and_then(client::face::segment_number) {
+            Some(s) if n.len() == 6 => s as usize,
+            _ => {
+                assert!(i.interest.can_be_prefix && i.interest.must_be_fresh);
+                0
+            }
+        };
+        face.put_data(&segs[seg], i.pit_token).unwrap();
+        *served += 1;
+        *served < segs.len()
+    });
+    let o = cascade(
+        &["ctl", "face", "list", "--json", "--transport", &f.uri],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ids: Vec<u64> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["face_id"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids, vec![1, 256, 300]);
+    f.thread.join().unwrap();
+}
+
+#[test]
+fn poke_registers_and_serves_stdin_signed() {
+    let f = fake((Vec::new(), None), |(cmds, got), face, r| match r {
+        Received::Interest(i) => {
+            management(cmds, face, &i);
+            // Registered: now ask for the Data, with a PitToken to be echoed.
+            let mut ask = Interest::new(name("/poke/me"), [1, 2, 3, 4]);
+            ask.must_be_fresh = true;
+            let h = LpHeaders {
+                pit_token: PitToken::new(b"tk"),
+                ..LpHeaders::default()
+            };
+            face.send_packet(&ask.to_wire(), &h).unwrap();
+            true
+        }
+        Received::Data(d) => {
+            *got = Some(d);
+            false
+        }
+        Received::Nack(_) => true,
+    });
+    let o = cascade(
+        &[
+            "poke",
+            "/poke/me",
+            "--freshness",
+            "1000",
+            "--transport",
+            &f.uri,
+        ],
+        b"stdin content",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (cmds, got) = f.thread.join().unwrap();
+    assert_eq!(cmds[0].2.name, Some(name("/poke/me")));
+    let d = got.expect("Data");
+    assert_eq!(d.name, name("/poke/me"));
+    assert_eq!(d.content(), b"stdin content");
+    assert_eq!(d.freshness_ms, Some(1000));
+    assert!(d.digest_valid);
+    assert_eq!(d.pit_token, PitToken::new(b"tk"));
+}
+
+#[test]
+fn put_once_serves_every_segment_then_exits() {
+    let dir = TempDir::new();
+    let file = dir.0.join("in.bin");
+    let content: Vec<u8> = (0..2500u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(&file, &content).unwrap();
+    // After registering, the fake asks for the prefix (discovery), then for each next segment.
+    let f = fake((Vec::new(), Vec::new()), |(cmds, got), face, r| {
+        let ask = |face: &mut Face, n: Name, cbp: bool| {
+            let mut i = Interest::new(n, client::random_nonce());
+            i.can_be_prefix = cbp;
+            i.must_be_fresh = cbp;
+            let h = LpHeaders {
+                pit_token: PitToken::new(&[token_for(cbp)]),
+                ..LpHeaders::default()
+            };
+            face.send_packet(&i.to_wire(), &h).unwrap();
+        };
+        match r {
+            Received::Interest(i) => {
+                management(cmds, face, &i);
+                ask(face, name("/put/file"), true);
+                true
+            }
+            Received::Data(d) => {
+                let seg = d.segment().unwrap();
+                let last = d.final_segment().unwrap();
+                got.push(d.clone());
+                if seg < last {
+                    let next = d
+                        .name
+                        .prefix(d.name.len() - 1)
+                        .with(Component::segment(seg + 1));
+                    ask(face, next, false);
+                    true
+                } else {
+                    false
+                }
+            }
+            Received::Nack(_) => false,
+        }
+    });
+    let o = cascade(
+        &[
+            "put",
+            "/put/file",
+            file.to_str().unwrap(),
+            "--segment-size",
+            "1000",
+            "--version",
+            "77",
+            "--once",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, got) = f.thread.join().unwrap();
+    assert_eq!(got.len(), 3);
+    let mut joined = Vec::new();
+    for (k, d) in got.iter().enumerate() {
+        assert_eq!(d.name.to_string(), format!("/put/file/v=77/seg={k}"));
+        assert!(d.digest_valid);
+        assert!(d.pit_token.is_some());
+        let v = DataView::decode(&d.wire, &Limits::default()).unwrap();
+        assert_eq!(v.final_block_id().unwrap().to_string(), "seg=2");
+        joined.extend_from_slice(d.content());
+    }
+    assert_eq!(joined, content);
+}
+
+/// PitToken the fake puts on discovery (1) and segment (2) Interests.
+fn token_for(discovery: bool) -> u8 {
+    if discovery {
+        1
+    } else {
+        2
+    }
+}
+
+#[test]
+fn get_writes_the_file_and_reports_json_stats() {
+    let dir = TempDir::new();
+    let out = dir.0.join("out.bin");
+    let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let segs = client::segment_data(&name("/get/file"), 5, &content, 4000, 1000);
+    let n = segs.len();
+    let f = fake(0usize, move |answered, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let seg = if i.interest.can_be_prefix {
+            0
+        } else {
+            client::face::segment_number(i.interest.name.components.last().unwrap()).unwrap()
+                as usize
+        };
+        face.put_data(&segs[seg], i.pit_token).unwrap();
+        *answered += 1;
+        *answered < n
+    });
+    let o = cascade(
+        &[
+            "get",
+            "/get/file",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), content);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "/get/file/v=5");
+    assert_eq!(v["segments"], n);
+    assert_eq!(v["bytes"], 50_000);
+    assert_eq!(v["rtt_ms"]["samples"], n - 1);
+    f.thread.join().unwrap();
+}
+
+#[test]
+fn get_failure_leaves_no_partial_file() {
+    let dir = TempDir::new();
+    let out = dir.0.join("out.bin");
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let h = LpHeaders {
+            nack: Some(Nack {
+                reason: Some(NackReason::NoRoute),
+            }),
+            ..LpHeaders::default()
+        };
+        face.send_packet(&i.wire, &h).unwrap();
+        false
+    });
+    let o = cascade(
+        &[
+            "get",
+            "/none",
+            "-o",
+            out.to_str().unwrap(),
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(one_line(&o), "cascade get: Nack (NoRoute) for /none\n");
+    assert!(!out.exists());
+    f.thread.join().unwrap();
+}
