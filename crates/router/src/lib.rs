@@ -60,6 +60,7 @@ pub struct Router {
     threads: Vec<JoinHandle<()>>,
     bound: Bound,
     workers: usize,
+    control: Vec<Sender<Control>>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -239,7 +240,7 @@ impl Router {
         let mut manager = Manager::new(ManagerParts {
             fib,
             workers: links.clone(),
-            worker_ctl: ctl_tx,
+            worker_ctl: ctl_tx.clone(),
             io: io_tx,
             io_waker: io_waker.clone(),
             input: mgmt_rx,
@@ -254,6 +255,7 @@ impl Router {
             threads,
             bound,
             workers: n,
+            control: ctl_tx,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -283,6 +285,34 @@ impl Router {
     /// Number of forwarding workers.
     pub fn workers(&self) -> usize {
         self.workers
+    }
+
+    /// Each worker's counters and table sizes (waits up to a second per worker).
+    pub fn snapshots(&self) -> Vec<worker::Snapshot> {
+        let rxs: Vec<_> = self
+            .control
+            .iter()
+            .zip(&self.stop.links)
+            .map(|(c, l)| {
+                let (tx, rx) = channel();
+                let _ = c.send(Control::Snapshot(tx));
+                l.parked.store(true, Ordering::SeqCst);
+                l.wake();
+                rx
+            })
+            .collect();
+        rxs.iter()
+            .filter_map(|rx| rx.recv_timeout(Duration::from_secs(1)).ok())
+            .collect()
+    }
+
+    /// Packets the I/O thread dropped because a worker's input ring was full.
+    pub fn input_ring_full(&self) -> u64 {
+        self.stop
+            .links
+            .iter()
+            .map(|l| l.input_full.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// A handle that stops the router.
