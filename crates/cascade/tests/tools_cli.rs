@@ -102,6 +102,18 @@ fn one_line(o: &Output) -> String {
     e
 }
 
+/// Nacks `i` with `reason`, as a forwarder does.
+fn nack(face: &mut Face, i: &client::InterestPacket, reason: NackReason) {
+    let h = LpHeaders {
+        nack: Some(Nack {
+            reason: Some(reason),
+        }),
+        pit_token: i.pit_token,
+        ..LpHeaders::default()
+    };
+    face.send_packet(&i.wire, &h).unwrap();
+}
+
 fn signed(n: Name, content: &[u8], meta: Option<wire::MetaInfo>) -> Vec<u8> {
     let mut d = Data::new(n, content.to_vec());
     d.meta_info = meta;
@@ -146,13 +158,7 @@ fn peek_nack_exits_4_and_timeout_exits_3() {
         let Received::Interest(i) = r else {
             return true;
         };
-        let h = LpHeaders {
-            nack: Some(Nack {
-                reason: Some(NackReason::Congestion),
-            }),
-            ..LpHeaders::default()
-        };
-        face.send_packet(&i.wire, &h).unwrap();
+        nack(face, &i, NackReason::Congestion);
         false
     });
     let o = cascade(&["peek", "/x", "--transport", &f.uri], b"");
@@ -498,13 +504,7 @@ fn get_failure_leaves_no_partial_file() {
         let Received::Interest(i) = r else {
             return true;
         };
-        let h = LpHeaders {
-            nack: Some(Nack {
-                reason: Some(NackReason::NoRoute),
-            }),
-            ..LpHeaders::default()
-        };
-        face.send_packet(&i.wire, &h).unwrap();
+        nack(face, &i, NackReason::NoRoute);
         false
     });
     let o = cascade(

@@ -515,6 +515,16 @@ mod tests {
         Fetcher::new(Name::from_uri("/f/v=1").unwrap(), last, opts)
     }
 
+    fn with_cwnd(initial_cwnd: f64) -> FetchOptions {
+        FetchOptions {
+            aimd: AimdOptions {
+                initial_cwnd,
+                ..AimdOptions::default()
+            },
+            ..FetchOptions::default()
+        }
+    }
+
     fn send_all(f: &mut Fetcher, now: Duration) -> Vec<u64> {
         std::iter::from_fn(|| f.next_to_send(now)).collect()
     }
@@ -552,14 +562,7 @@ mod tests {
 
     #[test]
     fn timeout_halves_once_backs_off_and_retransmits_first() {
-        let opts = FetchOptions {
-            aimd: AimdOptions {
-                initial_cwnd: 8.0,
-                ..AimdOptions::default()
-            },
-            ..FetchOptions::default()
-        };
-        let mut f = fetcher(100, &opts);
+        let mut f = fetcher(100, &with_cwnd(8.0));
         assert_eq!(send_all(&mut f, ms(0)).len(), 8);
         assert_eq!(f.rtt().rto(), Duration::from_secs(1));
         assert_eq!(f.next_timer(), Some(ms(1000)));
@@ -583,14 +586,7 @@ mod tests {
 
     #[test]
     fn congestion_nack_and_mark_decrease_once_per_rtt() {
-        let opts = FetchOptions {
-            aimd: AimdOptions {
-                initial_cwnd: 8.0,
-                ..AimdOptions::default()
-            },
-            ..FetchOptions::default()
-        };
-        let mut f = fetcher(100, &opts);
+        let mut f = fetcher(100, &with_cwnd(8.0));
         send_all(&mut f, ms(0));
         f.on_nack(3, Some(NackReason::Congestion)).unwrap();
         assert_eq!(f.aimd().cwnd(), 4.0);
