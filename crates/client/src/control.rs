@@ -13,6 +13,7 @@
 //! and MustBeFresh, takes the version from the answer (`<name>/v=<version>/seg=<n>`), fetches the
 //! remaining segments up to FinalBlockId and concatenates their contents.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use wire::data::signature_type;
@@ -39,6 +40,22 @@ pub const ORIGIN_APP: u64 = 0;
 
 /// Route origin of static routes (nfdc's default for `route add`).
 pub const ORIGIN_STATIC: u64 = 255;
+
+/// The SignatureTime of the next command: the current time in milliseconds since the Unix
+/// epoch, but always above the previous command's (NFD's command validator rejects a time not
+/// above the last one it accepted from the same key, and every DigestSha256 command shares one).
+pub fn command_time_ms() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let now = crate::unix_time_ms();
+    let mut last = LAST.load(Ordering::Relaxed);
+    loop {
+        let t = now.max(last + 1);
+        match LAST.compare_exchange_weak(last, t, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return t,
+            Err(seen) => last = seen,
+        }
+    }
+}
 
 /// Builds a signed command Interest for `/localhost/nfd/<module>/<verb>` with `params`, at
 /// `time_ms` (SignatureTime, ms since the Unix epoch), with SignatureNonce `sig_nonce` and
@@ -120,7 +137,7 @@ impl<'f> Controller<'f> {
             module,
             verb,
             params,
-            crate::unix_time_ms(),
+            command_time_ms(),
             sig_nonce,
             crate::random_nonce(),
         );
@@ -295,6 +312,18 @@ impl Face {
 mod tests {
     use super::*;
     use wire::{InterestView, Limits};
+
+    #[test]
+    fn command_times_strictly_increase() {
+        let mut last = command_time_ms();
+        for _ in 0..1000 {
+            let t = command_time_ms();
+            assert!(t > last);
+            last = t;
+        }
+        // Within a few ms of the clock (1000 calls cannot run 1000 ms ahead of it by much).
+        assert!(last <= crate::unix_time_ms() + 1000);
+    }
 
     #[test]
     fn command_interest_is_accepted_by_the_server_parser() {
