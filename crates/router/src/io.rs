@@ -52,6 +52,10 @@ const MAX_PENDING_PER_TURN: usize = 1024;
 const COMMANDS_PER_TURN: usize = 64;
 /// Connections accepted per listener event.
 const ACCEPTS_PER_TURN: usize = 64;
+/// Remotes whose on-demand UDP face was closed for sending garbage, kept out this long.
+const PENALTY_MS: u64 = 60_000;
+/// Most remotes kept out at once.
+const PENALTY_CAPACITY: usize = 4096;
 /// Socket buffer size asked of the kernel for UDP sockets.
 const UDP_SOCKET_BUFFER_BYTES: libc::c_int = 8 << 20;
 
@@ -431,6 +435,9 @@ pub struct Io {
     scratch: Vec<u8>,
     last_sweep_ms: u64,
     bound: Bound,
+    penalty: HashMap<SocketAddr, u64>,
+    /// Datagrams dropped because their remote is in the penalty box.
+    penalized_datagrams: u64,
 }
 
 /// What the I/O thread needs from the router.
@@ -488,6 +495,8 @@ impl Io {
             scratch: Vec::new(),
             last_sweep_ms: 0,
             bound: Bound::default(),
+            penalty: HashMap::new(),
+            penalized_datagrams: 0,
         };
         if !unix.is_empty() {
             let path = PathBuf::from(unix);
@@ -929,6 +938,10 @@ impl Io {
                 let (_, from) = self.udp[idx].batch.datagram(i);
                 let id = match self.udp_faces.get(&(idx, from)) {
                     Some(&id) => id,
+                    None if self.penalty.get(&from).is_some_and(|&t| t > now) => {
+                        self.penalized_datagrams += 1;
+                        continue;
+                    }
                     None if self.udp[idx].listener => {
                         let mtu = self.cfg.udp_mtu;
                         match self.add_udp_face(idx, from, FacePersistency::OnDemand, mtu) {
@@ -972,6 +985,9 @@ impl Io {
                 self.faces.insert(id, f);
                 if close {
                     self.close_face(id, "too many malformed packets");
+                    if self.penalty.len() < PENALTY_CAPACITY {
+                        self.penalty.insert(from, now + PENALTY_MS);
+                    }
                 }
             }
         }
@@ -1117,8 +1133,16 @@ impl Io {
         }
     }
 
-    /// Once a second: close idle on-demand UDP faces.
+    /// Once a second: close idle on-demand UDP faces, let penalized remotes back in.
     fn sweep(&mut self, now: u64) {
+        self.penalty.retain(|_, &mut until| until > now);
+        if !self.penalty.is_empty() {
+            tracing::debug!(
+                remotes = self.penalty.len(),
+                dropped = self.penalized_datagrams,
+                "UDP remotes kept out for sending garbage"
+            );
+        }
         let idle: Vec<FaceId> = self
             .faces
             .values()

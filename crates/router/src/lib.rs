@@ -61,6 +61,7 @@ pub struct Router {
     bound: Bound,
     workers: usize,
     control: Vec<Sender<Control>>,
+    io: Sender<IoCommand>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -241,7 +242,7 @@ impl Router {
             fib,
             workers: links.clone(),
             worker_ctl: ctl_tx.clone(),
-            io: io_tx,
+            io: io_tx.clone(),
             io_waker: io_waker.clone(),
             input: mgmt_rx,
             stop: stop.clone(),
@@ -256,6 +257,7 @@ impl Router {
             bound,
             workers: n,
             control: ctl_tx,
+            io: io_tx,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -304,6 +306,16 @@ impl Router {
         rxs.iter()
             .filter_map(|rx| rx.recv_timeout(Duration::from_secs(1)).ok())
             .collect()
+    }
+
+    /// Every face with its counters (asks the I/O thread; empty if it does not answer).
+    pub fn faces(&self) -> Vec<io::FaceDesc> {
+        let (tx, rx) = channel();
+        if self.io.send(IoCommand::List { reply: tx }).is_err() {
+            return Vec::new();
+        }
+        self.stop.io.wake_now();
+        rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default()
     }
 
     /// Packets the I/O thread dropped because a worker's input ring was full.

@@ -1,0 +1,318 @@
+//! End-to-end tests of the daemon: real threads, real sockets, the `client` library at both
+//! ends.
+
+use std::io::Write;
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use client::control::Controller;
+use client::face::{Outcome, Received};
+use client::transport::TransportUri;
+use client::Face;
+use router::{Config, Router};
+use wire::mgmt::ControlParameters;
+use wire::{Data, Interest, Name};
+
+fn tmp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cascade-e2e-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn config(dir: &std::path::Path, name: &str) -> Config {
+    let mut c = Config::default();
+    c.listen.unix = dir.join(format!("{name}.sock")).display().to_string();
+    c.listen.tcp = "127.0.0.1:0".into();
+    c.listen.udp = "127.0.0.1:0".into();
+    c.workers.count = 2;
+    c
+}
+
+fn unix_face(r: &Router) -> Face {
+    let p = r.bound().unix.clone().unwrap();
+    Face::connect(&TransportUri::Unix(p)).unwrap()
+}
+
+fn interest(uri: &str) -> Interest {
+    let mut i = Interest::new(Name::from_uri(uri).unwrap(), rand_nonce());
+    i.lifetime_ms = Some(2000);
+    i
+}
+
+fn rand_nonce() -> [u8; 4] {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u32;
+    (t ^ t.rotate_left(13)).to_be_bytes()
+}
+
+/// Serves Data under `prefix` with `content_len` bytes, until `count` Interests were answered.
+fn spawn_producer(
+    mut face: Face,
+    prefix: &str,
+    content_len: usize,
+    count: usize,
+) -> std::thread::JoinHandle<usize> {
+    face.register(&Name::from_uri(prefix).unwrap()).unwrap();
+    std::thread::spawn(move || {
+        let mut answered = 0;
+        while answered < count {
+            match face.recv(Duration::from_secs(10)) {
+                Ok(Some(Received::Interest(ip))) => {
+                    let mut d = Data::new(ip.interest.name.clone(), vec![0xab; content_len]);
+                    d.sign_digest_sha256();
+                    face.put_data(&d.to_wire(), ip.pit_token).unwrap();
+                    answered += 1;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
+            }
+        }
+        answered
+    })
+}
+
+#[test]
+fn two_routers_over_udp_forward_data_larger_than_the_mtu() {
+    let dir = tmp_dir("udp2");
+    let b = Router::start(&config(&dir, "b")).unwrap();
+    let b_udp = b.bound().udp.unwrap();
+    let mut ca = config(&dir, "a");
+    ca.faces.udp_mtu = 1400;
+    let uri = format!("udp4://{b_udp}");
+    ca.static_faces
+        .push(router::config::StaticFace { uri: uri.clone() });
+    ca.routes.push(router::config::Route {
+        prefix: "/big".into(),
+        face: uri,
+        cost: 0,
+    });
+    let a = Router::start(&ca).unwrap();
+    // B's side of the link needs the MTU too: B answers on an on-demand face with its default
+    // MTU of 1452, still far below the Data size.
+    let producer = spawn_producer(unix_face(&b), "/big", 6000, 3);
+    let mut consumer = unix_face(&a);
+    for k in 0..3 {
+        match consumer.express(&interest(&format!("/big/{k}"))).unwrap() {
+            Outcome::Data(d) => {
+                assert_eq!(d.content(), &[0xab; 6000][..]);
+                assert!(d.digest_valid, "Data arrived intact after reassembly");
+                assert!(d.wire.len() > 1452);
+            }
+            other => panic!("/big/{k}: {other:?}"),
+        }
+    }
+    assert_eq!(producer.join().unwrap(), 3);
+    // A really sent fragments: its face to B counts more bytes in than one MTU per Data.
+    let faces = a.faces();
+    let to_b = faces.iter().find(|f| f.uri.starts_with("udp4://")).unwrap();
+    assert_eq!(to_b.counters.in_data, 3);
+    assert!(to_b.counters.in_bytes > 3 * 6000);
+    for r in [a, b] {
+        r.stop_handle().stop();
+        r.join();
+    }
+}
+
+fn status(c: &mut Controller<'_>, module: &str, verb: &str, p: &ControlParameters) -> u64 {
+    c.command_response(module, verb, p).unwrap().status_code
+}
+
+#[test]
+fn management_answers_with_nfd_status_codes() {
+    let dir = tmp_dir("mgmt");
+    let r = Router::start(&config(&dir, "m")).unwrap();
+    let mut face = unix_face(&r);
+    let mut c = Controller::new(&mut face);
+    let name = |u: &str| Some(Name::from_uri(u).unwrap());
+    let none = ControlParameters::default();
+    // Success, with NFD's defaults filled in and echoed.
+    let ok = c
+        .command(
+            "rib",
+            "register",
+            &ControlParameters {
+                name: name("/app"),
+                ..ControlParameters::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(ok.name, name("/app"));
+    let my_face = ok.face_id.unwrap();
+    assert!(my_face >= 256, "FaceId 0 means the requesting face");
+    assert_eq!((ok.origin, ok.cost, ok.flags), (Some(0), Some(0), Some(1)));
+    // 400: missing Name; 501: unknown verb or module.
+    assert_eq!(status(&mut c, "rib", "register", &none), 400);
+    assert_eq!(status(&mut c, "rib", "frobnicate", &none), 501);
+    assert_eq!(status(&mut c, "nosuch", "list-all", &none), 501);
+    // 404: unknown strategy, unknown face to update.
+    let bad_strategy = ControlParameters {
+        name: name("/s"),
+        strategy: name("/localhost/nfd/strategy/no-such-strategy"),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "strategy-choice", "set", &bad_strategy), 404);
+    let ghost = ControlParameters {
+        face_id: Some(999_999),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "faces", "update", &ghost), 404);
+    // 410: a next hop to a face that does not exist.
+    let ghost_hop = ControlParameters {
+        name: name("/x"),
+        face_id: Some(999_999),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "fib", "add-nexthop", &ghost_hop), 410);
+    // 400: the root strategy cannot be unset.
+    let root = ControlParameters {
+        name: Some(Name::new()),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "strategy-choice", "unset", &root), 400);
+    // Strategy, CS, datasets.
+    let multicast = ControlParameters {
+        name: name("/m"),
+        strategy: name("/localhost/nfd/strategy/multicast"),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "strategy-choice", "set", &multicast), 200);
+    let cs = ControlParameters {
+        capacity: Some(1000),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "cs", "config", &cs), 200);
+    let erase = ControlParameters {
+        name: name("/app"),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "cs", "erase", &erase), 200);
+    let rib = c.rib().unwrap();
+    assert!(rib
+        .iter()
+        .any(|e| e.name == Name::from_uri("/app").unwrap() && e.routes[0].face_id == my_face));
+    let fib = c.fib().unwrap();
+    assert!(fib
+        .iter()
+        .any(|e| e.name == Name::from_uri("/app").unwrap() && e.next_hops[0].face_id == my_face));
+    let sc = c.strategy_choices().unwrap();
+    assert!(sc.iter().any(|s| s.name == Name::from_uri("/m").unwrap()));
+    assert_eq!(c.cs_info().unwrap().capacity, 1000);
+    let faces = c.faces().unwrap();
+    assert!(faces.iter().any(|f| f.face_id == my_face));
+    let st = c.forwarder_status().unwrap();
+    assert!(st.nfd_version.starts_with("cascade"));
+    // Unregister removes the route from the FIB.
+    assert_eq!(status(&mut c, "rib", "unregister", &erase), 200);
+    assert!(!c
+        .fib()
+        .unwrap()
+        .iter()
+        .any(|e| e.name == Name::from_uri("/app").unwrap()));
+    drop(c);
+    // 403: commands from a non-local (UDP) face are refused.
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.connect(r.bound().udp.unwrap()).unwrap();
+    let mut udp = Face::from_udp_socket(s, 1400, "udp").unwrap();
+    let mut cu = Controller::new(&mut udp).with_timeout(Duration::from_secs(2));
+    let reg = ControlParameters {
+        name: name("/evil"),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut cu, "rib", "register", &reg), 403);
+    r.stop_handle().stop();
+    r.join();
+}
+
+#[test]
+fn malformed_packets_are_counted_and_never_stop_forwarding() {
+    let dir = tmp_dir("garbage");
+    let mut cfg = config(&dir, "g");
+    cfg.faces.malformed_limit = 8;
+    let r = Router::start(&cfg).unwrap();
+    let producer = spawn_producer(unix_face(&r), "/ok", 10, 2);
+    let mut consumer = unix_face(&r);
+    assert!(matches!(
+        consumer.express(&interest("/ok/1")).unwrap(),
+        Outcome::Data(_)
+    ));
+    // Unix: well-framed elements that are not packets, then an impossible length.
+    let unix = r.bound().unix.clone().unwrap();
+    let mut s = std::os::unix::net::UnixStream::connect(&unix).unwrap();
+    for _ in 0..4 {
+        s.write_all(&[0x09, 0x02, 0x01, 0x02]).unwrap(); // unknown type
+        s.write_all(&[0x05, 0x02, 0x08, 0x00]).unwrap(); // Interest without a Name
+    }
+    s.write_all(&[0x05, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        .unwrap();
+    // TCP: the same.
+    let mut t = std::net::TcpStream::connect(r.bound().tcp.unwrap()).unwrap();
+    for _ in 0..3 {
+        t.write_all(&[0x06, 0x03, 0x07, 0x01, 0x00]).unwrap(); // Data with a broken Name
+    }
+    // UDP: random datagrams.
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut x: u32 = 12345;
+    for n in 0..20 {
+        let mut dgram = vec![0u8; 1 + n * 7];
+        for b in dgram.iter_mut() {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            *b = (x >> 16) as u8;
+        }
+        u.send_to(&dgram, r.bound().udp.unwrap()).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // Counted per face; the Unix garbage face was closed (framing error), the UDP one too
+    // (more malformed than good packets, past the limit).
+    let faces = r.faces();
+    let malformed: u64 = faces.iter().map(|f| f.counters.malformed).sum();
+    assert!(
+        faces
+            .iter()
+            .any(|f| f.uri.starts_with("tcp4://") && f.counters.malformed == 3),
+        "{faces:?}"
+    );
+    assert!(malformed >= 3);
+    assert!(
+        !faces.iter().any(|f| f.uri.starts_with("udp4://")),
+        "the garbage UDP face was closed: {faces:?}"
+    );
+    // Forwarding goes on.
+    assert!(matches!(
+        consumer.express(&interest("/ok/2")).unwrap(),
+        Outcome::Data(_)
+    ));
+    assert_eq!(producer.join().unwrap(), 2);
+    r.stop_handle().stop();
+    r.join();
+}
+
+#[test]
+fn unregistered_prefixes_are_nacked_no_route() {
+    let dir = tmp_dir("noroute");
+    let r = Router::start(&config(&dir, "n")).unwrap();
+    let mut consumer = unix_face(&r);
+    match consumer.express(&interest("/nowhere/1")).unwrap() {
+        Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
+        other => panic!("{other:?}"),
+    }
+    r.stop_handle().stop();
+    r.join();
+}
+
+#[test]
+fn bad_listener_path_is_a_one_line_error_naming_the_flag() {
+    let mut c = Config::default();
+    c.listen.unix = "/proc/no/such/dir/nfd.sock".into();
+    c.listen.tcp = String::new();
+    c.listen.udp = String::new();
+    let e = Router::start(&c).err().unwrap();
+    assert!(
+        e.contains("/proc/no/such/dir/nfd.sock") && e.contains("--unix"),
+        "{e}"
+    );
+    assert!(!e.contains('\n'));
+}
