@@ -212,7 +212,6 @@ fn management_answers_with_nfd_status_codes() {
         .unwrap()
         .iter()
         .any(|e| e.name == Name::from_uri("/app").unwrap()));
-    drop(c);
     // 403: commands from a non-local (UDP) face are refused.
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.connect(r.bound().udp.unwrap()).unwrap();
