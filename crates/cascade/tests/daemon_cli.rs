@@ -1,0 +1,182 @@
+//! The real daemon (`cascade run`) driven by the real tools: `put`/`get` of a multi-megabyte
+//! file, `peek`/`poke`, `ctl`, bad arguments, SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cascade");
+
+struct Daemon {
+    child: Child,
+    sock: PathBuf,
+    dir: PathBuf,
+}
+
+impl Daemon {
+    fn start(tag: &str) -> Daemon {
+        let dir = std::env::temp_dir().join(format!("cascade-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sock = dir.join("nfd.sock");
+        let child = Command::new(BIN)
+            .args(["run", "--unix"])
+            .arg(&sock)
+            .args(["--tcp", "", "--udp", "127.0.0.1:0", "--workers", "2"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !sock.exists() {
+            assert!(t0.elapsed() < Duration::from_secs(10), "daemon did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Daemon { child, sock, dir }
+    }
+
+    fn transport(&self) -> String {
+        format!("unix://{}", self.sock.display())
+    }
+
+    fn tool(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .args(["--transport", &self.transport()])
+            .output()
+            .unwrap()
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        // SAFETY: signalling our own child process.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let t0 = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                let _ = std::fs::remove_dir_all(&self.dir);
+                return s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "no clean stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn file_of(path: &Path, len: usize) {
+    let mut x: u64 = 0x1234_5678;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn put_and_get_a_multi_megabyte_file_byte_identical() {
+    let d = Daemon::start("putget");
+    let src = d.dir.join("in.bin");
+    let dst = d.dir.join("out.bin");
+    file_of(&src, 3 * 1024 * 1024 + 123);
+    let mut put = Command::new(BIN)
+        .args(["put", "/files/big"])
+        .arg(&src)
+        .args(["--transport", &d.transport()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the prefix is registered (the route shows in the FIB).
+    let t0 = Instant::now();
+    loop {
+        let out = d.tool(&["ctl", "fib", "list"]);
+        if String::from_utf8_lossy(&out.stdout).contains("/files/big") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "put never registered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let get = d.tool(&["get", "/files/big", "-o", dst.to_str().unwrap(), "--no-progress"]);
+    assert!(get.status.success(), "{}", String::from_utf8_lossy(&get.stderr));
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    let _ = put.kill();
+    let _ = put.wait();
+    // The router's counters saw it all.
+    let status = d.tool(&["ctl", "status", "--json"]);
+    assert!(status.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let satisfied = v["n_satisfied_interests"]
+        .as_u64()
+        .or_else(|| v["nSatisfiedInterests"].as_u64())
+        .or_else(|| v["satisfied_interests"].as_u64());
+    assert!(satisfied.unwrap_or(0) >= 3 * 1024 * 1024 / 8800, "{v}");
+    assert!(d.stop().success());
+}
+
+#[test]
+fn poke_then_peek_and_ctl_through_the_daemon() {
+    let d = Daemon::start("pokepeek");
+    let mut poke = Command::new(BIN)
+        .args(["poke", "/hello/world", "--transport", &d.transport()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        poke.stdin.take().unwrap().write_all(b"hi there").unwrap();
+    }
+    let t0 = Instant::now();
+    let out = loop {
+        let out = d.tool(&["peek", "/hello/world", "--lifetime", "1000"]);
+        if out.status.success() || t0.elapsed() > Duration::from_secs(10) {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, b"hi there");
+    let _ = poke.wait();
+    // No producer: NoRoute Nack, a distinct non-zero exit.
+    let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000"]);
+    assert!(!nack.status.success());
+    assert!(String::from_utf8_lossy(&nack.stdout).contains("NoRoute")
+        || String::from_utf8_lossy(&nack.stderr).contains("NoRoute"));
+    // ctl against the real management protocol.
+    let faces = d.tool(&["ctl", "face", "list"]);
+    assert!(faces.status.success(), "{}", String::from_utf8_lossy(&faces.stderr));
+    let bad = d.tool(&["ctl", "strategy", "set", "/x", "/localhost/nfd/strategy/none"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("404"));
+    assert!(d.stop().success());
+}
+
+#[test]
+fn run_rejects_bad_config_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("cascade-cli-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("bad.toml");
+    std::fs::write(&cfg, "[cs]\ncapacity = \"lots\"\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("bad.toml") && err.contains("line 2"), "{err}");
+    let out = Command::new(BIN)
+        .args(["run", "--unix", "/proc/nope/nfd.sock", "--tcp", "", "--udp", ""])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/proc/nope/nfd.sock") && err.contains("--unix"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
