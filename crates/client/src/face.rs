@@ -32,6 +32,11 @@ use crate::transport::TransportUri;
 /// sent as NDNLPv2 fragments.
 pub const DEFAULT_UDP_MTU: usize = 1452;
 
+/// Receive buffer asked for on UDP faces, in bytes (the kernel caps it at `net.core.rmem_max`):
+/// a full window of fragmented Data arrives in a burst, and the default buffer (about 200 KiB)
+/// drops most of it.
+pub const UDP_RECV_BUFFER_BYTES: usize = 4 << 20;
+
 /// Largest datagram a UDP face receives.
 const UDP_RECV_BUFFER: usize = 65_536;
 
@@ -303,6 +308,8 @@ impl Face {
         crate::fill_random(&mut seq);
         let frag = Fragmenter::new(mtu, u64::from_be_bytes(seq))
             .map_err(|e| Error::Config(format!("UDP MTU {mtu}: {e}")))?;
+        // Best effort: a smaller buffer only costs losses, which the consumer recovers from.
+        let _ = set_recv_buffer(&s, UDP_RECV_BUFFER_BYTES);
         let mut f = Face::with_link(Link::Udp(s), remote.into(), None);
         f.fragmenter = Some(frag);
         f.udp_buf = vec![0u8; UDP_RECV_BUFFER];
@@ -531,6 +538,28 @@ impl Face {
             }),
             Outcome::Timeout => Err(Error::Timeout(format!("no Data for {}", interest.name))),
         }
+    }
+}
+
+/// Asks for a receive buffer of `bytes` on `s` (SO_RCVBUF).
+fn set_recv_buffer(s: &UdpSocket, bytes: usize) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `s` owns a valid socket descriptor; the option value is a c_int that lives across
+    // the call, passed with its exact size.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -995,6 +1024,38 @@ mod tests {
         assert_eq!(d.pit_token, Some(token));
         assert!(fa.counters().sent_bytes > 5000);
         assert_eq!(fb.counters().received_packets, 1);
+    }
+
+    /// SO_RCVBUF as the kernel reports it.
+    fn recv_buffer(s: &UdpSocket) -> usize {
+        use std::os::fd::AsRawFd;
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: valid descriptor; `v` and `len` outlive the call and describe a c_int.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0);
+        v as usize
+    }
+
+    #[test]
+    fn udp_faces_ask_for_a_large_receive_buffer() {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        set_recv_buffer(&s, UDP_RECV_BUFFER_BYTES).unwrap();
+        // Linux doubles the value asked for, capped at net.core.rmem_max.
+        let rmem_max: usize = std::fs::read_to_string("/proc/sys/net/core/rmem_max")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(recv_buffer(&s), 2 * UDP_RECV_BUFFER_BYTES.min(rmem_max));
     }
 
     #[test]
