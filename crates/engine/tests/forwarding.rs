@@ -1298,3 +1298,20 @@ fn malformed_packets_and_fragments_are_counted_and_never_panic() {
     e.advance(100_000);
     assert_eq!(e.table().pit_len(), 0);
 }
+
+#[test]
+fn prefetched_data_inserted_without_a_pit_entry_answers_later_interests() {
+    let (mut e, fib) = engine();
+    route(&fib, "/p", 2, 0);
+    let d = data("/p/chunk", Some(10_000));
+    assert!(e.insert_cs(1000, &d));
+    assert!(!e.insert_cs(1000, &[0x06, 0x01, 0x00]), "garbage is refused");
+    assert_eq!(e.table().cs_len(), 1);
+    assert_eq!(e.table().pit_len(), 0);
+    let sent = run1(&mut e, 1010, 1, wire_of(&interest("/p/chunk", 5)));
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].face, sent[0].kind), (1, SendKind::Data));
+    assert_eq!(sent[0].bytes, d);
+    assert_eq!(e.counters().out_interests, 0, "nothing went upstream");
+    e.table().check_invariants().unwrap();
+}

@@ -1107,6 +1107,25 @@ impl Engine {
         }
     }
 
+    /// Caches a Data that no Interest is waiting for (a chunk a slower tier prefetched with
+    /// its batch). Returns false if the packet does not decode or the table is full; a Data
+    /// already cached is refreshed. Honours no PIT entry and sends nothing.
+    pub fn insert_cs(&mut self, now_ms: u64, data_wire: &[u8]) -> bool {
+        let Ok(view) = DataView::decode(data_wire, &self.config.limits) else {
+            return false;
+        };
+        let name = view.name();
+        let h = PrefixHashes::new(self.key, &name);
+        match self.table.find_or_insert(h.full(), name.value(), name.len()) {
+            Ok(e) => {
+                self.table
+                    .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
     /// Forwards the Interest stored in PIT entry `p` (after a slower-tier miss).
     fn forward_stored(&mut self, now_ms: u64, p: u32) {
         let stored = self.table.pit(p).interest.clone();
