@@ -4,6 +4,7 @@
 //! `model che`.
 
 mod bench;
+mod bench_hcs;
 mod ctl;
 mod decode;
 mod run;
@@ -166,6 +167,9 @@ enum BenchCommand {
     /// The forwarding engine in-process on one thread (seed 002): cycles per packet, LPM
     /// probes by algorithm and M, prefetching, the garbage-name attack.
     Engine(bench::EngineBenchArgs),
+    /// The hierarchical content store (seed 000): L1 hit ratio against the model, L2 on a
+    /// real file or emulated, throughput, L2 and device read bandwidth, L1-hit cost.
+    Hcs(bench_hcs::HcsBenchArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -252,6 +256,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("cascade bench engine: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Bench(BenchCommand::Hcs(args)) => match bench_hcs::run_hcs(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cascade bench hcs: {e}");
                 ExitCode::from(1)
             }
         },

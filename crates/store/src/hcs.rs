@@ -66,6 +66,11 @@ impl Default for HcsConfig {
 pub struct Outcome {
     /// The chunk was in L1.
     pub l1_hit: bool,
+    /// The batch `[start, end)` read from L2 because of the miss (its chunks that were not in
+    /// L1 are now in L1).
+    pub miss_batch: Option<(u32, u32)>,
+    /// The next batch `[start, end)` read ahead (`prefetch_ahead` only).
+    pub ahead_batch: Option<(u32, u32)>,
 }
 
 /// Counters of an [`Hcs`] since construction.
@@ -189,6 +194,12 @@ impl Hcs {
         self.index.contains_key(&(content, chunk))
     }
 
+    /// The L1 slot (`0..l1_chunks`, stable while the chunk stays in L1) holding
+    /// `(content, chunk)`: lets a caller keep the chunk's bytes in a slab beside the store.
+    pub fn l1_slot(&self, content: u32, chunk: u32) -> Option<u32> {
+        self.index.get(&(content, chunk)).copied()
+    }
+
     /// L1's chunks from the next victim to the newest (FIFO: insertion order; LRU: recency).
     pub fn l1_eviction_order(&self) -> Vec<(u32, u32)> {
         let mut out = Vec::with_capacity(self.index.len());
@@ -215,6 +226,8 @@ impl Hcs {
     pub fn request(&mut self, content: u32, chunk: u32) -> Outcome {
         self.counters.requests += 1;
         let key = (content, chunk);
+        let mut miss_batch = None;
+        let mut ahead_batch = None;
         let l1_hit = match self.index.get(&key).copied() {
             Some(i) => {
                 self.counters.l1_hits += 1;
@@ -232,6 +245,7 @@ impl Hcs {
             None => {
                 let (start, end) = self.batch_of(chunk);
                 self.read_batch(content, start, end, Some(chunk));
+                miss_batch = Some((start, end));
                 false
             }
         };
@@ -241,10 +255,15 @@ impl Hcs {
                 let (ns, ne) = self.batch_of(end);
                 if (ns..ne).any(|c| !self.index.contains_key(&(content, c))) {
                     self.read_batch(content, ns, ne, None);
+                    ahead_batch = Some((ns, ne));
                 }
             }
         }
-        Outcome { l1_hit }
+        Outcome {
+            l1_hit,
+            miss_batch,
+            ahead_batch,
+        }
     }
 
     /// Reads chunks `start..end` of `content` from L2 into L1 (one batch read); `requested` is
@@ -363,7 +382,15 @@ mod tests {
     #[test]
     fn miss_fills_exactly_the_batch() {
         let mut h = hcs(100, 10, 25, Replacement::Fifo, false);
-        assert!(!h.request(7, 13).l1_hit);
+        let o = h.request(7, 13);
+        assert_eq!(
+            (o.l1_hit, o.miss_batch, o.ahead_batch),
+            (false, Some((10, 20)), None)
+        );
+        let slots: Vec<u32> = (10..20).map(|c| h.l1_slot(7, c).unwrap()).collect();
+        assert_eq!(slots, (0..10).collect::<Vec<u32>>(), "one slot per chunk");
+        assert_eq!(h.l1_slot(7, 9), None);
+        assert_eq!(h.request(7, 14).miss_batch, None);
         assert_eq!(h.l1_len(), 10);
         for c in 0..25 {
             assert_eq!(h.l1_contains(7, c), (10..20).contains(&c), "chunk {c}");
@@ -393,7 +420,9 @@ mod tests {
             assert!(h.request(0, c).l1_hit);
             assert_eq!(h.l1_len(), 10, "no read ahead before the penultimate chunk");
         }
-        assert!(h.request(0, 8).l1_hit);
+        let o = h.request(0, 8);
+        assert!(o.l1_hit && o.miss_batch.is_none());
+        assert_eq!(o.ahead_batch, Some((10, 20)));
         assert_eq!(h.l1_len(), 20);
         assert!((10..20).all(|c| h.l1_contains(0, c)));
         assert_eq!(h.counters().l2_batch_reads, 2);

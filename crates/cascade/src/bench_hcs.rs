@@ -1,0 +1,1181 @@
+//! `cascade bench hcs`: the hierarchical content store of seed 000 driven by its workloads.
+//!
+//! Each worker thread owns one HCS (no shared state): the L1 logic of [`store::Hcs`] with the
+//! chunks' bytes in a slab beside it, and an L2 that is either a real file ([`store::L2File`],
+//! one per worker, `O_DIRECT` unless `--buffered`) or seed 000's emulated L2 (`--emulated`).
+//! Requests reach workers by hashing the content name (H=Content) or the batch id (H=Batch).
+//!
+//! Per |L1| point: the requests are generated before timing (fixed seed); the seed's warm-up
+//! (10 × |L1| requests) runs the L1 logic only (no L2 I/O, the chunk bytes are not loaded), then
+//! the measured window (20 × |L1| requests, at least 100k) runs with real L2 reads: an L1 miss
+//! submits its batch read and goes on; a hit on a chunk whose batch is still in flight is
+//! counted as a pending hit. When the L2 queue is full the bench thread waits for a completion
+//! (a router worker would answer "miss" instead).
+//!
+//! Also measured in the same run: the device's sequential read bandwidth (a scratch file in the
+//! L2 directory read with `O_DIRECT` in 1 MiB blocks, at queue depth 1 with `pread` and at the
+//! L2's queue depth with the same I/O engine, before and after the L2 runs; the largest of the
+//! four is the reference), and the cost of an
+//! L1 hit with 10M entries (median of 1,000-lookup blocks of random present keys).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use model::{predict_l1, HcsParams, Policy};
+use serde_json::{json, Value};
+use store::emulated::fill_chunk;
+use store::io::{AlignedBuf, Io, IoBackend, IoKind, IoOp};
+use store::l2::supports_direct;
+use store::{
+    Admit, ChunkName, EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config, Hcs, HcsConfig, L2Config,
+    L2Error, L2File, ReadStart, Replacement,
+};
+
+/// Chunk size `|c|` (seed 000, Table 3).
+const CHUNK_BYTES: usize = 8192;
+/// Chunks per content (seed 000, Table 3).
+const CHUNKS_PER_CONTENT: u32 = 1280;
+/// Smallest measured window, in requests.
+const MIN_WINDOW: u64 = 100_000;
+/// L1 entries for the L1-hit cost measurement.
+const HIT_COST_ENTRIES: usize = 10_000_000;
+/// Lookups per timed block in the L1-hit cost measurement.
+const HIT_COST_BLOCK: usize = 1000;
+
+/// How requests are spread over workers (seed 000 §5.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mapping {
+    /// Hash of the content name.
+    Content,
+    /// Hash of the batch id (content name + ⌊chunk/B⌋).
+    Batch,
+}
+
+/// What `--sweep` varies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Sweep {
+    /// The L1 size.
+    L1,
+}
+
+/// Emulated-L2 delay (`--delay`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DelayArg {
+    /// Busy-wait.
+    Busy,
+    /// Sleep.
+    Sleep,
+}
+
+/// Emulated-L2 memory (`--memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MemoryArg {
+    /// Preallocated.
+    Static,
+    /// One batch allocated per read.
+    Dynamic,
+}
+
+/// I/O engine (`--io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IoArg {
+    /// io_uring, falling back to threads.
+    Auto,
+    /// io_uring only.
+    Uring,
+    /// pread/pwrite thread pool.
+    Threads,
+}
+
+/// Replacement (`--replacement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplacementArg {
+    /// FIFO (the seed's).
+    Fifo,
+    /// LRU.
+    Lru,
+}
+
+/// Options of `cascade bench hcs`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct HcsBenchArgs {
+    /// Workload: seq, unif or real (seed 000, Table 3).
+    #[arg(long, default_value = "real")]
+    pub workload: WorkloadKind,
+    /// Total L1 size in chunks (default: 10% of the catalogue).
+    #[arg(long)]
+    pub l1: Option<u64>,
+    /// Catalogue size in contents of 1,280 chunks (default 100; the seed's 781 = 10^6 chunks).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub catalogue: u32,
+    /// Batch size B in chunks.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub batch: u32,
+    /// Worker threads, one HCS each.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: u16,
+    /// Request-to-worker mapping.
+    #[arg(long, value_enum, default_value = "content")]
+    pub mapping: Mapping,
+    /// L1 replacement.
+    #[arg(long, value_enum, default_value = "fifo")]
+    pub replacement: ReplacementArg,
+    /// Read the next batch on the penultimate chunk of the current one.
+    #[arg(long)]
+    pub prefetch_ahead: bool,
+    /// Directory for the L2 files and the scratch file (default: a new temporary directory).
+    #[arg(long)]
+    pub l2_path: Option<PathBuf>,
+    /// Use seed 000's emulated L2 instead of a file.
+    #[arg(long)]
+    pub emulated: bool,
+    /// Emulated L2 throughput τ in Gbit/s.
+    #[arg(long, default_value_t = 4.0)]
+    pub tau_gbps: f64,
+    /// Emulated L2 delay technique.
+    #[arg(long, value_enum, default_value = "busy")]
+    pub delay: DelayArg,
+    /// Emulated L2 memory technique.
+    #[arg(long, value_enum, default_value = "static")]
+    pub memory: MemoryArg,
+    /// L2 file through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// L2 queue depth.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub queue_depth: u16,
+    /// L2 I/O engine.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub io: IoArg,
+    /// Sweep a parameter (l1: |L1| = 1, 5, 10, 25, 50 % of the catalogue) and print the RMSE
+    /// against the model.
+    #[arg(long, value_enum)]
+    pub sweep: Option<Sweep>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw the sweep (L1 hit ratio, measured and model, against |L1|) to this PNG file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Smaller: catalogue of at most 50 contents, windows of at most 300k requests, 1 GiB
+    /// scratch file; finishes in under 2 minutes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the 10M-entry L1-hit cost measurement.
+    #[arg(long)]
+    pub no_hit_cost: bool,
+    /// Workload seed.
+    #[arg(long, default_value_t = 0x5eed_0000)]
+    pub seed: u64,
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Copy, Default)]
+struct Point {
+    l1_chunks: u64,
+    requests: u64,
+    l1_hits: u64,
+    pending_hits: u64,
+    prefetch_used: u64,
+    prefetch_evicted_unused: u64,
+    l2_batch_reads: u64,
+    l2_bytes: u64,
+    l2_misses: u64,
+    checksum_failures: u64,
+    elapsed_s: f64,
+    model: f64,
+}
+
+impl Point {
+    fn hit_ratio(&self) -> f64 {
+        ratio(self.l1_hits, self.requests)
+    }
+    fn chunks_per_s(&self) -> f64 {
+        self.requests as f64 / self.elapsed_s.max(1e-9)
+    }
+    fn gbps(&self) -> f64 {
+        self.chunks_per_s() * CHUNK_BYTES as f64 * 8.0 / 1e9
+    }
+    fn l2_gbytes_per_s(&self) -> f64 {
+        self.l2_bytes as f64 / self.elapsed_s.max(1e-9) / 1e9
+    }
+    fn usefulness(&self) -> f64 {
+        ratio(
+            self.prefetch_used,
+            self.prefetch_used + self.prefetch_evicted_unused,
+        )
+    }
+    fn add(&mut self, o: &Point) {
+        self.requests += o.requests;
+        self.l1_hits += o.l1_hits;
+        self.pending_hits += o.pending_hits;
+        self.prefetch_used += o.prefetch_used;
+        self.prefetch_evicted_unused += o.prefetch_evicted_unused;
+        self.l2_batch_reads += o.l2_batch_reads;
+        self.l2_bytes += o.l2_bytes;
+        self.l2_misses += o.l2_misses;
+        self.checksum_failures += o.checksum_failures;
+        self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// Runs `cascade bench hcs`.
+pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
+    let catalogue = if args.quick {
+        args.catalogue.min(50)
+    } else {
+        args.catalogue
+    };
+    let catalogue_chunks = u64::from(catalogue) * u64::from(CHUNKS_PER_CONTENT);
+    if !(args.tau_gbps.is_finite() && args.tau_gbps > 0.0) {
+        return Err(format!(
+            "--tau-gbps must be positive, got {}",
+            args.tau_gbps
+        ));
+    }
+    let l1_points: Vec<u64> = match (args.sweep, args.l1) {
+        (Some(Sweep::L1), _) => [1, 5, 10, 25, 50]
+            .iter()
+            .map(|pct| catalogue_chunks * pct / 100)
+            .collect(),
+        (None, Some(l1)) => vec![l1],
+        (None, None) => vec![catalogue_chunks / 10],
+    };
+    if l1_points
+        .iter()
+        .any(|&l| l < u64::from(args.workers) || l > 50_000_000)
+    {
+        return Err(format!(
+            "|L1| must be between the number of workers ({}) and 50M chunks",
+            args.workers
+        ));
+    }
+    let (_tmp, dir) = match &args.l2_path {
+        Some(p) => {
+            std::fs::create_dir_all(p)
+                .map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+            (None, p.clone())
+        }
+        None => {
+            let t = TempDir::new()?;
+            let p = t.0.clone();
+            (Some(t), p)
+        }
+    };
+    let direct = !args.buffered && !args.emulated && supports_direct(&dir);
+    if !args.buffered && !args.emulated && !direct {
+        eprintln!(
+            "note: {} does not accept O_DIRECT; the L2 file goes through the page cache",
+            dir.display()
+        );
+    }
+    let backend = match args.io {
+        IoArg::Auto => IoBackend::Auto,
+        IoArg::Uring => IoBackend::Uring,
+        IoArg::Threads => IoBackend::Threads,
+    };
+
+    let scratch_bytes: u64 = if args.quick { 1 << 30 } else { 4 << 30 };
+    let mut device = if args.emulated {
+        None
+    } else {
+        Some(sequential_bandwidth(
+            &dir,
+            scratch_bytes,
+            usize::from(args.queue_depth),
+            backend,
+        )?)
+    };
+    let params = RealParams {
+        catalogue_contents: catalogue,
+        chunks_per_content: CHUNKS_PER_CONTENT,
+        ..RealParams::default()
+    };
+    let mut points = Vec::with_capacity(l1_points.len());
+    let mut backend_name = String::from("emulated");
+    for &l1 in &l1_points {
+        let window = if args.quick {
+            (20 * l1).clamp(MIN_WINDOW, 300_000)
+        } else {
+            (20 * l1).max(MIN_WINDOW)
+        };
+        let (p, b) = run_point(args, &params, &dir, l1, window, direct, backend)?;
+        backend_name = b;
+        if !args.json {
+            print_point_line(args.workload, &p);
+        }
+        points.push(p);
+    }
+    // Measured again after the L2 runs: the reference is the best of both (the stricter one).
+    if let Some(d) = device.as_mut() {
+        let again =
+            sequential_bandwidth(&dir, scratch_bytes, usize::from(args.queue_depth), backend)?;
+        d.qd1 = d.qd1.max(again.qd1);
+        d.qd = d.qd.max(again.qd);
+    }
+    let rmse = (points
+        .iter()
+        .map(|p| (p.hit_ratio() - p.model).powi(2))
+        .sum::<f64>()
+        / points.len() as f64)
+        .sqrt();
+    let hit_ns = if args.no_hit_cost {
+        None
+    } else {
+        Some(l1_hit_cost_ns(args.seed))
+    };
+    if let Some(path) = &args.plot {
+        plot(path, args.workload, &points, &params, args.batch)?;
+    }
+    let total = points.iter().fold(Point::default(), |mut a, p| {
+        a.add(p);
+        a
+    });
+    if args.json {
+        let pts: Vec<Value> = points
+            .iter()
+            .map(|p| {
+                json!({
+                    "l1_chunks": p.l1_chunks,
+                    "l1_hit_ratio": p.hit_ratio(),
+                    "model_hit_ratio": p.model,
+                    "chunks_per_s": p.chunks_per_s(),
+                    "gbps": p.gbps(),
+                    "pending_hits": p.pending_hits,
+                    "prefetch_usefulness": p.usefulness(),
+                    "l2_hit_ratio": l2_hit_ratio(p),
+                    "l2_read_gbytes_per_s": p.l2_gbytes_per_s(),
+                })
+            })
+            .collect();
+        let out = json!({
+            "workload": args.workload.name(),
+            "points": pts,
+            "rmse": rmse,
+            "catalogue_chunks": catalogue_chunks,
+            "batch": args.batch,
+            "workers": args.workers,
+            "mapping": format!("{:?}", args.mapping).to_lowercase(),
+            "l2": if args.emulated { "emulated".to_string() } else { format!("file ({backend_name}, {})", if direct { "O_DIRECT" } else { "buffered" }) },
+            "device_seq_read_gbytes_per_s": device.map(|d| d.best()),
+            "device_seq_read_qd1_gbytes_per_s": device.map(|d| d.qd1),
+            "device_seq_read_qd_gbytes_per_s": device.map(|d| d.qd),
+            "l1_hit_ns_median_10m": hit_ns,
+            "checksum_failures": total.checksum_failures,
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "workload={} catalogue={} chunks B={} workers={} mapping={:?} L2={}",
+            args.workload,
+            catalogue_chunks,
+            args.batch,
+            args.workers,
+            args.mapping,
+            if args.emulated {
+                format!(
+                    "emulated (tau={} Gbps, {:?}, {:?})",
+                    args.tau_gbps, args.delay, args.memory
+                )
+            } else {
+                format!(
+                    "file in {} ({backend_name}, {}, queue depth {})",
+                    dir.display(),
+                    if direct { "O_DIRECT" } else { "buffered" },
+                    args.queue_depth
+                )
+            }
+        );
+        println!("L1 hit ratio RMSE against the model: {rmse:.4}");
+        if let Some(d) = device {
+            let best_l2 = points
+                .iter()
+                .map(Point::l2_gbytes_per_s)
+                .fold(0.0, f64::max);
+            println!(
+                "device sequential read: {:.3} GB/s (1 MiB O_DIRECT: QD1 {:.3}, QD{} {:.3}); \
+                 best L2 read bandwidth {:.3} GB/s = {:.0}% of it",
+                d.best(),
+                d.qd1,
+                args.queue_depth,
+                d.qd,
+                best_l2,
+                100.0 * best_l2 / d.best().max(1e-9)
+            );
+        }
+        if let Some(ns) = hit_ns {
+            println!("L1 hit cost, 10M entries: median {ns:.0} ns");
+        }
+        if total.checksum_failures > 0 {
+            println!("checksum failures: {}", total.checksum_failures);
+        }
+    }
+    Ok(())
+}
+
+fn l2_hit_ratio(p: &Point) -> f64 {
+    ratio(
+        p.l2_batch_reads - p.l2_misses.min(p.l2_batch_reads),
+        p.l2_batch_reads,
+    )
+}
+
+fn print_point_line(w: WorkloadKind, p: &Point) {
+    println!(
+        "{w} |L1|={:>8} L1 hit={:.4} model={:.4} (pending hits {}) L2 hit={:.4} \
+         prefetch usefulness={:.3} {:.0} chunks/s {:.2} Gbps L2 read {:.3} GB/s",
+        p.l1_chunks,
+        p.hit_ratio(),
+        p.model,
+        p.pending_hits,
+        l2_hit_ratio(p),
+        p.usefulness(),
+        p.chunks_per_s(),
+        p.gbps(),
+        p.l2_gbytes_per_s()
+    );
+}
+
+/// A temporary directory removed on drop (in the system temp dir, not tmpfs-only).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Result<Self, String> {
+        let base = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+        let p = base.join(format!("cascade-hcs-{}", std::process::id()));
+        std::fs::create_dir_all(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+        Ok(TempDir(p))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn worker_of(mapping: Mapping, workers: u16, batch: u32, content: u32, chunk: u32) -> usize {
+    let key = match mapping {
+        Mapping::Content => u64::from(content),
+        Mapping::Batch => (u64::from(content) << 32) | u64::from(chunk / batch),
+    };
+    (mix(key) % u64::from(workers)) as usize
+}
+
+/// The name TLV value `/hcs/<content>/seg=<chunk>` (17 bytes).
+fn chunk_name(content: u32, chunk: u32) -> [u8; 17] {
+    let mut n = [0u8; 17];
+    n[..5].copy_from_slice(&[8, 3, b'h', b'c', b's']);
+    n[5..7].copy_from_slice(&[8, 4]);
+    n[7..11].copy_from_slice(&content.to_be_bytes());
+    n[11..13].copy_from_slice(&[0x32, 4]);
+    n[13..17].copy_from_slice(&chunk.to_be_bytes());
+    n
+}
+
+/// (content, chunk) back from a name made by [`chunk_name`].
+fn parse_name(n: &[u8]) -> Option<(u32, u32)> {
+    if n.len() != 17 {
+        return None;
+    }
+    Some((
+        u32::from_be_bytes(n[7..11].try_into().ok()?),
+        u32::from_be_bytes(n[13..17].try_into().ok()?),
+    ))
+}
+
+fn position(content: u32, chunk: u32) -> u64 {
+    u64::from(content) * u64::from(CHUNKS_PER_CONTENT) + u64::from(chunk)
+}
+
+enum L2 {
+    File(Box<L2File>),
+    Emu(Box<EmulatedL2>),
+}
+
+/// One worker's HCS: the L1 logic, the chunk bytes of its L1 slots, and its L2.
+struct Worker {
+    hcs: Hcs,
+    slab: Vec<u8>,
+    /// `(content << 32) | chunk` whose bytes are in each L1 slot (`u64::MAX`: none).
+    slot_key: Vec<u64>,
+    out: Vec<u8>,
+    sink: u64,
+    point: Point,
+}
+
+impl Worker {
+    fn serve(&mut self, content: u32, chunk: u32) {
+        let Some(slot) = self.hcs.l1_slot(content, chunk) else {
+            return;
+        };
+        let key = (u64::from(content) << 32) | u64::from(chunk);
+        if self.slot_key[slot as usize] == key {
+            let at = slot as usize * CHUNK_BYTES;
+            self.out.copy_from_slice(&self.slab[at..at + CHUNK_BYTES]);
+            self.sink = self.sink.wrapping_add(u64::from(self.out[CHUNK_BYTES - 1]));
+        } else {
+            self.point.pending_hits += 1;
+        }
+    }
+
+    /// Copies a chunk read from L2 into its L1 slot, if it is still in L1.
+    fn fill(
+        hcs: &Hcs,
+        slab: &mut [u8],
+        slot_key: &mut [u64],
+        content: u32,
+        chunk: u32,
+        bytes: &[u8],
+    ) {
+        if let Some(slot) = hcs.l1_slot(content, chunk) {
+            let at = slot as usize * CHUNK_BYTES;
+            let n = bytes.len().min(CHUNK_BYTES);
+            slab[at..at + n].copy_from_slice(&bytes[..n]);
+            slot_key[slot as usize] = (u64::from(content) << 32) | u64::from(chunk);
+        }
+    }
+}
+
+/// Runs one |L1| point over all workers; returns the summed point and the I/O engine's name.
+fn run_point(
+    args: &HcsBenchArgs,
+    params: &RealParams,
+    dir: &Path,
+    l1_total: u64,
+    window: u64,
+    direct: bool,
+    backend: IoBackend,
+) -> Result<(Point, String), String> {
+    let w = usize::from(args.workers);
+    // Requests, generated before timing and split by worker.
+    let warm = warmup_requests(l1_total);
+    let mut per: Vec<(Vec<(u32, u32)>, usize)> = (0..w).map(|_| (Vec::new(), 0)).collect();
+    for (i, r) in args
+        .workload
+        .requests(params, args.seed)
+        .take((warm + window) as usize)
+        .enumerate()
+    {
+        let k = worker_of(args.mapping, args.workers, args.batch, r.content, r.chunk);
+        per[k].0.push((r.content, r.chunk));
+        if (i as u64) < warm {
+            per[k].1 += 1;
+        }
+    }
+    let catalogue = params.catalogue_contents;
+    let results: Vec<Result<(Point, String), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = per
+            .into_iter()
+            .enumerate()
+            .map(|(i, (reqs, warm_n))| {
+                s.spawn(move || {
+                    run_worker(
+                        args,
+                        i,
+                        catalogue,
+                        dir,
+                        (l1_total / w as u64) as usize,
+                        &reqs,
+                        warm_n,
+                        direct,
+                        backend,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err("worker panicked".into())))
+            .collect()
+    });
+    let mut total = Point {
+        l1_chunks: l1_total,
+        ..Point::default()
+    };
+    let mut name = String::new();
+    for r in results {
+        let (p, n) = r?;
+        total.add(&p);
+        name = n;
+    }
+    let pred = predict_l1(&HcsParams {
+        l1_chunks: l1_total,
+        catalogue: u64::from(catalogue),
+        chunks_per_content: u64::from(CHUNKS_PER_CONTENT),
+        batch: u64::from(args.batch),
+        alpha: params.alpha,
+        policy: match args.replacement {
+            ReplacementArg::Fifo => Policy::Fifo,
+            ReplacementArg::Lru => Policy::Lru,
+        },
+    })
+    .map_err(|e| e.to_string())?;
+    total.model = match args.workload {
+        WorkloadKind::Seq => pred.seq,
+        WorkloadKind::Unif => pred.unif,
+        WorkloadKind::Real => pred.real,
+    };
+    Ok((total, name))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_worker(
+    args: &HcsBenchArgs,
+    index: usize,
+    catalogue: u32,
+    dir: &Path,
+    l1: usize,
+    reqs: &[(u32, u32)],
+    warm: usize,
+    direct: bool,
+    backend: IoBackend,
+) -> Result<(Point, String), String> {
+    let batch = args.batch;
+    let mut l2 = if args.emulated {
+        L2::Emu(Box::new(EmulatedL2::new(EmulatedL2Config {
+            capacity_chunks: u64::from(catalogue) * u64::from(CHUNKS_PER_CONTENT),
+            chunk_bytes: CHUNK_BYTES as u32,
+            throughput_gbps: args.tau_gbps,
+            memory: match args.memory {
+                MemoryArg::Static => EmuMemory::Static,
+                MemoryArg::Dynamic => EmuMemory::Dynamic,
+            },
+            delay: match args.delay {
+                DelayArg::Busy => EmuDelay::Busy,
+                DelayArg::Sleep => EmuDelay::Sleep,
+            },
+        })?))
+    } else {
+        L2::File(Box::new(open_preloaded(
+            args, index, catalogue, dir, direct, backend,
+        )?))
+    };
+    let backend_name = match &l2 {
+        L2::File(f) => format!("{:?}", f.backend()).to_lowercase(),
+        L2::Emu(_) => "emulated".into(),
+    };
+    let mut wk = Worker {
+        hcs: Hcs::new(HcsConfig {
+            l1_chunks: l1,
+            batch,
+            chunks_per_content: CHUNKS_PER_CONTENT,
+            replacement: match args.replacement {
+                ReplacementArg::Fifo => Replacement::Fifo,
+                ReplacementArg::Lru => Replacement::Lru,
+            },
+            prefetch_ahead: args.prefetch_ahead,
+        }),
+        slab: vec![0u8; l1 * CHUNK_BYTES],
+        slot_key: vec![u64::MAX; l1],
+        out: vec![0u8; CHUNK_BYTES],
+        sink: 0,
+        point: Point::default(),
+    };
+    // Warm-up: L1 logic only; the slots count as loaded.
+    for &(c, k) in &reqs[..warm] {
+        let o = wk.hcs.request(c, k);
+        for (s, e) in [o.miss_batch, o.ahead_batch].into_iter().flatten() {
+            for chunk in s..e {
+                if let Some(slot) = wk.hcs.l1_slot(c, chunk) {
+                    wk.slot_key[slot as usize] = (u64::from(c) << 32) | u64::from(chunk);
+                }
+            }
+        }
+    }
+    let before = *wk.hcs.counters();
+    let l2_before = match &l2 {
+        L2::File(f) => *f.counters(),
+        L2::Emu(_) => Default::default(),
+    };
+    let start = Instant::now();
+    for &(c, k) in &reqs[warm..] {
+        let o = wk.hcs.request(c, k);
+        if o.l1_hit {
+            wk.serve(c, k);
+        }
+        for (s, e) in [o.miss_batch, o.ahead_batch].into_iter().flatten() {
+            match &mut l2 {
+                L2::Emu(emu) => {
+                    let Worker {
+                        hcs,
+                        slab,
+                        slot_key,
+                        ..
+                    } = &mut wk;
+                    emu.read_batch(position(c, s), e - s, |i, bytes| {
+                        Worker::fill(hcs, slab, slot_key, c, s + i, bytes)
+                    });
+                }
+                L2::File(f) => {
+                    let name = chunk_name(c, s);
+                    let chunk = ChunkName::parse(&name).expect("valid name");
+                    loop {
+                        match f.read(&chunk) {
+                            ReadStart::Pending { .. } => break,
+                            ReadStart::Miss => {
+                                wk.point.l2_misses += 1;
+                                break;
+                            }
+                            ReadStart::Busy => {
+                                let Worker {
+                                    hcs,
+                                    slab,
+                                    slot_key,
+                                    ..
+                                } = &mut wk;
+                                f.wait_one(|b| {
+                                    for ch in b.chunks() {
+                                        if let Some((cc, kk)) = parse_name(ch.name) {
+                                            Worker::fill(hcs, slab, slot_key, cc, kk, ch.payload);
+                                        }
+                                    }
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !o.l1_hit {
+            wk.serve(c, k);
+        }
+        if let L2::File(f) = &mut l2 {
+            let Worker {
+                hcs,
+                slab,
+                slot_key,
+                ..
+            } = &mut wk;
+            f.poll(|b| {
+                for ch in b.chunks() {
+                    if let Some((cc, kk)) = parse_name(ch.name) {
+                        Worker::fill(hcs, slab, slot_key, cc, kk, ch.payload);
+                    }
+                }
+            });
+        }
+    }
+    if let L2::File(f) = &mut l2 {
+        f.flush();
+    }
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let k = wk.hcs.counters().since(&before);
+    let mut p = Point {
+        requests: k.requests,
+        l1_hits: k.l1_hits,
+        pending_hits: wk.point.pending_hits,
+        prefetch_used: k.prefetch_used,
+        prefetch_evicted_unused: k.prefetch_evicted_unused,
+        l2_batch_reads: k.l2_batch_reads,
+        l2_misses: wk.point.l2_misses,
+        elapsed_s,
+        ..Point::default()
+    };
+    match l2 {
+        L2::File(f) => {
+            let c = *f.counters();
+            p.l2_bytes = c.bytes_read - l2_before.bytes_read;
+            p.checksum_failures = c.checksum_failures - l2_before.checksum_failures;
+            f.close().map_err(|e| e.to_string())?;
+        }
+        L2::Emu(e) => p.l2_bytes = e.bytes_read(),
+    }
+    std::hint::black_box(wk.sink);
+    Ok((p, backend_name))
+}
+
+/// Opens worker `index`'s L2 file and writes every chunk it owns that is not there yet.
+fn open_preloaded(
+    args: &HcsBenchArgs,
+    index: usize,
+    catalogue: u32,
+    dir: &Path,
+    direct: bool,
+    backend: IoBackend,
+) -> Result<L2File, String> {
+    let b = args.batch;
+    let batches_per_content = CHUNKS_PER_CONTENT.div_ceil(b);
+    let owned: Vec<(u32, u32)> = (0..catalogue)
+        .flat_map(|c| (0..batches_per_content).map(move |k| (c, k * b)))
+        .filter(|&(c, s)| worker_of(args.mapping, args.workers, b, c, s) == index)
+        .collect();
+    let config = L2Config {
+        direct,
+        backend,
+        queue_depth: usize::from(args.queue_depth),
+        io_threads: usize::from(args.queue_depth),
+        batch: b,
+        ..L2Config::new(
+            dir.join(format!("hcs-worker-{index}.l2")),
+            (owned.len() as u32).max(1),
+        )
+    };
+    let mut l2 = match L2File::open(&config) {
+        Ok(l2) => l2,
+        Err(L2Error::Config(_) | L2Error::Layout(_)) => {
+            // A file from another geometry (our own name in our directory): start over.
+            let _ = std::fs::remove_file(&config.path);
+            let _ = std::fs::remove_file(config.index_path());
+            L2File::open(&config).map_err(|e| e.to_string())?
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let want: u64 = owned
+        .iter()
+        .map(|&(_, s)| u64::from(b.min(CHUNKS_PER_CONTENT - s)))
+        .sum();
+    if l2.stored_chunks() < want {
+        let mut payload = vec![0u8; CHUNK_BYTES];
+        for &(c, s) in &owned {
+            for k in s..(s + b).min(CHUNKS_PER_CONTENT) {
+                let name = chunk_name(c, k);
+                let chunk = ChunkName::parse(&name).expect("valid name");
+                fill_chunk(&mut payload, position(c, k));
+                loop {
+                    match l2.admit(&chunk, &payload) {
+                        Admit::Busy => {
+                            l2.wait_one(|_| {});
+                        }
+                        Admit::Writing | Admit::Present => break,
+                        other => return Err(format!("preloading L2: {other:?}")),
+                    }
+                }
+            }
+        }
+        l2.flush();
+    }
+    Ok(l2)
+}
+
+/// Sequential read bandwidth of the device under `dir`, GB/s.
+#[derive(Debug, Clone, Copy)]
+struct Device {
+    qd1: f64,
+    qd: f64,
+}
+
+impl Device {
+    fn best(&self) -> f64 {
+        self.qd1.max(self.qd)
+    }
+}
+
+/// Writes a scratch file of `bytes` and reads it back sequentially in 1 MiB blocks with
+/// `O_DIRECT` (or after dropping it from the page cache if `O_DIRECT` is refused): once with
+/// `pread` at queue depth 1, once with the L2's I/O engine at queue depth `qd`.
+fn sequential_bandwidth(
+    dir: &Path,
+    bytes: u64,
+    qd: usize,
+    backend: IoBackend,
+) -> Result<Device, String> {
+    const BLOCK: usize = 1 << 20;
+    let path = dir.join("seq-scratch");
+    let err = |e: std::io::Error| format!("scratch file {}: {e}", path.display());
+    {
+        let f = File::create(&path).map_err(err)?;
+        let mut block = vec![0u8; BLOCK];
+        for (i, b) in block.iter_mut().enumerate() {
+            *b = (i * 31 % 251) as u8;
+        }
+        let mut off = 0;
+        while off < bytes {
+            f.write_at(&block, off).map_err(err)?;
+            off += BLOCK as u64;
+        }
+        f.sync_all().map_err(err)?;
+    }
+    let open = || -> std::io::Result<File> {
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&path)
+        {
+            Ok(f) => Ok(f),
+            Err(_) => {
+                let f = File::open(&path)?;
+                drop_cache(&f);
+                Ok(f)
+            }
+        }
+    };
+    let f = open().map_err(err)?;
+    drop_cache(&f);
+    let mut buf = AlignedBuf::new(BLOCK);
+    let t = Instant::now();
+    let mut off = 0;
+    while off < bytes {
+        f.read_at(buf.as_mut_slice(), off).map_err(err)?;
+        off += BLOCK as u64;
+    }
+    let qd1 = bytes as f64 / t.elapsed().as_secs_f64() / 1e9;
+    drop(f);
+    let f = Arc::new(open().map_err(err)?);
+    drop_cache(&f);
+    let mut io = Io::new(f, backend, qd, qd).map_err(err)?;
+    let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(BLOCK)).collect();
+    let t = Instant::now();
+    let mut next = 0u64;
+    let mut done = 0u64;
+    while done < bytes {
+        while next < bytes && io.has_room() {
+            let Some(buf) = bufs.pop() else { break };
+            let op = IoOp {
+                kind: IoKind::Read,
+                offset: next,
+                len: BLOCK,
+                buf,
+                tag: next,
+            };
+            io.submit(op)
+                .map_err(|_| "scratch read refused".to_string())?;
+            next += BLOCK as u64;
+        }
+        let d = io.wait().ok_or("scratch read lost")?;
+        if !d.complete() {
+            return Err(format!("scratch read failed: {:?}", d.result));
+        }
+        done += d.op.len as u64;
+        bufs.push(d.op.buf);
+    }
+    let qd_bw = bytes as f64 / t.elapsed().as_secs_f64() / 1e9;
+    drop(io);
+    let _ = std::fs::remove_file(&path);
+    Ok(Device { qd1, qd: qd_bw })
+}
+
+fn drop_cache(f: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: advisory syscall on an open descriptor.
+    unsafe {
+        libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+    }
+}
+
+/// Median cost of an L1 hit with 10M entries, in ns (blocks of 1,000 random present keys).
+fn l1_hit_cost_ns(seed: u64) -> f64 {
+    let contents = (HIT_COST_ENTRIES as u32).div_ceil(CHUNKS_PER_CONTENT);
+    let mut h = Hcs::new(HcsConfig {
+        l1_chunks: HIT_COST_ENTRIES,
+        batch: 10,
+        chunks_per_content: CHUNKS_PER_CONTENT,
+        replacement: Replacement::Fifo,
+        prefetch_ahead: false,
+    });
+    'fill: for c in 0..contents {
+        for k in (0..CHUNKS_PER_CONTENT).step_by(10) {
+            if h.l1_len() >= HIT_COST_ENTRIES {
+                break 'fill;
+            }
+            h.request(c, k);
+        }
+    }
+    let mut x = seed | 1;
+    let mut keys = Vec::with_capacity(200 * HIT_COST_BLOCK);
+    while keys.len() < keys.capacity() {
+        x = mix(x.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        let c = (x % u64::from(contents)) as u32;
+        let k = ((x >> 32) % u64::from(CHUNKS_PER_CONTENT)) as u32;
+        if h.l1_contains(c, k) {
+            keys.push((c, k));
+        }
+    }
+    let mut blocks: Vec<f64> = keys
+        .chunks(HIT_COST_BLOCK)
+        .map(|b| {
+            let t = Instant::now();
+            let mut hits = 0u32;
+            for &(c, k) in b {
+                hits += u32::from(h.request(c, k).l1_hit);
+            }
+            std::hint::black_box(hits);
+            t.elapsed().as_nanos() as f64 / b.len() as f64
+        })
+        .collect();
+    blocks.sort_by(f64::total_cmp);
+    blocks[blocks.len() / 2]
+}
+
+// ------------------------------------------------------------------------------------ plot
+
+const W: u32 = 800;
+const H: u32 = 560;
+
+/// Draws the sweep like seed 000's Fig. 5(a): L1 hit ratio against |L1| (log scale), model as a
+/// line, measurements as squares. Labels use an embedded 8×8 bitmap font (no font files).
+fn plot(
+    path: &Path,
+    workload: WorkloadKind,
+    points: &[Point],
+    params: &RealParams,
+    batch: u32,
+) -> Result<(), String> {
+    use plotters::prelude::*;
+    let (x0, x1) = (
+        points.iter().map(|p| p.l1_chunks).min().unwrap_or(1).max(1) as f64 / 1.5,
+        points.iter().map(|p| p.l1_chunks).max().unwrap_or(1) as f64 * 1.5,
+    );
+    let model_at = |l1: f64| -> f64 {
+        predict_l1(&HcsParams {
+            l1_chunks: l1 as u64,
+            catalogue: u64::from(params.catalogue_contents),
+            chunks_per_content: u64::from(CHUNKS_PER_CONTENT),
+            batch: u64::from(batch),
+            alpha: params.alpha,
+            policy: Policy::Fifo,
+        })
+        .map(|p| match workload {
+            WorkloadKind::Seq => p.seq,
+            WorkloadKind::Unif => p.unif,
+            WorkloadKind::Real => p.real,
+        })
+        .unwrap_or(0.0)
+    };
+    let mut buf = vec![255u8; (W * H * 3) as usize];
+    let mut labels: Vec<(i32, i32, String, bool)> = Vec::new();
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
+        let e = |e: DrawingAreaErrorKind<_>| format!("plot: {e:?}");
+        let mut chart = ChartBuilder::on(&root)
+            .margin(30)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d((x0..x1).log_scale(), 0.0..1.05)
+            .map_err(e)?;
+        chart
+            .configure_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .light_line_style(RGBColor(230, 230, 230))
+            .draw()
+            .map_err(e)?;
+        let model: Vec<(f64, f64)> = (0..=60)
+            .map(|i| {
+                let l1 = x0 * (x1 / x0).powf(f64::from(i) / 60.0);
+                (l1, model_at(l1))
+            })
+            .collect();
+        chart
+            .draw_series(LineSeries::new(model, BLUE.stroke_width(2)))
+            .map_err(e)?;
+        chart
+            .draw_series(points.iter().map(|p| {
+                let (x, y) = (p.l1_chunks as f64, p.hit_ratio());
+                Rectangle::new([(x / 1.04, y - 0.012), (x * 1.04, y + 0.012)], RED.filled())
+            }))
+            .map_err(e)?;
+        for i in 0..=5 {
+            let y = f64::from(i) * 0.2;
+            let (px, py) = chart.backend_coord(&(x0, y));
+            labels.push((px - 34, py - 4, format!("{y:.1}"), false));
+        }
+        let mut t = 10f64.powf(x0.log10().ceil());
+        while t <= x1 {
+            let (px, py) = chart.backend_coord(&(t, 0.0));
+            labels.push((px - 12, py + 10, format!("{t:.0}"), false));
+            t *= 10.0;
+        }
+        root.present().map_err(e)?;
+    }
+    labels.push((
+        200,
+        8,
+        format!("{workload}: L1 hit ratio vs |L1| (chunks)"),
+        true,
+    ));
+    labels.push((560, 40, "-- model (eq. 2-6)".into(), false));
+    labels.push((560, 52, "[] measured".into(), false));
+    for (x, y, s, big) in labels {
+        draw_text(&mut buf, x, y, &s, if big { 2 } else { 1 });
+    }
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), W, H);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.write_header()
+        .and_then(|mut w| w.write_image_data(&buf))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Draws ASCII text with the embedded 8×8 font, `scale` pixels per font pixel.
+fn draw_text(buf: &mut [u8], x: i32, y: i32, s: &str, scale: i32) {
+    for (i, ch) in s.chars().enumerate() {
+        let glyph = font8x8::legacy::BASIC_LEGACY[(ch as usize) & 0x7f];
+        for (row, bits) in glyph.iter().enumerate() {
+            for col in 0..8 {
+                if bits & (1 << col) == 0 {
+                    continue;
+                }
+                for dy in 0..scale {
+                    for dx in 0..scale {
+                        let px = x + (i as i32 * 8 + col) * scale + dx;
+                        let py = y + row as i32 * scale + dy;
+                        if (0..W as i32).contains(&px) && (0..H as i32).contains(&py) {
+                            let at = ((py as u32 * W + px as u32) * 3) as usize;
+                            buf[at..at + 3].copy_from_slice(&[0, 0, 0]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_names_round_trip_and_split_at_the_segment() {
+        let n = chunk_name(7, 1234);
+        assert_eq!(parse_name(&n), Some((7, 1234)));
+        let c = ChunkName::parse(&n).unwrap();
+        assert_eq!(c.segment, 1234);
+        assert_eq!(c.prefix.len(), 11);
+        assert_eq!(parse_name(&[0; 5]), None);
+    }
+
+    #[test]
+    fn mapping_by_batch_keeps_a_batch_on_one_worker_and_spreads_batches() {
+        let mut seen = [0u32; 4];
+        for k in 0..1280 {
+            let w = worker_of(Mapping::Batch, 4, 10, 3, k);
+            assert_eq!(w, worker_of(Mapping::Batch, 4, 10, 3, k / 10 * 10));
+            seen[w] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 0), "{seen:?}");
+        let w = worker_of(Mapping::Content, 4, 10, 3, 0);
+        assert!((0..1280).all(|k| worker_of(Mapping::Content, 4, 10, 3, k) == w));
+    }
+
+    #[test]
+    fn text_is_drawn_in_black() {
+        let mut buf = vec![255u8; (W * H * 3) as usize];
+        draw_text(&mut buf, 10, 10, "A1", 1);
+        assert!(buf.chunks(3).any(|p| p == [0, 0, 0]));
+        let mut blank = vec![255u8; (W * H * 3) as usize];
+        draw_text(&mut blank, 10, 10, " ", 1);
+        assert!(blank.iter().all(|&b| b == 255));
+    }
+}
