@@ -8,7 +8,8 @@
 //!   the batch, for L1), and one completion with `data: None` for each waiting chunk that did
 //!   not verify, so that every pending lookup is completed exactly once. A completion with
 //!   `full_hash: Some(h)` goes straight to `engine.complete_pending(now_ms, h, name_value,
-//!   data)`.
+//!   data)`; one with `full_hash: None` (the batch's other chunks) to
+//!   `engine.insert_cs(now_ms, data)`.
 //! - [`SharedL2Tier`] is a cloneable handle: one clone is boxed into the engine with
 //!   [`Engine::set_slow_tier`](engine::fw::pipeline::Engine::set_slow_tier), the worker keeps
 //!   another to poll and admit. Both are used from the worker's own thread, so the lock is

@@ -1,7 +1,8 @@
 //! The L2 tier plugged into a real forwarding engine: an Interest whose Data is only in L2 is
 //! parked (pending), the batch read completes through [`L2Tier::poll`], and each completion
-//! feeds `Engine::complete_pending` unchanged. A corrupt slot completes without data, so the
-//! engine forwards the Interest upstream instead of serving wrong bytes.
+//! feeds `Engine::complete_pending` unchanged (and the rest of the batch `Engine::insert_cs`). A
+//! corrupt slot completes without data, so the engine forwards the Interest upstream instead
+//! of serving wrong bytes.
 
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -77,7 +78,10 @@ fn complete(
                 sent.push((a.face, a.kind, out.bytes(a, &[]).to_vec()));
             }
         }
-        None => prefetched += 1,
+        None => {
+            assert!(e.insert_cs(now, c.data.expect("prefetched chunks carry data")));
+            prefetched += 1;
+        }
     };
     assert!(tier.lock().wait(&mut handle), "nothing in flight");
     (sent, prefetched)
@@ -118,13 +122,18 @@ fn l2_hit_parks_the_interest_and_completion_serves_the_data() {
     assert_eq!(bytes, &data_wire("/v/x/seg=1"));
     let view = DataView::decode(bytes, &Limits::default()).unwrap();
     assert_eq!(view.content(), Some(&b"/v/x/seg=1"[..]));
-    // The other three chunks of the batch come back for L1 (the engine has no entry to put
-    // them in yet: see the crate README's note on prefetch).
+    // The other three chunks of the batch come back for L1: the next segment is an L1 hit,
+    // answered at once without asking L2.
     assert_eq!(prefetched, 3);
     assert_eq!(e.table().pit_len(), 0);
+    let sent = process(&mut e, 1002, DOWNSTREAM, &interest("/v/x/seg=2", 3));
+    assert_eq!(sent.len(), 1);
+    assert_eq!((sent[0].0, sent[0].1), (DOWNSTREAM, SendKind::Data));
+    assert_eq!(sent[0].2, data_wire("/v/x/seg=2"));
+    assert_eq!(tier.lock().counters().lookups, 1, "L1 hit: no L2 lookup");
 
     // Not in L2: a plain miss, forwarded upstream at once.
-    let sent = process(&mut e, 1002, DOWNSTREAM, &interest("/v/y/seg=0", 2));
+    let sent = process(&mut e, 1003, DOWNSTREAM, &interest("/v/y/seg=0", 2));
     assert_eq!(sent.len(), 1);
     assert_eq!((sent[0].0, sent[0].1), (UPSTREAM, SendKind::Interest));
 }
