@@ -11,9 +11,37 @@
 //!   batch of the same content (the improvement seed 000 left for later).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Slot index meaning "none" in the intrusive list.
 const NIL: u32 = u32::MAX;
+/// Bit of an index value marking a prefetched chunk not requested since (kept in the map so
+/// that a FIFO hit touches nothing but the map).
+const PREFETCHED: u32 = 1 << 31;
+
+/// A multiplicative hasher for chunk ids: they are internal numbers, not names an attacker
+/// chooses (the router's own L1 is the engine's keyed-SipHash CS), so speed wins.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // The high bits of a multiplicative hash are its good ones; hashbrown uses the top 7
+        // for control bytes and the low ones for the bucket, so fold them together.
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 32)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.0 = (self.0 << 32) | u64::from(x);
+    }
+}
+
+type IdMap = HashMap<(u32, u32), u32, BuildHasherDefault<IdHasher>>;
 
 /// L1 replacement policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -135,15 +163,14 @@ struct Slot {
     key: (u32, u32),
     prev: u32,
     next: u32,
-    /// Brought in by prefetch and not requested since.
-    prefetched_unused: bool,
 }
 
 /// One hierarchical content store (L1 chunk cache + always-hit L2) with batch prefetch.
 #[derive(Debug, Clone)]
 pub struct Hcs {
     config: HcsConfig,
-    index: HashMap<(u32, u32), u32>,
+    /// Chunk → slot, with [`PREFETCHED`] set while a prefetched chunk is unrequested.
+    index: IdMap,
     slots: Vec<Slot>,
     head: u32,
     tail: u32,
@@ -160,13 +187,13 @@ impl Hcs {
             "Hcs: contents must have at least one chunk"
         );
         assert!(
-            config.l1_chunks < NIL as usize,
+            config.l1_chunks < PREFETCHED as usize,
             "Hcs: L1 capacity {} too large",
             config.l1_chunks
         );
         Self {
             config,
-            index: HashMap::with_capacity(config.l1_chunks),
+            index: IdMap::with_capacity_and_hasher(config.l1_chunks, Default::default()),
             slots: Vec::with_capacity(config.l1_chunks),
             head: NIL,
             tail: NIL,
@@ -197,7 +224,7 @@ impl Hcs {
     /// The L1 slot (`0..l1_chunks`, stable while the chunk stays in L1) holding
     /// `(content, chunk)`: lets a caller keep the chunk's bytes in a slab beside the store.
     pub fn l1_slot(&self, content: u32, chunk: u32) -> Option<u32> {
-        self.index.get(&(content, chunk)).copied()
+        self.index.get(&(content, chunk)).map(|&v| v & !PREFETCHED)
     }
 
     /// L1's chunks from the next victim to the newest (FIFO: insertion order; LRU: recency).
@@ -228,14 +255,14 @@ impl Hcs {
         let key = (content, chunk);
         let mut miss_batch = None;
         let mut ahead_batch = None;
-        let l1_hit = match self.index.get(&key).copied() {
-            Some(i) => {
+        let l1_hit = match self.index.get_mut(&key) {
+            Some(v) => {
                 self.counters.l1_hits += 1;
-                let slot = &mut self.slots[i as usize];
-                if slot.prefetched_unused {
-                    slot.prefetched_unused = false;
+                if *v & PREFETCHED != 0 {
+                    *v &= !PREFETCHED;
                     self.counters.prefetch_used += 1;
                 }
+                let i = *v;
                 if self.config.replacement == Replacement::Lru {
                     self.unlink(i);
                     self.push_head(i);
@@ -293,24 +320,22 @@ impl Hcs {
                 key,
                 prev: NIL,
                 next: NIL,
-                prefetched_unused,
             });
             (self.slots.len() - 1) as u32
         } else {
             let victim = self.tail;
             self.unlink(victim);
             let old = self.slots[victim as usize];
-            self.index.remove(&old.key);
+            let was = self.index.remove(&old.key).unwrap_or(0);
             self.counters.evictions += 1;
-            if old.prefetched_unused {
+            if was & PREFETCHED != 0 {
                 self.counters.prefetch_evicted_unused += 1;
             }
-            let slot = &mut self.slots[victim as usize];
-            slot.key = key;
-            slot.prefetched_unused = prefetched_unused;
+            self.slots[victim as usize].key = key;
             victim
         };
-        self.index.insert(key, i);
+        self.index
+            .insert(key, i | if prefetched_unused { PREFETCHED } else { 0 });
         self.push_head(i);
     }
 
