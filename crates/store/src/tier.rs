@@ -175,7 +175,18 @@ impl L2Tier {
 
     /// Drains finished I/O without blocking and calls `f` once per chunk (see
     /// [`TierCompletion`]). Returns the number of completions handed out.
-    pub fn poll(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> usize {
+    pub fn poll(&mut self, f: impl FnMut(TierCompletion<'_>)) -> usize {
+        self.drain(false, f).0
+    }
+
+    /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
+    /// tests; a forwarding worker polls). `false` if nothing was in flight.
+    pub fn wait(&mut self, f: impl FnMut(TierCompletion<'_>)) -> bool {
+        self.drain(true, f).1
+    }
+
+    /// (completions handed out, whether anything finished).
+    fn drain(&mut self, block: bool, mut f: impl FnMut(TierCompletion<'_>)) -> (usize, bool) {
         let L2Tier {
             l2,
             max_name_bytes,
@@ -185,26 +196,15 @@ impl L2Tier {
         } = self;
         let batch = l2.superblock().batch as usize;
         let mut n = 0;
-        l2.poll(|b| {
+        let mut on_batch = |b: &BatchRead<'_>| {
             n += deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
-        });
-        n
-    }
-
-    /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
-    /// tests; a forwarding worker polls). `false` if nothing was in flight.
-    pub fn wait(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> bool {
-        let L2Tier {
-            l2,
-            max_name_bytes,
-            waits,
-            names,
-            counters,
-        } = self;
-        let batch = l2.superblock().batch as usize;
-        l2.wait_one(|b| {
-            deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
-        })
+        };
+        let any = if block {
+            l2.wait_one(&mut on_batch)
+        } else {
+            l2.poll(&mut on_batch) > 0
+        };
+        (n, any)
     }
 }
 

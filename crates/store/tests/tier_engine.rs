@@ -18,6 +18,27 @@ const KEY: HashKey = HashKey::fixed(0x1234, 0x5678);
 const DOWNSTREAM: FaceId = 1;
 const UPSTREAM: FaceId = 2;
 
+/// A small L2 (8 batches of 4 slots) in `dir` behind a tier handle.
+fn tier_in(dir: &std::path::Path) -> (L2Config, SharedL2Tier) {
+    let cfg = L2Config {
+        slot_bytes: 1024,
+        batch: 4,
+        queue_depth: 4,
+        ..L2Config::new(dir.join("l2"), 8)
+    };
+    let tier = SharedL2Tier::new(L2Tier::new(L2File::open(&cfg).unwrap(), 256));
+    (cfg, tier)
+}
+
+/// An engine routing /v upstream, with `tier` as its slower CS tier.
+fn engine_with(tier: &SharedL2Tier) -> Engine {
+    let (mut e, fib) = engine();
+    fib.add_nexthop(&Name::from_uri("/v").unwrap(), UPSTREAM, 1)
+        .unwrap();
+    e.set_slow_tier(Box::new(tier.clone()));
+    e
+}
+
 fn engine() -> (Engine, Arc<Fib>) {
     let config = EngineConfig {
         pit_cs: PitCsConfig {
@@ -90,13 +111,7 @@ fn complete(
 #[test]
 fn l2_hit_parks_the_interest_and_completion_serves_the_data() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = L2Config {
-        slot_bytes: 1024,
-        batch: 4,
-        queue_depth: 4,
-        ..L2Config::new(dir.path().join("l2"), 8)
-    };
-    let tier = SharedL2Tier::new(L2Tier::new(L2File::open(&cfg).unwrap(), 256));
+    let (_, tier) = tier_in(dir.path());
     // Segments 0..4 of /v/x in L2 (one batch).
     for s in 0..4 {
         let uri = format!("/v/x/seg={s}");
@@ -107,10 +122,7 @@ fn l2_hit_parks_the_interest_and_completion_serves_the_data() {
     }
     tier.lock().l2_mut().flush();
 
-    let (mut e, fib) = engine();
-    fib.add_nexthop(&Name::from_uri("/v").unwrap(), UPSTREAM, 1)
-        .unwrap();
-    e.set_slow_tier(Box::new(tier.clone()));
+    let mut e = engine_with(&tier);
 
     // L1 (engine CS) miss, L2 hit: pending, nothing sent upstream.
     assert!(process(&mut e, 1000, DOWNSTREAM, &interest("/v/x/seg=1", 1)).is_empty());
@@ -141,13 +153,7 @@ fn l2_hit_parks_the_interest_and_completion_serves_the_data() {
 #[test]
 fn corrupt_l2_slot_is_forwarded_upstream_not_served() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = L2Config {
-        slot_bytes: 1024,
-        batch: 4,
-        queue_depth: 4,
-        ..L2Config::new(dir.path().join("l2"), 8)
-    };
-    let tier = SharedL2Tier::new(L2Tier::new(L2File::open(&cfg).unwrap(), 256));
+    let (cfg, tier) = tier_in(dir.path());
     for s in 0..2 {
         let uri = format!("/v/z/seg={s}");
         assert_eq!(
@@ -165,10 +171,7 @@ fn corrupt_l2_slot_is_forwarded_upstream_not_served() {
     f.write_at(b"EVIL", sb.slot_offset(0, 1) + 100).unwrap();
     drop(f);
 
-    let (mut e, fib) = engine();
-    fib.add_nexthop(&Name::from_uri("/v").unwrap(), UPSTREAM, 1)
-        .unwrap();
-    e.set_slow_tier(Box::new(tier.clone()));
+    let mut e = engine_with(&tier);
     assert!(process(&mut e, 1000, DOWNSTREAM, &interest("/v/z/seg=1", 7)).is_empty());
     let (sent, prefetched) = complete(&mut e, &tier, 1001);
     assert_eq!(sent.len(), 1, "{sent:?}");
