@@ -4,6 +4,7 @@
 //! `model che`.
 
 mod bench;
+mod bench_forward;
 mod bench_hcs;
 mod ctl;
 mod decode;
@@ -167,6 +168,9 @@ enum BenchCommand {
     /// The forwarding engine in-process on one thread (seed 002): cycles per packet, LPM
     /// probes by algorithm and M, prefetching, the garbage-name attack.
     Engine(bench::EngineBenchArgs),
+    /// The router over real sockets (seed 001): satisfied Interests/s, drops, RTT, with the
+    /// load generator's own ceiling measured in the same run.
+    Forward(bench_forward::ForwardBenchArgs),
     /// The hierarchical content store (seed 000): L1 hit ratio against the model, L2 on a
     /// real file or emulated, throughput, L2 and device read bandwidth, L1-hit cost.
     Hcs(bench_hcs::HcsBenchArgs),
@@ -256,6 +260,13 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("cascade bench engine: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Command::Bench(BenchCommand::Forward(args)) => match bench_forward::run(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cascade bench forward: {e}");
                 ExitCode::from(1)
             }
         },

@@ -18,17 +18,27 @@ impl Daemon {
         let dir = std::env::temp_dir().join(format!("cascade-cli-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        Self::start_in(dir, &[])
+    }
+
+    fn start_in(dir: PathBuf, extra: &[&str]) -> Daemon {
         let sock = dir.join("nfd.sock");
         let child = Command::new(BIN)
-            .args(["run", "--unix"])
+            .arg("run")
+            .args(extra)
+            .arg("--unix")
             .arg(&sock)
             .args(["--tcp", "", "--udp", "127.0.0.1:0", "--workers", "2"])
+            .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let t0 = Instant::now();
         while !sock.exists() {
-            assert!(t0.elapsed() < Duration::from_secs(10), "daemon did not start");
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "daemon did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         Daemon { child, sock, dir }
@@ -46,7 +56,15 @@ impl Daemon {
             .unwrap()
     }
 
-    fn stop(mut self) -> std::process::ExitStatus {
+    fn stop(self) -> std::process::ExitStatus {
+        let dir = self.dir.clone();
+        let s = self.stop_keep();
+        let _ = std::fs::remove_dir_all(dir);
+        s
+    }
+
+    /// Stops the daemon with SIGTERM and leaves its directory in place.
+    fn stop_keep(mut self) -> std::process::ExitStatus {
         // SAFETY: signalling our own child process.
         unsafe {
             libc::kill(self.child.id() as i32, libc::SIGTERM);
@@ -54,12 +72,19 @@ impl Daemon {
         let t0 = Instant::now();
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
-                let _ = std::fs::remove_dir_all(&self.dir);
                 return s;
             }
             assert!(t0.elapsed() < Duration::from_secs(10), "no clean stop");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // A failed test must not leave the daemon running (it holds the test's stdout open).
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -97,11 +122,24 @@ fn put_and_get_a_multi_megabyte_file_byte_identical() {
         if String::from_utf8_lossy(&out.stdout).contains("/files/big") {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(10), "put never registered");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "put never registered"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let get = d.tool(&["get", "/files/big", "-o", dst.to_str().unwrap(), "--no-progress"]);
-    assert!(get.status.success(), "{}", String::from_utf8_lossy(&get.stderr));
+    let get = d.tool(&[
+        "get",
+        "/files/big",
+        "-o",
+        dst.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
     let _ = put.kill();
     let _ = put.wait();
@@ -139,18 +177,34 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(out.stdout, b"hi there");
     let _ = poke.wait();
     // No producer: NoRoute Nack, a distinct non-zero exit.
     let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000"]);
     assert!(!nack.status.success());
-    assert!(String::from_utf8_lossy(&nack.stdout).contains("NoRoute")
-        || String::from_utf8_lossy(&nack.stderr).contains("NoRoute"));
+    assert!(
+        String::from_utf8_lossy(&nack.stdout).contains("NoRoute")
+            || String::from_utf8_lossy(&nack.stderr).contains("NoRoute")
+    );
     // ctl against the real management protocol.
     let faces = d.tool(&["ctl", "face", "list"]);
-    assert!(faces.status.success(), "{}", String::from_utf8_lossy(&faces.stderr));
-    let bad = d.tool(&["ctl", "strategy", "set", "/x", "/localhost/nfd/strategy/none"]);
+    assert!(
+        faces.status.success(),
+        "{}",
+        String::from_utf8_lossy(&faces.stderr)
+    );
+    let bad = d.tool(&[
+        "ctl",
+        "strategy",
+        "set",
+        "/x",
+        "/localhost/nfd/strategy/none",
+    ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("404"));
     assert!(d.stop().success());
@@ -172,11 +226,94 @@ fn run_rejects_bad_config_in_one_line() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("bad.toml") && err.contains("line 2"), "{err}");
     let out = Command::new(BIN)
-        .args(["run", "--unix", "/proc/nope/nfd.sock", "--tcp", "", "--udp", ""])
+        .args([
+            "run",
+            "--unix",
+            "/proc/nope/nfd.sock",
+            "--tcp",
+            "",
+            "--udp",
+            "",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("/proc/nope/nfd.sock") && err.contains("--unix"), "{err}");
+    assert!(
+        err.contains("/proc/nope/nfd.sock") && err.contains("--unix"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_restarted_router_serves_a_file_from_its_l2_store_with_the_producer_gone() {
+    let dir = std::env::temp_dir().join(format!("cascade-cli-l2-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("store.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[store]\nl2_path = \"{}\"\nl2_capacity = 4000\nbatch = 10\n",
+            dir.join("l2").display()
+        ),
+    )
+    .unwrap();
+    let cfg_arg = ["--config", cfg.to_str().unwrap()];
+    let src = dir.join("in.bin");
+    file_of(&src, 1024 * 1024 + 77);
+    let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    let mut put = Command::new(BIN)
+        .args(["put", "/files/kept", "--version", "42"])
+        .arg(&src)
+        .args(["--transport", &d.transport()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !String::from_utf8_lossy(&d.tool(&["ctl", "fib", "list"]).stdout).contains("/files/kept")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "put never registered"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let first = dir.join("first.bin");
+    let get = d.tool(&[
+        "get",
+        "/files/kept",
+        "-o",
+        first.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&first).unwrap());
+    // Stop the producer, then the router (a clean stop writes the L2 index).
+    let _ = put.kill();
+    let _ = put.wait();
+    assert!(d.stop_keep().success());
+    // A new router on the same store: the producer is gone, the file is still there.
+    let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    let again = dir.join("again.bin");
+    let get = d.tool(&[
+        "get",
+        "/files/kept/v=42",
+        "-o",
+        again.to_str().unwrap(),
+        "--no-progress",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&again).unwrap());
+    assert!(d.stop().success());
 }

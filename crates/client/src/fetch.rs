@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use wire::{Component, Interest, NackReason, Name};
+use wire::{tt, Component, Interest, NackReason, Name};
 
 use crate::aimd::{Aimd, AimdOptions};
 use crate::error::{Error, Result};
@@ -398,9 +398,20 @@ pub fn get_with_progress(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Stats> {
     let start = Instant::now();
-    let mut discovery = Interest::new(name.clone(), [0; 4]);
-    discovery.can_be_prefix = true;
-    discovery.must_be_fresh = true;
+    // A name that already ends with a version needs no discovery: ask for its first segment
+    // by exact name (which any cache, RAM or disk, can answer without a fresh Data).
+    let versioned_given = name
+        .components
+        .last()
+        .is_some_and(|c| u32::from(c.typ) == tt::VERSION);
+    let mut discovery = if versioned_given {
+        Interest::new(name.clone().with(Component::segment(0)), [0; 4])
+    } else {
+        let mut i = Interest::new(name.clone(), [0; 4]);
+        i.can_be_prefix = true;
+        i.must_be_fresh = true;
+        i
+    };
     discovery.lifetime_ms = Some(opts.lifetime_ms);
     let mut first = None;
     for _ in 0..=opts.max_retries {

@@ -1305,7 +1305,10 @@ fn prefetched_data_inserted_without_a_pit_entry_answers_later_interests() {
     route(&fib, "/p", 2, 0);
     let d = data("/p/chunk", Some(10_000));
     assert!(e.insert_cs(1000, &d));
-    assert!(!e.insert_cs(1000, &[0x06, 0x01, 0x00]), "garbage is refused");
+    assert!(
+        !e.insert_cs(1000, &[0x06, 0x01, 0x00]),
+        "garbage is refused"
+    );
     assert_eq!(e.table().cs_len(), 1);
     assert_eq!(e.table().pit_len(), 0);
     let sent = run1(&mut e, 1010, 1, wire_of(&interest("/p/chunk", 5)));

@@ -41,6 +41,70 @@ pub struct Config {
     /// Strategy choices at start-up (`[[strategy]]`).
     #[serde(rename = "strategy")]
     pub strategies: Vec<StrategyEntry>,
+    /// The L2 content store on disk (`[store]`; off unless `l2_path` is set).
+    pub store: Store,
+}
+
+/// L2 replacement policy.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum L2Replacement {
+    /// First in, first out (seed 000).
+    #[default]
+    Fifo,
+    /// Least recently used.
+    Lru,
+}
+
+/// Which batches L2 admits.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum L2Decision {
+    /// Every batch (seed 000).
+    #[default]
+    Always,
+    /// With probability `lcp_p` (leave copy probabilistically).
+    Lcp,
+    /// Only batches offered twice recently (2-LRU).
+    #[serde(rename = "2lru")]
+    TwoLru,
+}
+
+/// The L2 tier: one file per worker in a directory, chunks of B-segment batches.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Store {
+    /// Directory of the L2 files (`l2-w<N>.dat`); empty: no L2.
+    pub l2_path: String,
+    /// Chunks L2 holds over all workers (each takes one 8,704-byte slot on disk).
+    pub l2_capacity: u64,
+    /// Chunks per batch B.
+    pub batch: u32,
+    /// Reads and writes in flight per worker.
+    pub queue_depth: usize,
+    /// Open the files with O_DIRECT.
+    pub direct: bool,
+    /// Replacement policy.
+    pub replacement: L2Replacement,
+    /// Admission decision.
+    pub decision: L2Decision,
+    /// Admission probability for `decision = "lcp"`.
+    pub lcp_p: f64,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store {
+            l2_path: String::new(),
+            l2_capacity: 100_000,
+            batch: 10,
+            queue_depth: 16,
+            direct: false,
+            replacement: L2Replacement::Fifo,
+            decision: L2Decision::Always,
+            lcp_p: 0.1,
+        }
+    }
 }
 
 /// Listeners; an empty string turns one off.
@@ -397,6 +461,22 @@ impl Config {
             1,
             usize::MAX,
         )?;
+        if !self.store.l2_path.is_empty() {
+            range("store.batch", self.store.batch as usize, 1, 64)?;
+            range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
+            if self.store.l2_capacity < u64::from(self.store.batch) {
+                return Err(format!(
+                    "store.l2_capacity: {} is less than one batch of {} chunks",
+                    self.store.l2_capacity, self.store.batch
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.store.lcp_p) {
+                return Err(format!(
+                    "store.lcp_p: {} is not a probability",
+                    self.store.lcp_p
+                ));
+            }
+        }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
@@ -472,6 +552,10 @@ mod tests {
             [[strategy]]
             prefix = "/m"
             strategy = "/localhost/nfd/strategy/multicast/v=4"
+            [store]
+            l2_path = "/var/cache/cascade"
+            l2_capacity = 1000
+            decision = "2lru"
             "#,
         )
         .unwrap();
@@ -479,6 +563,8 @@ mod tests {
         assert_eq!(c.cs.policy, CsPolicy::Fifo);
         assert_eq!(c.routes[0].cost, 10);
         assert_eq!(c.listen.tcp, "");
+        assert_eq!(c.store.decision, L2Decision::TwoLru);
+        assert_eq!(c.store.batch, 10);
     }
 
     #[test]
@@ -497,6 +583,11 @@ mod tests {
                 "unknown strategy",
             ),
             ("[[face]]\nuri = \"ether://x\"\n", "unsupported scheme"),
+            (
+                "[store]\nl2_path = \"/x\"\nl2_capacity = 3\n",
+                "store.l2_capacity",
+            ),
+            ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
         ];
         for (text, needle) in cases {
             let e = Config::from_toml(text).unwrap_err();

@@ -339,7 +339,7 @@ impl Face {
             PktKind::Interest => c.out_interests += 1,
             PktKind::Data => c.out_data += 1,
             PktKind::Nack => c.out_nacks += 1,
-            PktKind::Other => {}
+            PktKind::Other | PktKind::Admit => {}
         }
     }
 }
@@ -1461,6 +1461,6 @@ fn count_kind(c: &mut FaceCounters, kind: PktKind) {
         PktKind::Interest => c.in_interests += 1,
         PktKind::Data => c.in_data += 1,
         PktKind::Nack => c.in_nacks += 1,
-        PktKind::Other => {}
+        PktKind::Other | PktKind::Admit => {}
     }
 }

@@ -89,21 +89,68 @@ impl StopHandle {
     }
 }
 
+fn fill_random(b: &mut [u8]) {
+    // SAFETY: `b` is a valid writable buffer of `b.len()` bytes.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n != b.len() as isize {
+        // No entropy from the kernel: fall back to the clock and an address (still per process).
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let a = b.as_ptr() as u64;
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = ((t ^ a.rotate_left(i as u32 * 7)) >> ((i % 8) * 8)) as u8;
+        }
+    }
+}
+
 fn random_key() -> HashKey {
     let mut b = [0u8; 16];
-    // SAFETY: `b` is a valid writable buffer of 16 bytes.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != 16 {
-        // No entropy from the kernel: fall back to the clock and addresses (still per process).
-        let t = Instant::now().elapsed().as_nanos() as u64
-            ^ std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-        let a = &b as *const _ as u64;
-        b[..8].copy_from_slice(&t.to_le_bytes());
-        b[8..].copy_from_slice(&(a ^ t.rotate_left(17)).to_le_bytes());
-    }
+    fill_random(&mut b);
     HashKey::from_bytes(b)
+}
+
+/// The hash key of a router with an L2 store: kept in `<l2_path>/hash.key` (mode 0600) so that
+/// after a restart every name maps to the same worker, and so to the L2 file that holds it.
+/// The file also records the worker count; a different count is refused, since chunks would
+/// sit in the files of workers that no longer own them.
+fn store_key(dir: &std::path::Path, workers: usize) -> Result<HashKey, String> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = dir.join("hash.key");
+    std::fs::create_dir_all(dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
+    match std::fs::read(&path) {
+        Ok(b) if b.len() == 17 => {
+            if usize::from(b[16]) != workers {
+                return Err(format!(
+                    "store.l2_path {}: written by a router with {} workers, this one has {workers} (use --workers {})",
+                    dir.display(),
+                    b[16],
+                    b[16]
+                ));
+            }
+            let mut k = [0u8; 16];
+            k.copy_from_slice(&b[..16]);
+            Ok(HashKey::from_bytes(k))
+        }
+        Ok(_) => Err(format!("{}: not a Cascade key file", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut k = [0u8; 16];
+            fill_random(&mut k);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            f.write_all(&k)
+                .and_then(|()| f.write_all(&[workers as u8]))
+                .and_then(|()| f.sync_all())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(HashKey::from_bytes(k))
+        }
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
 }
 
 fn pin_to(core: usize) {
@@ -124,7 +171,11 @@ impl Router {
         cfg.validate()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cfg.worker_count(cores).min(255);
-        let key = random_key();
+        let key = if cfg.store.l2_path.is_empty() {
+            random_key()
+        } else {
+            store_key(std::path::Path::new(&cfg.store.l2_path), n)?
+        };
         let limits = Limits {
             max_packet_bytes: cfg.limits.max_packet_bytes,
             max_name_components: cfg.limits.max_name_components,
@@ -188,7 +239,7 @@ impl Router {
             config::CsPolicy::Lru => CsPolicy::Lru,
             config::CsPolicy::Fifo => CsPolicy::Fifo,
         };
-        let mut threads = Vec::new();
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
                 .name(name.clone())
@@ -206,7 +257,27 @@ impl Router {
                 limits,
                 ..EngineConfig::default()
             };
-            let engine = Engine::new(key, fib.clone(), ecfg);
+            let mut engine = Engine::new(key, fib.clone(), ecfg);
+            let tier = match open_l2(cfg, i, n) {
+                Ok(t) => t,
+                Err(e) => {
+                    handle.stop();
+                    for t in threads.drain(..) {
+                        let _ = t.join();
+                    }
+                    return Err(e);
+                }
+            };
+            let tier = tier.map(|t| {
+                let h = worker::TierHandle(Arc::new(std::sync::Mutex::new(t)));
+                engine.set_slow_tier(Box::new(h.clone()));
+                worker::L2::new(
+                    h,
+                    Dispatcher::new(key, n, Mapping::FullName, limits),
+                    limits,
+                    links.clone(),
+                )
+            });
             let w = Worker::new(
                 i,
                 engine,
@@ -217,6 +288,7 @@ impl Router {
                 stop.clone(),
                 start,
                 Duration::from_millis(cfg.workers.tick_ms),
+                tier,
             );
             let core = worker_core(i);
             threads.push(spawn(
@@ -338,6 +410,52 @@ impl Router {
             let _ = t.join();
         }
     }
+}
+
+/// Opens worker `i`'s L2 file (`<l2_path>/l2-w<i>.dat`) if the config has a store: an existing
+/// file is reopened with its index (or rebuilt from its slot headers after a crash).
+fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tier>, String> {
+    let s = &cfg.store;
+    if s.l2_path.is_empty() {
+        return Ok(None);
+    }
+    let dir = std::path::PathBuf::from(&s.l2_path);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
+    let per_worker = s.l2_capacity.div_ceil(workers as u64);
+    let extents = per_worker.div_ceil(u64::from(s.batch)).max(1);
+    let extents = u32::try_from(extents)
+        .map_err(|_| format!("store.l2_capacity {} is too large", s.l2_capacity))?;
+    let mut c = store::L2Config::new(dir.join(format!("l2-w{i}.dat")), extents);
+    c.batch = s.batch;
+    c.queue_depth = s.queue_depth;
+    c.io_threads = s.queue_depth.min(16);
+    c.direct = s.direct;
+    c.replacement = match s.replacement {
+        config::L2Replacement::Fifo => store::Replacement::Fifo,
+        config::L2Replacement::Lru => store::Replacement::Lru,
+    };
+    // The engine's CS does not report evictions, so L2 is written through on insertion.
+    c.admission = store::l2::Admission::WriteThrough;
+    c.decision = match s.decision {
+        config::L2Decision::Always => store::l2::Decision::Always,
+        config::L2Decision::Lcp => store::l2::Decision::Lcp { p: s.lcp_p },
+        config::L2Decision::TwoLru => store::l2::Decision::TwoLru {
+            filter_batches: extents,
+        },
+    };
+    c.seed = i as u64 + 1;
+    let file = store::L2File::open(&c).map_err(|e| format!("store: {}: {e}", c.path.display()))?;
+    tracing::info!(
+        worker = i,
+        path = %c.path.display(),
+        chunks = file.stored_chunks(),
+        backend = ?file.backend(),
+        "L2 open"
+    );
+    Ok(Some(store::L2Tier::new(
+        file,
+        store::tier::DEFAULT_MAX_NAME_BYTES,
+    )))
 }
 
 /// Used by start-up configuration: creates a face through the I/O thread.

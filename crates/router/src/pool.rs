@@ -45,6 +45,9 @@ pub enum PktKind {
     /// Anything else (IDLE, fragments, garbage).
     #[default]
     Other,
+    /// A chunk (bare Data) that another worker received and that this worker owns: to be
+    /// stored in this worker's L2, not forwarded.
+    Admit,
 }
 
 impl PktKind {

@@ -8,22 +8,26 @@
 //! allocates per packet; control messages (faces, strategies, CS settings, snapshots) are
 //! applied between batches.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
-use engine::fw::pipeline::{Counters, Engine, FaceInfo, SendKind, MAX_BATCH};
+use engine::fw::pipeline::{
+    Counters, Engine, FaceInfo, Output, PacketRef, SendKind, SlowTier, MAX_BATCH,
+};
 use engine::fw::strategy::StrategyKind;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::lp_frag::{LpHeaders, PitToken};
+use store::L2Tier;
 use wire::lp::Nack;
-use wire::tlv::write_var_number;
-use wire::{tt, Name};
+use wire::tlv::{write_var_number, Reader};
+use wire::{tt, Limits, Name, NameView};
 
-use crate::dispatch::worker_token;
+use crate::dispatch::{worker_token, Dispatcher};
 use crate::pool::{Pkt, PktKind, Pool};
 
 /// Face id NFD uses for Data served from the content store (IncomingFaceId).
@@ -91,6 +95,21 @@ pub struct Snapshot {
     pub cs_hits: u64,
     /// CS misses.
     pub cs_misses: u64,
+    /// The L2 tier, if there is one.
+    pub l2: Option<L2Snapshot>,
+}
+
+/// A worker's L2 tier state.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct L2Snapshot {
+    /// Chunks not admitted because the write backlog was full.
+    pub admit_dropped: u64,
+    /// Chunks stored.
+    pub stored_chunks: u64,
+    /// Capacity in chunks.
+    pub capacity_chunks: u64,
+    /// Lookup counters.
+    pub tier: store::TierCounters,
 }
 
 /// What a worker shares with the I/O thread and management.
@@ -137,22 +156,200 @@ pub trait Wake: Send + Sync {
     fn wake(&self);
 }
 
+/// Turns engine actions into link-layer packets on the worker's output ring.
+struct Emitter {
+    index: usize,
+    pool: Arc<Pool>,
+    link: Arc<WorkerLink>,
+    local_fields: Vec<bool>,
+    out_ring_full: u64,
+    out_no_buffer: u64,
+}
+
+impl Emitter {
+    /// Encodes and queues every action of `out`; returns how many were queued and, as a bit
+    /// set, which inputs went out as Data (they satisfied an Interest).
+    fn emit(&mut self, out: &Output<'_>, inputs: &[(FaceId, &[u8])]) -> (usize, u64) {
+        let room = self.pool.buf_bytes();
+        let token = worker_token(self.index);
+        let mut sent = 0usize;
+        let mut data_inputs = 0u64;
+        for a in out.actions {
+            let packet = out.bytes(a, inputs);
+            let mut h = LpHeaders {
+                pit_token: out.pit_token(a).and_then(PitToken::new),
+                congestion_mark: (a.congestion_mark != 0).then_some(a.congestion_mark),
+                ..LpHeaders::default()
+            };
+            match a.kind {
+                SendKind::Interest => h.pit_token = PitToken::new(&token),
+                SendKind::Nack(r) => h.nack = Some(Nack { reason: Some(r) }),
+                SendKind::Data => {
+                    if let PacketRef::Input { index, .. } = &a.packet {
+                        data_inputs |= 1u64 << (*index as u64 & 63);
+                    }
+                }
+            }
+            let wants_face_id = self.local_fields.get(a.face as usize).copied();
+            if wants_face_id == Some(true) && !matches!(a.kind, SendKind::Nack(_)) {
+                h.incoming_face_id = Some(match &a.packet {
+                    PacketRef::Input { index, .. } => u64::from(inputs[*index as usize].0),
+                    PacketRef::Out(_) => CONTENT_STORE_FACE_ID,
+                });
+            }
+            let Some(mut buf) = self.pool.get() else {
+                self.out_no_buffer += 1;
+                continue;
+            };
+            if !encode_link(&mut buf, &h, packet, room) {
+                self.out_no_buffer += 1;
+                self.pool.put(buf);
+                continue;
+            }
+            let kind = match a.kind {
+                SendKind::Interest => PktKind::Interest,
+                SendKind::Data => PktKind::Data,
+                SendKind::Nack(_) => PktKind::Nack,
+            };
+            match self.link.output.push(Pkt {
+                face: a.face,
+                kind,
+                buf,
+            }) {
+                Ok(()) => sent += 1,
+                Err(p) => {
+                    self.out_ring_full += 1;
+                    self.pool.put(p.buf);
+                }
+            }
+        }
+        (sent, data_inputs)
+    }
+}
+
+/// The Data inside a received link-layer packet, with its name's components, if its last name
+/// component is a segment number (a chunk, which L2 stores; other Data stay in L1).
+fn chunk_of<'a>(bytes: &'a [u8], limits: &Limits) -> Option<(&'a [u8], NameView<'a>)> {
+    let data = if bytes.first() == Some(&(tt::LP_PACKET as u8)) {
+        wire::LpPacketView::decode(bytes, limits).ok()?.fragment()?
+    } else {
+        bytes
+    };
+    let mut r = Reader::new(data);
+    let outer = r.read().ok()?;
+    if outer.typ != tt::DATA {
+        return None;
+    }
+    let name = NameView::from_element(outer.reader().read().ok()?, limits).ok()?;
+    let last = name.last()?;
+    (u32::from(last.typ) == tt::SEGMENT).then_some((data, name))
+}
+
 /// Everything a worker runs with.
 pub struct Worker {
-    index: usize,
     engine: Engine,
-    link: Arc<WorkerLink>,
-    pool: Arc<Pool>,
+    emit: Emitter,
     control: Receiver<Control>,
     io: Arc<dyn Wake>,
     stop: Arc<AtomicBool>,
     start: Instant,
     tick: Duration,
-    local_fields: Vec<bool>,
     batch: Vec<Pkt>,
-    out_ring_full: u64,
-    out_no_buffer: u64,
     batches: u64,
+    tier: Option<L2>,
+}
+
+/// A handle on a worker's L2 tier. The worker and its engine each hold one; both are used only
+/// from the worker's thread, so the lock is never contended.
+#[derive(Clone)]
+pub struct TierHandle(pub Arc<Mutex<L2Tier>>);
+
+impl TierHandle {
+    /// Locks the tier (a poisoned lock is taken over: the tier's state stays consistent
+    /// between calls).
+    pub fn lock(&self) -> MutexGuard<'_, L2Tier> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl SlowTier for TierHandle {
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.lock().lookup(full_hash, name_value)
+    }
+}
+
+/// Chunks waiting for room in L2's write queue, per worker.
+pub const ADMIT_BACKLOG_CHUNKS: usize = 512;
+
+/// A worker's L2 tier, and which chunks it owns (only the worker that owns a name stores it).
+pub struct L2 {
+    /// The tier (the engine holds another handle to it).
+    pub tier: TierHandle,
+    /// Decides ownership of names.
+    pub dispatcher: Dispatcher,
+    /// Limits for parsing.
+    pub limits: Limits,
+    /// Chunks whose admission found the write queue full: (name length, name + Data) in
+    /// buffers that are reused, at most [`ADMIT_BACKLOG_CHUNKS`].
+    pub backlog: VecDeque<(usize, Vec<u8>)>,
+    /// Free backlog buffers.
+    pub spare: Vec<Vec<u8>>,
+    /// Chunks dropped because the backlog was full.
+    pub admit_dropped: u64,
+    /// Every worker's rings, to hand a chunk to the worker that owns it.
+    pub peers: Vec<Arc<WorkerLink>>,
+}
+
+impl L2 {
+    /// A tier with an empty backlog.
+    pub fn new(
+        tier: TierHandle,
+        dispatcher: Dispatcher,
+        limits: Limits,
+        peers: Vec<Arc<WorkerLink>>,
+    ) -> Self {
+        L2 {
+            tier,
+            dispatcher,
+            limits,
+            backlog: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
+            spare: Vec::new(),
+            admit_dropped: 0,
+            peers,
+        }
+    }
+
+    /// Offers a chunk; when the write queue is full it waits in the backlog (bounded).
+    fn admit(&mut self, tier: &mut L2Tier, name_value: &[u8], data: &[u8]) {
+        if tier.admit(name_value, data) != store::Admit::Busy {
+            return;
+        }
+        if self.backlog.len() >= ADMIT_BACKLOG_CHUNKS {
+            self.admit_dropped += 1;
+            return;
+        }
+        // Warm-up allocates the backlog's buffers; after that they are reused.
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(name_value);
+        buf.extend_from_slice(data);
+        self.backlog.push_back((name_value.len(), buf));
+    }
+
+    /// Retries backlogged chunks while the write queue has room.
+    fn retry(&mut self) {
+        if self.backlog.is_empty() {
+            return;
+        }
+        let mut tier = self.tier.lock();
+        while let Some((n, buf)) = self.backlog.pop_front() {
+            if tier.admit(&buf[..n], &buf[n..]) == store::Admit::Busy {
+                self.backlog.push_front((n, buf));
+                break;
+            }
+            self.spare.push(buf);
+        }
+    }
 }
 
 /// Encoded length of a VAR-NUMBER.
@@ -194,7 +391,7 @@ pub fn encode_link(buf: &mut Vec<u8>, headers: &LpHeaders, packet: &[u8], room: 
 }
 
 impl Worker {
-    /// A worker around `engine`.
+    /// A worker around `engine`, with an optional L2 tier (already attached to the engine).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: usize,
@@ -206,22 +403,26 @@ impl Worker {
         stop: Arc<AtomicBool>,
         start: Instant,
         tick: Duration,
+        tier: Option<L2>,
     ) -> Self {
         Worker {
-            index,
             engine,
-            link,
-            pool,
+            emit: Emitter {
+                index,
+                pool,
+                link,
+                local_fields: Vec::new(),
+                out_ring_full: 0,
+                out_no_buffer: 0,
+            },
             control,
             io,
             stop,
             start,
             tick,
-            local_fields: Vec::new(),
             batch: Vec::with_capacity(MAX_BATCH),
-            out_ring_full: 0,
-            out_no_buffer: 0,
             batches: 0,
+            tier,
         }
     }
 
@@ -229,21 +430,77 @@ impl Worker {
         self.start.elapsed().as_millis() as u64
     }
 
-    /// Runs until the stop flag is set.
+    /// Runs until the stop flag is set, then closes the L2 tier (writing its index).
     pub fn run(mut self) {
-        let _ = self.link.thread.set(std::thread::current());
+        let link = self.emit.link.clone();
+        let _ = link.thread.set(std::thread::current());
         while !self.stop.load(Ordering::Relaxed) {
             self.drain_control();
-            if !self.run_batch() {
+            let busy = self.run_batch();
+            let completed = self.poll_tier();
+            if !busy && completed == 0 {
                 let now = self.now_ms();
                 self.engine.advance(now);
-                self.link.parked.store(true, Ordering::SeqCst);
-                if self.link.input.is_empty() && !self.stop.load(Ordering::SeqCst) {
-                    std::thread::park_timeout(self.tick);
+                // Storage completions do not wake the worker: poll them often while any read
+                // is in flight.
+                let in_flight = self
+                    .tier
+                    .as_ref()
+                    .is_some_and(|t| !t.backlog.is_empty() || t.tier.lock().l2().in_flight() > 0);
+                let nap = if in_flight {
+                    Duration::from_micros(200)
+                } else {
+                    self.tick
+                };
+                link.parked.store(true, Ordering::SeqCst);
+                if link.input.is_empty() && !self.stop.load(Ordering::SeqCst) {
+                    std::thread::park_timeout(nap);
                 }
-                self.link.parked.store(false, Ordering::SeqCst);
+                link.parked.store(false, Ordering::SeqCst);
             }
         }
+        if let Some(t) = self.tier.take() {
+            drop(self.engine); // releases the engine's handle to the tier
+            match Arc::try_unwrap(t.tier.0) {
+                Ok(m) => match m.into_inner() {
+                    Ok(tier) => {
+                        if let Err(e) = tier.close() {
+                            tracing::warn!("closing L2: {e}");
+                        }
+                    }
+                    Err(_) => tracing::warn!("L2 tier lock poisoned; index not written"),
+                },
+                Err(_) => tracing::warn!("L2 tier still shared; index not written"),
+            }
+        }
+    }
+
+    /// Hands finished L2 reads to the engine: waiting Interests are answered (or forwarded on a
+    /// failed read), the rest of the batch goes into the RAM CS.
+    fn poll_tier(&mut self) -> usize {
+        let now = self.now_ms();
+        let Some(t) = &mut self.tier else {
+            return 0;
+        };
+        t.retry();
+        let engine = &mut self.engine;
+        let emit = &mut self.emit;
+        let mut sent = 0;
+        let n = t.tier.lock().poll(|c| match c.full_hash {
+            Some(h) => {
+                let out = engine.complete_pending(now, h, c.name_value, c.data);
+                sent += emit.emit(&out, &[]).0;
+            }
+            None => {
+                if let Some(d) = c.data {
+                    engine.insert_cs(now, d);
+                }
+            }
+        });
+        if sent > 0 {
+            self.io.wake();
+        }
+        n
     }
 
     /// Applies control messages: a bounded number per call.
@@ -265,10 +522,11 @@ impl Worker {
             } => {
                 self.engine.set_face(id, info);
                 let i = id as usize;
-                if self.local_fields.len() <= i {
-                    self.local_fields.resize(i + 1, false);
+                let lf = &mut self.emit.local_fields;
+                if lf.len() <= i {
+                    lf.resize(i + 1, false);
                 }
-                self.local_fields[i] = local_fields;
+                lf[i] = local_fields;
             }
             Control::Strategy { prefix, kind } => match kind {
                 Some(k) => self.engine.strategies_mut().set(&prefix, k),
@@ -289,17 +547,28 @@ impl Worker {
             }
             Control::Snapshot(reply) => {
                 let t = self.engine.table();
+                let l2 = self.tier.as_ref().map(|x| {
+                    let g = x.tier.lock();
+                    L2Snapshot {
+                        admit_dropped: x.admit_dropped,
+                        stored_chunks: g.l2().stored_chunks(),
+                        capacity_chunks: u64::from(g.l2().config().extents)
+                            * u64::from(g.l2().config().batch),
+                        tier: *g.counters(),
+                    }
+                });
                 let _ = reply.send(Snapshot {
                     counters: self.engine.counters().clone(),
                     pit_len: t.pit_len(),
                     cs_len: t.cs_len(),
                     cs_capacity: t.config().cs_capacity,
                     cs_lru: t.config().cs_policy == CsPolicy::Lru,
-                    out_ring_full: self.out_ring_full,
-                    out_no_buffer: self.out_no_buffer,
+                    out_ring_full: self.emit.out_ring_full,
+                    out_no_buffer: self.emit.out_no_buffer,
                     batches: self.batches,
                     cs_hits: t.counters.cs_hits,
                     cs_misses: t.counters.cs_misses,
+                    l2,
                 });
             }
         }
@@ -309,7 +578,7 @@ impl Worker {
     fn run_batch(&mut self) -> bool {
         let mut batch = std::mem::take(&mut self.batch);
         while batch.len() < MAX_BATCH {
-            match self.link.input.pop() {
+            match self.emit.link.input.pop() {
                 Some(p) => batch.push(p),
                 None => break,
             }
@@ -321,6 +590,28 @@ impl Worker {
         // A face is announced on the control channel before its first packet is pushed: having
         // popped the packet, the announcement is visible now.
         self.drain_control();
+        // Chunks other workers handed over for this worker's L2 are stored, not forwarded.
+        if batch.iter().any(|p| p.kind == PktKind::Admit) {
+            let mut i = 0;
+            while i < batch.len() {
+                if batch[i].kind != PktKind::Admit {
+                    i += 1;
+                    continue;
+                }
+                let p = batch.remove(i);
+                if let Some(t) = &mut self.tier {
+                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
+                        let handle = t.tier.clone();
+                        t.admit(&mut handle.lock(), name.value(), data);
+                    }
+                }
+                self.emit.pool.put(p.buf);
+            }
+            if batch.is_empty() {
+                self.batch = batch;
+                return true;
+            }
+        }
         self.batches += 1;
         let now = self.now_ms();
         let mut inputs: [(FaceId, &[u8]); MAX_BATCH] = [(0, &[]); MAX_BATCH];
@@ -328,59 +619,43 @@ impl Worker {
             *slot = (p.face, p.bytes());
         }
         let inputs = &inputs[..batch.len()];
-        let room = self.pool.buf_bytes();
-        let token = worker_token(self.index);
         let out = self.engine.process(now, inputs);
-        let mut sent = 0usize;
-        for a in out.actions {
-            let packet = out.bytes(a, inputs);
-            let mut h = LpHeaders {
-                pit_token: out.pit_token(a).and_then(PitToken::new),
-                congestion_mark: (a.congestion_mark != 0).then_some(a.congestion_mark),
-                ..LpHeaders::default()
-            };
-            match a.kind {
-                SendKind::Interest => h.pit_token = PitToken::new(&token),
-                SendKind::Nack(r) => h.nack = Some(Nack { reason: Some(r) }),
-                SendKind::Data => {}
-            }
-            let wants_face_id = self.local_fields.get(a.face as usize).copied();
-            if wants_face_id == Some(true) && !matches!(a.kind, SendKind::Nack(_)) {
-                h.incoming_face_id = Some(match &a.packet {
-                    engine::fw::pipeline::PacketRef::Input { index, .. } => {
-                        u64::from(inputs[*index as usize].0)
+        let (sent, data_inputs) = self.emit.emit(&out, inputs);
+        // Write-through to L2: chunks that satisfied an Interest and that this worker owns.
+        if let (Some(t), true) = (&mut self.tier, data_inputs != 0) {
+            let me = self.emit.index;
+            let handle = t.tier.clone();
+            let mut tier = handle.lock();
+            for (i, &(face, bytes)) in inputs.iter().enumerate() {
+                if data_inputs & (1u64 << i) == 0 {
+                    continue;
+                }
+                let Some((data, name)) = chunk_of(bytes, &t.limits) else {
+                    continue;
+                };
+                let owner = t.dispatcher.owner(&name);
+                if owner == me {
+                    t.admit(&mut tier, name.value(), data);
+                    continue;
+                }
+                // It satisfied a CanBePrefix Interest here, but its name lives on another
+                // worker: that worker stores it, so that it finds it after a restart.
+                let Some(mut p) = self.emit.pool.pkt_from(face, data) else {
+                    t.admit_dropped += 1;
+                    continue;
+                };
+                p.kind = PktKind::Admit;
+                match t.peers[owner].input.push(p) {
+                    Ok(()) => t.peers[owner].wake(),
+                    Err(p) => {
+                        t.admit_dropped += 1;
+                        self.emit.pool.put(p.buf);
                     }
-                    engine::fw::pipeline::PacketRef::Out(_) => CONTENT_STORE_FACE_ID,
-                });
-            }
-            let Some(mut buf) = self.pool.get() else {
-                self.out_no_buffer += 1;
-                continue;
-            };
-            if !encode_link(&mut buf, &h, packet, room) {
-                self.out_no_buffer += 1;
-                self.pool.put(buf);
-                continue;
-            }
-            let kind = match a.kind {
-                SendKind::Interest => PktKind::Interest,
-                SendKind::Data => PktKind::Data,
-                SendKind::Nack(_) => PktKind::Nack,
-            };
-            match self.link.output.push(Pkt {
-                face: a.face,
-                kind,
-                buf,
-            }) {
-                Ok(()) => sent += 1,
-                Err(p) => {
-                    self.out_ring_full += 1;
-                    self.pool.put(p.buf);
                 }
             }
         }
         for p in batch.drain(..) {
-            self.pool.put(p.buf);
+            self.emit.pool.put(p.buf);
         }
         self.batch = batch;
         if sent > 0 {

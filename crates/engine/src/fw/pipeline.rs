@@ -1116,7 +1116,10 @@ impl Engine {
         };
         let name = view.name();
         let h = PrefixHashes::new(self.key, &name);
-        match self.table.find_or_insert(h.full(), name.value(), name.len()) {
+        match self
+            .table
+            .find_or_insert(h.full(), name.value(), name.len())
+        {
             Ok(e) => {
                 self.table
                     .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
