@@ -91,8 +91,7 @@ enum Link {
 }
 
 impl Link {
-    fn udp(peer: SocketAddr) -> io::Result<Link> {
-        let s = UdpSocket::bind("127.0.0.1:0")?;
+    fn udp_on(s: UdpSocket, peer: SocketAddr) -> io::Result<Link> {
         s.set_nonblocking(true)?;
         Ok(Link::Udp {
             batch: UdpBatch::with_capacity(s, 64, 9000)?,
@@ -102,20 +101,15 @@ impl Link {
         })
     }
 
+    fn udp(peer: SocketAddr) -> io::Result<Link> {
+        Link::udp_on(UdpSocket::bind("127.0.0.1:0")?, peer)
+    }
+
     fn udp_pair() -> io::Result<(Link, Link)> {
         let a = UdpSocket::bind("127.0.0.1:0")?;
         let b = UdpSocket::bind("127.0.0.1:0")?;
         let (aa, ba) = (a.local_addr()?, b.local_addr()?);
-        let mk = |s: UdpSocket, peer| -> io::Result<Link> {
-            s.set_nonblocking(true)?;
-            Ok(Link::Udp {
-                batch: UdpBatch::with_capacity(s, 64, 9000)?,
-                peer,
-                stage: Vec::with_capacity(64 * 9000),
-                staged: Vec::with_capacity(64),
-            })
-        };
-        Ok((mk(a, ba)?, mk(b, aa)?))
+        Ok((Link::udp_on(a, ba)?, Link::udp_on(b, aa)?))
     }
 
     fn stream(sock: UnixStream) -> io::Result<Link> {

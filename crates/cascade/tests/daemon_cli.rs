@@ -56,6 +56,29 @@ impl Daemon {
             .unwrap()
     }
 
+    /// Starts `cascade put PREFIX FILE EXTRA...` and waits until its route is in the FIB.
+    fn put(&self, prefix: &str, file: &Path, extra: &[&str]) -> Child {
+        let child = Command::new(BIN)
+            .args(["put", prefix])
+            .arg(file)
+            .args(extra)
+            .args(["--transport", &self.transport()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !String::from_utf8_lossy(&self.tool(&["ctl", "fib", "list"]).stdout).contains(prefix)
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "put never registered"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child
+    }
+
     fn stop(self) -> std::process::ExitStatus {
         let dir = self.dir.clone();
         let s = self.stop_keep();
@@ -107,27 +130,7 @@ fn put_and_get_a_multi_megabyte_file_byte_identical() {
     let src = d.dir.join("in.bin");
     let dst = d.dir.join("out.bin");
     file_of(&src, 3 * 1024 * 1024 + 123);
-    let mut put = Command::new(BIN)
-        .args(["put", "/files/big"])
-        .arg(&src)
-        .args(["--transport", &d.transport()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the prefix is registered (the route shows in the FIB).
-    let t0 = Instant::now();
-    loop {
-        let out = d.tool(&["ctl", "fib", "list"]);
-        if String::from_utf8_lossy(&out.stdout).contains("/files/big") {
-            break;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "put never registered"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut put = d.put("/files/big", &src, &[]);
     let get = d.tool(&[
         "get",
         "/files/big",
@@ -264,23 +267,7 @@ fn a_restarted_router_serves_a_file_from_its_l2_store_with_the_producer_gone() {
     let src = dir.join("in.bin");
     file_of(&src, 1024 * 1024 + 77);
     let d = Daemon::start_in(dir.clone(), &cfg_arg);
-    let mut put = Command::new(BIN)
-        .args(["put", "/files/kept", "--version", "42"])
-        .arg(&src)
-        .args(["--transport", &d.transport()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    while !String::from_utf8_lossy(&d.tool(&["ctl", "fib", "list"]).stdout).contains("/files/kept")
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "put never registered"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut put = d.put("/files/kept", &src, &["--version", "42"]);
     let first = dir.join("first.bin");
     let get = d.tool(&[
         "get",

@@ -415,11 +415,8 @@ pub struct Io {
     poll: Poll,
     waker: Arc<IoWaker>,
     cfg: IoConfig,
-    dispatcher: Dispatcher,
-    pool: Arc<Pool>,
-    workers: Vec<Arc<WorkerLink>>,
+    rx: Rx,
     worker_ctl: Vec<Sender<Control>>,
-    mgmt: Sender<MgmtInput>,
     commands: Receiver<IoCommand>,
     stop: Arc<AtomicBool>,
     start: Instant,
@@ -431,8 +428,6 @@ pub struct Io {
     pending_read: Vec<Token>,
     pending_next: Vec<Token>,
     dirty: Vec<FaceId>,
-    wake_worker: Vec<bool>,
-    scratch: Vec<u8>,
     last_sweep_ms: u64,
     bound: Bound,
     penalty: HashMap<SocketAddr, u64>,
@@ -475,11 +470,15 @@ impl Io {
                 sleeping: AtomicBool::new(false),
             }),
             cfg: parts.cfg,
-            dispatcher: parts.dispatcher,
-            pool: parts.pool,
-            workers: parts.workers,
+            rx: Rx {
+                dispatcher: parts.dispatcher,
+                pool: parts.pool,
+                workers: parts.workers,
+                mgmt: parts.mgmt,
+                wake: vec![false; n_workers],
+                scratch: Vec::new(),
+            },
             worker_ctl: parts.worker_ctl,
-            mgmt: parts.mgmt,
             commands: parts.commands,
             stop: parts.stop,
             start: parts.start,
@@ -491,8 +490,6 @@ impl Io {
             pending_read: Vec::new(),
             pending_next: Vec::new(),
             dirty: Vec::new(),
-            wake_worker: vec![false; n_workers],
-            scratch: Vec::new(),
             last_sweep_ms: 0,
             bound: Bound::default(),
             penalty: HashMap::new(),
@@ -607,7 +604,7 @@ impl Io {
                 local_fields: f.local_fields,
             });
         }
-        for w in &self.workers {
+        for w in &self.rx.workers {
             w.wake();
         }
     }
@@ -703,7 +700,7 @@ impl Io {
             }
         }
         tracing::debug!(face = id, uri = %f.uri, why, "face down");
-        let _ = self.mgmt.send(MgmtInput::FaceDown(id));
+        let _ = self.rx.mgmt.send(MgmtInput::FaceDown(id));
         Some(desc)
     }
 
@@ -725,7 +722,7 @@ impl Io {
                 Some(Duration::ZERO)
             } else {
                 self.waker.sleeping.store(true, Ordering::SeqCst);
-                let outputs = self.workers.iter().any(|w| !w.output.is_empty());
+                let outputs = self.rx.workers.iter().any(|w| !w.output.is_empty());
                 if outputs {
                     self.waker.sleeping.store(false, Ordering::SeqCst);
                     Some(Duration::ZERO)
@@ -766,9 +763,10 @@ impl Io {
     }
 
     fn wake_workers(&mut self) {
-        for (w, flag) in self.wake_worker.iter_mut().enumerate() {
+        let rx = &mut self.rx;
+        for (flag, link) in rx.wake.iter_mut().zip(&rx.workers) {
             if std::mem::take(flag) {
-                self.workers[w].wake();
+                link.wake();
             }
         }
     }
@@ -876,14 +874,7 @@ impl Io {
                         match s.framer.next_packet() {
                             Ok(Some(p)) => {
                                 let malformed = handle_packet(
-                                    &mut HandleCtx {
-                                        dispatcher: &self.dispatcher,
-                                        pool: &self.pool,
-                                        workers: &self.workers,
-                                        wake: &mut self.wake_worker,
-                                        mgmt: &self.mgmt,
-                                        scratch: &mut self.scratch,
-                                    },
+                                    &mut self.rx,
                                     &mut f.counters,
                                     id,
                                     f.local,
@@ -961,14 +952,7 @@ impl Io {
                     FaceIo::Stream(_) => None,
                 };
                 let malformed = handle_packet(
-                    &mut HandleCtx {
-                        dispatcher: &self.dispatcher,
-                        pool: &self.pool,
-                        workers: &self.workers,
-                        wake: &mut self.wake_worker,
-                        mgmt: &self.mgmt,
-                        scratch: &mut self.scratch,
-                    },
+                    &mut self.rx,
                     &mut f.counters,
                     id,
                     f.local,
@@ -999,16 +983,16 @@ impl Io {
     /// Moves worker outputs into face queues; true if a ring had to be left non-empty.
     fn drain_outputs(&mut self) -> bool {
         let mut busy = false;
-        for w in 0..self.workers.len() {
-            let cap = self.workers[w].output.capacity();
+        for w in 0..self.rx.workers.len() {
+            let cap = self.rx.workers[w].output.capacity();
             for _ in 0..cap {
-                let Some(p) = self.workers[w].output.pop() else {
+                let Some(p) = self.rx.workers[w].output.pop() else {
                     break;
                 };
                 self.deliver(p.face, p.kind, p.bytes());
-                self.pool.put(p.buf);
+                self.rx.pool.put(p.buf);
             }
-            busy |= !self.workers[w].output.is_empty();
+            busy |= !self.rx.workers[w].output.is_empty();
         }
         busy
     }
@@ -1348,17 +1332,19 @@ fn flush_udp(sock: &mut UdpSock) {
     sock.staged.clear();
 }
 
-struct HandleCtx<'a> {
-    dispatcher: &'a Dispatcher,
-    pool: &'a Pool,
-    workers: &'a [Arc<WorkerLink>],
-    wake: &'a mut [bool],
-    mgmt: &'a Sender<MgmtInput>,
-    scratch: &'a mut Vec<u8>,
+/// What receiving needs: the classifier, the buffers, the rings (and which workers to wake),
+/// management's channel, and scratch space for reassembled packets.
+struct Rx {
+    dispatcher: Dispatcher,
+    pool: Arc<Pool>,
+    workers: Vec<Arc<WorkerLink>>,
+    wake: Vec<bool>,
+    mgmt: Sender<MgmtInput>,
+    scratch: Vec<u8>,
 }
 
 fn push_to(
-    ctx: &mut HandleCtx<'_>,
+    ctx: &mut Rx,
     c: &mut FaceCounters,
     w: usize,
     face: FaceId,
@@ -1382,7 +1368,7 @@ fn push_to(
 
 /// Routes one received link-layer packet; returns true if it was malformed (and counted).
 fn handle_packet(
-    ctx: &mut HandleCtx<'_>,
+    ctx: &mut Rx,
     c: &mut FaceCounters,
     face: FaceId,
     local: bool,
@@ -1409,7 +1395,7 @@ fn handle_packet(
             };
             match reasm.receive(u64::from(face), &lp, now) {
                 Ok(Some(whole)) => {
-                    let mut scratch = std::mem::take(ctx.scratch);
+                    let mut scratch = std::mem::take(&mut ctx.scratch);
                     scratch.reserve(whole.packet.len() + 256);
                     let room = scratch.capacity();
                     let ok = encode_link(&mut scratch, &whole.headers, &whole.packet, room);
@@ -1422,7 +1408,7 @@ fn handle_packet(
                         c.malformed += 1;
                         true
                     };
-                    *ctx.scratch = scratch;
+                    ctx.scratch = scratch;
                     return malformed;
                 }
                 Ok(None) => {}

@@ -454,97 +454,12 @@ impl Manager {
             Some(x) => FaceId::try_from(x).ok(),
         };
         match (c.module.as_str(), c.verb.as_str()) {
-            ("rib", "register") => {
-                let Some(name) = p.name.clone() else {
+            ("rib", "register" | "unregister") | ("fib", "add-nexthop" | "remove-nexthop") => {
+                let (Some(name), Some(face)) = (p.name.clone(), face_or_self(p.face_id)) else {
                     return mgmt::malformed();
                 };
-                let Some(face) = face_or_self(p.face_id) else {
-                    return mgmt::malformed();
-                };
-                if !self.face_exists(face) {
-                    return resp(410, "Face not found");
-                }
-                let origin = p.origin.unwrap_or(0);
-                let cost = p.cost.unwrap_or(0);
-                let flags = p.flags.unwrap_or(ROUTE_FLAG_CHILD_INHERIT);
-                let expires_ms = p.expiration_period.map(|e| self.now_ms().saturating_add(e));
-                let r = Route {
-                    face,
-                    origin,
-                    cost,
-                    flags,
-                    expires_ms,
-                };
-                if let Err(e) = self.add_route(&name, r) {
-                    return e;
-                }
-                ok_with(ControlParameters {
-                    name: Some(name),
-                    face_id: Some(u64::from(face)),
-                    origin: Some(origin),
-                    cost: Some(cost),
-                    flags: Some(flags),
-                    expiration_period: p.expiration_period,
-                    ..ControlParameters::default()
-                })
-            }
-            ("rib", "unregister") => {
-                let Some(name) = p.name.clone() else {
-                    return mgmt::malformed();
-                };
-                let Some(face) = face_or_self(p.face_id) else {
-                    return mgmt::malformed();
-                };
-                let origin = p.origin.unwrap_or(0);
-                self.remove_route(&name, face, origin);
-                ok_with(ControlParameters {
-                    name: Some(name),
-                    face_id: Some(u64::from(face)),
-                    origin: Some(origin),
-                    ..ControlParameters::default()
-                })
-            }
-            ("fib", "add-nexthop") => {
-                let Some(name) = p.name.clone() else {
-                    return mgmt::malformed();
-                };
-                let Some(face) = face_or_self(p.face_id) else {
-                    return mgmt::malformed();
-                };
-                if !self.face_exists(face) {
-                    return resp(410, "Face not found");
-                }
-                let cost = p.cost.unwrap_or(0);
-                let r = Route {
-                    face,
-                    origin: FIB_ORIGIN,
-                    cost,
-                    flags: 0,
-                    expires_ms: None,
-                };
-                if let Err(e) = self.add_route(&name, r) {
-                    return e;
-                }
-                ok_with(ControlParameters {
-                    name: Some(name),
-                    face_id: Some(u64::from(face)),
-                    cost: Some(cost),
-                    ..ControlParameters::default()
-                })
-            }
-            ("fib", "remove-nexthop") => {
-                let Some(name) = p.name.clone() else {
-                    return mgmt::malformed();
-                };
-                let Some(face) = face_or_self(p.face_id) else {
-                    return mgmt::malformed();
-                };
-                self.remove_route(&name, face, FIB_ORIGIN);
-                ok_with(ControlParameters {
-                    name: Some(name),
-                    face_id: Some(u64::from(face)),
-                    ..ControlParameters::default()
-                })
+                let add = matches!(c.verb.as_str(), "register" | "add-nexthop");
+                self.route_command(c.module == "rib", add, name, face, p)
             }
             ("faces", "create") => self.faces_create(p),
             ("faces", "destroy") => {
@@ -665,6 +580,57 @@ impl Manager {
             }
             _ => mgmt::unsupported(),
         }
+    }
+
+    /// `rib/register`, `rib/unregister` (`rib`) and `fib/add-nexthop`, `fib/remove-nexthop`
+    /// (next hops kept in the RIB under an origin of their own), with NFD's defaults.
+    fn route_command(
+        &mut self,
+        rib: bool,
+        add: bool,
+        name: Name,
+        face: FaceId,
+        p: &ControlParameters,
+    ) -> ControlResponse {
+        let origin = if rib {
+            p.origin.unwrap_or(0)
+        } else {
+            FIB_ORIGIN
+        };
+        let mut answer = ControlParameters {
+            name: Some(name.clone()),
+            face_id: Some(u64::from(face)),
+            origin: rib.then_some(origin),
+            ..ControlParameters::default()
+        };
+        if !add {
+            self.remove_route(&name, face, origin);
+            return ok_with(answer);
+        }
+        if !self.face_exists(face) {
+            return resp(410, "Face not found");
+        }
+        let cost = p.cost.unwrap_or(0);
+        let flags = if rib {
+            p.flags.unwrap_or(ROUTE_FLAG_CHILD_INHERIT)
+        } else {
+            0
+        };
+        let expiration = p.expiration_period.filter(|_| rib);
+        let route = Route {
+            face,
+            origin,
+            cost,
+            flags,
+            expires_ms: expiration.map(|e| self.now_ms().saturating_add(e)),
+        };
+        if let Err(e) = self.add_route(&name, route) {
+            return e;
+        }
+        answer.cost = Some(cost);
+        answer.flags = rib.then_some(flags);
+        answer.expiration_period = expiration;
+        ok_with(answer)
     }
 
     fn faces_create(&mut self, p: &ControlParameters) -> ControlResponse {
