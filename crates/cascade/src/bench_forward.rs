@@ -295,18 +295,27 @@ fn push_generic(out: &mut Vec<u8>, v: &[u8]) {
     write_tlv(out, tt::GENERIC_COMPONENT, v);
 }
 
-/// Writes the Interest for sequence number `seq` into `out`.
-fn write_interest(out: &mut Vec<u8>, run: u64, name_no: u64, nonce: u32, lifetime_ms: u64) {
-    let mut name = Vec::with_capacity(48);
-    push_generic(&mut name, PREFIX.as_bytes());
-    write_nni_tlv(&mut name, tt::GENERIC_COMPONENT, run);
-    write_nni_tlv(&mut name, tt::SEQUENCE_NUM, name_no);
-    let mut inner = Vec::with_capacity(80);
-    write_tlv(&mut inner, tt::NAME, &name);
-    write_tlv(&mut inner, tt::NONCE, &nonce.to_be_bytes());
-    write_nni_tlv(&mut inner, tt::INTEREST_LIFETIME, lifetime_ms);
+/// Writes the Interest for name number `name_no` into `out`, building its Name and its body in
+/// `scratch` (all reused, so the generator does not allocate per packet).
+fn write_interest(
+    out: &mut Vec<u8>,
+    scratch: &mut (Vec<u8>, Vec<u8>),
+    run: u64,
+    name_no: u64,
+    nonce: u32,
+    lifetime_ms: u64,
+) {
+    let (name, body) = scratch;
+    name.clear();
+    push_generic(name, PREFIX.as_bytes());
+    write_nni_tlv(name, tt::GENERIC_COMPONENT, run);
+    write_nni_tlv(name, tt::SEQUENCE_NUM, name_no);
+    body.clear();
+    write_tlv(body, tt::NAME, name);
+    write_tlv(body, tt::NONCE, &nonce.to_be_bytes());
+    write_nni_tlv(body, tt::INTEREST_LIFETIME, lifetime_ms);
     out.clear();
-    write_tlv(out, tt::INTEREST, &inner);
+    write_tlv(out, tt::INTEREST, body);
 }
 
 /// The name number of a bench name (its last component), if it is one.
@@ -320,6 +329,9 @@ struct Producer {
     data: Vec<u8>,
     signed: Vec<u8>,
     frame: Vec<u8>,
+    inner: Vec<u8>,
+    rx: Vec<u8>,
+    rx_offs: Vec<(usize, usize)>,
     limits: Limits,
 }
 
@@ -347,9 +359,8 @@ impl Producer {
         self.signed.clear();
         self.signed.extend_from_slice(name.wire());
         // MetaInfo: FreshnessPeriod 10 s, so cached workloads can be served with MustBeFresh too.
-        let mut meta = Vec::with_capacity(8);
-        write_nni_tlv(&mut meta, tt::FRESHNESS_PERIOD, 10_000);
-        write_tlv(&mut self.signed, tt::META_INFO, &meta);
+        // FreshnessPeriod (0x19) of 10,000 ms as a 2-byte NNI.
+        write_tlv(&mut self.signed, tt::META_INFO, &[0x19, 0x02, 0x27, 0x10]);
         write_tlv(&mut self.signed, tt::CONTENT, &self.payload);
         write_tlv(&mut self.signed, tt::SIGNATURE_INFO, &[0x1b, 0x01, 0x00]);
         let digest = wire::sha256(&[&self.signed]);
@@ -363,10 +374,10 @@ impl Producer {
             None => link.queue(&self.data)?,
             Some(t) => {
                 self.frame.clear();
-                let mut inner = Vec::with_capacity(self.data.len() + 48);
-                write_tlv(&mut inner, tt::LP_PIT_TOKEN, t);
-                write_tlv(&mut inner, tt::LP_FRAGMENT, &self.data);
-                write_tlv(&mut self.frame, tt::LP_PACKET, &inner);
+                self.inner.clear();
+                write_tlv(&mut self.inner, tt::LP_PIT_TOKEN, t);
+                write_tlv(&mut self.inner, tt::LP_FRAGMENT, &self.data);
+                write_tlv(&mut self.frame, tt::LP_PACKET, &self.inner);
                 link.queue(&self.frame)?;
             }
         }
@@ -420,6 +431,7 @@ fn drive(
     let mut sent: HashMap<u64, Instant> = HashMap::with_capacity(g.window as usize * 2);
     let mut next: u64 = 0;
     let mut interest = Vec::with_capacity(128);
+    let mut scratch = (Vec::with_capacity(64), Vec::with_capacity(128));
     let start = Instant::now();
     let warm = start + Duration::from_secs(1);
     let end = warm + measure;
@@ -444,22 +456,15 @@ fn drive(
                 Workload::Unique => next,
                 Workload::Cached(n) => next % n,
             };
-            // Unique sequence numbers keep RTT bookkeeping exact even when names repeat.
-            let seq = next;
-            next += 1;
-            nonce = nonce.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            write_interest(&mut interest, g.run, no, nonce, g.lifetime_ms);
-            let key = match g.workload {
-                Workload::Unique => seq,
-                Workload::Cached(_) => no,
-            };
-            if sent.contains_key(&key) {
-                // A cached name still outstanding: wait for it.
-                next -= 1;
+            if sent.contains_key(&no) {
+                // A cached name still outstanding: wait for its answer first.
                 break;
             }
+            next += 1;
+            nonce = nonce.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            write_interest(&mut interest, &mut scratch, g.run, no, nonce, g.lifetime_ms);
             cons.queue(&interest)?;
-            sent.insert(key, now);
+            sent.insert(no, now);
         }
         cons.flush()?;
         // Producer: read and answer.
@@ -528,25 +533,32 @@ fn recv_and_answer(
     producer: &mut Producer,
     err: &mut Option<io::Error>,
 ) -> io::Result<usize> {
-    // Collect packets first (the link is borrowed by recv), then answer on the same link.
-    let mut pkts: Vec<u8> = Vec::new();
-    let mut offs: Vec<(usize, usize)> = Vec::new();
-    prod.recv(|p| {
+    // Collect packets first (the link is borrowed by recv), then answer on the same link; the
+    // buffers are the producer's and are reused.
+    let mut pkts = std::mem::take(&mut producer.rx);
+    let mut offs = std::mem::take(&mut producer.rx_offs);
+    pkts.clear();
+    offs.clear();
+    let r = prod.recv(|p| {
         offs.push((pkts.len(), p.len()));
         pkts.extend_from_slice(p);
-    })?;
+    });
     let mut n = 0;
-    for &(o, l) in &offs {
-        match producer.answer(&pkts[o..o + l], prod) {
-            Ok(true) => n += 1,
-            Ok(false) => {}
-            Err(e) => {
-                *err = Some(e);
-                break;
+    if r.is_ok() {
+        for &(o, l) in &offs {
+            match producer.answer(&pkts[o..o + l], prod) {
+                Ok(true) => n += 1,
+                Ok(false) => {}
+                Err(e) => {
+                    *err = Some(e);
+                    break;
+                }
             }
         }
     }
-    Ok(n)
+    producer.rx = pkts;
+    producer.rx_offs = offs;
+    r.map(|_| n)
 }
 
 /// Creates a UDP face to the producer's socket and routes `/bench` to it, through the router's
@@ -691,6 +703,9 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
         data: Vec::with_capacity(9000),
         signed: Vec::with_capacity(9000),
         frame: Vec::with_capacity(9000),
+        inner: Vec::with_capacity(9000),
+        rx: Vec::with_capacity(1 << 20),
+        rx_offs: Vec::with_capacity(1024),
         limits: Limits::default(),
     };
     // Ceiling: consumer straight to producer, same code, no router.

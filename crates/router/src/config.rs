@@ -322,18 +322,13 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<wire::Name, String> {
     wire::Name::from_uri(s).map_err(|e| format!("{key}: bad name {s:?}: {}", e.0))
 }
 
-/// The strategy named `s` (short or NFD names).
+/// The strategy named `s`: `best-route`, `multicast`, or an NFD strategy name.
 pub fn parse_strategy(s: &str) -> Option<engine::fw::strategy::StrategyKind> {
     use engine::fw::strategy::StrategyKind;
-    let short = s
-        .trim_end_matches('/')
-        .rsplit('/')
-        .find(|c| !c.starts_with("v=") && !c.starts_with("%FD"))
-        .unwrap_or(s);
-    match short {
+    match s {
         "best-route" => Some(StrategyKind::BestRoute),
         "multicast" => Some(StrategyKind::Multicast),
-        _ => None,
+        _ => StrategyKind::from_nfd_name(&wire::Name::from_uri(s).ok()?),
     }
 }
 

@@ -89,6 +89,11 @@ impl Dispatcher {
         }
     }
 
+    /// The packet limits it decodes with.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Number of workers.
     pub fn workers(&self) -> usize {
         self.workers

@@ -29,7 +29,7 @@ use face::stream::StreamFramer;
 use face::udp::UdpBatch;
 use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Registry, Token, Waker};
+use mio::{Events, Interest, Poll, Token, Waker};
 use wire::mgmt::FacePersistency;
 use wire::{Limits, LpPacketView};
 
@@ -171,13 +171,6 @@ pub enum IoCommand {
         persistency: FacePersistency,
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
-    },
-    /// Find the face to a remote URI (exact match).
-    Find {
-        /// Remote URI as listed.
-        uri: String,
-        /// Reply.
-        reply: Sender<Option<FaceDesc>>,
     },
     /// Close a face.
     Destroy {
@@ -1060,15 +1053,13 @@ impl Io {
         for i in 0..self.udp.len() {
             flush_udp(&mut self.udp[i]);
         }
-        let dirty = std::mem::take(&mut self.dirty);
+        // flush_stream never queues, so the list is empty again afterwards; reuse it.
+        let mut dirty = std::mem::take(&mut self.dirty);
         for &id in &dirty {
             self.flush_stream(id);
         }
-        let mut dirty = dirty;
         dirty.clear();
-        if self.dirty.is_empty() {
-            self.dirty = dirty;
-        }
+        self.dirty = dirty;
     }
 
     fn flush_stream(&mut self, id: FaceId) {
@@ -1109,7 +1100,10 @@ impl Io {
                     Interest::READABLE
                 };
                 let token = Token(FACE_BASE + id as usize);
-                let _ = reregister(self.poll.registry(), &mut s.sock, token, interest);
+                let _ = self
+                    .poll
+                    .registry()
+                    .reregister(s.sock.source(), token, interest);
             }
         }
         if failed {
@@ -1206,9 +1200,6 @@ impl Io {
                 })();
                 let _ = reply.send(r);
             }
-            IoCommand::Find { uri, reply } => {
-                let _ = reply.send(self.faces.values().find(|f| f.uri == uri).map(Face::desc));
-            }
             IoCommand::Destroy { id, reply } => {
                 let _ = reply.send(self.close_face(id, "destroyed by management"));
             }
@@ -1290,10 +1281,6 @@ impl Io {
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }
-}
-
-fn reregister(r: &Registry, s: &mut StreamSock, t: Token, i: Interest) -> io::Result<()> {
-    r.reregister(s.source(), t, i)
 }
 
 fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
@@ -1389,7 +1376,7 @@ fn handle_packet(
                 c.malformed += 1;
                 return true;
             };
-            let Ok(lp) = LpPacketView::decode(bytes, &Limits::default()) else {
+            let Ok(lp) = LpPacketView::decode(bytes, ctx.dispatcher.limits()) else {
                 c.malformed += 1;
                 return true;
             };

@@ -39,7 +39,6 @@ use engine::hash::HashKey;
 use engine::partition::Mapping;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
-use wire::mgmt::FacePersistency;
 use wire::Limits;
 
 pub use config::{Config, Overrides};
@@ -78,8 +77,7 @@ impl StopHandle {
         self.flag.store(true, Ordering::SeqCst);
         self.io.wake_now();
         for l in &self.links {
-            l.parked.store(true, Ordering::SeqCst);
-            l.wake();
+            l.unpark();
         }
     }
 
@@ -363,21 +361,7 @@ impl Router {
 
     /// Each worker's counters and table sizes (waits up to a second per worker).
     pub fn snapshots(&self) -> Vec<worker::Snapshot> {
-        let rxs: Vec<_> = self
-            .control
-            .iter()
-            .zip(&self.stop.links)
-            .map(|(c, l)| {
-                let (tx, rx) = channel();
-                let _ = c.send(Control::Snapshot(tx));
-                l.parked.store(true, Ordering::SeqCst);
-                l.wake();
-                rx
-            })
-            .collect();
-        rxs.iter()
-            .filter_map(|rx| rx.recv_timeout(Duration::from_secs(1)).ok())
-            .collect()
+        worker::snapshots(&self.control, &self.stop.links, Duration::from_secs(1))
     }
 
     /// Every face with its counters (asks the I/O thread; empty if it does not answer).
@@ -456,38 +440,4 @@ fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tie
         file,
         store::tier::DEFAULT_MAX_NAME_BYTES,
     )))
-}
-
-/// Used by start-up configuration: creates a face through the I/O thread.
-pub(crate) fn create_static_face(
-    io: &Sender<IoCommand>,
-    waker: &IoWaker,
-    uri: &str,
-) -> Result<engine::table::pit_cs::FaceId, String> {
-    let (udp, addr) = config::parse_face_uri(uri)?;
-    let (tx, rx) = channel();
-    let cmd = if udp {
-        IoCommand::CreateUdp {
-            remote: addr,
-            persistency: FacePersistency::Permanent,
-            mtu: None,
-            reply: tx,
-        }
-    } else {
-        let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(4))
-            .map_err(|e| format!("face {uri}: cannot connect: {e}"))?;
-        IoCommand::AdoptTcp {
-            stream,
-            persistency: FacePersistency::Permanent,
-            reply: tx,
-        }
-    };
-    io.send(cmd).map_err(|_| "I/O thread is gone".to_string())?;
-    waker.wake_now();
-    match rx.recv_timeout(Duration::from_secs(5)) {
-        Ok(Ok(d)) => Ok(d.id),
-        Ok(Err(io::CreateError::Exists(d))) => Ok(d.id),
-        Ok(Err(io::CreateError::Failed(e))) => Err(format!("face {uri}: {e}")),
-        Err(_) => Err(format!("face {uri}: no answer from the I/O thread")),
-    }
 }

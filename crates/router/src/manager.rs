@@ -24,9 +24,10 @@ use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::lp_frag::{LpHeaders, PitToken};
 use mgmt::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
 use wire::mgmt::{
-    ControlParameters, ControlResponse, CsInfo, FaceScope, FaceStatus, FibEntry, ForwarderStatus,
-    LinkType, NextHopRecord, RibEntry, Route as RibRoute, StrategyChoice, CS_FLAG_ENABLE_ADMIT,
-    CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED, ROUTE_FLAG_CHILD_INHERIT,
+    ControlParameters, ControlResponse, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
+    ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route as RibRoute, StrategyChoice,
+    CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::{tt, Component, InterestView, Limits, LpPacketView, Name};
 
@@ -108,10 +109,6 @@ fn resp(code: u64, text: &str) -> ControlResponse {
     ControlResponse::new(code, text)
 }
 
-fn ok_with(p: ControlParameters) -> ControlResponse {
-    mgmt::ok(p)
-}
-
 impl Manager {
     /// A manager; strategy `/` is best-route.
     pub fn new(p: ManagerParts) -> Self {
@@ -161,7 +158,12 @@ impl Manager {
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
         let mut ids = std::collections::HashMap::new();
         for f in &cfg.static_faces {
-            let id = crate::create_static_face(&self.io, &self.io_waker, &f.uri)?;
+            let (udp, addr) = parse_face_uri(&f.uri)?;
+            let id = match self.create_face(udp, addr, FacePersistency::Permanent, None) {
+                Ok(d) => d.id,
+                Err(CreateError::Exists(d)) => d.id,
+                Err(CreateError::Failed(e)) => return Err(format!("face {}: {e}", f.uri)),
+            };
             ids.insert(f.uri.clone(), id);
         }
         for r in &cfg.routes {
@@ -210,20 +212,7 @@ impl Manager {
 
     /// A snapshot of every worker.
     fn snapshots(&self) -> Vec<Snapshot> {
-        let rxs: Vec<Receiver<Snapshot>> = self
-            .worker_ctl
-            .iter()
-            .zip(&self.workers)
-            .map(|(c, w)| {
-                let (tx, rx) = channel();
-                let _ = c.send(Control::Snapshot(tx));
-                w.wake();
-                rx
-            })
-            .collect();
-        rxs.iter()
-            .filter_map(|rx| rx.recv_timeout(REPLY_TIMEOUT).ok())
-            .collect()
+        crate::worker::snapshots(&self.worker_ctl, &self.workers, REPLY_TIMEOUT)
     }
 
     fn send(&self, face: FaceId, token: Option<&[u8]>, data: &[u8]) {
@@ -281,7 +270,7 @@ impl Manager {
                 return;
             }
             let full = name.to_name();
-            if let Some(d) = self.dataset_data(dataset, &full, &interest) {
+            if let Some(d) = self.dataset_data(dataset, &full) {
                 self.send(face, token, &d);
             }
             return;
@@ -308,12 +297,7 @@ impl Manager {
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a
     /// segment of a version generated in the last few seconds.
-    fn dataset_data(
-        &mut self,
-        kind: &str,
-        full: &Name,
-        interest: &InterestView<'_>,
-    ) -> Option<Vec<u8>> {
+    fn dataset_data(&mut self, kind: &str, full: &Name) -> Option<Vec<u8>> {
         let now = self.now_ms();
         self.datasets
             .retain(|(_, made, _)| now.saturating_sub(*made) < DATASET_TTL_MS);
@@ -344,7 +328,6 @@ impl Manager {
                     0
                 };
                 let (_, _, segs) = self.datasets.iter().find(|(n, _, _)| *n == versioned)?;
-                let _ = interest;
                 segs.get(seg as usize).cloned()
             }
             _ => None,
@@ -467,7 +450,7 @@ impl Manager {
                     return mgmt::malformed();
                 };
                 let _ = self.io_call(|reply| IoCommand::Destroy { id, reply });
-                ok_with(ControlParameters {
+                mgmt::ok(ControlParameters {
                     face_id: Some(u64::from(id)),
                     ..ControlParameters::default()
                 })
@@ -490,7 +473,7 @@ impl Manager {
                     local_fields,
                     reply,
                 }) {
-                    Some(Ok(d)) => ok_with(face_params(&d)),
+                    Some(Ok(d)) => mgmt::ok(face_params(&d)),
                     Some(Err(Some(text))) => resp(409, &text),
                     _ => resp(404, "Face not found"),
                 }
@@ -508,7 +491,7 @@ impl Manager {
                     prefix: prefix.clone(),
                     kind: Some(kind),
                 });
-                ok_with(ControlParameters {
+                mgmt::ok(ControlParameters {
                     name: Some(name),
                     strategy: Some(strategy_name(kind)),
                     ..ControlParameters::default()
@@ -527,7 +510,7 @@ impl Manager {
                     prefix: prefix.clone(),
                     kind: None,
                 });
-                ok_with(ControlParameters {
+                mgmt::ok(ControlParameters {
                     name: Some(name),
                     ..ControlParameters::default()
                 })
@@ -542,7 +525,7 @@ impl Manager {
                         policy,
                     });
                 }
-                ok_with(ControlParameters {
+                mgmt::ok(ControlParameters {
                     capacity: Some(self.cs_capacity as u64),
                     flags: Some(CS_FLAG_ENABLE_ADMIT | CS_FLAG_ENABLE_SERVE),
                     ..ControlParameters::default()
@@ -571,7 +554,7 @@ impl Manager {
                         break;
                     }
                 }
-                ok_with(ControlParameters {
+                mgmt::ok(ControlParameters {
                     name: Some(name),
                     count: Some(erased as u64),
                     capacity: p.count.filter(|_| erased >= limit),
@@ -605,7 +588,7 @@ impl Manager {
         };
         if !add {
             self.remove_route(&name, face, origin);
-            return ok_with(answer);
+            return mgmt::ok(answer);
         }
         if !self.face_exists(face) {
             return resp(410, "Face not found");
@@ -630,7 +613,7 @@ impl Manager {
         answer.cost = Some(cost);
         answer.flags = rib.then_some(flags);
         answer.expiration_period = expiration;
-        ok_with(answer)
+        mgmt::ok(answer)
     }
 
     fn faces_create(&mut self, p: &ControlParameters) -> ControlResponse {
@@ -645,39 +628,9 @@ impl Manager {
         let persistency = p.face_persistency.unwrap_or_default();
         let wants_local_fields = p.mask.unwrap_or(0) & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0
             && p.flags.unwrap_or(0) & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0;
-        let r = if udp {
-            let mtu = p.mtu.map(|m| m as usize);
-            self.io_call(|reply| IoCommand::CreateUdp {
-                remote: addr,
-                persistency,
-                mtu,
-                reply,
-            })
-        } else {
-            if let Some(Some(f)) = self.io_call(|reply| IoCommand::Find {
-                uri: match addr {
-                    std::net::SocketAddr::V4(_) => format!("tcp4://{addr}"),
-                    std::net::SocketAddr::V6(_) => format!("tcp6://{addr}"),
-                },
-                reply,
-            }) {
-                return ControlResponse::with_parameters(
-                    409,
-                    "Face already exists",
-                    face_params(&f),
-                );
-            }
-            match TcpStream::connect_timeout(&addr, Duration::from_secs(4)) {
-                Ok(stream) => self.io_call(|reply| IoCommand::AdoptTcp {
-                    stream,
-                    persistency,
-                    reply,
-                }),
-                Err(e) => return resp(504, &format!("Connection failed: {e}")),
-            }
-        };
+        let r = self.create_face(udp, addr, persistency, p.mtu.map(|m| m as usize));
         match r {
-            Some(Ok(mut d)) => {
+            Ok(mut d) => {
                 if wants_local_fields {
                     if !d.local {
                         return resp(
@@ -695,14 +648,41 @@ impl Manager {
                         d = nd;
                     }
                 }
-                ok_with(face_params(&d))
+                mgmt::ok(face_params(&d))
             }
-            Some(Err(CreateError::Exists(d))) => {
+            Err(CreateError::Exists(d)) => {
                 ControlResponse::with_parameters(409, "Face already exists", face_params(&d))
             }
-            Some(Err(CreateError::Failed(e))) => resp(504, &format!("Face creation failed: {e}")),
-            None => resp(504, "Face creation timed out"),
+            Err(CreateError::Failed(e)) => resp(504, &format!("Face creation failed: {e}")),
         }
+    }
+
+    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread (which answers
+    /// `Exists` when a face to that remote is already up).
+    fn create_face(
+        &self,
+        udp: bool,
+        addr: std::net::SocketAddr,
+        persistency: FacePersistency,
+        mtu: Option<usize>,
+    ) -> Result<FaceDesc, CreateError> {
+        let r = if udp {
+            self.io_call(|reply| IoCommand::CreateUdp {
+                remote: addr,
+                persistency,
+                mtu,
+                reply,
+            })
+        } else {
+            let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(4))
+                .map_err(|e| CreateError::Failed(format!("connection failed: {e}")))?;
+            self.io_call(|reply| IoCommand::AdoptTcp {
+                stream,
+                persistency,
+                reply,
+            })
+        };
+        r.unwrap_or_else(|| Err(CreateError::Failed("no answer from the I/O thread".into())))
     }
 
     // ---- RIB → FIB --------------------------------------------------------------------------

@@ -139,6 +139,15 @@ impl WorkerLink {
         }
     }
 
+    /// Wakes the worker whether or not it is parked (control messages that want an answer now,
+    /// and stopping).
+    pub fn unpark(&self) {
+        self.parked.store(false, Ordering::SeqCst);
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+
     /// Wakes the worker if it is parked (call after pushing input or control).
     #[inline]
     pub fn wake(&self) {
@@ -148,6 +157,27 @@ impl WorkerLink {
             }
         }
     }
+}
+
+/// Asks every worker for a [`Snapshot`] and collects the answers that come within `timeout`.
+pub fn snapshots(
+    control: &[Sender<Control>],
+    links: &[Arc<WorkerLink>],
+    timeout: Duration,
+) -> Vec<Snapshot> {
+    let rxs: Vec<Receiver<Snapshot>> = control
+        .iter()
+        .zip(links)
+        .map(|(c, l)| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let _ = c.send(Control::Snapshot(tx));
+            l.unpark();
+            rx
+        })
+        .collect();
+    rxs.iter()
+        .filter_map(|rx| rx.recv_timeout(timeout).ok())
+        .collect()
 }
 
 /// Something that wakes the I/O thread.

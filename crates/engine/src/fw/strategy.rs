@@ -40,16 +40,26 @@ impl StrategyKind {
         }
     }
 
-    /// Parses an NFD strategy name (`.../best-route`, `.../multicast`, optionally versioned).
+    /// Parses an NFD strategy name (`.../best-route`, `.../multicast`), optionally versioned
+    /// with a version component (`v=5`) or the older marker form (`%FD%05`).
     pub fn from_nfd_name(name: &Name) -> Option<Self> {
-        let uri = name.to_string();
-        let base = uri.split("/v=").next().unwrap_or(&uri);
-        if base.ends_with("/best-route") {
-            Some(StrategyKind::BestRoute)
-        } else if base.ends_with("/multicast") {
-            Some(StrategyKind::Multicast)
-        } else {
-            None
+        let comps = &name.components;
+        let is_version = |c: &wire::Component| {
+            u32::from(c.typ) == wire::tt::VERSION
+                || (u32::from(c.typ) == wire::tt::GENERIC_COMPONENT
+                    && c.value.first() == Some(&0xFD))
+        };
+        let last = match comps.last() {
+            Some(c) if is_version(c) => comps.get(comps.len().checked_sub(2)?)?,
+            other => other?,
+        };
+        if u32::from(last.typ) != wire::tt::GENERIC_COMPONENT {
+            return None;
+        }
+        match last.value.as_slice() {
+            b"best-route" => Some(StrategyKind::BestRoute),
+            b"multicast" => Some(StrategyKind::Multicast),
+            _ => None,
         }
     }
 }
@@ -246,6 +256,20 @@ mod tests {
             StrategyKind::from_nfd_name(&Name::from_uri("/x").unwrap()),
             None
         );
+        // The older version marker, and names that only end like a strategy.
+        let n = Name::from_uri("/localhost/nfd/strategy/best-route/%FD%05").unwrap();
+        assert_eq!(
+            StrategyKind::from_nfd_name(&n),
+            Some(StrategyKind::BestRoute)
+        );
+        for bad in [
+            "/v=4",
+            "/localhost/nfd/strategy/not-multicast",
+            "/multicast/x",
+        ] {
+            let n = Name::from_uri(bad).unwrap();
+            assert_eq!(StrategyKind::from_nfd_name(&n), None, "{bad}");
+        }
     }
 
     #[test]
