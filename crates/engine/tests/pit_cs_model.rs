@@ -102,6 +102,8 @@ struct Model {
     order: VecDeque<usize>,
     incarnations: u64,
     evictions: u64,
+    /// Data evicted since the last drain (what the table's eviction log must hold).
+    evicted: Vec<Vec<u8>>,
     hits: u64,
     misses: u64,
 }
@@ -114,6 +116,7 @@ impl Model {
             order: VecDeque::new(),
             incarnations: 0,
             evictions: 0,
+            evicted: Vec::new(),
             hits: 0,
             misses: 0,
         }
@@ -147,7 +150,10 @@ impl Model {
 
     fn evict_one(&mut self) {
         if let Some(n) = self.order.pop_front() {
-            self.entries.get_mut(&n).unwrap().cs = MCs::None;
+            let old = std::mem::replace(&mut self.entries.get_mut(&n).unwrap().cs, MCs::None);
+            if let MCs::Direct { data, .. } = old {
+                self.evicted.push(data);
+            }
             self.evictions += 1;
             self.release_if_empty(n);
         }
@@ -395,6 +401,13 @@ impl Harness {
 
     fn pit(&self, n: usize, cbp: bool, mbf: bool) -> Option<u32> {
         self.find(n).and_then(|e| self.t.pit_of(e, cbp, mbf))
+    }
+
+    /// The evicted Data the table logged since the last call equal the model's.
+    fn check_evictions(&mut self) {
+        let mut logged = Vec::new();
+        self.t.drain_evicted(|d| logged.push(d.to_vec()));
+        assert_eq!(logged, std::mem::take(&mut self.m.evicted));
     }
 
     fn apply(&mut self, op: &Op) {
@@ -735,6 +748,39 @@ fn indirect_entries_die_with_their_target() {
     assert_eq!(hits, [1, 2, 2, 2]);
 }
 
+/// The eviction log is bounded: past its entry limit, evictions are counted and not kept, and a
+/// drain makes room again.
+#[test]
+fn eviction_log_is_bounded() {
+    let config = PitCsConfig {
+        cs_capacity: 1,
+        ..PitCsConfig::default()
+    };
+    let mut h = Harness {
+        names: pool(),
+        t: PitCs::new(config),
+        m: Model::new(config),
+        now: 1000,
+    };
+    h.t.log_evictions(2, 1 << 20);
+    let insert = |base| Op::CsInsert {
+        base,
+        variant: 0,
+        freshness: 1000,
+    };
+    for base in 0..5 {
+        h.apply(&insert(base)); // each insert after the first evicts its predecessor
+    }
+    let mut logged = Vec::new();
+    h.t.drain_evicted(|d| logged.push(d.to_vec()));
+    assert_eq!(logged, h.m.evicted[..2].to_vec());
+    assert_eq!(h.t.counters.cs_evictions, 4);
+    assert_eq!(h.t.counters.cs_evictions_unlogged, 2);
+    h.m.evicted.clear();
+    h.apply(&insert(0));
+    h.check_evictions();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -746,9 +792,11 @@ proptest! {
             m: Model::new(config),
             now: 1000,
         };
+        h.t.log_evictions(1024, 1 << 20);
         for op in &ops {
             h.apply(op);
             h.compare();
+            h.check_evictions();
         }
         // Past every lifetime, no PIT entry is left.
         h.apply(&Op::Advance { dt: 100_000 });

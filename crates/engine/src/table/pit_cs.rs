@@ -256,6 +256,30 @@ pub struct PitCsCounters {
     pub cs_evictions: u64,
     /// PIT entries that expired.
     pub pit_expired: u64,
+    /// Evicted Data not kept for write-back because the eviction log was full.
+    pub cs_evictions_unlogged: u64,
+}
+
+/// Data evicted from the CS, kept (copied) for a slower tier's write-back admission until the
+/// owner drains it. Bounded in entries and bytes; off (capacity 0) unless asked for.
+#[derive(Debug, Default)]
+struct EvictionLog {
+    bytes: Vec<u8>,
+    ends: Vec<u32>,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl EvictionLog {
+    /// Keeps a copy of `data` if the log has room; `false` if it was full.
+    fn push(&mut self, data: &[u8]) -> bool {
+        if self.ends.len() >= self.max_entries || self.bytes.len() + data.len() > self.max_bytes {
+            return false;
+        }
+        self.bytes.extend_from_slice(data);
+        self.ends.push(self.bytes.len() as u32);
+        true
+    }
 }
 
 /// The PIT+CS table of one worker.
@@ -278,6 +302,8 @@ pub struct PitCs {
     cbp_by_depth: Vec<u32>,
     /// Live PIT entries whose name ends with an implicit digest.
     digest_pits: u32,
+    /// Evicted Data kept for write-back (empty and unused unless enabled).
+    evicted: EvictionLog,
     /// Counters.
     pub counters: PitCsCounters,
 }
@@ -310,6 +336,7 @@ impl PitCs {
             wheel_time_ms: 0,
             cbp_by_depth: vec![0; u16::MAX as usize + 1],
             digest_pits: 0,
+            evicted: EvictionLog::default(),
             counters: PitCsCounters::default(),
         }
     }
@@ -855,10 +882,41 @@ impl PitCs {
         }
     }
 
+    /// Keeps a copy of every Data the replacement policy evicts from now on, up to `max_entries`
+    /// Data and `max_bytes` bytes between two [`PitCs::drain_evicted`] calls (further evictions
+    /// are counted in `cs_evictions_unlogged`); 0 turns it off. The memory is reserved now.
+    /// A slower tier uses it for write-back admission (seed 000: admission on eviction from L1).
+    pub fn log_evictions(&mut self, max_entries: usize, max_bytes: usize) {
+        let max_bytes = if max_entries == 0 { 0 } else { max_bytes };
+        self.evicted = EvictionLog {
+            bytes: Vec::with_capacity(max_bytes),
+            ends: Vec::with_capacity(max_entries),
+            max_entries,
+            max_bytes,
+        };
+    }
+
+    /// Hands every logged evicted Data (oldest first) to `f` and empties the log.
+    pub fn drain_evicted(&mut self, mut f: impl FnMut(&[u8])) {
+        let mut start = 0usize;
+        for &end in &self.evicted.ends {
+            f(&self.evicted.bytes[start..end as usize]);
+            start = end as usize;
+        }
+        self.evicted.bytes.clear();
+        self.evicted.ends.clear();
+    }
+
     fn evict_one(&mut self) {
         let e = self.cs_head;
         if e == NONE {
             return;
+        }
+        if self.evicted.max_entries > 0 && self.names[e as usize].cs == CsKind::Direct {
+            let data = &self.names[e as usize].data;
+            if !self.evicted.push(data) {
+                self.counters.cs_evictions_unlogged += 1;
+            }
         }
         self.cs_remove(e);
         self.counters.cs_evictions += 1;
