@@ -251,14 +251,32 @@ fn run_rejects_bad_config_in_one_line() {
 
 #[test]
 fn a_restarted_router_serves_a_file_from_its_l2_store_with_the_producer_gone() {
-    let dir = std::env::temp_dir().join(format!("cascade-cli-l2-{}", std::process::id()));
+    restarted_router_serves_from_l2("l2", "");
+}
+
+#[test]
+fn write_back_a_restarted_router_serves_a_file_from_its_l2_store() {
+    // A RAM CS of 16 chunks for a 121-chunk file: most chunks reach L2 by eviction, the rest
+    // when the router stops.
+    restarted_router_serves_from_l2(
+        "l2wb",
+        "[cs]\ncapacity = 16\n[store]\nadmission = \"write-back\"\n",
+    );
+}
+
+/// Fetches a file through a router with an L2 store, restarts the router on the same store
+/// with the producer gone, and fetches the file again. `extra` is more TOML (its `[store]`
+/// keys are merged into the store section).
+fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
+    let dir = std::env::temp_dir().join(format!("cascade-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("store.toml");
+    let (before, store_extra) = extra.split_once("[store]\n").unwrap_or((extra, ""));
     std::fs::write(
         &cfg,
         format!(
-            "[store]\nl2_path = \"{}\"\nl2_capacity = 4000\nbatch = 10\n",
+            "{before}[store]\nl2_path = \"{}\"\nl2_capacity = 4000\nbatch = 10\n{store_extra}",
             dir.join("l2").display()
         ),
     )

@@ -70,6 +70,18 @@ pub enum L2Decision {
     TwoLru,
 }
 
+/// When chunks are offered to L2.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum L2Admission {
+    /// Every chunk that satisfied an Interest is written to L2 at once (survives a crash).
+    #[default]
+    WriteThrough,
+    /// Chunks are written to L2 when the RAM CS evicts them, and what the RAM CS still holds
+    /// at a clean stop (seed 000's hierarchy: L2 holds what L1 drops).
+    WriteBack,
+}
+
 /// The L2 tier: one file per worker in a directory, chunks of B-segment batches.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -86,6 +98,8 @@ pub struct Store {
     pub direct: bool,
     /// Replacement policy.
     pub replacement: L2Replacement,
+    /// When chunks are offered: on insertion (write-through) or on eviction (write-back).
+    pub admission: L2Admission,
     /// Admission decision.
     pub decision: L2Decision,
     /// Admission probability for `decision = "lcp"`.
@@ -101,6 +115,7 @@ impl Default for Store {
             queue_depth: 16,
             direct: false,
             replacement: L2Replacement::Fifo,
+            admission: L2Admission::WriteThrough,
             decision: L2Decision::Always,
             lcp_p: 0.1,
         }
@@ -551,6 +566,7 @@ mod tests {
             l2_path = "/var/cache/cascade"
             l2_capacity = 1000
             decision = "2lru"
+            admission = "write-back"
             "#,
         )
         .unwrap();
@@ -560,6 +576,8 @@ mod tests {
         assert_eq!(c.listen.tcp, "");
         assert_eq!(c.store.decision, L2Decision::TwoLru);
         assert_eq!(c.store.batch, 10);
+        assert_eq!(c.store.admission, L2Admission::WriteBack);
+        assert_eq!(Store::default().admission, L2Admission::WriteThrough);
     }
 
     #[test]
@@ -583,6 +601,7 @@ mod tests {
                 "store.l2_capacity",
             ),
             ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
+            ("[store]\nadmission = \"write-around\"\n", "line 2"),
         ];
         for (text, needle) in cases {
             let e = Config::from_toml(text).unwrap_err();

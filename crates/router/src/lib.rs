@@ -238,6 +238,7 @@ impl Router {
             config::CsPolicy::Fifo => CsPolicy::Fifo,
         };
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        let stopped_flushing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
                 .name(name.clone())
@@ -274,6 +275,8 @@ impl Router {
                     Dispatcher::new(key, n, Mapping::FullName, limits),
                     limits,
                     links.clone(),
+                    cfg.store.admission == config::L2Admission::WriteBack,
+                    stopped_flushing.clone(),
                 )
             });
             let w = Worker::new(
@@ -418,8 +421,10 @@ fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tie
         config::L2Replacement::Fifo => store::Replacement::Fifo,
         config::L2Replacement::Lru => store::Replacement::Lru,
     };
-    // The engine's CS does not report evictions, so L2 is written through on insertion.
-    c.admission = store::l2::Admission::WriteThrough;
+    c.admission = match s.admission {
+        config::L2Admission::WriteThrough => store::l2::Admission::WriteThrough,
+        config::L2Admission::WriteBack => store::l2::Admission::WriteBack,
+    };
     c.decision = match s.decision {
         config::L2Decision::Always => store::l2::Decision::Always,
         config::L2Decision::Lcp => store::l2::Decision::Lcp { p: s.lcp_p },

@@ -9,7 +9,7 @@
 //! applied between batches.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
@@ -311,6 +311,19 @@ impl SlowTier for TierHandle {
 /// Chunks waiting for room in L2's write queue, per worker.
 pub const ADMIT_BACKLOG_CHUNKS: usize = 512;
 
+/// Most evicted Data a write-back worker's engine logs between two drains.
+const EVICTION_LOG_MAX_ENTRIES: usize = 4096;
+
+/// Most bytes of evicted Data a write-back worker's engine logs between two drains (further
+/// evictions are counted as `cs_evictions_unlogged`, never stored).
+const EVICTION_LOG_MAX_BYTES: usize = 8 << 20;
+
+/// CS entries evicted per step when a write-back worker empties its RAM CS at stop.
+const STOP_FLUSH_STEP: usize = 64;
+
+/// How long a write-back worker waits at stop for its peers' hand-overs.
+pub const STOP_FLUSH_WAIT: Duration = Duration::from_secs(2);
+
 /// A worker's L2 tier, and which chunks it owns (only the worker that owns a name stores it).
 pub struct L2 {
     /// The tier (the engine holds another handle to it).
@@ -328,15 +341,24 @@ pub struct L2 {
     pub admit_dropped: u64,
     /// Every worker's rings, to hand a chunk to the worker that owns it.
     pub peers: Vec<Arc<WorkerLink>>,
+    /// Write-back: chunks go to L2 when the RAM CS evicts them (and at a clean stop), not
+    /// when they first satisfy an Interest.
+    pub write_back: bool,
+    /// Workers that finished writing their RAM CS back at stop (shared by all workers, so
+    /// that chunks handed to a peer at stop are stored before it closes its file).
+    pub stopped_flushing: Arc<AtomicUsize>,
 }
 
 impl L2 {
     /// A tier with an empty backlog.
+    /// Write-through unless `write_back`; `stopped_flushing` is shared by every worker's L2.
     pub fn new(
         tier: TierHandle,
         dispatcher: Dispatcher,
         limits: Limits,
         peers: Vec<Arc<WorkerLink>>,
+        write_back: bool,
+        stopped_flushing: Arc<AtomicUsize>,
     ) -> Self {
         L2 {
             tier,
@@ -346,6 +368,41 @@ impl L2 {
             spare: Vec::new(),
             admit_dropped: 0,
             peers,
+            write_back,
+            stopped_flushing,
+        }
+    }
+
+    /// Stores a chunk this worker saw in its own L2 if it owns the name, else hands it to the
+    /// owner's input ring (dropped and counted when the ring or the pool is full).
+    fn store(
+        &mut self,
+        tier: &mut L2Tier,
+        me: usize,
+        pool: &Pool,
+        face: FaceId,
+        data: &[u8],
+        name: &NameView<'_>,
+    ) {
+        let owner = self.dispatcher.owner(name);
+        if owner == me {
+            self.admit(tier, name.value(), data);
+            return;
+        }
+        // It satisfied an Interest here (a CanBePrefix one, or a copy of a Data without our
+        // token), but its name lives on another worker: that worker stores it, so that it
+        // finds it after a restart.
+        let Some(mut p) = pool.pkt_from(face, data) else {
+            self.admit_dropped += 1;
+            return;
+        };
+        p.kind = PktKind::Admit;
+        match self.peers[owner].input.push(p) {
+            Ok(()) => self.peers[owner].wake(),
+            Err(p) => {
+                self.admit_dropped += 1;
+                pool.put(p.buf);
+            }
         }
     }
 
@@ -435,6 +492,21 @@ impl Worker {
         tick: Duration,
         tier: Option<L2>,
     ) -> Self {
+        let mut engine = engine;
+        if let Some(t) = tier.as_ref().filter(|t| t.write_back) {
+            // Between two drains the CS evicts at most one entry per Data inserted: a batch of
+            // input, or the chunks of every L2 read that completed in one poll.
+            let (qd, b) = {
+                let g = t.tier.lock();
+                (
+                    g.l2().config().queue_depth,
+                    g.l2().superblock().batch as usize,
+                )
+            };
+            let entries = (qd * b + MAX_BATCH).min(EVICTION_LOG_MAX_ENTRIES);
+            let bytes = (entries * t.limits.max_packet_bytes).min(EVICTION_LOG_MAX_BYTES);
+            engine.table_mut().log_evictions(entries, bytes);
+        }
         Worker {
             engine,
             emit: Emitter {
@@ -489,6 +561,7 @@ impl Worker {
                 link.parked.store(false, Ordering::SeqCst);
             }
         }
+        self.flush_at_stop();
         if let Some(t) = self.tier.take() {
             drop(self.engine); // releases the engine's handle to the tier
             match Arc::try_unwrap(t.tier.0) {
@@ -527,6 +600,9 @@ impl Worker {
                 }
             }
         });
+        if n > 0 {
+            self.write_back();
+        }
         if sent > 0 {
             self.io.wake();
         }
@@ -604,6 +680,96 @@ impl Worker {
         }
     }
 
+    /// Write-back: offers the chunks the RAM CS evicted since the last call to L2 (call after
+    /// every engine call that can insert into the CS, before the engine's log fills).
+    fn write_back(&mut self) {
+        let Some(t) = &mut self.tier else {
+            return;
+        };
+        if !t.write_back {
+            return;
+        }
+        let me = self.emit.index;
+        let pool = &self.emit.pool;
+        let handle = t.tier.clone();
+        let mut tier = handle.lock();
+        self.engine.table_mut().drain_evicted(|bytes| {
+            if let Some((data, name)) = chunk_of(bytes, &t.limits) {
+                t.store(&mut tier, me, pool, 0, data, &name);
+            }
+        });
+    }
+
+    /// At a clean stop with write-back: everything the RAM CS holds goes to L2 (the worker
+    /// may block on its own writes here: it no longer forwards). Chunks owned by a peer are
+    /// handed over; then the worker waits (at most [`STOP_FLUSH_WAIT`]) for every peer to
+    /// finish its own write-back and stores what the peers handed over.
+    fn flush_at_stop(&mut self) {
+        let Some(t) = &mut self.tier else {
+            return;
+        };
+        if !t.write_back {
+            return;
+        }
+        let workers = t.peers.len();
+        let flushed = t.stopped_flushing.clone();
+        let handle = t.tier.clone();
+        let policy = self.engine.table().config().cs_policy;
+        loop {
+            let len = self.engine.table().cs_len();
+            if len == 0 {
+                break;
+            }
+            // Shrinking the CS evicts (into the log) the entries the policy would drop first.
+            self.engine
+                .table_mut()
+                .set_cs_capacity(len.saturating_sub(STOP_FLUSH_STEP), policy);
+            self.write_back();
+            self.drain_backlog_blocking();
+        }
+        flushed.fetch_add(1, Ordering::SeqCst);
+        let t0 = Instant::now();
+        loop {
+            let all = flushed.load(Ordering::SeqCst) >= workers;
+            while let Some(p) = self.emit.link.input.pop() {
+                if let (PktKind::Admit, Some(t)) = (p.kind, &mut self.tier) {
+                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
+                        t.admit(&mut handle.lock(), name.value(), data);
+                    }
+                }
+                self.emit.pool.put(p.buf);
+            }
+            self.drain_backlog_blocking();
+            if all || t0.elapsed() > STOP_FLUSH_WAIT {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Retries the admission backlog, waiting for L2 writes to finish, until it is empty or
+    /// nothing is in flight that could make room.
+    fn drain_backlog_blocking(&mut self) {
+        let Some(t) = &mut self.tier else {
+            return;
+        };
+        loop {
+            t.retry();
+            if t.backlog.is_empty() {
+                return;
+            }
+            let mut tier = t.tier.lock();
+            if !tier.l2_mut().wait_one(|_| {}) {
+                // Busy with nothing in flight: no extent can be freed. Drop what is left.
+                t.admit_dropped += t.backlog.len() as u64;
+                while let Some((_, buf)) = t.backlog.pop_front() {
+                    t.spare.push(buf);
+                }
+                return;
+            }
+        }
+    }
+
     /// Processes one batch; false if the input ring was empty.
     fn run_batch(&mut self) -> bool {
         let mut batch = std::mem::take(&mut self.batch);
@@ -651,39 +817,23 @@ impl Worker {
         let inputs = &inputs[..batch.len()];
         let out = self.engine.process(now, inputs);
         let (sent, data_inputs) = self.emit.emit(&out, inputs);
-        // Write-through to L2: chunks that satisfied an Interest and that this worker owns.
+        // Write-through to L2: chunks that satisfied an Interest.
         if let (Some(t), true) = (&mut self.tier, data_inputs != 0) {
-            let me = self.emit.index;
-            let handle = t.tier.clone();
-            let mut tier = handle.lock();
-            for (i, &(face, bytes)) in inputs.iter().enumerate() {
-                if data_inputs & (1u64 << i) == 0 {
-                    continue;
-                }
-                let Some((data, name)) = chunk_of(bytes, &t.limits) else {
-                    continue;
-                };
-                let owner = t.dispatcher.owner(&name);
-                if owner == me {
-                    t.admit(&mut tier, name.value(), data);
-                    continue;
-                }
-                // It satisfied a CanBePrefix Interest here, but its name lives on another
-                // worker: that worker stores it, so that it finds it after a restart.
-                let Some(mut p) = self.emit.pool.pkt_from(face, data) else {
-                    t.admit_dropped += 1;
-                    continue;
-                };
-                p.kind = PktKind::Admit;
-                match t.peers[owner].input.push(p) {
-                    Ok(()) => t.peers[owner].wake(),
-                    Err(p) => {
-                        t.admit_dropped += 1;
-                        self.emit.pool.put(p.buf);
+            if !t.write_back {
+                let me = self.emit.index;
+                let handle = t.tier.clone();
+                let mut tier = handle.lock();
+                for (i, &(face, bytes)) in inputs.iter().enumerate() {
+                    if data_inputs & (1u64 << i) == 0 {
+                        continue;
+                    }
+                    if let Some((data, name)) = chunk_of(bytes, &t.limits) {
+                        t.store(&mut tier, me, &self.emit.pool, face, data, &name);
                     }
                 }
             }
         }
+        self.write_back();
         for p in batch.drain(..) {
             self.emit.pool.put(p.buf);
         }

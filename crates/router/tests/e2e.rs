@@ -315,3 +315,71 @@ fn bad_listener_path_is_a_one_line_error_naming_the_flag() {
     );
     assert!(!e.contains('\n'));
 }
+
+/// Fetches `/wb/v=1/seg=0..n` through `r`; every Data must carry `content`.
+fn fetch_segments(r: &Router, n: u64, content: &[u8]) {
+    let mut consumer = unix_face(r);
+    for k in 0..n {
+        match consumer
+            .express(&interest(&format!("/wb/v=1/seg={k}")))
+            .unwrap()
+        {
+            Outcome::Data(d) => assert_eq!(d.content(), content, "seg={k}"),
+            other => panic!("seg={k}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
+    const N: u64 = 60;
+    let dir = tmp_dir("writeback");
+    let mut c = config(&dir, "wb");
+    c.cs.capacity = 8; // 4 per worker: most chunks are evicted during the fetch
+    c.store.l2_path = dir.join("l2").display().to_string();
+    c.store.l2_capacity = 1000;
+    c.store.admission = router::config::L2Admission::WriteBack;
+    let r = Router::start(&c).unwrap();
+    let producer = spawn_producer(unix_face(&r), "/wb", 3000, N as usize);
+    fetch_segments(&r, N, &[0xab; 3000]);
+    assert_eq!(producer.join().unwrap(), N as usize);
+    // Write-back: L2 holds exactly what the RAM CS dropped (write-through would hold all N
+    // while the RAM CS still holds some).
+    let t0 = std::time::Instant::now();
+    let (stored, in_ram) = loop {
+        let snaps = r.snapshots();
+        let stored: u64 = snaps.iter().map(|s| s.l2.unwrap().stored_chunks).sum();
+        let in_ram: u64 = snaps.iter().map(|s| s.cs_len as u64).sum();
+        if stored + in_ram >= N || t0.elapsed() > Duration::from_secs(5) {
+            break (stored, in_ram);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(in_ram, 8, "the RAM CS is full");
+    assert_eq!(
+        stored,
+        N - in_ram,
+        "L2 holds the evicted chunks, and only those"
+    );
+    r.stop_handle().stop();
+    r.join();
+    // Restarted with the producer gone: every chunk comes from L2, including those that were
+    // still in the RAM CS at stop.
+    let r = Router::start(&c).unwrap();
+    let stored: u64 = r
+        .snapshots()
+        .iter()
+        .map(|s| s.l2.unwrap().stored_chunks)
+        .sum();
+    assert_eq!(stored, N);
+    fetch_segments(&r, N, &[0xab; 3000]);
+    let served: u64 = r
+        .snapshots()
+        .iter()
+        .map(|s| s.l2.unwrap().tier.served)
+        .sum();
+    assert!(served > 0 && served <= N, "{served}");
+    r.stop_handle().stop();
+    r.join();
+    let _ = std::fs::remove_dir_all(&dir);
+}
