@@ -9,9 +9,10 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use client::control::{Controller, ORIGIN_STATIC};
+use client::control::{Controller, CsTierInfo, ORIGIN_STATIC};
 use client::transport::TransportUri;
 use client::{Error, Face};
 use serde_json::{json, Value};
@@ -335,7 +336,12 @@ impl Prepared {
                 render_params("route-removed", &merge(&p, rp), json)
             }
             Prepared::FibList => render_fib(&c.fib()?, json),
-            Prepared::CsInfo => render_cs(&c.cs_info()?, json),
+            Prepared::CsInfo => {
+                let ram = c.cs_info()?;
+                // Cascade's own dataset; NFD does not have it (nor does a router without L2).
+                let tiers = c.cs_tiers(TIERS_TIMEOUT).unwrap_or_default();
+                render_cs(&ram, &tiers, json)
+            }
             Prepared::CsErase(prefix, limit) => {
                 let mut total = 0u64;
                 for _ in 0..MAX_ERASE_ROUNDS {
@@ -673,24 +679,48 @@ fn render_fib(fib: &[FibEntry], json: bool) -> String {
     table(&["PREFIX", "NEXTHOPS"], &rows)
 }
 
-fn render_cs(cs: &CsInfo, json: bool) -> String {
+/// How long `cs info` waits for Cascade's `cs/tiers` dataset (NFD never answers it).
+const TIERS_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// The RAM tier from NFD's CsInfo, then each storage tier behind it (Cascade's `cs/tiers`).
+fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
     let admit = cs.flags & CS_FLAG_ENABLE_ADMIT != 0;
     let serve = cs.flags & CS_FLAG_ENABLE_SERVE != 0;
     if json {
-        return format!(
-            "{}\n",
-            json!({
-                "capacity": cs.capacity,
-                "admit": admit,
-                "serve": serve,
-                "n_entries": cs.n_cs_entries,
-                "n_hits": cs.n_hits,
-                "n_misses": cs.n_misses,
-            })
-        );
+        let mut v = json!({
+            "capacity": cs.capacity,
+            "admit": admit,
+            "serve": serve,
+            "n_entries": cs.n_cs_entries,
+            "n_hits": cs.n_hits,
+            "n_misses": cs.n_misses,
+        });
+        for t in tiers {
+            v[format!("l{}", t.level)] = json!({
+                "workers": t.workers,
+                "capacity": t.capacity,
+                "n_entries": t.n_entries,
+                "n_lookups": t.n_lookups,
+                "n_hits": t.n_hits,
+                "n_misses": t.n_misses,
+                "n_reads": t.n_reads,
+                "n_read_bytes": t.n_read_bytes,
+                "n_writes": t.n_writes,
+                "n_write_bytes": t.n_write_bytes,
+                "n_checksum_failures": t.n_checksum_failures,
+                "n_prefetched": t.n_prefetched,
+                "n_prefetch_used": t.n_prefetch_used,
+                "prefetch_usefulness": t.prefetch_usefulness(),
+                "n_admit_dropped": t.n_admit_dropped,
+                "queue_depth": t.queue_depth,
+                "n_in_flight": t.n_in_flight,
+                "batch": t.batch,
+            });
+        }
+        return format!("{v}\n");
     }
     let onoff = |b: bool| if b { "on" } else { "off" };
-    format!(
+    let mut out = format!(
         "CS information:\n  capacity={}\n     admit={}\n     serve={}\n  nEntries={}\n     nHits={}\n   nMisses={}\n",
         cs.capacity,
         onoff(admit),
@@ -698,7 +728,34 @@ fn render_cs(cs: &CsInfo, json: bool) -> String {
         cs.n_cs_entries,
         cs.n_hits,
         cs.n_misses
-    )
+    );
+    for t in tiers {
+        let usefulness = t
+            .prefetch_usefulness()
+            .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
+        out.push_str(&format!(
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n",
+            t.level,
+            t.workers,
+            t.capacity,
+            t.n_entries,
+            t.n_hits,
+            t.n_misses,
+            t.n_reads,
+            t.n_read_bytes,
+            t.n_writes,
+            t.n_write_bytes,
+            t.n_checksum_failures,
+            t.n_prefetched,
+            t.n_prefetch_used,
+            usefulness,
+            t.n_admit_dropped,
+            t.queue_depth,
+            t.n_in_flight,
+            t.batch
+        ));
+    }
+    out
 }
 
 fn render_strategies(v: &[StrategyChoice], json: bool) -> String {
@@ -888,12 +945,36 @@ mod tests {
             n_hits: 2,
             n_misses: 1,
         };
-        let t = render_cs(&cs, false);
+        let t = render_cs(&cs, &[], false);
         assert!(t.contains("admit=on") && t.contains("serve=off"), "{t}");
-        let j: Value = serde_json::from_str(render_cs(&cs, true).trim()).unwrap();
+        assert!(!t.contains("L2"), "{t}");
+        let j: Value = serde_json::from_str(render_cs(&cs, &[], true).trim()).unwrap();
         assert_eq!(
             (j["serve"].clone(), j["n_hits"].clone()),
             (json!(false), json!(2))
+        );
+        assert!(j.get("l2").is_none());
+        let l2 = CsTierInfo {
+            level: 2,
+            workers: 2,
+            capacity: 1000,
+            n_entries: 40,
+            n_prefetched: 8,
+            n_prefetch_used: 6,
+            ..CsTierInfo::default()
+        };
+        let t = render_cs(&cs, &[l2], false);
+        assert!(
+            t.contains("L2 tier (disk, 2 workers)") && t.contains("nEntries=40"),
+            "{t}"
+        );
+        assert!(t.contains("used=6 (75.0%)"), "{t}");
+        let j: Value = serde_json::from_str(render_cs(&cs, &[l2], true).trim()).unwrap();
+        assert_eq!(j["l2"]["n_entries"], 40);
+        assert_eq!(j["l2"]["prefetch_usefulness"], 0.75);
+        assert_eq!(
+            j["n_entries"], 3,
+            "the RAM tier's fields stay where they were"
         );
     }
 

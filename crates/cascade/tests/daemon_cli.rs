@@ -111,6 +111,17 @@ impl Drop for Daemon {
     }
 }
 
+/// `cascade ctl cs info --json`, parsed.
+fn cs_info_json(d: &Daemon) -> serde_json::Value {
+    let out = d.tool(&["ctl", "cs", "info", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn file_of(path: &Path, len: usize) {
     let mut x: u64 = 0x1234_5678;
     let bytes: Vec<u8> = (0..len)
@@ -210,6 +221,14 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("404"));
+    // No L2 store: `cs info` shows the RAM tier only.
+    let cs = d.tool(&["ctl", "cs", "info"]);
+    assert!(cs.status.success());
+    let text = String::from_utf8_lossy(&cs.stdout);
+    assert!(
+        text.starts_with("CS information:") && !text.contains("L2"),
+        "{text}"
+    );
     assert!(d.stop().success());
 }
 
@@ -300,6 +319,13 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
         String::from_utf8_lossy(&get.stderr)
     );
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&first).unwrap());
+    // `cs info` shows both tiers; the file's 121 chunks went to L2 (all of them written
+    // through, or all but the RAM CS's 16 written back so far).
+    let l2 = cs_info_json(&d)["l2"].clone();
+    assert!(l2["n_entries"].as_u64().unwrap() >= 100, "{l2}");
+    assert!(l2["n_writes"].as_u64() >= l2["n_entries"].as_u64(), "{l2}");
+    assert_eq!(l2["workers"], 2);
+    assert_eq!(l2["capacity"], 4000);
     // Stop the producer, then the router (a clean stop writes the L2 index).
     let _ = put.kill();
     let _ = put.wait();
@@ -320,5 +346,76 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
         String::from_utf8_lossy(&get.stderr)
     );
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&again).unwrap());
+    // Served from L2: batch reads, hits, prefetched chunks that were used.
+    let l2 = cs_info_json(&d)["l2"].clone();
+    assert!(l2["n_hits"].as_u64().unwrap() > 0, "{l2}");
+    assert!(l2["n_reads"].as_u64().unwrap() > 0, "{l2}");
+    assert!(
+        l2["n_read_bytes"].as_u64().unwrap() >= 8704 * l2["n_reads"].as_u64().unwrap(),
+        "{l2}"
+    );
+    assert!(l2["n_prefetch_used"].as_u64().unwrap() > 0, "{l2}");
+    assert_eq!(l2["n_checksum_failures"], 0);
+    let text = d.tool(&["ctl", "cs", "info"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("CS information:") && text.contains("L2 tier (disk, 2 workers)"),
+        "{text}"
+    );
     assert!(d.stop().success());
+}
+
+#[test]
+fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
+    use client::face::Received;
+    // An NFD-like forwarder: answers cs/info, leaves cs/tiers unanswered (as NFD does).
+    let dir = std::env::temp_dir().join(format!("cascade-cli-nfdlike-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("nfd.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let nfd = std::thread::spawn(move || {
+        let (s, _) = listener.accept().unwrap();
+        let mut f = client::Face::from_unix_stream(s, "nfd");
+        let mut asked = Vec::new();
+        while let Ok(Some(r)) = f.recv(Duration::from_secs(10)) {
+            let Received::Interest(i) = r else { continue };
+            let n = i.interest.name.clone();
+            asked.push(n.to_string());
+            if n.to_string() == "/localhost/nfd/cs/info" {
+                let mut content = Vec::new();
+                wire::mgmt::CsInfo {
+                    capacity: 65536,
+                    flags: 3,
+                    n_cs_entries: 7,
+                    n_hits: 1,
+                    n_misses: 2,
+                }
+                .encode(&mut content);
+                let seg = mgmt::dataset_segments(&n, 1, &content, 8000);
+                f.put_data(&seg[0], i.pit_token).unwrap();
+            }
+        }
+        asked
+    });
+    let t0 = Instant::now();
+    let out = Command::new(BIN)
+        .args(["ctl", "cs", "info", "--transport"])
+        .arg(format!("unix://{}", path.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(t0.elapsed() < Duration::from_secs(4), "waited too long");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("nEntries=7") && !text.contains("L2"),
+        "{text}"
+    );
+    let asked = nfd.join().unwrap();
+    assert_eq!(asked, ["/localhost/nfd/cs/info", "/localhost/nfd/cs/tiers"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,6 +23,8 @@ use wire::mgmt::{
 };
 use wire::{sha256, tlv, tt, Component, Interest, Name, SignatureInfo};
 
+pub use mgmt::CsTierInfo;
+
 use crate::error::{Error, Result};
 use crate::face::{DataPacket, Face, Outcome};
 
@@ -266,6 +268,16 @@ impl<'f> Controller<'f> {
             return Err(Error::Protocol("cs/info: empty dataset".into()));
         }
         Ok(v.swap_remove(0))
+    }
+
+    /// Cascade's `cs/tiers` (the storage tiers behind the RAM CS; empty when there are none),
+    /// waiting at most `timeout`: NFD does not serve this dataset and leaves the Interest
+    /// unanswered.
+    pub fn cs_tiers(&mut self, timeout: Duration) -> Result<Vec<CsTierInfo>> {
+        let saved = std::mem::replace(&mut self.timeout, timeout);
+        let c = self.dataset_at("cs/tiers");
+        self.timeout = saved;
+        CsTierInfo::decode_dataset(&c?).map_err(|e| Error::Protocol(format!("cs/tiers: {e}")))
     }
 
     /// `strategy-choice/list`.

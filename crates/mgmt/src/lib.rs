@@ -8,9 +8,14 @@
 //!   [`ControlResponse`] to send back.
 //! - [`response_data`] wraps a ControlResponse into the Data that answers the command.
 //! - [`dataset_segments`] cuts a status dataset into versioned, segmented Data packets.
+//! - [`tiers`]: Cascade's own `cs/tiers` dataset (the storage tiers behind the RAM CS).
 //!
 //! Signatures are parsed, never verified (NFD's default configuration accepts any signature on
 //! local faces).
+
+pub mod tiers;
+
+pub use tiers::CsTierInfo;
 
 use wire::data::SignatureInfoView;
 use wire::mgmt::{ControlParameters, ControlResponse};

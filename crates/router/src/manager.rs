@@ -290,6 +290,7 @@ impl Manager {
             ("fib", "list") => "fib/list",
             ("rib", "list") => "rib/list",
             ("cs", "info") => "cs/info",
+            ("cs", "tiers") => "cs/tiers",
             ("strategy-choice", "list") => "strategy-choice/list",
             _ => return None,
         })
@@ -413,6 +414,37 @@ impl Manager {
                     n_misses: snaps.iter().map(|s| s.cs_misses).sum(),
                 }
                 .encode(&mut out);
+            }
+            "cs/tiers" => {
+                let snaps = self.snapshots();
+                let l2: Vec<&crate::worker::L2Snapshot> =
+                    snaps.iter().filter_map(|s| s.l2.as_ref()).collect();
+                if !l2.is_empty() {
+                    let sum = |f: fn(&crate::worker::L2Snapshot) -> u64| {
+                        l2.iter().map(|x| f(x)).sum::<u64>()
+                    };
+                    mgmt::CsTierInfo {
+                        level: 2,
+                        workers: l2.len() as u64,
+                        capacity: sum(|x| x.capacity_chunks),
+                        n_entries: sum(|x| x.stored_chunks),
+                        n_lookups: sum(|x| x.tier.lookups),
+                        n_hits: sum(|x| x.tier.pending),
+                        n_misses: sum(|x| x.tier.lookups - x.tier.pending),
+                        n_reads: sum(|x| x.file.reads_submitted),
+                        n_read_bytes: sum(|x| x.file.bytes_read),
+                        n_writes: sum(|x| x.file.writes_submitted),
+                        n_write_bytes: sum(|x| x.file.bytes_written),
+                        n_checksum_failures: sum(|x| x.file.checksum_failures),
+                        n_prefetched: sum(|x| x.prefetch_tracked),
+                        n_prefetch_used: sum(|x| x.prefetch_used),
+                        n_admit_dropped: sum(|x| x.admit_dropped),
+                        queue_depth: l2.iter().map(|x| x.queue_depth).max().unwrap_or(0),
+                        n_in_flight: sum(|x| x.in_flight),
+                        batch: l2.iter().map(|x| x.batch).max().unwrap_or(0),
+                    }
+                    .encode(&mut out);
+                }
             }
             "strategy-choice/list" => {
                 for (name, kind) in &self.strategies {

@@ -110,6 +110,21 @@ pub struct L2Snapshot {
     pub capacity_chunks: u64,
     /// Lookup counters.
     pub tier: store::TierCounters,
+    /// The file's counters (reads, writes, bytes, checksum failures, ...).
+    pub file: store::L2Counters,
+    /// Operations in flight now.
+    pub in_flight: u64,
+    /// Operations in flight at most.
+    pub queue_depth: u64,
+    /// Chunks per batch.
+    pub batch: u64,
+    /// Prefetched chunks (read with a batch, nobody waiting) the RAM CS accepted and that are
+    /// tracked for usefulness.
+    pub prefetch_tracked: u64,
+    /// Of those, how many the RAM CS served afterwards.
+    pub prefetch_used: u64,
+    /// Evicted Data the engine could not log for write-back (its log was full).
+    pub evictions_unlogged: u64,
 }
 
 /// What a worker shares with the I/O thread and management.
@@ -186,6 +201,57 @@ pub trait Wake: Send + Sync {
     fn wake(&self);
 }
 
+/// Prefetched chunks tracked for usefulness, per worker.
+pub const PREFETCH_TRACKED: usize = 4096;
+
+/// Which prefetched chunks (read from L2 with their batch, nobody waiting) the RAM CS served
+/// afterwards: a direct-mapped table of name fingerprints, the last [`PREFETCH_TRACKED`] at
+/// most (a chunk pushed out by a newer one before it was asked for counts as unused).
+struct PrefetchUse {
+    slots: Box<[u64]>,
+    tracked: u64,
+    used: u64,
+}
+
+impl PrefetchUse {
+    fn new() -> Self {
+        PrefetchUse {
+            slots: vec![0; PREFETCH_TRACKED].into_boxed_slice(),
+            tracked: 0,
+            used: 0,
+        }
+    }
+
+    /// FNV-1a over the name TLV value, never 0.
+    fn key(name_value: &[u8]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in name_value {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h | 1
+    }
+
+    fn note(&mut self, name_value: &[u8]) {
+        let k = Self::key(name_value);
+        self.slots[(k >> 1) as usize % PREFETCH_TRACKED] = k;
+        self.tracked += 1;
+    }
+
+    /// A Data packet left the RAM CS: counts it if it was a tracked prefetched chunk.
+    fn served(&mut self, data: &[u8]) {
+        let mut r = Reader::new(data);
+        let Some(name) = r.read().ok().and_then(|d| d.reader().read().ok()) else {
+            return;
+        };
+        let k = Self::key(name.value);
+        let slot = &mut self.slots[(k >> 1) as usize % PREFETCH_TRACKED];
+        if *slot == k {
+            *slot = 0;
+            self.used += 1;
+        }
+    }
+}
+
 /// Turns engine actions into link-layer packets on the worker's output ring.
 struct Emitter {
     index: usize,
@@ -194,6 +260,8 @@ struct Emitter {
     local_fields: Vec<bool>,
     out_ring_full: u64,
     out_no_buffer: u64,
+    /// With an L2 tier: which prefetched chunks were served.
+    prefetch: Option<PrefetchUse>,
 }
 
 impl Emitter {
@@ -214,11 +282,16 @@ impl Emitter {
             match a.kind {
                 SendKind::Interest => h.pit_token = PitToken::new(&token),
                 SendKind::Nack(r) => h.nack = Some(Nack { reason: Some(r) }),
-                SendKind::Data => {
-                    if let PacketRef::Input { index, .. } = &a.packet {
+                SendKind::Data => match &a.packet {
+                    PacketRef::Input { index, .. } => {
                         data_inputs |= 1u64 << (*index as u64 & 63);
                     }
-                }
+                    PacketRef::Out(_) => {
+                        if let Some(p) = self.prefetch.as_mut().filter(|p| p.tracked > p.used) {
+                            p.served(packet);
+                        }
+                    }
+                },
             }
             let wants_face_id = self.local_fields.get(a.face as usize).copied();
             if wants_face_id == Some(true) && !matches!(a.kind, SendKind::Nack(_)) {
@@ -516,6 +589,7 @@ impl Worker {
                 local_fields: Vec::new(),
                 out_ring_full: 0,
                 out_no_buffer: 0,
+                prefetch: tier.as_ref().map(|_| PrefetchUse::new()),
             },
             control,
             io,
@@ -596,7 +670,11 @@ impl Worker {
             }
             None => {
                 if let Some(d) = c.data {
-                    engine.insert_cs(now, d);
+                    if engine.insert_cs(now, d) {
+                        if let Some(p) = emit.prefetch.as_mut() {
+                            p.note(c.name_value);
+                        }
+                    }
                 }
             }
         });
@@ -655,12 +733,24 @@ impl Worker {
                 let t = self.engine.table();
                 let l2 = self.tier.as_ref().map(|x| {
                     let g = x.tier.lock();
+                    let (prefetch_tracked, prefetch_used) = self
+                        .emit
+                        .prefetch
+                        .as_ref()
+                        .map_or((0, 0), |p| (p.tracked, p.used));
                     L2Snapshot {
                         admit_dropped: x.admit_dropped,
                         stored_chunks: g.l2().stored_chunks(),
                         capacity_chunks: u64::from(g.l2().config().extents)
                             * u64::from(g.l2().config().batch),
                         tier: *g.counters(),
+                        file: *g.l2().counters(),
+                        in_flight: g.l2().in_flight() as u64,
+                        queue_depth: g.l2().config().queue_depth as u64,
+                        batch: u64::from(g.l2().config().batch),
+                        prefetch_tracked,
+                        prefetch_used,
+                        evictions_unlogged: t.counters.cs_evictions_unlogged,
                     }
                 });
                 let _ = reply.send(Snapshot {

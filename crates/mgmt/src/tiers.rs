@@ -1,0 +1,233 @@
+//! Cascade's content-store tiers dataset, `/localhost/nfd/cs/tiers`: one [`CsTierInfo`] per
+//! storage tier behind the RAM CS (today at most one, the L2 on disk, summed over the workers).
+//!
+//! NFD's `cs/info` (CsInfo) stays as NFD defines it, for ndn-cxx clients; this dataset carries
+//! what CsInfo cannot. A router without L2 answers an empty dataset; NFD does not know the
+//! name. Encoding: the usual dataset shape (entries back to back), every field a
+//! NonNegativeInteger under a TLV-TYPE of Cascade's (0xCA00..), even so that it is
+//! non-critical: a decoder skips types it does not know (and this one skips unknown even types,
+//! rejecting unknown odd ones, as NDN packet format v0.3 says).
+
+use wire::tlv::{write_nested, write_nni_tlv, Element, Reader};
+
+/// TLV-TYPE numbers of the dataset.
+pub mod tlv {
+    /// CsTierInfo: one tier.
+    pub const CS_TIER_INFO: u32 = 0xCA00;
+    /// Level: 2 for the L2 tier (the RAM CS is level 1, reported by CsInfo).
+    pub const LEVEL: u32 = 0xCA02;
+    /// Workers whose tiers the entry sums.
+    pub const WORKERS: u32 = 0xCA04;
+    /// Capacity in chunks.
+    pub const CAPACITY: u32 = 0xCA06;
+    /// Chunks stored.
+    pub const N_ENTRIES: u32 = 0xCA08;
+    /// Lookups (RAM CS misses that asked this tier).
+    pub const N_LOOKUPS: u32 = 0xCA0A;
+    /// Lookups that found the chunk (answered pending).
+    pub const N_HITS: u32 = 0xCA0C;
+    /// Lookups that did not.
+    pub const N_MISSES: u32 = 0xCA0E;
+    /// Batch reads submitted to the device.
+    pub const N_READS: u32 = 0xCA10;
+    /// Bytes read.
+    pub const N_READ_BYTES: u32 = 0xCA12;
+    /// Chunk writes submitted.
+    pub const N_WRITES: u32 = 0xCA14;
+    /// Bytes written.
+    pub const N_WRITE_BYTES: u32 = 0xCA16;
+    /// Slots whose checksum failed on read (dropped, never served).
+    pub const N_CHECKSUM_FAILURES: u32 = 0xCA18;
+    /// Chunks of read batches put into the RAM CS that nobody was waiting for.
+    pub const N_PREFETCHED: u32 = 0xCA1A;
+    /// Of those, how many were served from the RAM CS afterwards.
+    pub const N_PREFETCH_USED: u32 = 0xCA1C;
+    /// Chunks not admitted because the write backlog was full.
+    pub const N_ADMIT_DROPPED: u32 = 0xCA1E;
+    /// Operations in flight per worker at most.
+    pub const QUEUE_DEPTH: u32 = 0xCA20;
+    /// Operations in flight now (all workers).
+    pub const N_IN_FLIGHT: u32 = 0xCA22;
+    /// Chunks per batch.
+    pub const BATCH: u32 = 0xCA24;
+}
+
+/// One storage tier's state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CsTierInfo {
+    /// 2 for the L2 tier.
+    pub level: u64,
+    /// Workers summed.
+    pub workers: u64,
+    /// Capacity in chunks.
+    pub capacity: u64,
+    /// Chunks stored.
+    pub n_entries: u64,
+    /// Lookups.
+    pub n_lookups: u64,
+    /// Lookups that hit.
+    pub n_hits: u64,
+    /// Lookups that missed.
+    pub n_misses: u64,
+    /// Batch reads.
+    pub n_reads: u64,
+    /// Bytes read.
+    pub n_read_bytes: u64,
+    /// Chunk writes.
+    pub n_writes: u64,
+    /// Bytes written.
+    pub n_write_bytes: u64,
+    /// Checksum failures.
+    pub n_checksum_failures: u64,
+    /// Prefetched chunks.
+    pub n_prefetched: u64,
+    /// Prefetched chunks served afterwards.
+    pub n_prefetch_used: u64,
+    /// Chunks not admitted (backlog full).
+    pub n_admit_dropped: u64,
+    /// Queue depth per worker.
+    pub queue_depth: u64,
+    /// Operations in flight.
+    pub n_in_flight: u64,
+    /// Chunks per batch.
+    pub batch: u64,
+}
+
+impl CsTierInfo {
+    fn fields(&self) -> [(u32, u64); 18] {
+        use tlv::*;
+        [
+            (LEVEL, self.level),
+            (WORKERS, self.workers),
+            (CAPACITY, self.capacity),
+            (N_ENTRIES, self.n_entries),
+            (N_LOOKUPS, self.n_lookups),
+            (N_HITS, self.n_hits),
+            (N_MISSES, self.n_misses),
+            (N_READS, self.n_reads),
+            (N_READ_BYTES, self.n_read_bytes),
+            (N_WRITES, self.n_writes),
+            (N_WRITE_BYTES, self.n_write_bytes),
+            (N_CHECKSUM_FAILURES, self.n_checksum_failures),
+            (N_PREFETCHED, self.n_prefetched),
+            (N_PREFETCH_USED, self.n_prefetch_used),
+            (N_ADMIT_DROPPED, self.n_admit_dropped),
+            (QUEUE_DEPTH, self.queue_depth),
+            (N_IN_FLIGHT, self.n_in_flight),
+            (BATCH, self.batch),
+        ]
+    }
+
+    fn field_mut(&mut self, typ: u32) -> Option<&mut u64> {
+        use tlv::*;
+        Some(match typ {
+            LEVEL => &mut self.level,
+            WORKERS => &mut self.workers,
+            CAPACITY => &mut self.capacity,
+            N_ENTRIES => &mut self.n_entries,
+            N_LOOKUPS => &mut self.n_lookups,
+            N_HITS => &mut self.n_hits,
+            N_MISSES => &mut self.n_misses,
+            N_READS => &mut self.n_reads,
+            N_READ_BYTES => &mut self.n_read_bytes,
+            N_WRITES => &mut self.n_writes,
+            N_WRITE_BYTES => &mut self.n_write_bytes,
+            N_CHECKSUM_FAILURES => &mut self.n_checksum_failures,
+            N_PREFETCHED => &mut self.n_prefetched,
+            N_PREFETCH_USED => &mut self.n_prefetch_used,
+            N_ADMIT_DROPPED => &mut self.n_admit_dropped,
+            QUEUE_DEPTH => &mut self.queue_depth,
+            N_IN_FLIGHT => &mut self.n_in_flight,
+            BATCH => &mut self.batch,
+            _ => return None,
+        })
+    }
+
+    /// Share of prefetched chunks served afterwards (`None` before any prefetch).
+    pub fn prefetch_usefulness(&self) -> Option<f64> {
+        (self.n_prefetched > 0).then(|| self.n_prefetch_used as f64 / self.n_prefetched as f64)
+    }
+
+    /// Appends the CsTierInfo TLV.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        write_nested(out, tlv::CS_TIER_INFO, |o| {
+            for (t, v) in self.fields() {
+                write_nni_tlv(o, t, v);
+            }
+        });
+    }
+
+    /// Decodes one CsTierInfo element: absent fields are 0, unknown non-critical (even)
+    /// fields are skipped, unknown critical (odd) ones are an error.
+    pub fn from_element(e: Element<'_>) -> wire::Result<Self> {
+        let e = e.expect(tlv::CS_TIER_INFO)?;
+        let mut info = CsTierInfo::default();
+        let mut r: Reader<'_> = e.reader();
+        while let Some(f) = r.next_element() {
+            let f = f?;
+            match info.field_mut(f.typ) {
+                Some(x) => *x = f.nni()?,
+                None if f.typ & 1 == 0 => {}
+                None => {
+                    return Err(wire::Error::new(
+                        wire::ErrorKind::UnknownCritical(f.typ),
+                        f.offset,
+                    ))
+                }
+            }
+        }
+        Ok(info)
+    }
+
+    /// Decodes a whole `cs/tiers` dataset.
+    pub fn decode_dataset(content: &[u8]) -> wire::Result<Vec<Self>> {
+        wire::mgmt::decode_dataset(content, Self::from_element)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_evolvability() {
+        let a = CsTierInfo {
+            level: 2,
+            workers: 2,
+            capacity: 100_000,
+            n_entries: 1234,
+            n_hits: 7,
+            n_read_bytes: 1 << 40,
+            n_prefetched: 10,
+            n_prefetch_used: 9,
+            batch: 10,
+            ..CsTierInfo::default()
+        };
+        let mut out = Vec::new();
+        a.encode(&mut out);
+        let b = CsTierInfo { level: 3, ..a };
+        b.encode(&mut out);
+        assert_eq!(CsTierInfo::decode_dataset(&out).unwrap(), vec![a, b]);
+        assert_eq!(a.prefetch_usefulness(), Some(0.9));
+        assert_eq!(CsTierInfo::default().prefetch_usefulness(), None);
+        // First bytes: the 3-byte TLV-TYPE 0xCA00.
+        assert_eq!(&out[..3], &[0xFD, 0xCA, 0x00]);
+        // An unknown even field is skipped, an unknown odd one is an error.
+        let with = |typ: u32| {
+            let mut v = Vec::new();
+            write_nested(&mut v, tlv::CS_TIER_INFO, |o| {
+                write_nni_tlv(o, tlv::CAPACITY, 5);
+                write_nni_tlv(o, typ, 1);
+            });
+            v
+        };
+        assert_eq!(
+            CsTierInfo::decode_dataset(&with(0xCA80)).unwrap()[0].capacity,
+            5
+        );
+        assert!(CsTierInfo::decode_dataset(&with(0xCA81)).is_err());
+        // Not a tier entry (a CsInfo, type 0x80): an error, not an empty tier.
+        assert!(CsTierInfo::decode_dataset(&[0x80, 0]).is_err());
+        assert!(CsTierInfo::decode_dataset(&[]).unwrap().is_empty());
+    }
+}
