@@ -18,6 +18,8 @@
 //! so hashing a typical name and finalizing the full name and two FIB prefixes is about 24 rounds,
 //! around 100 cycles; the tables then cost one or two cache misses each.
 
+use core::cell::Cell;
+
 use wire::NameView;
 
 /// Most component boundaries whose state is kept. FIB prefixes are limited to this depth;
@@ -152,6 +154,10 @@ pub struct PrefixHashes {
     len: u16,
     full: u64,
     full_state: SipState,
+    /// Finalized prefix hashes, valid where the bit of `finalized` is set: a lookup asks for the
+    /// same prefix several times (prefetch, then probe), and each finalization is 4 SipRounds.
+    finals: [Cell<u64>; MAX_PREFIX_STATES + 1],
+    finalized: Cell<u64>,
 }
 
 impl PrefixHashes {
@@ -165,6 +171,8 @@ impl PrefixHashes {
             len: 0,
             full: 0,
             full_state: s,
+            finals: core::array::from_fn(|_| Cell::new(0)),
+            finalized: Cell::new(0),
         };
         h.compute(key, name);
         h
@@ -192,6 +200,7 @@ impl PrefixHashes {
         self.len = len.min(u16::MAX as usize) as u16;
         self.full = s.finish();
         self.full_state = s;
+        self.finalized.set(0);
     }
 
     /// Number of components of the name.
@@ -241,7 +250,14 @@ impl PrefixHashes {
         if k == self.len() {
             Some(self.full)
         } else if k <= usize::from(self.kept) {
-            Some(self.states[k].finish())
+            let bit = 1u64 << k;
+            if self.finalized.get() & bit != 0 {
+                return Some(self.finals[k].get());
+            }
+            let v = self.states[k].finish();
+            self.finals[k].set(v);
+            self.finalized.set(self.finalized.get() | bit);
+            Some(v)
         } else {
             None
         }

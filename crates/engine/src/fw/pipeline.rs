@@ -30,12 +30,16 @@ use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
 use crate::hash::{HashKey, PrefixHashes};
 use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
 use crate::table::fib::{Fib, LpmStats};
+use crate::table::index::LinePlan;
 use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
 use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
 /// Most packets per batch.
 pub const MAX_BATCH: usize = 64;
+
+/// Most planning passes over a batch's FIB lookups (each requests one more line per lookup).
+const FIB_PLAN_PASSES: usize = 6;
 
 /// Which LPM algorithm the FIB lookup uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -276,6 +280,8 @@ pub struct Engine {
     slow_tier: Option<Box<dyn SlowTier + Send>>,
     counters: Counters,
     hashes: Vec<PrefixHashes>,
+    /// Per batch slot: the FIB lookup planned over the prefetch passes.
+    plans: Vec<LinePlan>,
     actions: Vec<Action>,
     out: Vec<u8>,
     expired: Vec<u32>,
@@ -350,6 +356,7 @@ impl Engine {
             slow_tier: None,
             counters: Counters::default(),
             hashes: vec![empty; MAX_BATCH],
+            plans: vec![LinePlan::default(); MAX_BATCH],
             actions: Vec::with_capacity(MAX_BATCH * 4),
             out: Vec::with_capacity(MAX_BATCH * 512),
             expired: Vec::with_capacity(1024),
@@ -484,7 +491,7 @@ impl Engine {
                     Some(Parsed::Interest { i: int, .. }) => {
                         let full = self.hashes[i].full();
                         self.table.prefetch(full);
-                        self.fib.prefetch(&self.hashes[i]);
+                        self.fib.prefetch(&self.hashes[i], &mut self.plans[i]);
                         self.dnl
                             .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
                     }
@@ -497,15 +504,29 @@ impl Engine {
             // Second level: the buckets have (mostly) arrived; prefetch the entries they point
             // at, so the lookups in pass 3 find both levels in cache.
             for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
-                match p {
-                    Some(Parsed::Interest { .. }) => {
-                        self.table.prefetch_entry(self.hashes[i].full());
-                        self.fib.prefetch_entry(&self.hashes[i]);
+                if matches!(
+                    p,
+                    Some(Parsed::Interest { .. } | Parsed::Data { .. } | Parsed::Nack { .. })
+                ) {
+                    self.table.prefetch_entry(self.hashes[i].full());
+                }
+            }
+            // The FIB lookups: a chain of dependent reads (bucket, entry, next bucket...) whose
+            // length depends on what each read finds. Each pass replays every unfinished
+            // lookup over the lines already requested and requests the next, so the whole
+            // batch's misses overlap instead of one packet's at a time.
+            let guard = crossbeam_epoch::pin();
+            for _ in 0..FIB_PLAN_PASSES {
+                let mut pending = 0;
+                for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                    if let Some(Parsed::Interest { i: int, .. }) = p {
+                        let plan = &mut self.plans[i];
+                        self.fib.plan(&int.name(), &self.hashes[i], &guard, plan);
+                        pending += usize::from(!plan.complete);
                     }
-                    Some(Parsed::Data { .. } | Parsed::Nack { .. }) => {
-                        self.table.prefetch_entry(self.hashes[i].full())
-                    }
-                    _ => {}
+                }
+                if pending == 0 {
+                    break;
                 }
             }
         }

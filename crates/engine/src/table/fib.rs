@@ -47,7 +47,7 @@ use crossbeam_epoch::{self as epoch, Collector, Guard};
 use wire::{Name, NameView};
 
 use crate::hash::{name_hash, HashKey, PrefixHashes, MAX_PREFIX_STATES};
-use crate::table::index::HashIndex;
+use crate::table::index::{Direct, HashIndex, LinePlan, Stopped, Touch};
 
 /// Prefix bytes (Name TLV-VALUE) stored inline in an entry's first cache line; longer prefixes
 /// keep a heap copy.
@@ -275,12 +275,12 @@ impl Arena {
         self.slots.len()
     }
 
-    /// Prefetches the first cache line of `slot` (an address computation only: nothing is read).
+    /// The first cache line of `slot` (an address only: nothing is read).
     #[inline(always)]
-    fn prefetch(&self, slot: u32) {
-        if let Some(s) = self.slots.get(slot as usize) {
-            super::index::prefetch_line(s as *const Slot as *const u8);
-        }
+    fn line(&self, slot: u32) -> *const u8 {
+        self.slots
+            .get(slot as usize)
+            .map_or(core::ptr::null(), |s| s as *const Slot as *const u8)
     }
 
     /// Reads the entry in `slot`.
@@ -581,35 +581,43 @@ impl Fib {
         );
     }
 
-    /// One hash-table probe for the first `k` components of the Interest name.
-    #[inline]
-    fn probe<'g>(
+    /// One hash-table probe for the first `k` components of the Interest name, reading memory
+    /// through `t` (a planning pass stops at lines it has not requested yet).
+    #[inline(always)]
+    fn probe<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
         k: usize,
         guard: &'g Guard,
         stats: &mut LpmStats,
-    ) -> Option<&'g FibEntry> {
-        let hash = h.prefix(k)?;
-        let end = h.prefix_end(k, name)?;
-        let bytes = name.value().get(..end)?;
+        t: &mut T,
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
+        let (Some(hash), Some(end)) = (h.prefix(k), h.prefix_end(k, name)) else {
+            return Ok(None);
+        };
+        let Some(bytes) = name.value().get(..end) else {
+            return Ok(None);
+        };
         stats.probes += 1;
         let arena = self.arena_for(guard);
         let mut found = None;
-        self.index.find(hash, |slot| {
+        self.index.find_touched(hash, t, |slot, t| {
+            if !t.touch(arena.line(slot)) {
+                return Err(Stopped);
+            }
             // SAFETY: `slot` was just loaded from the index with acquire ordering while `guard`
             // (checked by the callers to be of the default collector) is pinned, and it lives
             // for `'g`; a slot is recycled only after every such guard is gone.
             match unsafe { arena.get(slot) } {
-                Some(e) if e.hash == hash && e.value() == bytes => {
+                Some(e) if e.hash == hash && (T::HASH_ONLY || e.value() == bytes) => {
                     found = Some(e);
-                    true
+                    Ok(true)
                 }
-                _ => false,
+                _ => Ok(false),
             }
-        });
-        found
+        })?;
+        Ok(found)
     }
 
     /// The arena, for as long as a reader's guard is pinned: the arena is freed through the
@@ -624,39 +632,45 @@ impl Fib {
     }
 
     /// The `/` entry if the FIB has one (a default route), else no probe.
-    #[inline]
-    fn probe_root<'g>(
+    #[inline(always)]
+    fn probe_root<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
         guard: &'g Guard,
         stats: &mut LpmStats,
-    ) -> Option<&'g FibEntry> {
+        t: &mut T,
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
         if self.has_root.load(Ordering::Acquire) {
-            self.probe(name, h, 0, guard, stats)
-                .filter(|e| !e.is_virtual)
+            Ok(self
+                .probe(name, h, 0, guard, stats, t)?
+                .filter(|e| !e.is_virtual))
         } else {
-            None
+            Ok(None)
         }
     }
 
     /// Real entries from depth `from` down to 1, then `/`.
-    #[inline]
-    fn descend<'g>(
+    #[inline(always)]
+    fn descend<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
         from: usize,
         guard: &'g Guard,
         stats: &mut LpmStats,
-    ) -> Option<&'g FibEntry> {
-        self.first_real(name, h, from, 1, guard, stats)
-            .or_else(|| self.probe_root(name, h, guard, stats))
+        t: &mut T,
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
+        match self.first_real(name, h, from, 1, guard, stats, t)? {
+            Some(e) => Ok(Some(e)),
+            None => self.probe_root(name, h, guard, stats, t),
+        }
     }
 
     /// The first real entry probing depths `hi` down to `lo` (both included).
-    #[inline]
-    fn first_real<'g>(
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn first_real<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
@@ -664,11 +678,16 @@ impl Fib {
         lo: usize,
         guard: &'g Guard,
         stats: &mut LpmStats,
-    ) -> Option<&'g FibEntry> {
-        (lo..=hi)
-            .rev()
-            .filter_map(|k| self.probe(name, h, k, guard, stats))
-            .find(|e| !e.is_virtual)
+        t: &mut T,
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
+        for k in (lo..=hi).rev() {
+            if let Some(e) = self.probe(name, h, k, guard, stats, t)? {
+                if !e.is_virtual {
+                    return Ok(Some(e));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Longest-prefix match with the 2-stage algorithm of seed 002 (Algorithm 1). No lock, no
@@ -686,29 +705,63 @@ impl Fib {
     ) -> Option<&'g FibEntry> {
         self.check_guard(guard);
         stats.lookups += 1;
+        // `Direct` never stops.
+        self.two_stage(name, h, guard, stats, &mut Direct)
+            .unwrap_or(None)
+    }
+
+    /// Plans [`Fib::lookup`] of `name` over passes of a batch: replays it over the lines `plan`
+    /// requested in earlier passes and requests the next line it needs (one per pass). Sets
+    /// `plan.complete` once the replay reaches the end. A hint only: it compares full hashes,
+    /// not name bytes, and never changes what [`Fib::lookup`] answers.
+    ///
+    /// # Panics
+    /// If `guard` was not obtained from [`crossbeam_epoch::pin`].
+    #[inline]
+    pub fn plan(&self, name: &NameView<'_>, h: &PrefixHashes, guard: &Guard, plan: &mut LinePlan) {
+        if plan.complete {
+            return;
+        }
+        self.check_guard(guard);
+        let mut stats = LpmStats::default();
+        if self.two_stage(name, h, guard, &mut stats, plan).is_ok() {
+            plan.complete = true;
+        }
+    }
+
+    /// Algorithm 1, reading through `t`.
+    #[inline(always)]
+    fn two_stage<'g, T: Touch>(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        guard: &'g Guard,
+        stats: &mut LpmStats,
+        t: &mut T,
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
         let m = self.m.load(Ordering::Acquire);
         let n = h.len();
         // Stage 1: from min(n, M) down to 1.
         for k in (1..=n.min(m)).rev() {
-            let Some(e) = self.probe(name, h, k, guard, stats) else {
+            let Some(e) = self.probe(name, h, k, guard, stats, t)? else {
                 continue;
             };
             let md = usize::from(e.md);
             if usize::from(e.depth) == m && md > m && n > m {
                 // Stage 2: from min(n, MD) down to M + 1, then the stage-1 entry if real.
-                if let Some(e2) = self.first_real(name, h, n.min(md), m + 1, guard, stats) {
-                    return Some(e2);
+                if let Some(e2) = self.first_real(name, h, n.min(md), m + 1, guard, stats, t)? {
+                    return Ok(Some(e2));
                 }
                 if !e.is_virtual {
-                    return Some(e);
+                    return Ok(Some(e));
                 }
-                return self.descend(name, h, m - 1, guard, stats);
+                return self.descend(name, h, m - 1, guard, stats, t);
             }
             if !e.is_virtual {
-                return Some(e);
+                return Ok(Some(e));
             }
         }
-        self.probe_root(name, h, guard, stats)
+        self.probe_root(name, h, guard, stats, t)
     }
 
     /// Longest-prefix match the basic way (the baseline of seed 002): from depth
@@ -727,34 +780,24 @@ impl Fib {
         self.check_guard(guard);
         stats.lookups += 1;
         let start = h.len().min(self.max_real_depth.load(Ordering::Acquire));
-        self.descend(name, h, start, guard, stats)
+        self.descend(name, h, start, guard, stats, &mut Direct)
+            .unwrap_or(None)
     }
 
-    /// Prefetches the index buckets of the first two probes of [`Fib::lookup`]'s first stage
-    /// (prefixes min(n, M) and min(n, M) − 1).
+    /// Starts a lookup plan for a new packet: requests the index buckets of the first two
+    /// probes of [`Fib::lookup`]'s first stage (prefixes min(n, M) and min(n, M) − 1), which
+    /// need no earlier read. Later passes go on with [`Fib::plan`].
     #[inline]
-    pub fn prefetch(&self, h: &PrefixHashes) {
+    pub fn prefetch(&self, h: &PrefixHashes, plan: &mut LinePlan) {
+        plan.reset();
         let k = h.len().min(self.m.load(Ordering::Relaxed));
         if let Some(hash) = h.prefix(k) {
-            self.index.prefetch(hash);
+            plan.request(self.index.home_line(hash));
         }
         if k >= 2 {
             if let Some(hash) = h.prefix(k - 1) {
-                self.index.prefetch(hash);
+                plan.request(self.index.home_line(hash));
             }
-        }
-    }
-
-    /// Second-level prefetch, once [`Fib::prefetch`]'s buckets have arrived: prefetches the
-    /// entry the first probe (prefix min(n, M)) will compare.
-    #[inline]
-    pub fn prefetch_entry(&self, h: &PrefixHashes) {
-        let k = h.len().min(self.m.load(Ordering::Relaxed));
-        if let Some(slot) = h
-            .prefix(k)
-            .and_then(|hash| self.index.first_candidate(hash))
-        {
-            self.arena.prefetch(slot);
         }
     }
 
@@ -1251,7 +1294,30 @@ mod tests {
         let h = PrefixHashes::new(KEY, &v);
         let guard = epoch::pin();
         let mut st = LpmStats::default();
-        fib.prefetch(&h);
+        // A plan replays the lookup one new line per pass; it reaches the end within its
+        // line budget (bucket + entry per probe).
+        let mut plan = LinePlan::default();
+        fib.prefetch(&h, &mut plan);
+        for _ in 0..8 {
+            fib.plan(&v, &h, &guard, &mut plan);
+        }
+        assert!(plan.complete || plan.is_full(), "plan of {name} stuck");
+        if plan.complete {
+            // The plan requested every line the real lookup reads.
+            struct Audit<'a>(&'a LinePlan, usize);
+            impl Touch for Audit<'_> {
+                fn touch(&mut self, line: *const u8) -> bool {
+                    self.1 += usize::from(!self.0.contains(line));
+                    true
+                }
+                const HASH_ONLY: bool = false;
+            }
+            let mut audit = Audit(&plan, 0);
+            let mut scratch = LpmStats::default();
+            let real = fib.two_stage(&v, &h, &guard, &mut scratch, &mut audit);
+            assert!(real.is_ok());
+            assert_eq!(audit.1, 0, "lines of {name}'s lookup left out of its plan");
+        }
         let e = if two_stage {
             fib.lookup(&v, &h, &guard, &mut st)
         } else {
@@ -1745,7 +1811,9 @@ mod tests {
                         for (w, want, flaps) in &prepared {
                             let v = NameView::decode(w, &Limits::default()).unwrap();
                             let h = PrefixHashes::new(KEY, &v);
-                            fib.prefetch(&h);
+                            let mut plan = LinePlan::default();
+                            fib.prefetch(&h, &mut plan);
+                            fib.plan(&v, &h, &guard, &mut plan);
                             for two_stage in [true, false] {
                                 let e = if two_stage {
                                     fib.lookup(&v, &h, &guard, &mut st)

@@ -43,6 +43,95 @@ impl Bucket {
 
 const _: () = assert!(core::mem::size_of::<Bucket>() == 64);
 
+/// How a lookup reads the memory it visits: [`Direct`]ly, or in a planning pass that only reads
+/// lines it already asked the CPU for ([`LinePlan`]).
+pub trait Touch {
+    /// About to read the cache line at `line`: `true` to go ahead, `false` to stop the lookup
+    /// here (the line was requested instead).
+    fn touch(&mut self, line: *const u8) -> bool;
+    /// Whether a lookup may settle for a full-hash match without comparing name bytes (a
+    /// planning pass: it only needs to know which lines the real lookup will read).
+    const HASH_ONLY: bool;
+}
+
+/// Reads everything (the real lookup).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Direct;
+
+impl Touch for Direct {
+    #[inline(always)]
+    fn touch(&mut self, _line: *const u8) -> bool {
+        true
+    }
+    const HASH_ONLY: bool = false;
+}
+
+/// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
+const PLAN_LINES: usize = 8;
+
+/// A lookup planned over several passes of a batch (seed 002's prefetching, generalised to
+/// dependent reads): each pass replays the lookup over the lines already requested and
+/// prefetches the next one it needs, so that every packet of the batch has a miss in flight
+/// at once and the real lookup afterwards finds its whole path in cache.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LinePlan {
+    lines: [usize; PLAN_LINES],
+    len: u8,
+    /// The replayed lookup reached its end: nothing more to request.
+    pub complete: bool,
+}
+
+impl LinePlan {
+    /// Forgets every requested line (a new packet).
+    #[inline(always)]
+    pub fn reset(&mut self) {
+        self.len = 0;
+        self.complete = false;
+    }
+
+    /// Whether the cache line holding `line` was requested.
+    #[inline(always)]
+    pub fn contains(&self, line: *const u8) -> bool {
+        self.lines[..usize::from(self.len)].contains(&(line as usize & !63))
+    }
+
+    /// Every line the plan can hold has been requested.
+    #[inline(always)]
+    pub fn is_full(&self) -> bool {
+        usize::from(self.len) >= PLAN_LINES
+    }
+
+    /// Requests `line` now (it counts as readable in later passes); `false` when the plan is
+    /// full.
+    #[inline(always)]
+    pub fn request(&mut self, line: *const u8) -> bool {
+        if usize::from(self.len) >= PLAN_LINES {
+            return false;
+        }
+        prefetch_line(line);
+        self.lines[usize::from(self.len)] = line as usize & !63;
+        self.len += 1;
+        true
+    }
+}
+
+impl Touch for LinePlan {
+    #[inline(always)]
+    fn touch(&mut self, line: *const u8) -> bool {
+        if self.contains(line) {
+            return true;
+        }
+        // A full plan stops for good (the real lookup reads the rest unprefetched).
+        let _ = self.request(line);
+        false
+    }
+    const HASH_ONLY: bool = true;
+}
+
+/// A planning pass stopped at a line it had not requested before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped;
+
 /// Why an insertion failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexError {
@@ -141,6 +230,12 @@ impl HashIndex {
         prefetch_line(self.home(hash) as *const Bucket as *const u8);
     }
 
+    /// The address of `hash`'s home bucket (nothing is read).
+    #[inline(always)]
+    pub fn home_line(&self, hash: u64) -> *const u8 {
+        self.home(hash) as *const Bucket as *const u8
+    }
+
     /// The first entry in `hash`'s home bucket whose fragment matches, without chasing overflow
     /// buckets: a second-level prefetch hint (the bucket itself should be in cache already).
     #[inline(always)]
@@ -172,6 +267,36 @@ impl HashIndex {
             b = self.next_of(bucket);
         }
         None
+    }
+
+    /// [`HashIndex::find`] reading through `t`: `f` gets each candidate entry (and `t`, to touch
+    /// the entry's lines), and may stop the lookup too.
+    #[inline(always)]
+    pub fn find_touched<T: Touch>(
+        &self,
+        hash: u64,
+        t: &mut T,
+        mut f: impl FnMut(u32, &mut T) -> Result<bool, Stopped>,
+    ) -> Result<Option<u32>, Stopped> {
+        let frag = fragment(hash);
+        let mut b = Some(self.home(hash));
+        // The chain is bounded by the overflow pool: each overflow bucket appears once.
+        while let Some(bucket) = b {
+            if !t.touch(bucket as *const Bucket as *const u8) {
+                return Err(Stopped);
+            }
+            for s in &bucket.slots {
+                let v = s.load(Ordering::Acquire);
+                if v != 0 && v >> 32 == frag {
+                    let e = (v as u32) - 1;
+                    if f(e, t)? {
+                        return Ok(Some(e));
+                    }
+                }
+            }
+            b = self.next_of(bucket);
+        }
+        Ok(None)
     }
 
     /// Indexes `entry` under `hash`. The caller guarantees it is not indexed already. Single

@@ -121,35 +121,45 @@ pub struct OutRecord {
 }
 
 /// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
+///
+/// Laid out on whole cache lines, in the order a new Interest writes them: the scalar fields
+/// and the first in-record in lines 0–1, the first out-record in lines 1–2; the stored
+/// Interest (only for a pending slower-tier lookup) last. [`PitCs::prefetch_free`] warms just
+/// the lines an insertion writes.
 #[derive(Debug, Default)]
+#[repr(C, align(64))]
 pub struct PitEntry {
     /// The name entry this PIT entry belongs to.
     pub owner: u32,
+    /// Strategy state: retransmission suppression interval.
+    pub retx_interval_ms: u32,
+    /// When the entry expires (the latest in-record expiry).
+    pub expiry_ms: u64,
+    wheel_slot: u32,
+    wheel_prev: u32,
+    wheel_next: u32,
+    /// Offset of the Nonce value inside `interest`, if it has one.
+    pub nonce_offset: Option<u16>,
     /// CanBePrefix.
     pub can_be_prefix: bool,
     /// MustBeFresh.
     pub must_be_fresh: bool,
-    /// Downstreams.
-    pub in_records: SmallVec<[InRecord; 1]>,
-    /// Upstreams.
-    pub out_records: SmallVec<[OutRecord; 2]>,
-    /// When the entry expires (the latest in-record expiry).
-    pub expiry_ms: u64,
-    /// The latest Interest received (wire bytes), for Nacks and for forwarding after a pending
-    /// CS lookup completes.
-    pub interest: Vec<u8>,
-    /// Offset of the Nonce value inside `interest`, if it has one.
-    pub nonce_offset: Option<u16>,
-    /// Strategy state: retransmission suppression interval.
-    pub retx_interval_ms: u32,
     /// Strategy state: waiting for the CS's slower tier.
     pub cs_pending: bool,
     is_digest: bool,
     in_use: bool,
-    wheel_slot: u32,
-    wheel_prev: u32,
-    wheel_next: u32,
+    /// Downstreams.
+    pub in_records: SmallVec<[InRecord; 1]>,
+    /// Upstreams.
+    pub out_records: SmallVec<[OutRecord; 2]>,
+    /// The latest Interest received (wire bytes), for Nacks and for forwarding after a pending
+    /// CS lookup completes.
+    pub interest: Vec<u8>,
 }
+
+/// Bytes of a [`PitEntry`] a new Interest writes (through its first out-record).
+const PIT_HOT_BYTES: usize =
+    core::mem::offset_of!(PitEntry, out_records) + core::mem::size_of::<OutRecord>() + 8;
 
 /// CS content of a name entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,20 +170,36 @@ enum CsKind {
 }
 
 /// One name with its PIT entries and CS slot.
+///
+/// On whole cache lines: what a lookup compares and a new Interest writes (hash, PIT slots,
+/// name bytes) in lines 0–1 (names up to 88 bytes); the CS fields, written when Data is cached,
+/// in line 2.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct NameEntry {
     hash: u64,
-    name: SmallVec<[u8; NAME_INLINE]>,
-    depth: u16,
     generation: u32,
+    depth: u16,
+    in_use: bool,
     pit: [u32; 4],
+    name: SmallVec<[u8; NAME_INLINE]>,
     cs: CsKind,
-    data: Vec<u8>,
-    fresh_until_ms: u64,
     cs_prev: u32,
     cs_next: u32,
-    in_use: bool,
+    fresh_until_ms: u64,
+    data: Vec<u8>,
 }
+
+/// Bytes of a [`NameEntry`] a lookup and a new Interest touch (through the name bytes).
+const NAME_HOT_BYTES: usize = 128;
+
+const _: () = {
+    // The layout the prefetches rely on.
+    assert!(core::mem::size_of::<NameEntry>() == 192);
+    assert!(core::mem::offset_of!(NameEntry, cs) >= NAME_HOT_BYTES);
+    assert!(core::mem::offset_of!(NameEntry, name) == 32);
+    assert!(PIT_HOT_BYTES <= 192);
+};
 
 impl NameEntry {
     fn new() -> Self {
@@ -399,20 +425,19 @@ impl PitCs {
     /// to a random cache line, the single largest cost of a PIT insert.
     #[inline]
     pub fn prefetch_free(&self, n: usize) {
-        fn lines<T>(item: &T) {
+        fn lines<T>(item: &T, bytes: usize) {
             let p = item as *const T as *const u8;
-            let size = core::mem::size_of::<T>();
             let mut off = 0;
-            while off < size {
+            while off < bytes {
                 prefetch_line(p.wrapping_add(off));
                 off += 64;
             }
         }
         for &p in self.free_pits.iter().rev().take(n) {
-            lines(&self.pits[p as usize]);
+            lines(&self.pits[p as usize], PIT_HOT_BYTES);
         }
         for &e in self.free_names.iter().rev().take(n) {
-            lines(&self.names[e as usize]);
+            lines(&self.names[e as usize], NAME_HOT_BYTES);
         }
     }
 
