@@ -163,6 +163,22 @@ pub struct Workers {
     pub buffers: usize,
     /// Worker tick: the longest a worker sleeps when idle (PIT expiry runs at least this often).
     pub tick_ms: u64,
+    /// How chunks are spread over workers: `content` (H=Content), `batch` (H=Batch, by content
+    /// name and `floor(segment / store.batch)`), or `name` (each chunk by its full name).
+    pub mapping: Mapping,
+}
+
+/// How chunks (names ending in a segment number) are spread over workers.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mapping {
+    /// By content name (the name without its segment).
+    #[default]
+    Content,
+    /// By content name and batch number.
+    Batch,
+    /// By full name.
+    Name,
 }
 
 impl Default for Workers {
@@ -174,6 +190,7 @@ impl Default for Workers {
             ring_capacity: 4096,
             buffers: 16_384,
             tick_ms: 10,
+            mapping: Mapping::Content,
         }
     }
 }
@@ -519,6 +536,18 @@ impl Config {
         Ok(())
     }
 
+    /// The dispatcher's mapping of names to workers.
+    pub fn worker_mapping(&self) -> crate::dispatch::WorkerMapping {
+        use crate::dispatch::WorkerMapping;
+        match self.workers.mapping {
+            Mapping::Content => WorkerMapping::Content,
+            Mapping::Batch => WorkerMapping::Batch {
+                batch: u64::from(self.store.batch.max(1)),
+            },
+            Mapping::Name => WorkerMapping::Name,
+        }
+    }
+
     /// Number of workers to run on a machine with `cores` cores.
     pub fn worker_count(&self, cores: usize) -> usize {
         if self.workers.count > 0 {
@@ -550,6 +579,7 @@ mod tests {
             [workers]
             count = 3
             cores = [0, 1, 1]
+            mapping = "batch"
             [cs]
             capacity = 1000
             policy = "fifo"
@@ -571,6 +601,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.workers.count, 3);
+        assert_eq!(c.workers.mapping, Mapping::Batch);
+        assert_eq!(Workers::default().mapping, Mapping::Content);
         assert_eq!(c.cs.policy, CsPolicy::Fifo);
         assert_eq!(c.routes[0].cost, 10);
         assert_eq!(c.listen.tcp, "");
@@ -602,6 +634,7 @@ mod tests {
             ),
             ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
             ("[store]\nadmission = \"write-around\"\n", "line 2"),
+            ("[workers]\nmapping = \"random\"\n", "line 2"),
         ];
         for (text, needle) in cases {
             let e = Config::from_toml(text).unwrap_err();

@@ -1,8 +1,10 @@
 //! Which thread gets a packet: the I/O thread parses only as far as the name and its hash.
 //!
-//! - Interests go to the worker that owns their name (keyed hash of the full name, or of the
-//!   name prefix and batch number under [`Mapping::Batch`]); a trailing implicit digest is left
-//!   out of the hash so the Interest meets its Data, whose name has no digest.
+//! - Interests go to the worker that owns their name ([`WorkerMapping`]: a chunk — a name whose
+//!   last component is a segment number — by its content name, or by its content name and
+//!   batch number, or by its full name; any other name by its full name); a trailing implicit
+//!   digest is left out so the Interest meets its Data, whose name has no digest. Data map
+//!   by the same function, so a Data without a PIT token reaches its Interest's worker.
 //! - Data and Nacks that carry one of our PIT tokens go to the worker that sent the Interest
 //!   (workers put a token naming themselves on every Interest they send upstream, as NDN-DPDK
 //!   does). Without a token a Nack goes by its Interest's name; a Data goes to the owner of its
@@ -12,7 +14,7 @@
 //! - Fragments go back to the face for reassembly first.
 
 use engine::hash::{prefix_hash, HashKey};
-use engine::partition::{mapping_hash, worker_of, Mapping};
+use engine::partition::worker_of;
 use wire::tlv::Reader;
 use wire::{tt, Limits, LpPacketView, NameView};
 
@@ -57,12 +59,76 @@ pub enum Route {
     Malformed,
 }
 
+/// How chunks are spread over workers (seed 000's H). Names that are not chunks always go by
+/// their full name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerMapping {
+    /// H=Content: a chunk by its content name (the name without the segment), so that a
+    /// content and its L2 batches live on one worker.
+    Content,
+    /// H=Batch: a chunk by its content name and `floor(segment / batch)`, so that the batches
+    /// of a popular content spread over the workers (each batch whole on one worker).
+    Batch {
+        /// Chunks per batch (B, the L2 batch).
+        batch: u64,
+    },
+    /// Every name by its full name: the chunks of one batch scatter over the workers (what
+    /// Cascade did before `workers.mapping` existed; kept to reopen stores written then).
+    Name,
+}
+
+impl WorkerMapping {
+    /// The byte recorded for it in an L2 store's key file.
+    pub fn code(self) -> u8 {
+        match self {
+            WorkerMapping::Name => 0,
+            WorkerMapping::Content => 1,
+            WorkerMapping::Batch { .. } => 2,
+        }
+    }
+
+    /// Its name in the configuration.
+    pub fn config_name(code: u8) -> &'static str {
+        match code {
+            0 => "name",
+            1 => "content",
+            2 => "batch",
+            _ => "unknown",
+        }
+    }
+}
+
+/// The hash that picks the worker for `name` under `mapping`.
+pub fn mapping_hash(key: HashKey, name: &NameView<'_>, mapping: WorkerMapping) -> u64 {
+    // A trailing implicit digest is not part of the Data's name.
+    let mut n = name.len();
+    if name
+        .last()
+        .is_some_and(|c| u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST)
+    {
+        n -= 1;
+    }
+    let seg = n
+        .checked_sub(1)
+        .and_then(|i| name.get(i))
+        .filter(|c| u32::from(c.typ) == tt::SEGMENT);
+    match (mapping, seg) {
+        (WorkerMapping::Content, Some(_)) => prefix_hash(key, name, n - 1),
+        (WorkerMapping::Batch { batch }, Some(c)) if batch > 0 => {
+            let base = prefix_hash(key, name, n - 1);
+            let b = (c.as_number().unwrap_or(0) / batch).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            base ^ b ^ (b >> 31)
+        }
+        _ => prefix_hash(key, name, n),
+    }
+}
+
 /// The I/O thread's packet classifier.
 #[derive(Debug, Clone, Copy)]
 pub struct Dispatcher {
     key: HashKey,
     workers: usize,
-    mapping: Mapping,
+    mapping: WorkerMapping,
     limits: Limits,
 }
 
@@ -79,7 +145,7 @@ pub fn is_management(name: &NameView<'_>) -> bool {
 
 impl Dispatcher {
     /// A dispatcher for `workers` workers (at least one).
-    pub fn new(key: HashKey, workers: usize, mapping: Mapping, limits: Limits) -> Self {
+    pub fn new(key: HashKey, workers: usize, mapping: WorkerMapping, limits: Limits) -> Self {
         assert!((1..=255).contains(&workers));
         Dispatcher {
             key,
@@ -104,13 +170,7 @@ impl Dispatcher {
         if self.workers == 1 {
             return 0;
         }
-        let h = match name.last() {
-            Some(c) if u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST => {
-                prefix_hash(self.key, name, name.len() - 1)
-            }
-            _ => mapping_hash(self.key, name, self.mapping),
-        };
-        worker_of(h, self.workers)
+        worker_of(mapping_hash(self.key, name, self.mapping), self.workers)
     }
 
     /// Classifies one received packet (bare Interest or Data, or an LpPacket).
@@ -188,7 +248,82 @@ mod tests {
     const KEY: HashKey = HashKey::fixed(1, 2);
 
     fn d(workers: usize) -> Dispatcher {
-        Dispatcher::new(KEY, workers, Mapping::FullName, Limits::default())
+        Dispatcher::new(KEY, workers, WorkerMapping::Content, Limits::default())
+    }
+
+    fn owner(d: &Dispatcher, name: &Name) -> usize {
+        let w = name.to_wire();
+        d.owner(&NameView::decode(&w, &Limits::default()).unwrap())
+    }
+
+    #[test]
+    fn content_mapping_keeps_a_content_on_one_worker() {
+        let dd = d(4);
+        let mut seen = [false; 4];
+        for c in 0..64 {
+            let base = Name::from_uri(&format!("/video/{c}/v=1")).unwrap();
+            let w = owner(&dd, &base.clone().with(Component::segment(0)));
+            seen[w] = true;
+            for s in 1..40 {
+                let chunk = base.clone().with(Component::segment(s));
+                assert_eq!(owner(&dd, &chunk), w, "{chunk}");
+                // Interest and Data of a chunk meet, with or without an implicit digest.
+                let Route::Worker(wi) = dd.route(&interest(&chunk.to_string())) else {
+                    panic!()
+                };
+                assert_eq!(wi, w);
+                assert_eq!(
+                    dd.route(&data(&chunk.to_string())),
+                    Route::AllWorkers { owner: w }
+                );
+                let digest = chunk.clone().with(Component::implicit_digest([7; 32]));
+                assert_eq!(owner(&dd, &digest), w);
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "contents spread over the workers");
+    }
+
+    #[test]
+    fn batch_mapping_spreads_the_batches_of_one_content() {
+        let dd = Dispatcher::new(
+            KEY,
+            4,
+            WorkerMapping::Batch { batch: 10 },
+            Limits::default(),
+        );
+        let base = Name::from_uri("/popular/v=1").unwrap();
+        let mut per_worker = [0usize; 4];
+        for b in 0..200u64 {
+            let w = owner(&dd, &base.clone().with(Component::segment(b * 10)));
+            per_worker[w] += 1;
+            // Every chunk of a batch on the batch's worker, Interest and Data alike.
+            for s in b * 10..b * 10 + 10 {
+                let chunk = base.clone().with(Component::segment(s));
+                assert_eq!(owner(&dd, &chunk), w);
+                let Route::Worker(wi) = dd.route(&interest(&chunk.to_string())) else {
+                    panic!()
+                };
+                assert_eq!(wi, w);
+                assert_eq!(
+                    dd.route(&data(&chunk.to_string())),
+                    Route::AllWorkers { owner: w }
+                );
+                let digest = chunk.clone().with(Component::implicit_digest([1; 32]));
+                assert_eq!(owner(&dd, &digest), w);
+            }
+        }
+        // 200 batches of one content over 4 workers: each gets a fair share (binomial
+        // mean 50, sd 6.1; 25 is 4 sd away).
+        assert!(per_worker.iter().all(|&n| n >= 25), "{per_worker:?}");
+        // Content mapping puts them all on one worker.
+        let dc = d(4);
+        let w0 = owner(&dc, &base.clone().with(Component::segment(0)));
+        assert!((0..2000).all(|s| owner(&dc, &base.clone().with(Component::segment(s))) == w0));
+        // Names that are not chunks go by their full name under every mapping.
+        let n = Name::from_uri("/popular/v=1/meta").unwrap();
+        assert_eq!(owner(&dd, &n), owner(&dc, &n));
+        let full = Dispatcher::new(KEY, 4, WorkerMapping::Name, Limits::default());
+        assert_eq!(owner(&full, &n), owner(&dc, &n));
     }
 
     fn interest(uri: &str) -> Vec<u8> {

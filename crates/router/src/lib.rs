@@ -36,7 +36,6 @@ use std::time::{Duration, Instant};
 
 use engine::fw::pipeline::{Engine, EngineConfig};
 use engine::hash::HashKey;
-use engine::partition::Mapping;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
 use wire::Limits;
@@ -44,7 +43,7 @@ use wire::Limits;
 pub use config::{Config, Overrides};
 pub use io::Bound;
 
-use crate::dispatch::Dispatcher;
+use crate::dispatch::{Dispatcher, WorkerMapping};
 use crate::io::{Io, IoCommand, IoConfig, IoParts, IoWaker};
 use crate::manager::{Manager, ManagerParts};
 use crate::pool::Pool;
@@ -108,23 +107,54 @@ fn random_key() -> HashKey {
     HashKey::from_bytes(b)
 }
 
+/// Bytes of `<l2_path>/hash.key`: the key, the worker count, the mapping's code and the
+/// mapping's batch (u32 little-endian; 0 unless `batch`).
+const KEY_FILE_BYTES: usize = 22;
+
+/// Key files written before `workers.mapping` existed: key and worker count (mapping `name`).
+const OLD_KEY_FILE_BYTES: usize = 17;
+
 /// The hash key of a router with an L2 store: kept in `<l2_path>/hash.key` (mode 0600) so that
 /// after a restart every name maps to the same worker, and so to the L2 file that holds it.
-/// The file also records the worker count; a different count is refused, since chunks would
-/// sit in the files of workers that no longer own them.
-fn store_key(dir: &std::path::Path, workers: usize) -> Result<HashKey, String> {
+/// The file also records the worker count and the mapping; a different count or mapping is
+/// refused (one line naming the key), since chunks would sit in the files of workers that no
+/// longer own them.
+fn store_key(
+    dir: &std::path::Path,
+    workers: usize,
+    mapping: WorkerMapping,
+) -> Result<HashKey, String> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
     let path = dir.join("hash.key");
     std::fs::create_dir_all(dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
+    let batch_of = |m: WorkerMapping| match m {
+        WorkerMapping::Batch { batch } => batch as u32,
+        _ => 0,
+    };
     match std::fs::read(&path) {
-        Ok(b) if b.len() == 17 => {
+        Ok(b) if b.len() == KEY_FILE_BYTES || b.len() == OLD_KEY_FILE_BYTES => {
             if usize::from(b[16]) != workers {
                 return Err(format!(
                     "store.l2_path {}: written by a router with {} workers, this one has {workers} (use --workers {})",
                     dir.display(),
                     b[16],
                     b[16]
+                ));
+            }
+            let (code, batch) = if b.len() == KEY_FILE_BYTES {
+                (b[17], u32::from_le_bytes([b[18], b[19], b[20], b[21]]))
+            } else {
+                (WorkerMapping::Name.code(), 0)
+            };
+            if workers > 1 && (code, batch) != (mapping.code(), batch_of(mapping)) {
+                let was = match (WorkerMapping::config_name(code), batch) {
+                    ("batch", b) => format!("\"batch\" with store.batch = {b}"),
+                    (name, _) => format!("{name:?}"),
+                };
+                return Err(format!(
+                    "workers.mapping: store.l2_path {} was written with workers.mapping = {was}; set it back, or use another l2_path (chunks would sit on workers that no longer own them)",
+                    dir.display()
                 ));
             }
             let mut k = [0u8; 16];
@@ -141,8 +171,12 @@ fn store_key(dir: &std::path::Path, workers: usize) -> Result<HashKey, String> {
                 .mode(0o600)
                 .open(&path)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
-            f.write_all(&k)
-                .and_then(|()| f.write_all(&[workers as u8]))
+            let mut rec = [0u8; KEY_FILE_BYTES];
+            rec[..16].copy_from_slice(&k);
+            rec[16] = workers as u8;
+            rec[17] = mapping.code();
+            rec[18..].copy_from_slice(&batch_of(mapping).to_le_bytes());
+            f.write_all(&rec)
                 .and_then(|()| f.sync_all())
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             Ok(HashKey::from_bytes(k))
@@ -169,10 +203,11 @@ impl Router {
         cfg.validate()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cfg.worker_count(cores).min(255);
+        let mapping = cfg.worker_mapping();
         let key = if cfg.store.l2_path.is_empty() {
             random_key()
         } else {
-            store_key(std::path::Path::new(&cfg.store.l2_path), n)?
+            store_key(std::path::Path::new(&cfg.store.l2_path), n, mapping)?
         };
         let limits = Limits {
             max_packet_bytes: cfg.limits.max_packet_bytes,
@@ -203,7 +238,7 @@ impl Router {
                     malformed_limit: cfg.faces.malformed_limit,
                     limits,
                 },
-                dispatcher: Dispatcher::new(key, n, Mapping::FullName, limits),
+                dispatcher: Dispatcher::new(key, n, mapping, limits),
                 pool: pool.clone(),
                 workers: links.clone(),
                 worker_ctl: ctl_tx.clone(),
@@ -272,7 +307,7 @@ impl Router {
                 engine.set_slow_tier(Box::new(h.clone()));
                 worker::L2::new(
                     h,
-                    Dispatcher::new(key, n, Mapping::FullName, limits),
+                    Dispatcher::new(key, n, mapping, limits),
                     limits,
                     links.clone(),
                     cfg.store.admission == config::L2Admission::WriteBack,
@@ -445,4 +480,34 @@ fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tie
         file,
         store::tier::DEFAULT_MAX_NAME_BYTES,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_key_file_keeps_the_key_workers_and_mapping() {
+        let dir = std::env::temp_dir().join(format!("cascade-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let batch = WorkerMapping::Batch { batch: 10 };
+        let k = store_key(&dir, 2, batch).unwrap();
+        assert_eq!(std::fs::read(dir.join("hash.key")).unwrap().len(), 22);
+        assert_eq!(store_key(&dir, 2, batch).unwrap(), k, "same key again");
+        for (workers, mapping, needle) in [
+            (3, batch, "2 workers"),
+            (2, WorkerMapping::Content, "\"batch\" with store.batch = 10"),
+            (2, WorkerMapping::Batch { batch: 16 }, "workers.mapping"),
+        ] {
+            let e = store_key(&dir, workers, mapping).unwrap_err();
+            assert!(e.contains(needle) && !e.contains('\n'), "{e}");
+        }
+        // A key file from before the mapping was recorded: its chunks were mapped by full name.
+        let old = std::fs::read(dir.join("hash.key")).unwrap()[..17].to_vec();
+        std::fs::write(dir.join("hash.key"), &old).unwrap();
+        assert_eq!(store_key(&dir, 2, WorkerMapping::Name).unwrap(), k);
+        let e = store_key(&dir, 2, WorkerMapping::Content).unwrap_err();
+        assert!(e.contains("workers.mapping = \"name\""), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
