@@ -229,7 +229,7 @@ struct Sim {
 fn config(w: usize) -> EngineConfig {
     EngineConfig {
         pit_cs: PitCsConfig {
-            pit_capacity: [64, 24, 12][w],
+            pit_capacity: [64, 24, 8][w],
             cs_capacity: [32, 32, 1][w],
             cs_policy: [CsPolicy::Fifo, CsPolicy::Lru, CsPolicy::Lru][w],
             max_in_records: 3,

@@ -516,13 +516,22 @@ impl Engine {
             // lookup over the lines already requested and requests the next, so the whole
             // batch's misses overlap instead of one packet's at a time.
             let guard = crossbeam_epoch::pin();
-            for _ in 0..FIB_PLAN_PASSES {
+            for pass in 0..FIB_PLAN_PASSES {
                 let mut pending = 0;
                 for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                     if let Some(Parsed::Interest { i: int, .. }) = p {
                         let plan = &mut self.plans[i];
                         self.fib.plan(&int.name(), &self.hashes[i], &guard, plan);
                         pending += usize::from(!plan.complete);
+                    }
+                }
+                if pass == 0 {
+                    // Data: by now the name entries have arrived; their PIT entries and the
+                    // CS buffer are the next level.
+                    for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                        if let Some(Parsed::Data { .. }) = p {
+                            self.table.prefetch_for_data(self.hashes[i].full());
+                        }
                     }
                 }
                 if pending == 0 {

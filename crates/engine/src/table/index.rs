@@ -377,6 +377,22 @@ impl HashIndex {
     }
 }
 
+/// Prefetches one cache line that is about to be written, in exclusive state (PREFETCHW), so the
+/// write does not wait for ownership afterwards (a plain prefetch where unsupported).
+#[inline(always)]
+pub fn prefetch_line_for_write(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        // SAFETY: prefetching is a hint; it never faults, whatever the address.
+        unsafe { _mm_prefetch(p as *const i8, _MM_HINT_ET0) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = p;
+    }
+}
+
 /// Prefetches one cache line into all cache levels (a no-op where unsupported).
 #[inline(always)]
 pub fn prefetch_line(p: *const u8) {

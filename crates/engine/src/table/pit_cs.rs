@@ -18,7 +18,7 @@
 
 use smallvec::SmallVec;
 
-use super::index::{prefetch_line, HashIndex, IndexError};
+use super::index::{prefetch_line, prefetch_line_for_write, HashIndex, IndexError};
 use crate::hash::PrefixHashes;
 use wire::lp::NackReason;
 use wire::NameView;
@@ -429,7 +429,7 @@ impl PitCs {
             let p = item as *const T as *const u8;
             let mut off = 0;
             while off < bytes {
-                prefetch_line(p.wrapping_add(off));
+                prefetch_line_for_write(p.wrapping_add(off));
                 off += 64;
             }
         }
@@ -451,6 +451,36 @@ impl PitCs {
                 prefetch_line(p);
                 prefetch_line(p.wrapping_add(64));
             }
+        }
+    }
+
+    /// Third-level prefetch for a Data, once [`PitCs::prefetch_entry`]'s lines have arrived:
+    /// the PIT entries its name entry points at (their in-records are read to send the Data)
+    /// and, for writing, the buffer the CS will copy the Data into.
+    #[inline]
+    pub fn prefetch_for_data(&self, full_hash: u64) {
+        let Some(n) = self
+            .index
+            .first_candidate(full_hash)
+            .and_then(|e| self.names.get(e as usize))
+        else {
+            return;
+        };
+        if n.hash != full_hash {
+            return;
+        }
+        for &p in &n.pit {
+            if let Some(pe) = self.pits.get(p as usize) {
+                let l = pe as *const PitEntry as *const u8;
+                prefetch_line(l);
+                prefetch_line(l.wrapping_add(64));
+            }
+        }
+        let buf = n.data.as_ptr();
+        let mut off = 0;
+        while off < n.data.capacity().min(4 * 64) {
+            prefetch_line_for_write(buf.wrapping_add(off));
+            off += 64;
         }
     }
 
