@@ -104,6 +104,9 @@ fn tail_at(bytes: &[u8], at: usize, n: usize) -> u64 {
         0
     } else if at + 8 <= bytes.len() {
         word_at(bytes, at) & (u64::MAX >> (64 - 8 * n))
+    } else if at + n >= 8 {
+        // The name's last bytes: the word ending with them, shifted down.
+        word_at(bytes, at + n - 8) >> (64 - 8 * n)
     } else {
         bytes[at..at + n]
             .iter()

@@ -68,7 +68,9 @@ impl StrategyKind {
 #[derive(Debug, Clone)]
 pub struct StrategyChoice {
     key: HashKey,
-    by_hash: HashMap<u64, Vec<(Name, StrategyKind)>>,
+    /// Choices by prefix hash: (prefix, its Name TLV-VALUE bytes kept for the per-packet
+    /// comparison, strategy).
+    by_hash: HashMap<u64, Vec<(Name, Vec<u8>, StrategyKind)>>,
     max_depth: usize,
     default: StrategyKind,
 }
@@ -91,9 +93,15 @@ impl StrategyChoice {
             return;
         }
         let v = self.by_hash.entry(name_hash(self.key, prefix)).or_default();
-        match v.iter_mut().find(|(n, _)| n == prefix) {
-            Some(e) => e.1 = kind,
-            None => v.push((prefix.clone(), kind)),
+        match v.iter_mut().find(|(n, _, _)| n == prefix) {
+            Some(e) => e.2 = kind,
+            None => {
+                let mut value = Vec::new();
+                for c in &prefix.components {
+                    c.encode(&mut value);
+                }
+                v.push((prefix.clone(), value, kind))
+            }
         }
         self.max_depth = self.max_depth.max(prefix.len());
     }
@@ -109,7 +117,7 @@ impl StrategyChoice {
             return false;
         };
         let before = v.len();
-        v.retain(|(n, _)| n != prefix);
+        v.retain(|(n, _, _)| n != prefix);
         let removed = v.len() != before;
         if v.is_empty() {
             self.by_hash.remove(&h);
@@ -118,7 +126,7 @@ impl StrategyChoice {
             .by_hash
             .values()
             .flatten()
-            .map(|(n, _)| n.len())
+            .map(|(n, _, _)| n.len())
             .max()
             .unwrap_or(0);
         removed
@@ -126,7 +134,12 @@ impl StrategyChoice {
 
     /// Every choice, `/` first.
     pub fn list(&self) -> Vec<(Name, StrategyKind)> {
-        let mut v: Vec<(Name, StrategyKind)> = self.by_hash.values().flatten().cloned().collect();
+        let mut v: Vec<(Name, StrategyKind)> = self
+            .by_hash
+            .values()
+            .flatten()
+            .map(|(n, _, k)| (n.clone(), *k))
+            .collect();
         v.sort();
         v.insert(0, (Name::new(), self.default));
         v
@@ -146,10 +159,9 @@ impl StrategyChoice {
             };
             if let Some(v) = self.by_hash.get(&hash) {
                 let bytes = &name.value()[..end];
-                for (n, k) in v {
-                    if n.value_len() == bytes.len() && n.to_wire().ends_with(bytes) {
-                        return *k;
-                    }
+                // No allocation: the prefix's bytes were encoded when it was set.
+                if let Some((_, _, k)) = v.iter().find(|(_, value, _)| value[..] == *bytes) {
+                    return *k;
                 }
             }
         }
