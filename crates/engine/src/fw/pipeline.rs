@@ -543,15 +543,15 @@ impl Engine {
         let guard = crossbeam_epoch::pin();
         for (idx, p) in parsed.iter().enumerate().take(inputs.len()) {
             let face = inputs[idx].0;
-            match *p {
+            match p {
                 Some(Parsed::Interest { i, lp }) => {
-                    self.on_interest(now_ms, idx, face, inputs[idx].1, i, lp, &guard)
+                    self.on_interest(now_ms, idx, face, inputs[idx].1, i, *lp, &guard)
                 }
                 Some(Parsed::Data { d, lp }) => {
-                    self.on_data(now_ms, idx, face, inputs[idx].1, d, lp)
+                    self.on_data(now_ms, idx, face, inputs[idx].1, d, *lp)
                 }
-                Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, reason),
-                Some(Parsed::Dropped(r)) => self.drop_packet(r),
+                Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, *reason),
+                Some(Parsed::Dropped(r)) => self.drop_packet(*r),
                 None => {}
             }
         }
@@ -661,7 +661,7 @@ impl Engine {
         idx: usize,
         face: FaceId,
         wire: &[u8],
-        i: InterestView<'_>,
+        i: &InterestView<'_>,
         lp: LpInfo<'_>,
         guard: &crossbeam_epoch::Guard,
     ) {
@@ -679,7 +679,7 @@ impl Engine {
         let full = h.full();
         let nonce = i.nonce().unwrap_or([0; 4]);
         if self.dnl.contains(dead_nonce_key(full, nonce), now_ms) {
-            self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
+            self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
             return self.drop_packet(DropReason::Loop);
         }
         let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
@@ -701,7 +701,7 @@ impl Engine {
                 .any(|r| r.nonce == nonce && r.face == face);
             let p2p_retx = in_same && !info.multi_access;
             if (dup_other || dup_out) && !p2p_retx {
-                self.nack_input(face, idx, wire, &i, NackReason::Duplicate, token);
+                self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
         } else {
@@ -725,7 +725,7 @@ impl Engine {
             None => match self.table.find_or_insert(full, name.value(), h.len()) {
                 Ok(e) => e,
                 Err(_) => {
-                    self.nack_input(face, idx, wire, &i, NackReason::Congestion, token);
+                    self.nack_input(face, idx, wire, i, NackReason::Congestion, token);
                     return self.drop_packet(DropReason::PitFull);
                 }
             },
@@ -733,7 +733,7 @@ impl Engine {
         let (p, is_new) = match self.table.pit_get_or_insert(e, cbp, mbf, is_digest) {
             Ok(x) => x,
             Err(TableFull::Pit | TableFull::Names | TableFull::Index) => {
-                self.nack_input(face, idx, wire, &i, NackReason::Congestion, token);
+                self.nack_input(face, idx, wire, i, NackReason::Congestion, token);
                 return self.drop_packet(DropReason::PitFull);
             }
         };
@@ -798,7 +798,7 @@ impl Engine {
             restrict_local: hop_exhausted || localhop_from_remote || localhost,
             stored: false,
             wire,
-            interest: &i,
+            interest: i,
             token,
             guard,
         });
@@ -899,7 +899,7 @@ impl Engine {
         idx: usize,
         face: FaceId,
         wire: &[u8],
-        d: DataView<'_>,
+        d: &DataView<'_>,
         lp: LpInfo<'_>,
     ) {
         self.counters.in_data += 1;
@@ -983,7 +983,7 @@ impl Engine {
         now_ms: u64,
         idx: usize,
         face: FaceId,
-        i: InterestView<'_>,
+        i: &InterestView<'_>,
         reason: NackReason,
     ) {
         self.counters.in_nacks += 1;
