@@ -715,6 +715,11 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
                 "queue_depth": t.queue_depth,
                 "n_in_flight": t.n_in_flight,
                 "batch": t.batch,
+                "storage_stall_max_us": t.stall_max_us,
+                "storage_stall_p999_us": t.stall_p999_us,
+                "storage_stalls_over_1ms": t.n_stalls_over_1ms,
+                "loop_max_us": t.loop_max_us,
+                "loop_p999_us": t.loop_p999_us,
             });
         }
         return format!("{v}\n");
@@ -734,7 +739,7 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n",
             t.level,
             t.workers,
             t.capacity,
@@ -752,7 +757,12 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
             t.n_admit_dropped,
             t.queue_depth,
             t.n_in_flight,
-            t.batch
+            t.batch,
+            t.stall_max_us,
+            t.stall_p999_us,
+            t.n_stalls_over_1ms,
+            t.loop_max_us,
+            t.loop_p999_us
         ));
     }
     out

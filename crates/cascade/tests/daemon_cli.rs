@@ -321,7 +321,15 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&first).unwrap());
     // `cs info` shows both tiers; the file's 121 chunks went to L2 (all of them written
     // through, or all but the RAM CS's 16 written back so far).
-    let l2 = cs_info_json(&d)["l2"].clone();
+    // (Writes finish in the background: wait for them.)
+    let t0 = Instant::now();
+    let l2 = loop {
+        let l2 = cs_info_json(&d)["l2"].clone();
+        if l2["n_entries"].as_u64().unwrap() >= 100 || t0.elapsed() > Duration::from_secs(5) {
+            break l2;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert!(l2["n_entries"].as_u64().unwrap() >= 100, "{l2}");
     assert!(l2["n_writes"].as_u64() >= l2["n_entries"].as_u64(), "{l2}");
     assert_eq!(l2["workers"], 2);

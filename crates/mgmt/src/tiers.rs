@@ -50,6 +50,16 @@ pub mod tlv {
     pub const N_IN_FLIGHT: u32 = 0xCA22;
     /// Chunks per batch.
     pub const BATCH: u32 = 0xCA24;
+    /// Longest storage time in one forwarding-loop iteration, µs (max over workers).
+    pub const STALL_MAX_US: u32 = 0xCA26;
+    /// 99.9th percentile of the storage time per iteration, µs (max over workers).
+    pub const STALL_P999_US: u32 = 0xCA28;
+    /// Iterations whose storage time exceeded 1 ms.
+    pub const N_STALLS_OVER_1MS: u32 = 0xCA2A;
+    /// Longest whole forwarding-loop iteration, µs (max over workers).
+    pub const LOOP_MAX_US: u32 = 0xCA2C;
+    /// 99.9th percentile of the whole iteration, µs (max over workers).
+    pub const LOOP_P999_US: u32 = 0xCA2E;
 }
 
 /// One storage tier's state.
@@ -91,10 +101,20 @@ pub struct CsTierInfo {
     pub n_in_flight: u64,
     /// Chunks per batch.
     pub batch: u64,
+    /// Longest storage time in one loop iteration, µs.
+    pub stall_max_us: u64,
+    /// 99.9th percentile of it, µs.
+    pub stall_p999_us: u64,
+    /// Iterations whose storage time exceeded 1 ms.
+    pub n_stalls_over_1ms: u64,
+    /// Longest loop iteration, µs.
+    pub loop_max_us: u64,
+    /// 99.9th percentile of it, µs.
+    pub loop_p999_us: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 18] {
+    fn fields(&self) -> [(u32, u64); 23] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -115,6 +135,11 @@ impl CsTierInfo {
             (QUEUE_DEPTH, self.queue_depth),
             (N_IN_FLIGHT, self.n_in_flight),
             (BATCH, self.batch),
+            (STALL_MAX_US, self.stall_max_us),
+            (STALL_P999_US, self.stall_p999_us),
+            (N_STALLS_OVER_1MS, self.n_stalls_over_1ms),
+            (LOOP_MAX_US, self.loop_max_us),
+            (LOOP_P999_US, self.loop_p999_us),
         ]
     }
 
@@ -139,6 +164,11 @@ impl CsTierInfo {
             QUEUE_DEPTH => &mut self.queue_depth,
             N_IN_FLIGHT => &mut self.n_in_flight,
             BATCH => &mut self.batch,
+            STALL_MAX_US => &mut self.stall_max_us,
+            STALL_P999_US => &mut self.stall_p999_us,
+            N_STALLS_OVER_1MS => &mut self.n_stalls_over_1ms,
+            LOOP_MAX_US => &mut self.loop_max_us,
+            LOOP_P999_US => &mut self.loop_p999_us,
             _ => return None,
         })
     }
@@ -201,6 +231,8 @@ mod tests {
             n_prefetched: 10,
             n_prefetch_used: 9,
             batch: 10,
+            stall_max_us: 420,
+            loop_p999_us: 77,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();

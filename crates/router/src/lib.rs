@@ -303,7 +303,7 @@ impl Router {
                 }
             };
             let tier = tier.map(|t| {
-                let h = worker::TierHandle(Arc::new(std::sync::Mutex::new(t)));
+                let h = worker::TierHandle::new(t);
                 engine.set_slow_tier(Box::new(h.clone()));
                 worker::L2::new(
                     h,

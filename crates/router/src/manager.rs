@@ -423,6 +423,9 @@ impl Manager {
                     let sum = |f: fn(&crate::worker::L2Snapshot) -> u64| {
                         l2.iter().map(|x| f(x)).sum::<u64>()
                     };
+                    let max = |f: fn(&crate::worker::L2Snapshot) -> u64| {
+                        l2.iter().map(|x| f(x)).max().unwrap_or(0)
+                    };
                     mgmt::CsTierInfo {
                         level: 2,
                         workers: l2.len() as u64,
@@ -439,9 +442,14 @@ impl Manager {
                         n_prefetched: sum(|x| x.prefetch_tracked),
                         n_prefetch_used: sum(|x| x.prefetch_used),
                         n_admit_dropped: sum(|x| x.admit_dropped),
-                        queue_depth: l2.iter().map(|x| x.queue_depth).max().unwrap_or(0),
+                        queue_depth: max(|x| x.queue_depth),
                         n_in_flight: sum(|x| x.in_flight),
-                        batch: l2.iter().map(|x| x.batch).max().unwrap_or(0),
+                        batch: max(|x| x.batch),
+                        stall_max_us: max(|x| x.stalls.storage_max_ns / 1000),
+                        stall_p999_us: max(|x| x.stalls.storage_p999_ns / 1000),
+                        n_stalls_over_1ms: sum(|x| x.stalls.storage_over_1ms),
+                        loop_max_us: max(|x| x.stalls.loop_max_ns / 1000),
+                        loop_p999_us: max(|x| x.stalls.loop_p999_ns / 1000),
                     }
                     .encode(&mut out);
                 }

@@ -125,6 +125,8 @@ pub struct L2Snapshot {
     pub prefetch_used: u64,
     /// Evicted Data the engine could not log for write-back (its log was full).
     pub evictions_unlogged: u64,
+    /// Loop iteration and storage times.
+    pub stalls: StallSummary,
 }
 
 /// What a worker shares with the I/O thread and management.
@@ -360,14 +362,21 @@ pub struct Worker {
     batch: Vec<Pkt>,
     batches: u64,
     tier: Option<L2>,
+    stalls: Option<Box<Stalls>>,
 }
 
 /// A handle on a worker's L2 tier. The worker and its engine each hold one; both are used only
-/// from the worker's thread, so the lock is never contended.
+/// from the worker's thread, so the lock is never contended. The second field accumulates the
+/// nanoseconds the engine spent in L2 lookups (the worker takes it after every iteration).
 #[derive(Clone)]
-pub struct TierHandle(pub Arc<Mutex<L2Tier>>);
+pub struct TierHandle(pub Arc<Mutex<L2Tier>>, pub Arc<AtomicU64>);
 
 impl TierHandle {
+    /// A handle on `tier`.
+    pub fn new(tier: L2Tier) -> Self {
+        TierHandle(Arc::new(Mutex::new(tier)), Arc::new(AtomicU64::new(0)))
+    }
+
     /// Locks the tier (a poisoned lock is taken over: the tier's state stays consistent
     /// between calls).
     pub fn lock(&self) -> MutexGuard<'_, L2Tier> {
@@ -377,9 +386,183 @@ impl TierHandle {
 
 impl SlowTier for TierHandle {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
-        self.lock().lookup(full_hash, name_value)
+        let t = Instant::now();
+        let r = self.lock().lookup(full_hash, name_value);
+        self.1
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
     }
 }
+
+/// Buckets (1 µs each) of the stall histograms; longer times fall in the last one.
+pub const STALL_BUCKETS: usize = 16_384;
+
+/// How long a worker's loop iterations take, and how much of each is spent on storage
+/// (L2 lookups, admissions and write-back, polling and handing out completions).
+struct Stalls {
+    storage: Vec<u32>,
+    looped: Vec<u32>,
+    storage_max_ns: u64,
+    loop_max_ns: u64,
+    storage_over_1ms: u64,
+    iterations: u64,
+    /// Storage time of the current iteration so far.
+    current_ns: u64,
+    /// Longest L2 poll (completions handed to the engine included), ns.
+    poll_max_ns: u64,
+    /// Longest L2 lookups of one iteration (starting batch reads), ns.
+    lookups_max_ns: u64,
+    /// Storage time of iterations in which the thread was not preempted (no involuntary
+    /// context switch): the stalls storage itself caused, on CPU or blocked in a system call.
+    unpreempted_max_ns: u64,
+    unpreempted_over_1ms: u64,
+    /// Iterations whose storage time exceeded 1 ms while the scheduler preempted the thread.
+    preempted_over_1ms: u64,
+    /// Unpreempted iterations over 1 ms in which the thread blocked (a voluntary switch: a
+    /// system call or a page fault waited).
+    blocked_over_1ms: u64,
+    /// Unpreempted, unblocked iterations over 1 ms whose thread CPU time also exceeded 1 ms.
+    on_cpu_over_1ms: u64,
+    /// Context switches (voluntary, involuntary) and CPU time (µs) at the start of the
+    /// iteration.
+    switches: (i64, i64, i64),
+}
+
+/// The calling thread's (voluntary, involuntary) context switches and CPU time in µs.
+fn context_switches() -> (i64, i64, i64) {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+        let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        (u.ru_nvcsw, u.ru_nivcsw, us(u.ru_utime) + us(u.ru_stime))
+    }
+}
+
+impl Stalls {
+    fn new() -> Self {
+        Stalls {
+            storage: vec![0; STALL_BUCKETS],
+            looped: vec![0; STALL_BUCKETS],
+            storage_max_ns: 0,
+            loop_max_ns: 0,
+            storage_over_1ms: 0,
+            iterations: 0,
+            current_ns: 0,
+            poll_max_ns: 0,
+            lookups_max_ns: 0,
+            unpreempted_max_ns: 0,
+            unpreempted_over_1ms: 0,
+            preempted_over_1ms: 0,
+            blocked_over_1ms: 0,
+            on_cpu_over_1ms: 0,
+            switches: (0, 0, 0),
+        }
+    }
+
+    fn bucket(ns: u64) -> usize {
+        ((ns / 1000) as usize).min(STALL_BUCKETS - 1)
+    }
+
+    /// Records an iteration; `preempted`: the scheduler switched the thread out during it;
+    /// `blocked`: the thread waited in the kernel during it; `on_cpu`: its CPU time exceeded
+    /// 1 ms.
+    fn record(
+        &mut self,
+        storage_ns: u64,
+        loop_ns: u64,
+        preempted: bool,
+        blocked: bool,
+        on_cpu: bool,
+    ) {
+        let over = u64::from(storage_ns > 1_000_000);
+        if preempted {
+            self.preempted_over_1ms += over;
+        } else {
+            self.unpreempted_max_ns = self.unpreempted_max_ns.max(storage_ns);
+            self.unpreempted_over_1ms += over;
+            self.blocked_over_1ms += over * u64::from(blocked);
+            self.on_cpu_over_1ms += over * u64::from(!blocked && on_cpu);
+        }
+        let b = &mut self.storage[Self::bucket(storage_ns)];
+        *b = b.saturating_add(1);
+        let b = &mut self.looped[Self::bucket(loop_ns)];
+        *b = b.saturating_add(1);
+        self.storage_max_ns = self.storage_max_ns.max(storage_ns);
+        self.loop_max_ns = self.loop_max_ns.max(loop_ns);
+        self.storage_over_1ms += u64::from(storage_ns > 1_000_000);
+        self.iterations += 1;
+    }
+
+    /// Upper edge (ns) of the bucket holding quantile `q`, capped at `max`.
+    fn quantile(h: &[u32], n: u64, max: u64, q: f64) -> u64 {
+        let want = ((q * n as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for (i, &c) in h.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= want {
+                return ((i as u64 + 1) * 1000).min(max);
+            }
+        }
+        max
+    }
+
+    fn summary(&self) -> StallSummary {
+        let n = self.iterations;
+        StallSummary {
+            iterations: n,
+            storage_max_ns: self.storage_max_ns,
+            storage_p999_ns: Self::quantile(&self.storage, n, self.storage_max_ns, 0.999),
+            storage_over_1ms: self.storage_over_1ms,
+            loop_max_ns: self.loop_max_ns,
+            loop_p999_ns: Self::quantile(&self.looped, n, self.loop_max_ns, 0.999),
+            poll_max_ns: self.poll_max_ns,
+            lookups_max_ns: self.lookups_max_ns,
+            unpreempted_max_ns: self.unpreempted_max_ns,
+            unpreempted_over_1ms: self.unpreempted_over_1ms,
+            preempted_over_1ms: self.preempted_over_1ms,
+            blocked_over_1ms: self.blocked_over_1ms,
+            on_cpu_over_1ms: self.on_cpu_over_1ms,
+        }
+    }
+}
+
+/// A worker's loop iterations that did work, since start (with an L2 tier only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StallSummary {
+    /// Iterations that processed packets or L2 completions.
+    pub iterations: u64,
+    /// Longest storage time in one iteration (lookups, admissions, write-back, completions), ns.
+    pub storage_max_ns: u64,
+    /// 99.9th percentile of it (1 µs resolution), ns.
+    pub storage_p999_ns: u64,
+    /// Iterations whose storage time exceeded 1 ms.
+    pub storage_over_1ms: u64,
+    /// Longest whole iteration (control, a batch through the engine, L2 polling), ns.
+    pub loop_max_ns: u64,
+    /// 99.9th percentile of it (1 µs resolution), ns.
+    pub loop_p999_ns: u64,
+    /// Longest L2 poll of one iteration (completions handed to the engine included), ns.
+    pub poll_max_ns: u64,
+    /// Longest L2 lookups of one iteration (batch reads started), ns.
+    pub lookups_max_ns: u64,
+    /// Longest storage time of an iteration the scheduler did not preempt (storage's own
+    /// stall: on CPU, or blocked in a system call), ns.
+    pub unpreempted_max_ns: u64,
+    /// Unpreempted iterations whose storage time exceeded 1 ms.
+    pub unpreempted_over_1ms: u64,
+    /// Preempted iterations whose storage time exceeded 1 ms (the scheduler's, not storage's).
+    pub preempted_over_1ms: u64,
+    /// Of the unpreempted ones over 1 ms, those in which the thread blocked in the kernel.
+    pub blocked_over_1ms: u64,
+    /// Of the unpreempted, unblocked ones over 1 ms, those that also used over 1 ms of CPU
+    /// (the rest lost the time to interrupts or to the hypervisor, without a switch).
+    pub on_cpu_over_1ms: u64,
+}
+
+/// Most finished L2 operations a worker handles per loop iteration (each batch read hands up
+/// to B chunks to the engine): bounds the time storage takes from forwarding at once.
+pub const POLL_OPS_PER_ITERATION: usize = 4;
 
 /// Chunks waiting for room in L2's write queue, per worker.
 pub const ADMIT_BACKLOG_CHUNKS: usize = 512;
@@ -598,6 +781,7 @@ impl Worker {
             tick,
             batch: Vec::with_capacity(MAX_BATCH),
             batches: 0,
+            stalls: tier.as_ref().map(|_| Box::new(Stalls::new())),
             tier,
         }
     }
@@ -611,9 +795,33 @@ impl Worker {
         let link = self.emit.link.clone();
         let _ = link.thread.set(std::thread::current());
         while !self.stop.load(Ordering::Relaxed) {
+            let t0 = self.stalls.as_mut().map(|st| {
+                st.switches = context_switches();
+                Instant::now()
+            });
             self.drain_control();
             let busy = self.run_batch();
             let completed = self.poll_tier();
+            if let (Some(t0), Some(st), Some(t)) = (t0, &mut self.stalls, &self.tier) {
+                let lookups = t.tier.1.swap(0, Ordering::Relaxed);
+                st.lookups_max_ns = st.lookups_max_ns.max(lookups);
+                let storage = std::mem::take(&mut st.current_ns) + lookups;
+                if busy || completed > 0 {
+                    let loop_ns = t0.elapsed().as_nanos() as u64;
+                    // Only long iterations pay for a second look at the switch counters.
+                    let (blocked, preempted, on_cpu) = if storage > 100_000 {
+                        let now = context_switches();
+                        (
+                            now.0 > st.switches.0,
+                            now.1 > st.switches.1,
+                            now.2 - st.switches.2 > 1000,
+                        )
+                    } else {
+                        (false, false, false)
+                    };
+                    st.record(storage, loop_ns, preempted, blocked, on_cpu);
+                }
+            }
             if !busy && completed == 0 {
                 let now = self.now_ms();
                 self.engine.advance(now);
@@ -655,6 +863,17 @@ impl Worker {
     /// Hands finished L2 reads to the engine: waiting Interests are answered (or forwarded on a
     /// failed read), the rest of the batch goes into the RAM CS.
     fn poll_tier(&mut self) -> usize {
+        let t0 = Instant::now();
+        let n = self.poll_tier_inner();
+        if let Some(st) = &mut self.stalls {
+            let ns = t0.elapsed().as_nanos() as u64;
+            st.current_ns += ns;
+            st.poll_max_ns = st.poll_max_ns.max(ns);
+        }
+        n
+    }
+
+    fn poll_tier_inner(&mut self) -> usize {
         let now = self.now_ms();
         let Some(t) = &mut self.tier else {
             return 0;
@@ -663,21 +882,24 @@ impl Worker {
         let engine = &mut self.engine;
         let emit = &mut self.emit;
         let mut sent = 0;
-        let n = t.tier.lock().poll(|c| match c.full_hash {
-            Some(h) => {
-                let out = engine.complete_pending(now, h, c.name_value, c.data);
-                sent += emit.emit(&out, &[]).0;
-            }
-            None => {
-                if let Some(d) = c.data {
-                    if engine.insert_cs(now, d) {
-                        if let Some(p) = emit.prefetch.as_mut() {
-                            p.note(c.name_value);
+        let n = t
+            .tier
+            .lock()
+            .poll_max(POLL_OPS_PER_ITERATION, |c| match c.full_hash {
+                Some(h) => {
+                    let out = engine.complete_pending(now, h, c.name_value, c.data);
+                    sent += emit.emit(&out, &[]).0;
+                }
+                None => {
+                    if let Some(d) = c.data {
+                        if engine.insert_cs(now, d) {
+                            if let Some(p) = emit.prefetch.as_mut() {
+                                p.note(c.name_value);
+                            }
                         }
                     }
                 }
-            }
-        });
+            });
         if n > 0 {
             self.write_back();
         }
@@ -751,6 +973,10 @@ impl Worker {
                         prefetch_tracked,
                         prefetch_used,
                         evictions_unlogged: t.counters.cs_evictions_unlogged,
+                        stalls: self
+                            .stalls
+                            .as_ref()
+                            .map_or_else(StallSummary::default, |st| st.summary()),
                     }
                 });
                 let _ = reply.send(Snapshot {
@@ -790,32 +1016,32 @@ impl Worker {
         });
     }
 
-    /// At a clean stop with write-back: everything the RAM CS holds goes to L2 (the worker
-    /// may block on its own writes here: it no longer forwards). Chunks owned by a peer are
-    /// handed over; then the worker waits (at most [`STOP_FLUSH_WAIT`]) for every peer to
-    /// finish its own write-back and stores what the peers handed over.
+    /// At a clean stop: with write-back, everything the RAM CS holds goes to L2 (the worker
+    /// may block on its own writes here: it no longer forwards), chunks owned by a peer are
+    /// handed over. Then, in both modes, the worker waits (at most [`STOP_FLUSH_WAIT`]) for
+    /// every peer to get this far, stores what the peers handed over and empties its
+    /// admission backlog, so that nothing admitted before the stop is lost.
     fn flush_at_stop(&mut self) {
         let Some(t) = &mut self.tier else {
             return;
         };
-        if !t.write_back {
-            return;
-        }
         let workers = t.peers.len();
         let flushed = t.stopped_flushing.clone();
         let handle = t.tier.clone();
-        let policy = self.engine.table().config().cs_policy;
-        loop {
-            let len = self.engine.table().cs_len();
-            if len == 0 {
-                break;
+        if t.write_back {
+            let policy = self.engine.table().config().cs_policy;
+            loop {
+                let len = self.engine.table().cs_len();
+                if len == 0 {
+                    break;
+                }
+                // Shrinking the CS evicts (into the log) the entries the policy drops first.
+                self.engine
+                    .table_mut()
+                    .set_cs_capacity(len.saturating_sub(STOP_FLUSH_STEP), policy);
+                self.write_back();
+                self.drain_backlog_blocking();
             }
-            // Shrinking the CS evicts (into the log) the entries the policy would drop first.
-            self.engine
-                .table_mut()
-                .set_cs_capacity(len.saturating_sub(STOP_FLUSH_STEP), policy);
-            self.write_back();
-            self.drain_backlog_blocking();
         }
         flushed.fetch_add(1, Ordering::SeqCst);
         let t0 = Instant::now();
@@ -878,6 +1104,7 @@ impl Worker {
         self.drain_control();
         // Chunks other workers handed over for this worker's L2 are stored, not forwarded.
         if batch.iter().any(|p| p.kind == PktKind::Admit) {
+            let t0 = Instant::now();
             let mut i = 0;
             while i < batch.len() {
                 if batch[i].kind != PktKind::Admit {
@@ -892,6 +1119,9 @@ impl Worker {
                     }
                 }
                 self.emit.pool.put(p.buf);
+            }
+            if let Some(st) = &mut self.stalls {
+                st.current_ns += t0.elapsed().as_nanos() as u64;
             }
             if batch.is_empty() {
                 self.batch = batch;
@@ -908,6 +1138,7 @@ impl Worker {
         let out = self.engine.process(now, inputs);
         let (sent, data_inputs) = self.emit.emit(&out, inputs);
         // Write-through to L2: chunks that satisfied an Interest.
+        let t_admit = self.tier.as_ref().map(|_| Instant::now());
         if let (Some(t), true) = (&mut self.tier, data_inputs != 0) {
             if !t.write_back {
                 let me = self.emit.index;
@@ -924,6 +1155,9 @@ impl Worker {
             }
         }
         self.write_back();
+        if let (Some(t0), Some(st)) = (t_admit, &mut self.stalls) {
+            st.current_ns += t0.elapsed().as_nanos() as u64;
+        }
         for p in batch.drain(..) {
             self.emit.pool.put(p.buf);
         }

@@ -5,6 +5,11 @@
 //! blocking, except through [`Io::wait`] which exists for benchmarks and shutdown. The number
 //! of operations in flight is bounded by the queue depth given at start-up.
 //!
+//! With io_uring, [`Io::submit`] only queues the operation; the kernel gets every queued one
+//! with a single system call at the next [`Io::flush`], [`Io::try_complete`] or [`Io::wait`]
+//! (a worker that starts several batch reads while processing a batch of packets pays for one
+//! `io_uring_enter`, outside its packet processing).
+//!
 //! [`IoBackend::Auto`] tries io_uring first (one ring per store, `queue_depth` entries) and
 //! falls back to the thread pool if the kernel refuses to create the ring (old kernel, seccomp,
 //! `io_uring_disabled`).
@@ -219,8 +224,9 @@ impl Io {
         self.in_flight < self.queue_depth
     }
 
-    /// Submits `op` without blocking; gives it back if the queue is full or the kernel
-    /// refused it.
+    /// Queues `op` without blocking; gives it back if the queue is full or the kernel refused
+    /// it. With io_uring the kernel sees queued operations at the next [`Io::flush`],
+    /// [`Io::try_complete`] or [`Io::wait`]: one system call for all of them.
     pub fn submit(&mut self, op: IoOp) -> Result<(), IoOp> {
         if !self.has_room() || op.len > op.buf.len() {
             return Err(op);
@@ -236,7 +242,16 @@ impl Io {
         r
     }
 
-    /// The next finished operation, if any, without blocking.
+    /// Hands queued operations to the kernel now (io_uring; the thread pool has them already).
+    pub fn flush(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Inner::Uring(u) = &mut self.inner {
+            u.flush();
+        }
+    }
+
+    /// The next finished operation, if any, without blocking (queued operations are handed
+    /// to the kernel first).
     pub fn try_complete(&mut self) -> Option<IoDone> {
         if self.in_flight == 0 {
             return None;
@@ -372,6 +387,8 @@ struct Uring {
     /// Operations in flight, by slot (the SQE's user_data).
     slots: Vec<Option<IoOp>>,
     free: Vec<u32>,
+    /// Entries pushed on the submission queue since the last `submit`.
+    unsubmitted: u32,
 }
 
 #[cfg(target_os = "linux")]
@@ -386,6 +403,7 @@ impl Uring {
             file,
             slots,
             free,
+            unsubmitted: 0,
         })
     }
 
@@ -409,15 +427,42 @@ impl Uring {
         .user_data(u64::from(slot));
         // SAFETY: the buffer lives in `self.slots` until its completion is reaped (the ring is
         // dropped before the slots, see Drop), and the file stays open through `self.file`.
+        // The ring has as many entries as there are slots, so the queue has room.
         let pushed = unsafe { self.ring.submission().push(&entry).is_ok() };
-        if !pushed || self.ring.submit().is_err() {
-            // Not accepted: nothing references the buffer (a failed submit leaves the SQE
-            // queued only if the ring is broken, in which case we stop using it).
+        if !pushed {
+            // Not accepted: nothing references the buffer.
             self.free.push(slot);
             return Err(op);
         }
         self.slots[slot as usize] = Some(op);
+        // The kernel sees it at the next `flush` (one system call for every operation queued
+        // since the last one).
+        self.unsubmitted += 1;
         Ok(())
+    }
+
+    /// Hands the queued operations to the kernel; false if the ring is broken.
+    fn flush(&mut self) -> bool {
+        if self.unsubmitted == 0 {
+            return true;
+        }
+        loop {
+            match self.ring.submit() {
+                Ok(n) => {
+                    self.unsubmitted = self.unsubmitted.saturating_sub(n as u32);
+                    if self.unsubmitted == 0 || n == 0 {
+                        return true;
+                    }
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // EAGAIN/EBUSY: the kernel is short of resources; the entries stay queued
+                // and go with the next flush.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) => {
+                    return true
+                }
+                Err(_) => return false,
+            }
+        }
     }
 
     fn reap(&mut self) -> Option<IoDone> {
@@ -455,10 +500,12 @@ impl Uring {
     }
 
     fn try_complete(&mut self) -> Option<IoDone> {
+        self.flush();
         self.reap()
     }
 
     fn wait(&mut self) -> Option<IoDone> {
+        self.flush();
         loop {
             if let Some(d) = self.reap() {
                 return Some(d);

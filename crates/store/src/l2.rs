@@ -898,9 +898,20 @@ impl L2File {
 
     /// Drains finished operations without blocking: writes update the index, and `f` gets
     /// every finished batch read. Returns the number of operations drained.
-    pub fn poll(&mut self, mut f: impl FnMut(&BatchRead<'_>)) -> usize {
+    pub fn poll(&mut self, f: impl FnMut(&BatchRead<'_>)) -> usize {
+        self.poll_max(usize::MAX, f)
+    }
+
+    /// Like [`L2File::poll`], but drains at most `max` operations (the rest wait for the next
+    /// call): bounds the time one call takes. Operations queued since the last call are handed
+    /// to the kernel first.
+    pub fn poll_max(&mut self, max: usize, mut f: impl FnMut(&BatchRead<'_>)) -> usize {
+        self.io.flush();
         let mut n = 0;
-        while let Some(done) = self.io.try_complete() {
+        while n < max {
+            let Some(done) = self.io.try_complete() else {
+                break;
+            };
             self.finish(done, &mut f);
             n += 1;
         }
@@ -1487,6 +1498,31 @@ mod tests {
         // A later offer (after this batch's decision is used up) finds the key in the filter.
         fill(&mut two, 1, 4);
         assert_eq!(two.stored_chunks(), 4);
+    }
+
+    #[test]
+    fn poll_max_bounds_the_completions_one_call_handles() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l2 = L2File::open(&config(dir.path(), 8)).unwrap();
+        fill(&mut l2, 1, 12); // 3 batches
+        for b in 0..3u64 {
+            let n = name(0, b * 4);
+            assert!(matches!(
+                l2.read(&ChunkName::parse(&n).unwrap()),
+                ReadStart::Pending { .. }
+            ));
+        }
+        let mut batches = 0;
+        let t0 = std::time::Instant::now();
+        while batches < 3 {
+            assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+            let n = l2.poll_max(1, |b| {
+                assert_eq!(b.len(), 4);
+                batches += 1;
+            });
+            assert!(n <= 1);
+        }
+        assert_eq!(l2.in_flight(), 0);
     }
 
     #[test]

@@ -176,17 +176,29 @@ impl L2Tier {
     /// Drains finished I/O without blocking and calls `f` once per chunk (see
     /// [`TierCompletion`]). Returns the number of completions handed out.
     pub fn poll(&mut self, f: impl FnMut(TierCompletion<'_>)) -> usize {
-        self.drain(false, f).0
+        self.drain(Some(usize::MAX), f).0
+    }
+
+    /// Like [`L2Tier::poll`], but handles at most `max_ops` finished operations (batch reads
+    /// or writes); the rest wait for the next call. A forwarding worker calls this once per
+    /// iteration so that a burst of completions never stalls it.
+    pub fn poll_max(&mut self, max_ops: usize, f: impl FnMut(TierCompletion<'_>)) -> usize {
+        self.drain(Some(max_ops), f).0
     }
 
     /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
     /// tests; a forwarding worker polls). `false` if nothing was in flight.
     pub fn wait(&mut self, f: impl FnMut(TierCompletion<'_>)) -> bool {
-        self.drain(true, f).1
+        self.drain(None, f).1
     }
 
-    /// (completions handed out, whether anything finished).
-    fn drain(&mut self, block: bool, mut f: impl FnMut(TierCompletion<'_>)) -> (usize, bool) {
+    /// (completions handed out, whether anything finished). `None`: block for one operation;
+    /// `Some(max)`: drain at most `max` without blocking.
+    fn drain(
+        &mut self,
+        max: Option<usize>,
+        mut f: impl FnMut(TierCompletion<'_>),
+    ) -> (usize, bool) {
         let L2Tier {
             l2,
             max_name_bytes,
@@ -199,10 +211,9 @@ impl L2Tier {
         let mut on_batch = |b: &BatchRead<'_>| {
             n += deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
         };
-        let any = if block {
-            l2.wait_one(&mut on_batch)
-        } else {
-            l2.poll(&mut on_batch) > 0
+        let any = match max {
+            None => l2.wait_one(&mut on_batch),
+            Some(max) => l2.poll_max(max, &mut on_batch) > 0,
         };
         (n, any)
     }
