@@ -188,6 +188,20 @@ struct Point {
     checksum_failures: u64,
     elapsed_s: f64,
     model: f64,
+    /// Longest and 99.9th-percentile request iteration (L1 logic, serving, L2 submit and
+    /// poll; the bench's own waits on a full L2 queue excluded), ns; max over workers.
+    iter_max_ns: u64,
+    iter_p999_ns: u64,
+    /// Time the bench threads waited for a completion because the L2 queue was full, s.
+    blocked_s: f64,
+    /// CPU time of the bench threads, s.
+    cpu_s: f64,
+    /// L2 operations in flight, summed over the per-request samples.
+    in_flight_sum: u64,
+    /// Per-request samples of the L2 queue.
+    queue_samples: u64,
+    /// Samples that found the L2 queue full.
+    queue_full: u64,
 }
 
 impl Point {
@@ -220,7 +234,73 @@ impl Point {
         self.l2_misses += o.l2_misses;
         self.checksum_failures += o.checksum_failures;
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+        self.iter_max_ns = self.iter_max_ns.max(o.iter_max_ns);
+        self.iter_p999_ns = self.iter_p999_ns.max(o.iter_p999_ns);
+        self.blocked_s += o.blocked_s;
+        self.cpu_s += o.cpu_s;
+        self.in_flight_sum += o.in_flight_sum;
+        self.queue_samples += o.queue_samples;
+        self.queue_full += o.queue_full;
     }
+
+    /// Mean L2 operations in flight at a request.
+    fn mean_in_flight(&self) -> f64 {
+        ratio(self.in_flight_sum, self.queue_samples)
+    }
+}
+
+/// Request-iteration times in 1 µs buckets up to [`STALL_BUCKETS`] µs (beyond: the last
+/// bucket), with the exact maximum.
+struct StallHist {
+    buckets: Vec<u64>,
+    max_ns: u64,
+    n: u64,
+}
+
+/// Buckets of [`StallHist`] (1 µs each).
+const STALL_BUCKETS: usize = 16_384;
+
+impl StallHist {
+    fn new() -> Self {
+        StallHist {
+            buckets: vec![0; STALL_BUCKETS],
+            max_ns: 0,
+            n: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        self.buckets[((ns / 1000) as usize).min(STALL_BUCKETS - 1)] += 1;
+        self.max_ns = self.max_ns.max(ns);
+        self.n += 1;
+    }
+
+    /// The upper edge (ns) of the bucket holding quantile `q`, capped at the maximum.
+    fn quantile_ns(&self, q: f64) -> u64 {
+        let want = (q * self.n as f64).ceil() as u64;
+        let mut seen = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= want.max(1) {
+                return ((i as u64 + 1) * 1000).min(self.max_ns);
+            }
+        }
+        self.max_ns
+    }
+}
+
+/// CPU time of the calling thread, s.
+fn thread_cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: plain syscall writing into a local timespec.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -295,6 +375,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             &dir,
             scratch_bytes,
             usize::from(args.queue_depth),
+            usize::from(args.workers),
             backend,
         )?)
     };
@@ -320,10 +401,16 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
     }
     // Measured again after the L2 runs: the reference is the best of both (the stricter one).
     if let Some(d) = device.as_mut() {
-        let again =
-            sequential_bandwidth(&dir, scratch_bytes, usize::from(args.queue_depth), backend)?;
+        let again = sequential_bandwidth(
+            &dir,
+            scratch_bytes,
+            usize::from(args.queue_depth),
+            usize::from(args.workers),
+            backend,
+        )?;
         d.qd1 = d.qd1.max(again.qd1);
         d.qd = d.qd.max(again.qd);
+        d.deep = d.deep.max(again.deep);
     }
     let rmse = (points
         .iter()
@@ -373,6 +460,13 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                     "prefetch_usefulness": p.usefulness(),
                     "l2_hit_ratio": l2_hit_ratio(p),
                     "l2_read_gbytes_per_s": p.l2_gbytes_per_s(),
+                    "l2_mean_in_flight": p.mean_in_flight(),
+                    "l2_queue_full_share": ratio(p.queue_full, p.queue_samples),
+                    "blocked_on_full_queue_s": p.blocked_s,
+                    "bench_cpu_s": p.cpu_s,
+                    "elapsed_s": p.elapsed_s,
+                    "iteration_max_us": p.iter_max_ns as f64 / 1e3,
+                    "iteration_p999_us": p.iter_p999_ns as f64 / 1e3,
                 })
             })
             .collect();
@@ -389,6 +483,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             "device_seq_read_gbytes_per_s": device.map(|d| d.best()),
             "device_seq_read_qd1_gbytes_per_s": device.map(|d| d.qd1),
             "device_seq_read_qd_gbytes_per_s": device.map(|d| d.qd),
+            "device_seq_read_qd64_gbytes_per_s": device.map(|d| d.deep),
             "l1_hit_ns_median_10m": hit_ns,
             "checksum_failures": total.checksum_failures,
         });
@@ -429,12 +524,14 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                 .map(Point::l2_gbytes_per_s)
                 .fold(0.0, f64::max);
             println!(
-                "device sequential read: {:.3} GB/s (1 MiB O_DIRECT: QD1 {:.3}, QD{} {:.3}); \
-                 best L2 read bandwidth {:.3} GB/s = {:.0}% of it",
+                "device sequential read: {:.3} GB/s (1 MiB O_DIRECT: QD1 {:.3}, {} x QD{} {:.3}, \
+                 QD{DEEP_QD} {:.3}); best L2 read bandwidth {:.3} GB/s = {:.0}% of it",
                 d.best(),
                 d.qd1,
+                args.workers,
                 args.queue_depth,
                 d.qd,
+                d.deep,
                 best_l2,
                 100.0 * best_l2 / d.best().max(1e-9)
             );
@@ -470,6 +567,20 @@ fn print_point_line(w: WorkloadKind, p: &Point) {
         p.gbps(),
         p.l2_gbytes_per_s()
     );
+    if p.queue_samples > 0 {
+        println!(
+            "    L2 queue: {:.1} in flight on average, full at {:.0}% of requests; bench threads \
+             {:.2} s CPU in {:.2} s, {:.2} s waiting on a full queue; request iteration (L2 \
+             submit/poll included, waits excluded) max {:.0} us, p99.9 {:.1} us",
+            p.mean_in_flight(),
+            100.0 * ratio(p.queue_full, p.queue_samples),
+            p.cpu_s,
+            p.elapsed_s,
+            p.blocked_s,
+            p.iter_max_ns as f64 / 1e3,
+            p.iter_p999_ns as f64 / 1e3
+        );
+    }
 }
 
 /// A temporary directory removed on drop (in the system temp dir, not tmpfs-only).
@@ -732,8 +843,20 @@ fn run_worker(
         L2::File(f) => *f.counters(),
         L2::Emu(_) => Default::default(),
     };
+    let qd = usize::from(args.queue_depth);
+    let mut stalls = StallHist::new();
+    let mut blocked = std::time::Duration::ZERO;
+    let cpu0 = thread_cpu_s();
     let start = Instant::now();
     for &(c, k) in &reqs[warm..] {
+        let t_iter = Instant::now();
+        let mut waited = std::time::Duration::ZERO;
+        if let L2::File(f) = &l2 {
+            let n = f.in_flight();
+            wk.point.in_flight_sum += n as u64;
+            wk.point.queue_samples += 1;
+            wk.point.queue_full += u64::from(n >= qd);
+        }
         let o = wk.hcs.request(c, k);
         if o.l1_hit {
             wk.serve(c, k);
@@ -768,6 +891,7 @@ fn run_worker(
                                     slot_key,
                                     ..
                                 } = &mut wk;
+                                let tw = Instant::now();
                                 f.wait_one(|b| {
                                     for ch in b.chunks() {
                                         if let Some((cc, kk)) = parse_name(ch.name) {
@@ -775,6 +899,7 @@ fn run_worker(
                                         }
                                     }
                                 });
+                                waited += tw.elapsed();
                             }
                         }
                     }
@@ -799,11 +924,14 @@ fn run_worker(
                 }
             });
         }
+        stalls.record(t_iter.elapsed().saturating_sub(waited).as_nanos() as u64);
+        blocked += waited;
     }
     if let L2::File(f) = &mut l2 {
         f.flush();
     }
     let elapsed_s = start.elapsed().as_secs_f64();
+    let cpu_s = thread_cpu_s() - cpu0;
     let k = wk.hcs.counters().since(&before);
     let mut p = Point {
         requests: k.requests,
@@ -814,6 +942,13 @@ fn run_worker(
         l2_batch_reads: k.l2_batch_reads,
         l2_misses: wk.point.l2_misses,
         elapsed_s,
+        iter_max_ns: stalls.max_ns,
+        iter_p999_ns: stalls.quantile_ns(0.999),
+        blocked_s: blocked.as_secs_f64(),
+        cpu_s,
+        in_flight_sum: wk.point.in_flight_sum,
+        queue_samples: wk.point.queue_samples,
+        queue_full: wk.point.queue_full,
         ..Point::default()
     };
     match l2 {
@@ -897,11 +1032,16 @@ fn open_preloaded(
 struct Device {
     qd1: f64,
     qd: f64,
+    /// At queue depth [`DEEP_QD`] (a virtual disk may want more than the L2's depth).
+    deep: f64,
 }
+
+/// The deepest queue the sequential reference tries.
+const DEEP_QD: usize = 64;
 
 impl Device {
     fn best(&self) -> f64 {
-        self.qd1.max(self.qd)
+        self.qd1.max(self.qd).max(self.deep)
     }
 }
 
@@ -912,6 +1052,7 @@ fn sequential_bandwidth(
     dir: &Path,
     bytes: u64,
     qd: usize,
+    threads: usize,
     backend: IoBackend,
 ) -> Result<Device, String> {
     const BLOCK: usize = 1 << 20;
@@ -955,38 +1096,64 @@ fn sequential_bandwidth(
     }
     let qd1 = bytes as f64 / t.elapsed().as_secs_f64() / 1e9;
     drop(f);
-    let f = Arc::new(open().map_err(err)?);
-    drop_cache(&f);
-    let mut io = Io::new(f, backend, qd, qd).map_err(err)?;
-    let mut bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(BLOCK)).collect();
-    let t = Instant::now();
-    let mut next = 0u64;
-    let mut done = 0u64;
-    while done < bytes {
-        while next < bytes && io.has_room() {
-            let Some(buf) = bufs.pop() else { break };
-            let op = IoOp {
-                kind: IoKind::Read,
-                offset: next,
-                len: BLOCK,
-                buf,
-                tag: next,
-            };
-            io.submit(op)
-                .map_err(|_| "scratch read refused".to_string())?;
-            next += BLOCK as u64;
+    // `threads` readers, each with its own I/O engine at depth `qd` over its own contiguous
+    // part of the file, started together.
+    let at = |qd: usize, threads: usize| -> Result<f64, String> {
+        let part = (bytes / BLOCK as u64).div_ceil(threads as u64) * BLOCK as u64;
+        let mut readers = Vec::with_capacity(threads);
+        for i in 0..threads as u64 {
+            let f = Arc::new(open().map_err(err)?);
+            drop_cache(&f);
+            let io = Io::new(f, backend, qd, qd).map_err(err)?;
+            let bufs: Vec<AlignedBuf> = (0..qd).map(|_| AlignedBuf::new(BLOCK)).collect();
+            readers.push((io, bufs, i * part, ((i + 1) * part).min(bytes)));
         }
-        let d = io.wait().ok_or("scratch read lost")?;
-        if !d.complete() {
-            return Err(format!("scratch read failed: {:?}", d.result));
-        }
-        done += d.op.len as u64;
-        bufs.push(d.op.buf);
-    }
-    let qd_bw = bytes as f64 / t.elapsed().as_secs_f64() / 1e9;
-    drop(io);
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            let hs: Vec<_> = readers
+                .into_iter()
+                .map(|(mut io, mut bufs, from, to)| {
+                    s.spawn(move || -> Result<(), String> {
+                        let mut next = from;
+                        let mut done = from;
+                        while done < to {
+                            while next < to && io.has_room() {
+                                let Some(buf) = bufs.pop() else { break };
+                                let op = IoOp {
+                                    kind: IoKind::Read,
+                                    offset: next,
+                                    len: BLOCK,
+                                    buf,
+                                    tag: next,
+                                };
+                                io.submit(op)
+                                    .map_err(|_| "scratch read refused".to_string())?;
+                                next += BLOCK as u64;
+                            }
+                            let d = io.wait().ok_or("scratch read lost")?;
+                            if !d.complete() {
+                                return Err(format!("scratch read failed: {:?}", d.result));
+                            }
+                            done += d.op.len as u64;
+                            bufs.push(d.op.buf);
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .try_for_each(|h| h.join().unwrap_or_else(|_| Err("reader panicked".into())))
+        })?;
+        Ok(bytes as f64 / t.elapsed().as_secs_f64() / 1e9)
+    };
+    let qd_bw = at(qd, threads)?;
+    let deep = at(DEEP_QD, 1)?;
     let _ = std::fs::remove_file(&path);
-    Ok(Device { qd1, qd: qd_bw })
+    Ok(Device {
+        qd1,
+        qd: qd_bw,
+        deep,
+    })
 }
 
 fn drop_cache(f: &File) {
