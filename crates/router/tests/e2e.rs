@@ -546,19 +546,28 @@ fn storage_stalls_under_saturated_l2_reads() {
     r.join();
     // Restarted: the producer is gone, every chunk comes from L2.
     let r = Router::start(&c).unwrap();
-    let nacks: u64 = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..4u32)
-            .map(|k| {
-                let mine: Vec<(u32, u64)> =
-                    all.iter().copied().filter(|&(ct, _)| ct % 4 == k).collect();
-                let (r, body) = (&r, &body);
-                s.spawn(move || fetch_windowed(r, &mine, 64, body))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap())
-            .fold(0u64, u64::saturating_add)
-    });
+    // Rounds of four consumers until the reads have saturated the queue at least once (a
+    // round usually does; on a quiet machine the disk sometimes keeps up), at most 5.
+    let mut nacks = 0u64;
+    for _round in 0..5 {
+        let round: u64 = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4u32)
+                .map(|k| {
+                    let mine: Vec<(u32, u64)> =
+                        all.iter().copied().filter(|&(ct, _)| ct % 4 == k).collect();
+                    let (r, body) = (&r, &body);
+                    s.spawn(move || fetch_windowed(r, &mine, 64, body))
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap())
+                .fold(0u64, u64::saturating_add)
+        });
+        nacks = nacks.saturating_add(round);
+        if r.snapshots()[0].l2.unwrap().file.read_busy > 0 {
+            break;
+        }
+    }
     let snap = r.snapshots();
     let l2 = snap[0].l2.unwrap();
     let st = l2.stalls;
