@@ -13,8 +13,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Slot index meaning "none" in the intrusive list.
-const NIL: u32 = u32::MAX;
+use crate::list::Order;
 /// Bit of an index value marking a prefetched chunk not requested since (kept in the map so
 /// that a FIFO hit touches nothing but the map).
 const PREFETCHED: u32 = 1 << 31;
@@ -157,12 +156,10 @@ impl Counters {
     }
 }
 
-/// One L1 slot in the intrusive list.
+/// One L1 slot.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     key: (u32, u32),
-    prev: u32,
-    next: u32,
 }
 
 /// One hierarchical content store (L1 chunk cache + always-hit L2) with batch prefetch.
@@ -172,8 +169,8 @@ pub struct Hcs {
     /// Chunk → slot, with [`PREFETCHED`] set while a prefetched chunk is unrequested.
     index: IdMap,
     slots: Vec<Slot>,
-    head: u32,
-    tail: u32,
+    /// The slots in replacement order (tail: next victim).
+    order: Order,
     counters: Counters,
 }
 
@@ -195,8 +192,7 @@ impl Hcs {
             config,
             index: IdMap::with_capacity_and_hasher(config.l1_chunks, Default::default()),
             slots: Vec::with_capacity(config.l1_chunks),
-            head: NIL,
-            tail: NIL,
+            order: Order::with_capacity(config.l1_chunks),
             counters: Counters::default(),
         }
     }
@@ -229,14 +225,10 @@ impl Hcs {
 
     /// L1's chunks from the next victim to the newest (FIFO: insertion order; LRU: recency).
     pub fn l1_eviction_order(&self) -> Vec<(u32, u32)> {
-        let mut out = Vec::with_capacity(self.index.len());
-        let mut i = self.tail;
-        while i != NIL {
-            let s = &self.slots[i as usize];
-            out.push(s.key);
-            i = s.prev;
-        }
-        out
+        self.order
+            .tail_to_head()
+            .map(|i| self.slots[i as usize].key)
+            .collect()
     }
 
     /// The chunk range `[start, end)` of the batch holding `chunk`, clipped to the content.
@@ -264,8 +256,8 @@ impl Hcs {
                 }
                 let i = *v;
                 if self.config.replacement == Replacement::Lru {
-                    self.unlink(i);
-                    self.push_head(i);
+                    self.order.unlink(i);
+                    self.order.push_head(i);
                 }
                 true
             }
@@ -316,15 +308,12 @@ impl Hcs {
             return;
         }
         let i = if self.index.len() < self.config.l1_chunks {
-            self.slots.push(Slot {
-                key,
-                prev: NIL,
-                next: NIL,
-            });
+            self.slots.push(Slot { key });
+            self.order.grow_to(self.slots.len());
             (self.slots.len() - 1) as u32
         } else {
-            let victim = self.tail;
-            self.unlink(victim);
+            let victim = self.order.tail();
+            self.order.unlink(victim);
             let old = self.slots[victim as usize];
             let was = self.index.remove(&old.key).unwrap_or(0);
             self.counters.evictions += 1;
@@ -336,36 +325,7 @@ impl Hcs {
         };
         self.index
             .insert(key, i | if prefetched_unused { PREFETCHED } else { 0 });
-        self.push_head(i);
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let Slot { prev, next, .. } = self.slots[i as usize];
-        if prev == NIL {
-            self.head = next;
-        } else {
-            self.slots[prev as usize].next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            self.slots[next as usize].prev = prev;
-        }
-    }
-
-    fn push_head(&mut self, i: u32) {
-        let old = self.head;
-        {
-            let s = &mut self.slots[i as usize];
-            s.prev = NIL;
-            s.next = old;
-        }
-        if old == NIL {
-            self.tail = i;
-        } else {
-            self.slots[old as usize].prev = i;
-        }
-        self.head = i;
+        self.order.push_head(i);
     }
 }
 

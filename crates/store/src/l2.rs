@@ -43,6 +43,7 @@ use crate::layout::{
     le32, le64, ChunkName, LayoutError, SlotError, SlotHeader, Superblock, SLOT_HEADER_BYTES,
     SUPERBLOCK_BYTES,
 };
+use crate::list::{Order, NIL};
 
 /// Default queue depth (operations in flight).
 pub const DEFAULT_QUEUE_DEPTH: usize = 16;
@@ -52,7 +53,6 @@ pub const DEFAULT_SLOT_BYTES: u32 = 8704;
 const DECISION_CACHE_ENTRIES: usize = 4096;
 /// Extents read per `pread` while rebuilding the index.
 const REBUILD_EXTENTS_PER_READ: u32 = 32;
-const NIL: u32 = u32::MAX;
 const INDEX_MAGIC: &[u8; 8] = b"CASCIDX1";
 const WRITE_TAG: u64 = 1 << 63;
 
@@ -346,8 +346,6 @@ struct Extent {
     writing: u64,
     /// Slots present when the read in flight was submitted (the ones it verifies).
     snapshot: u64,
-    prev: u32,
-    next: u32,
     gen: u32,
     /// Operations in flight on this extent.
     busy: u16,
@@ -361,8 +359,6 @@ impl Extent {
         present: 0,
         writing: 0,
         snapshot: 0,
-        prev: NIL,
-        next: NIL,
         gen: 0,
         busy: 0,
         reading: false,
@@ -395,10 +391,7 @@ type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 struct KeyLru {
     map: KeyMap,
     keys: Vec<u64>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: u32,
-    tail: u32,
+    order: Order,
     capacity: usize,
 }
 
@@ -407,60 +400,31 @@ impl KeyLru {
         KeyLru {
             map: KeyMap::with_capacity_and_hasher(capacity, Default::default()),
             keys: Vec::with_capacity(capacity),
-            prev: Vec::with_capacity(capacity),
-            next: Vec::with_capacity(capacity),
-            head: NIL,
-            tail: NIL,
+            order: Order::with_capacity(capacity),
             capacity,
         }
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        if p == NIL {
-            self.head = n;
-        } else {
-            self.next[p as usize] = n;
-        }
-        if n == NIL {
-            self.tail = p;
-        } else {
-            self.prev[n as usize] = p;
-        }
-    }
-
-    fn push_head(&mut self, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = self.head;
-        if self.head == NIL {
-            self.tail = i;
-        } else {
-            self.prev[self.head as usize] = i;
-        }
-        self.head = i;
     }
 
     /// Whether `key` was present; inserts it (or refreshes it) at the head either way.
     fn check_and_insert(&mut self, key: u64) -> bool {
         if let Some(&i) = self.map.get(&key) {
-            self.unlink(i);
-            self.push_head(i);
+            self.order.unlink(i);
+            self.order.push_head(i);
             return true;
         }
         let i = if self.keys.len() < self.capacity {
             self.keys.push(key);
-            self.prev.push(NIL);
-            self.next.push(NIL);
+            self.order.grow_to(self.keys.len());
             (self.keys.len() - 1) as u32
         } else {
-            let v = self.tail;
-            self.unlink(v);
+            let v = self.order.tail();
+            self.order.unlink(v);
             self.map.remove(&self.keys[v as usize]);
             self.keys[v as usize] = key;
             v
         };
         self.map.insert(key, i);
-        self.push_head(i);
+        self.order.push_head(i);
         false
     }
 }
@@ -474,8 +438,8 @@ pub struct L2File {
     map: KeyMap,
     extents: Vec<Extent>,
     free: Vec<u32>,
-    head: u32,
-    tail: u32,
+    /// The extents in replacement order (tail: next victim).
+    replacement: Order,
     read_bufs: Vec<AlignedBuf>,
     write_bufs: Vec<AlignedBuf>,
     next_seq: u64,
@@ -602,8 +566,11 @@ impl L2File {
             map: KeyMap::with_capacity_and_hasher(n, Default::default()),
             extents: vec![Extent::EMPTY; n],
             free: Vec::with_capacity(n),
-            head: NIL,
-            tail: NIL,
+            replacement: {
+                let mut o = Order::with_capacity(n);
+                o.grow_to(n);
+                o
+            },
             read_bufs: (0..qd)
                 .map(|_| AlignedBuf::new(sb.extent_bytes() as usize))
                 .collect(),
@@ -748,8 +715,8 @@ impl L2File {
         x.snapshot = x.present;
         x.busy += 1;
         if self.config.replacement == Replacement::Lru {
-            self.unlink(e);
-            self.push_head(e);
+            self.replacement.unlink(e);
+            self.replacement.push_head(e);
         }
         ReadStart::Pending {
             ticket,
@@ -865,19 +832,19 @@ impl L2File {
         let e = match self.free.pop() {
             Some(e) => e,
             None => {
-                let mut victim = self.tail;
+                let mut victim = self.replacement.tail();
                 let mut tries = 0;
                 while victim != NIL && self.extents[victim as usize].busy > 0 {
                     tries += 1;
                     if tries > 64 {
                         return None;
                     }
-                    victim = self.extents[victim as usize].prev;
+                    victim = self.replacement.prev(victim);
                 }
                 if victim == NIL {
                     return None;
                 }
-                self.unlink(victim);
+                self.replacement.unlink(victim);
                 let old = self.extents[victim as usize].key;
                 self.map.remove(&old);
                 self.counters.evictions += 1;
@@ -892,7 +859,7 @@ impl L2File {
         x.in_use = true;
         x.reading = false;
         self.map.insert(key, e);
-        self.push_head(e);
+        self.replacement.push_head(e);
         Some(e)
     }
 
@@ -1020,13 +987,11 @@ impl L2File {
         out.extend_from_slice(&self.next_seq.to_le_bytes());
         out.extend_from_slice(&(self.map.len() as u32).to_le_bytes());
         // Tail (next victim) first, so the replacement order survives.
-        let mut e = self.tail;
-        while e != NIL {
+        for e in self.replacement.tail_to_head() {
             let x = &self.extents[e as usize];
             out.extend_from_slice(&e.to_le_bytes());
             out.extend_from_slice(&x.key.to_le_bytes());
             out.extend_from_slice(&x.present.to_le_bytes());
-            e = x.prev;
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -1088,8 +1053,7 @@ impl L2File {
         self.map.clear();
         self.extents.fill(Extent::EMPTY);
         self.free.clear();
-        self.head = NIL;
-        self.tail = NIL;
+        self.replacement.clear();
     }
 
     /// Installs `e` as the newest extent holding `key`.
@@ -1099,7 +1063,7 @@ impl L2File {
         x.present = present;
         x.in_use = true;
         self.map.insert(key, e);
-        self.push_head(e);
+        self.replacement.push_head(e);
     }
 
     /// Rebuilds the index by reading every slot header (after a crash).
@@ -1158,7 +1122,7 @@ impl L2File {
         let mut used = vec![false; self.extents.len()];
         for &(_, e, key, present) in &found {
             if let Some(&old) = self.map.get(&key) {
-                self.unlink(old);
+                self.replacement.unlink(old);
                 self.extents[old as usize] = Extent::EMPTY;
                 used[old as usize] = false;
             }
@@ -1171,45 +1135,13 @@ impl L2File {
         Ok(())
     }
 
-    fn unlink(&mut self, i: u32) {
-        let Extent { prev, next, .. } = self.extents[i as usize];
-        if prev == NIL {
-            self.head = next;
-        } else {
-            self.extents[prev as usize].next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            self.extents[next as usize].prev = prev;
-        }
-    }
-
-    fn push_head(&mut self, i: u32) {
-        let old = self.head;
-        {
-            let x = &mut self.extents[i as usize];
-            x.prev = NIL;
-            x.next = old;
-        }
-        if old == NIL {
-            self.tail = i;
-        } else {
-            self.extents[old as usize].prev = i;
-        }
-        self.head = i;
-    }
-
     /// The extents' keys from the next victim to the newest (for tests).
     #[cfg(test)]
     fn order(&self) -> Vec<u64> {
-        let mut v = Vec::new();
-        let mut e = self.tail;
-        while e != NIL {
-            v.push(self.extents[e as usize].key);
-            e = self.extents[e as usize].prev;
-        }
-        v
+        self.replacement
+            .tail_to_head()
+            .map(|e| self.extents[e as usize].key)
+            .collect()
     }
 }
 

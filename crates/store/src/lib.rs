@@ -19,6 +19,7 @@ pub mod hcs;
 pub mod io;
 pub mod l2;
 pub mod layout;
+mod list;
 pub mod tier;
 
 pub use emulated::{EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config};

@@ -251,22 +251,9 @@ impl HashIndex {
     /// returns that entry. `probes` counts the buckets visited.
     #[inline]
     pub fn find(&self, hash: u64, mut f: impl FnMut(u32) -> bool) -> Option<u32> {
-        let frag = fragment(hash);
-        let mut b = Some(self.home(hash));
-        // The chain is bounded by the overflow pool: each overflow bucket appears once.
-        while let Some(bucket) = b {
-            for s in &bucket.slots {
-                let v = s.load(Ordering::Acquire);
-                if v != 0 && v >> 32 == frag {
-                    let e = (v as u32) - 1;
-                    if f(e) {
-                        return Some(e);
-                    }
-                }
-            }
-            b = self.next_of(bucket);
-        }
-        None
+        // `Direct` never stops the lookup.
+        self.find_touched(hash, &mut Direct, |e, _| Ok(f(e)))
+            .unwrap_or(None)
     }
 
     /// [`HashIndex::find`] reading through `t`: `f` gets each candidate entry (and `t`, to touch
