@@ -266,21 +266,25 @@ mod tests {
             seen[w] = true;
             for s in 1..40 {
                 let chunk = base.clone().with(Component::segment(s));
-                assert_eq!(owner(&dd, &chunk), w, "{chunk}");
-                // Interest and Data of a chunk meet, with or without an implicit digest.
-                let Route::Worker(wi) = dd.route(&interest(&chunk.to_string())) else {
-                    panic!()
-                };
-                assert_eq!(wi, w);
-                assert_eq!(
-                    dd.route(&data(&chunk.to_string())),
-                    Route::AllWorkers { owner: w }
-                );
-                let digest = chunk.clone().with(Component::implicit_digest([7; 32]));
-                assert_eq!(owner(&dd, &digest), w);
+                assert_chunk_on(&dd, &chunk, w);
             }
         }
         assert!(seen.iter().all(|&s| s), "contents spread over the workers");
+    }
+
+    /// Interest and Data of `chunk` meet on worker `w`, with or without an implicit digest.
+    fn assert_chunk_on(dd: &Dispatcher, chunk: &Name, w: usize) {
+        assert_eq!(owner(dd, chunk), w, "{chunk}");
+        let Route::Worker(wi) = dd.route(&interest(&chunk.to_string())) else {
+            panic!("{chunk}: not routed to one worker")
+        };
+        assert_eq!(wi, w, "{chunk}");
+        assert_eq!(
+            dd.route(&data(&chunk.to_string())),
+            Route::AllWorkers { owner: w }
+        );
+        let digest = chunk.clone().with(Component::implicit_digest([7; 32]));
+        assert_eq!(owner(dd, &digest), w, "{digest}");
     }
 
     #[test]
@@ -299,17 +303,7 @@ mod tests {
             // Every chunk of a batch on the batch's worker, Interest and Data alike.
             for s in b * 10..b * 10 + 10 {
                 let chunk = base.clone().with(Component::segment(s));
-                assert_eq!(owner(&dd, &chunk), w);
-                let Route::Worker(wi) = dd.route(&interest(&chunk.to_string())) else {
-                    panic!()
-                };
-                assert_eq!(wi, w);
-                assert_eq!(
-                    dd.route(&data(&chunk.to_string())),
-                    Route::AllWorkers { owner: w }
-                );
-                let digest = chunk.clone().with(Component::implicit_digest([1; 32]));
-                assert_eq!(owner(&dd, &digest), w);
+                assert_chunk_on(&dd, &chunk, w);
             }
         }
         // 200 batches of one content over 4 workers: each gets a fair share (binomial
