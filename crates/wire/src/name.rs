@@ -106,7 +106,9 @@ pub struct NameView<'a> {
     value: &'a [u8],
     value_offset: usize,
     len: usize,
-    params_digests: usize,
+    params_digests: u32,
+    /// Offset of the last component in `value` (0 for the empty name).
+    last_start: u32,
 }
 
 impl<'a> NameView<'a> {
@@ -118,7 +120,8 @@ impl<'a> NameView<'a> {
         }
         let mut r = e.reader();
         let mut len = 0usize;
-        let mut params_digests = 0usize;
+        let mut params_digests = 0u32;
+        let mut last_start = 0;
         while let Some(c) = r.next_element() {
             let c = c?;
             if u32::from(check_component(&c)?) == tt::PARAMETERS_SHA256_DIGEST {
@@ -128,6 +131,7 @@ impl<'a> NameView<'a> {
             if len > limits.max_name_components {
                 return Err(Error::new(ErrorKind::TooManyComponents, c.offset));
             }
+            last_start = c.offset - e.value_offset;
         }
         Ok(NameView {
             wire: e.wire,
@@ -135,6 +139,8 @@ impl<'a> NameView<'a> {
             value_offset: e.value_offset,
             len,
             params_digests,
+            // A name is shorter than any packet, which is far below 4 GB.
+            last_start: last_start as u32,
         })
     }
 
@@ -143,9 +149,11 @@ impl<'a> NameView<'a> {
         let mut r = Reader::new(e.value);
         let mut len = 0;
         let mut params_digests = 0;
+        let mut last_start = 0;
         while let Some(Ok(c)) = r.next_element() {
             len += 1;
-            params_digests += usize::from(c.typ == tt::PARAMETERS_SHA256_DIGEST);
+            params_digests += u32::from(c.typ == tt::PARAMETERS_SHA256_DIGEST);
+            last_start = c.offset;
         }
         NameView {
             wire: e.wire,
@@ -153,6 +161,7 @@ impl<'a> NameView<'a> {
             value_offset: e.value_offset,
             len,
             params_digests,
+            last_start: last_start as u32,
         }
     }
 
@@ -181,7 +190,7 @@ impl<'a> NameView<'a> {
     /// Number of ParametersSha256Digest components (counted during validation).
     #[inline]
     pub fn params_digest_count(&self) -> usize {
-        self.params_digests
+        self.params_digests as usize
     }
 
     /// The whole Name TLV.
@@ -215,9 +224,17 @@ impl<'a> NameView<'a> {
         self.components().nth(i)
     }
 
-    /// The last component.
+    /// The last component (found in O(1): validation recorded where it starts).
+    #[inline]
     pub fn last(&self) -> Option<ComponentView<'a>> {
-        self.components().last()
+        if self.len == 0 {
+            return None;
+        }
+        let tail = self.value.get(self.last_start as usize..)?;
+        Components {
+            reader: Reader::new(tail),
+        }
+        .next()
     }
 
     /// Owned copy.

@@ -482,7 +482,11 @@ fn exercise(v: &PacketView<'_>, len: usize, l: &Limits) -> Result<(), TestCaseEr
     match v {
         PacketView::Interest(i) => {
             let _ = (i.name().to_string(), i.effective_lifetime_ms());
-            let _: Vec<Name> = i.forwarding_hint().map(|n| n.to_name()).collect();
+            // The last component recorded while validating is the iterator's last.
+            prop_assert_eq!(i.name().last(), i.name().components().last());
+            for h in i.forwarding_hint() {
+                prop_assert_eq!(h.last(), h.components().last());
+            }
             if let Some(off) = i.hop_limit_value_offset() {
                 prop_assert_eq!(Some(i.wire()[off]), i.hop_limit());
             }

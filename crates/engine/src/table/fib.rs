@@ -239,6 +239,48 @@ impl core::fmt::Debug for FibEntry {
     }
 }
 
+/// What a lookup step learned from one probe: the entry's shape, and the entry itself when
+/// the probe read it (a planning pass replaying an earlier pass's probe has only the shape).
+#[derive(Debug, Clone, Copy)]
+struct Probe<'g> {
+    entry: Option<&'g FibEntry>,
+    depth: u8,
+    md: u8,
+    is_virtual: bool,
+}
+
+impl<'g> Probe<'g> {
+    #[inline(always)]
+    fn of(e: &'g FibEntry) -> Self {
+        Probe {
+            entry: Some(e),
+            depth: e.depth,
+            md: e.md,
+            is_virtual: e.is_virtual,
+        }
+    }
+
+    /// Packs a probe's outcome for a plan's memo: 0 for no entry, else bit 24 set, the
+    /// virtual flag in bit 16, `md` in bits 8..16 and `depth` in bits 0..8.
+    #[inline(always)]
+    fn pack(p: Option<Probe<'_>>) -> u32 {
+        p.map_or(0, |p| {
+            1 << 24 | u32::from(p.is_virtual) << 16 | u32::from(p.md) << 8 | u32::from(p.depth)
+        })
+    }
+
+    /// The outcome [`Probe::pack`] packed, without the entry.
+    #[inline(always)]
+    fn unpack(v: u32) -> Option<Self> {
+        (v != 0).then_some(Probe {
+            entry: None,
+            depth: v as u8,
+            md: (v >> 8) as u8,
+            is_virtual: v >> 16 & 1 == 1,
+        })
+    }
+}
+
 /// One arena slot: an entry on its own pair of cache lines (the unit of the adjacent-line
 /// prefetcher).
 #[repr(C, align(128))]
@@ -582,9 +624,32 @@ impl Fib {
     }
 
     /// One hash-table probe for the first `k` components of the Interest name, reading memory
-    /// through `t` (a planning pass stops at lines it has not requested yet).
+    /// through `t` (a planning pass stops at lines it has not requested yet, and replays the
+    /// probes it finished in earlier passes from `t`'s memo instead of reading them again).
     #[inline(always)]
     fn probe<'g, T: Touch>(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        k: usize,
+        guard: &'g Guard,
+        stats: &mut LpmStats,
+        t: &mut T,
+    ) -> Result<Option<Probe<'g>>, Stopped> {
+        let key = k as u16;
+        if let Some(v) = t.recall(key) {
+            stats.probes += 1;
+            return Ok(Probe::unpack(v));
+        }
+        let found = self.probe_read(name, h, k, guard, stats, t)?;
+        let found = found.map(Probe::of);
+        t.remember(key, Probe::pack(found));
+        Ok(found)
+    }
+
+    /// [`Fib::probe`]'s reads.
+    #[inline(always)]
+    fn probe_read<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
@@ -640,7 +705,7 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
         t: &mut T,
-    ) -> Result<Option<&'g FibEntry>, Stopped> {
+    ) -> Result<Option<Probe<'g>>, Stopped> {
         if self.has_root.load(Ordering::Acquire) {
             Ok(self
                 .probe(name, h, 0, guard, stats, t)?
@@ -660,7 +725,7 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
         t: &mut T,
-    ) -> Result<Option<&'g FibEntry>, Stopped> {
+    ) -> Result<Option<Probe<'g>>, Stopped> {
         match self.first_real(name, h, from, 1, guard, stats, t)? {
             Some(e) => Ok(Some(e)),
             None => self.probe_root(name, h, guard, stats, t),
@@ -679,7 +744,7 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
         t: &mut T,
-    ) -> Result<Option<&'g FibEntry>, Stopped> {
+    ) -> Result<Option<Probe<'g>>, Stopped> {
         for k in (lo..=hi).rev() {
             if let Some(e) = self.probe(name, h, k, guard, stats, t)? {
                 if !e.is_virtual {
@@ -707,7 +772,9 @@ impl Fib {
         stats.lookups += 1;
         // `Direct` never stops.
         self.two_stage(name, h, guard, stats, &mut Direct)
-            .unwrap_or(None)
+            .ok()
+            .flatten()
+            .and_then(|p| p.entry)
     }
 
     /// Plans [`Fib::lookup`] of `name` over passes of a batch: replays it over the lines `plan`
@@ -738,7 +805,7 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
         t: &mut T,
-    ) -> Result<Option<&'g FibEntry>, Stopped> {
+    ) -> Result<Option<Probe<'g>>, Stopped> {
         let m = self.m.load(Ordering::Acquire);
         let n = h.len();
         // Stage 1: from min(n, M) down to 1.
@@ -781,7 +848,9 @@ impl Fib {
         stats.lookups += 1;
         let start = h.len().min(self.max_real_depth.load(Ordering::Acquire));
         self.descend(name, h, start, guard, stats, &mut Direct)
-            .unwrap_or(None)
+            .ok()
+            .flatten()
+            .and_then(|p| p.entry)
     }
 
     /// Starts a lookup plan for a new packet: requests the index buckets of the first two

@@ -52,6 +52,16 @@ pub trait Touch {
     /// Whether a lookup may settle for a full-hash match without comparing name bytes (a
     /// planning pass: it only needs to know which lines the real lookup will read).
     const HASH_ONLY: bool;
+    /// The outcome an earlier pass recorded for the step `key` of the lookup (a planning pass
+    /// replays finished steps from this instead of reading their lines again); `None` when
+    /// the step has not finished yet. The caller defines keys and values.
+    #[inline(always)]
+    fn recall(&self, _key: u16) -> Option<u32> {
+        None
+    }
+    /// Records the outcome of the finished step `key` for later passes.
+    #[inline(always)]
+    fn remember(&mut self, _key: u16, _value: u32) {}
 }
 
 /// Reads everything (the real lookup).
@@ -68,6 +78,8 @@ impl Touch for Direct {
 
 /// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
 const PLAN_LINES: usize = 8;
+/// Finished steps a plan remembers (a FIB lookup makes at most M + a few probes).
+const PLAN_MEMO: usize = 8;
 
 /// A lookup planned over several passes of a batch (seed 002's prefetching, generalised to
 /// dependent reads): each pass replays the lookup over the lines already requested and
@@ -79,6 +91,8 @@ pub struct LinePlan {
     len: u8,
     /// The replayed lookup reached its end: nothing more to request.
     pub complete: bool,
+    memo_len: u8,
+    memo: [(u16, u32); PLAN_MEMO],
 }
 
 impl LinePlan {
@@ -87,6 +101,7 @@ impl LinePlan {
     pub fn reset(&mut self) {
         self.len = 0;
         self.complete = false;
+        self.memo_len = 0;
     }
 
     /// Whether the cache line holding `line` was requested.
@@ -126,6 +141,23 @@ impl Touch for LinePlan {
         false
     }
     const HASH_ONLY: bool = true;
+
+    #[inline(always)]
+    fn recall(&self, key: u16) -> Option<u32> {
+        self.memo[..usize::from(self.memo_len)]
+            .iter()
+            .find(|m| m.0 == key)
+            .map(|m| m.1)
+    }
+
+    #[inline(always)]
+    fn remember(&mut self, key: u16, value: u32) {
+        // A full memo only costs later passes a replay of the step.
+        if let Some(m) = self.memo.get_mut(usize::from(self.memo_len)) {
+            *m = (key, value);
+            self.memo_len += 1;
+        }
+    }
 }
 
 /// A planning pass stopped at a line it had not requested before.
