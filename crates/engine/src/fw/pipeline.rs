@@ -491,7 +491,8 @@ impl Engine {
                     Some(Parsed::Interest { i: int, .. }) => {
                         let full = self.hashes[i].full();
                         self.table.prefetch(full);
-                        self.fib.prefetch(&self.hashes[i], &mut self.plans[i]);
+                        self.fib
+                            .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
                         self.dnl
                             .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
                     }

@@ -154,7 +154,7 @@ impl StrategyChoice {
         }
         let top = h.len().min(self.max_depth);
         for d in (1..=top).rev() {
-            let (Some(hash), Some(end)) = (h.prefix(d), h.prefix_end(d, name)) else {
+            let (Some(hash), Some(end)) = (h.prefix(d, name), h.prefix_end(d, name)) else {
                 continue;
             };
             if let Some(v) = self.by_hash.get(&hash) {

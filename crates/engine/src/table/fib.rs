@@ -658,7 +658,7 @@ impl Fib {
         stats: &mut LpmStats,
         t: &mut T,
     ) -> Result<Option<&'g FibEntry>, Stopped> {
-        let (Some(hash), Some(end)) = (h.prefix(k), h.prefix_end(k, name)) else {
+        let (Some(hash), Some(end)) = (h.prefix(k, name), h.prefix_end(k, name)) else {
             return Ok(None);
         };
         let Some(bytes) = name.value().get(..end) else {
@@ -857,14 +857,14 @@ impl Fib {
     /// probes of [`Fib::lookup`]'s first stage (prefixes min(n, M) and min(n, M) − 1), which
     /// need no earlier read. Later passes go on with [`Fib::plan`].
     #[inline]
-    pub fn prefetch(&self, h: &PrefixHashes, plan: &mut LinePlan) {
+    pub fn prefetch(&self, name: &NameView<'_>, h: &PrefixHashes, plan: &mut LinePlan) {
         plan.reset();
         let k = h.len().min(self.m.load(Ordering::Relaxed));
-        if let Some(hash) = h.prefix(k) {
+        if let Some(hash) = h.prefix(k, name) {
             plan.request(self.index.home_line(hash));
         }
         if k >= 2 {
-            if let Some(hash) = h.prefix(k - 1) {
+            if let Some(hash) = h.prefix(k - 1, name) {
                 plan.request(self.index.home_line(hash));
             }
         }
@@ -1366,7 +1366,7 @@ mod tests {
         // A plan replays the lookup one new line per pass; it reaches the end within its
         // line budget (bucket + entry per probe).
         let mut plan = LinePlan::default();
-        fib.prefetch(&h, &mut plan);
+        fib.prefetch(&v, &h, &mut plan);
         for _ in 0..8 {
             fib.plan(&v, &h, &guard, &mut plan);
         }
@@ -1881,7 +1881,7 @@ mod tests {
                             let v = NameView::decode(w, &Limits::default()).unwrap();
                             let h = PrefixHashes::new(KEY, &v);
                             let mut plan = LinePlan::default();
-                            fib.prefetch(&h, &mut plan);
+                            fib.prefetch(&v, &h, &mut plan);
                             fib.plan(&v, &h, &guard, &mut plan);
                             for two_stage in [true, false] {
                                 let e = if two_stage {

@@ -597,7 +597,7 @@ impl PitCs {
         now_ms: u64,
     ) -> Option<u32> {
         let k = h.len().checked_sub(1)?;
-        let (hash, end) = (h.prefix(k)?, h.prefix_end(k, name)?);
+        let (hash, end) = (h.prefix(k, name)?, h.prefix_end(k, name)?);
         let e = self.find(hash, &name.value()[..end])?;
         let n = &self.names[e as usize];
         let digest = name.last()?.value;
@@ -824,7 +824,7 @@ impl PitCs {
             if self.cbp_by_depth[d] == 0 {
                 continue;
             }
-            let (Some(hash), Some(end)) = (h.prefix(d), h.prefix_end(d, name)) else {
+            let (Some(hash), Some(end)) = (h.prefix(d, name), h.prefix_end(d, name)) else {
                 continue;
             };
             lookups += 1;
