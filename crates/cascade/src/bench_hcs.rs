@@ -12,6 +12,13 @@
 //! counted as a pending hit. When the L2 queue is full the bench thread waits for a completion
 //! (a router worker would answer "miss" instead).
 //!
+//! The model each point is compared with: seed 000's eq. 2–3 for `Seq` and `Unif`; for
+//! `Real` with a FIFO L1, the stream model ([`model::predict_real_window`]: prefetched chunks
+//! evicted before their stream asks for them when L1 cannot keep a batch per active stream,
+//! and the measured window's place on the workload's start-up ramp), with the seed's eq. 4 and
+//! the stream model's steady state printed beside it; with LRU, eq. 4 (the stream model is
+//! derived for FIFO).
+//!
 //! Also measured in the same run: the device's sequential read bandwidth (a scratch file in the
 //! L2 directory read with `O_DIRECT` in 1 MiB blocks, at queue depth 1 with `pread` and at the
 //! L2's queue depth with the same I/O engine, before and after the L2 runs; the largest of the
@@ -25,7 +32,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
-use model::{predict_l1, HcsParams, Policy};
+use model::{predict_l1, predict_real_window, HcsParams, Policy, Streams};
 use serde_json::{json, Value};
 use store::emulated::fill_chunk;
 use store::io::{AlignedBuf, Io, IoBackend, IoKind, IoOp};
@@ -187,7 +194,12 @@ struct Point {
     l2_misses: u64,
     checksum_failures: u64,
     elapsed_s: f64,
+    /// The model the point is compared with (see the module documentation).
     model: f64,
+    /// Seed 000's eq. 2–4 for this workload.
+    model_seed: f64,
+    /// `Real`: the stream model's steady state (every stream past the ramp).
+    model_steady: Option<f64>,
     /// Longest and 99.9th-percentile request iteration (L1 logic, serving, L2 submit and
     /// poll; the bench's own waits on a full L2 queue excluded), ns; max over workers.
     iter_max_ns: u64,
@@ -387,11 +399,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
     let mut points = Vec::with_capacity(l1_points.len());
     let mut backend_name = String::from("emulated");
     for &l1 in &l1_points {
-        let window = if args.quick {
-            (20 * l1).clamp(MIN_WINDOW, 300_000)
-        } else {
-            (20 * l1).max(MIN_WINDOW)
-        };
+        let window = window_for(args, l1);
         let (p, b) = run_point(args, &params, &dir, l1, window, direct, backend)?;
         backend_name = b;
         if !args.json {
@@ -418,29 +426,26 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
         .sum::<f64>()
         / points.len() as f64)
         .sqrt();
-    // The Real model assumes L1 keeps a batch per active stream until the stream reads it.
-    let premise = 2.0 * f64::from(args.batch) * params.mean_active_streams();
-    let held: Vec<&Point> = points
+    // For reference: against seed 000's eq. 4 (which assumes L1 keeps a batch per stream).
+    let rmse_seed = (points
         .iter()
-        .filter(|p| p.l1_chunks as f64 >= premise)
-        .collect();
-    let rmse_premise = if held.is_empty() {
-        f64::NAN
-    } else {
-        (held
-            .iter()
-            .map(|p| (p.hit_ratio() - p.model).powi(2))
-            .sum::<f64>()
-            / held.len() as f64)
-            .sqrt()
-    };
+        .map(|p| (p.hit_ratio() - p.model_seed).powi(2))
+        .sum::<f64>()
+        / points.len() as f64)
+        .sqrt();
     let hit_ns = if args.no_hit_cost {
         None
     } else {
         Some(l1_hit_cost_ns(args.seed))
     };
     if let Some(path) = &args.plot {
-        plot(path, args.workload, &points, &params, args.batch)?;
+        let model_at = |l1: f64| -> f64 {
+            let l1 = l1 as u64;
+            models(args, &params, l1, warmup_requests(l1), window_for(args, l1))
+                .map(|m| m.0)
+                .unwrap_or(0.0)
+        };
+        plot(path, args.workload, &points, model_at, model_name(args))?;
     }
     let total = points.iter().fold(Point::default(), |mut a, p| {
         a.add(p);
@@ -454,6 +459,8 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                     "l1_chunks": p.l1_chunks,
                     "l1_hit_ratio": p.hit_ratio(),
                     "model_hit_ratio": p.model,
+                    "seed_model_hit_ratio": p.model_seed,
+                    "model_steady_hit_ratio": p.model_steady,
                     "chunks_per_s": p.chunks_per_s(),
                     "gbps": p.gbps(),
                     "pending_hits": p.pending_hits,
@@ -474,7 +481,8 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             "workload": args.workload.name(),
             "points": pts,
             "rmse": rmse,
-            "rmse_where_real_model_premise_holds": if args.workload == WorkloadKind::Real && !held.is_empty() { json!(rmse_premise) } else { Value::Null },
+            "model": model_name(args),
+            "rmse_seed_model": rmse_seed,
             "catalogue_chunks": catalogue_chunks,
             "batch": args.batch,
             "workers": args.workers,
@@ -510,13 +518,12 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                 )
             }
         );
-        println!("L1 hit ratio RMSE against the model: {rmse:.4}");
+        println!(
+            "L1 hit ratio RMSE against the model ({}): {rmse:.4}",
+            model_name(args)
+        );
         if args.workload == WorkloadKind::Real {
-            println!(
-                "  over the {} points with |L1| >= 2 x B x mean active streams = {premise:.0} \
-                 chunks (the Real model's premise): {rmse_premise:.4}",
-                held.len()
-            );
+            println!("  against seed 000's eq. 4 (L1 keeps every stream's batch): {rmse_seed:.4}");
         }
         if let Some(d) = device {
             let best_l2 = points
@@ -546,6 +553,63 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Measured requests after the warm-up at an |L1| point.
+fn window_for(args: &HcsBenchArgs, l1: u64) -> u64 {
+    if args.quick {
+        (20 * l1).clamp(MIN_WINDOW, 300_000)
+    } else {
+        (20 * l1).max(MIN_WINDOW)
+    }
+}
+
+/// What the points are compared with.
+fn model_name(args: &HcsBenchArgs) -> &'static str {
+    match (args.workload, args.replacement) {
+        (WorkloadKind::Seq, _) => "seed 000 eq. 3",
+        (WorkloadKind::Unif, _) => "seed 000 eq. 2",
+        (WorkloadKind::Real, ReplacementArg::Fifo) => "stream model over the measured window",
+        (WorkloadKind::Real, ReplacementArg::Lru) => "seed 000 eq. 4 with Che-LRU",
+    }
+}
+
+/// The models for one point: (compared with, seed 000's eq. 2–4, stream model's steady state).
+fn models(
+    args: &HcsBenchArgs,
+    params: &RealParams,
+    l1: u64,
+    warm: u64,
+    window: u64,
+) -> Result<(f64, f64, Option<f64>), String> {
+    let hp = HcsParams {
+        l1_chunks: l1,
+        catalogue: u64::from(params.catalogue_contents),
+        chunks_per_content: u64::from(CHUNKS_PER_CONTENT),
+        batch: u64::from(args.batch),
+        alpha: params.alpha,
+        policy: match args.replacement {
+            ReplacementArg::Fifo => Policy::Fifo,
+            ReplacementArg::Lru => Policy::Lru,
+        },
+    };
+    let seed = predict_l1(&hp).map_err(|e| e.to_string())?;
+    Ok(match args.workload {
+        WorkloadKind::Seq => (seed.seq, seed.seq, None),
+        WorkloadKind::Unif => (seed.unif, seed.unif, None),
+        WorkloadKind::Real if args.replacement == ReplacementArg::Lru => {
+            (seed.real, seed.real, None)
+        }
+        WorkloadKind::Real => {
+            let s = Streams {
+                lambda_per_s: params.lambda_per_s,
+                chunk_rate_per_s: params.chunk_rate_per_s,
+                prefetch_ahead: args.prefetch_ahead,
+            };
+            let w = predict_real_window(&hp, &s, warm, window).map_err(|e| e.to_string())?;
+            (w.hit_ratio, seed.real, Some(w.steady.hit_ratio))
+        }
+    })
+}
+
 fn l2_hit_ratio(p: &Point) -> f64 {
     ratio(
         p.l2_batch_reads - p.l2_misses.min(p.l2_batch_reads),
@@ -567,6 +631,13 @@ fn print_point_line(w: WorkloadKind, p: &Point) {
         p.gbps(),
         p.l2_gbytes_per_s()
     );
+    if let Some(steady) = p.model_steady {
+        println!(
+            "    model: stream model over this window {:.4}; its steady state {steady:.4}; seed \
+             000 eq. 4 {:.4}",
+            p.model, p.model_seed
+        );
+    }
     if p.queue_samples > 0 {
         println!(
             "    L2 queue: {:.1} in flight on average, full at {:.0}% of requests; bench threads \
@@ -754,23 +825,8 @@ fn run_point(
         total.add(&p);
         name = n;
     }
-    let pred = predict_l1(&HcsParams {
-        l1_chunks: l1_total,
-        catalogue: u64::from(catalogue),
-        chunks_per_content: u64::from(CHUNKS_PER_CONTENT),
-        batch: u64::from(args.batch),
-        alpha: params.alpha,
-        policy: match args.replacement {
-            ReplacementArg::Fifo => Policy::Fifo,
-            ReplacementArg::Lru => Policy::Lru,
-        },
-    })
-    .map_err(|e| e.to_string())?;
-    total.model = match args.workload {
-        WorkloadKind::Seq => pred.seq,
-        WorkloadKind::Unif => pred.unif,
-        WorkloadKind::Real => pred.real,
-    };
+    (total.model, total.model_seed, total.model_steady) =
+        models(args, params, l1_total, warm, window)?;
     Ok((total, name))
 }
 
@@ -1219,30 +1275,14 @@ fn plot(
     path: &Path,
     workload: WorkloadKind,
     points: &[Point],
-    params: &RealParams,
-    batch: u32,
+    model_at: impl Fn(f64) -> f64,
+    model_label: &str,
 ) -> Result<(), String> {
     use plotters::prelude::*;
     let (x0, x1) = (
         points.iter().map(|p| p.l1_chunks).min().unwrap_or(1).max(1) as f64 / 1.5,
         points.iter().map(|p| p.l1_chunks).max().unwrap_or(1) as f64 * 1.5,
     );
-    let model_at = |l1: f64| -> f64 {
-        predict_l1(&HcsParams {
-            l1_chunks: l1 as u64,
-            catalogue: u64::from(params.catalogue_contents),
-            chunks_per_content: u64::from(CHUNKS_PER_CONTENT),
-            batch: u64::from(batch),
-            alpha: params.alpha,
-            policy: Policy::Fifo,
-        })
-        .map(|p| match workload {
-            WorkloadKind::Seq => p.seq,
-            WorkloadKind::Unif => p.unif,
-            WorkloadKind::Real => p.real,
-        })
-        .unwrap_or(0.0)
-    };
     let mut buf = vec![255u8; (W * H * 3) as usize];
     let mut labels: Vec<(i32, i32, String, bool)> = Vec::new();
     {
@@ -1309,8 +1349,8 @@ fn plot(
         format!("{workload}: L1 hit ratio vs |L1| (chunks)"),
         true,
     ));
-    labels.push((560, 40, "-- model (eq. 2-6)".into(), false));
-    labels.push((560, 52, "[] measured".into(), false));
+    labels.push((440, 40, format!("-- {model_label}"), false));
+    labels.push((440, 52, "[] measured".into(), false));
     for (x, y, s, big) in labels {
         draw_text(&mut buf, x, y, &s, if big { 2 } else { 1 });
     }

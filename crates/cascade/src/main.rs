@@ -52,7 +52,9 @@ enum Command {
 #[derive(Subcommand, Debug)]
 enum ModelCommand {
     /// L1 hit ratio of the hierarchical content store for the Unif, Seq and Real workloads
-    /// (seed 000, eq. 2–6; Che's approximation for the Real workload's first chunks).
+    /// (seed 000, eq. 2–6; Che's approximation for the Real workload's first chunks), and the
+    /// stream model of Real with a FIFO L1 (steady state and over the seed's measurement
+    /// window).
     Che(CheArgs),
 }
 
@@ -84,6 +86,21 @@ struct CheArgs {
     /// L1 replacement policy.
     #[arg(long, value_enum, default_value_t = PolicyArg::Fifo)]
     policy: PolicyArg,
+    /// Real: stream arrivals per second (Poisson).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
+    lambda: f64,
+    /// Real: chunks per second of one stream.
+    #[arg(long, default_value_t = 8.0, value_parser = parse_rate)]
+    chunk_rate: f64,
+    /// Real: the next batch is read at the current batch's penultimate chunk.
+    #[arg(long)]
+    prefetch_ahead: bool,
+    /// Real: warm-up requests before the measured window (default: 10 x |L1|, the seed's).
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Real: measured requests (default: the catalogue's chunks, the seed's |W| - 10 |L1|).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    window: Option<u64>,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -95,6 +112,15 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
         Ok(a)
     } else {
         Err("must be a finite number >= 0".into())
+    }
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let a: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if a.is_finite() && a > 0.0 {
+        Ok(a)
+    } else {
+        Err("must be a finite number > 0".into())
     }
 }
 
@@ -121,6 +147,27 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
         PolicyArg::Fifo => "fifo",
         PolicyArg::Lru => "lru",
     };
+    let streams = model::Streams {
+        lambda_per_s: args.lambda,
+        chunk_rate_per_s: args.chunk_rate,
+        prefetch_ahead: args.prefetch_ahead,
+    };
+    let warmup = args.warmup.unwrap_or(args.l1.saturating_mul(10));
+    let window = args
+        .window
+        .unwrap_or(args.catalogue.saturating_mul(args.chunks_per_content));
+    // The stream model is derived for FIFO only.
+    let stream = match args.policy {
+        PolicyArg::Fifo => match model::predict_real_window(&params, &streams, warmup, window) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                eprintln!("cascade model che: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        PolicyArg::Lru => None,
+    };
+    let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
     let text = if args.json {
         let v = serde_json::json!({
             "l1_chunks": args.l1,
@@ -135,6 +182,26 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
             "unif": pred.unif,
             "seq": pred.seq,
             "real": pred.real,
+            "real_streams": stream.map(|w| serde_json::json!({
+                "lambda_per_s": args.lambda,
+                "chunk_rate_per_s": args.chunk_rate,
+                "prefetch_ahead": args.prefetch_ahead,
+                "steady": {
+                    "active_streams": w.steady.active_streams,
+                    "t_mean_s": finite(w.steady.t_mean_s),
+                    "hit_ratio": w.steady.hit_ratio,
+                    "reads_per_request": w.steady.reads_per_request,
+                },
+                "window": {
+                    "warmup_requests": warmup,
+                    "window_requests": window,
+                    "start_s": w.start_s,
+                    "end_s": w.end_s,
+                    "min_active_streams": w.min_active_streams,
+                    "hit_ratio": w.hit_ratio,
+                    "reads_per_request": w.reads_per_request,
+                },
+            })),
         });
         format!("{v}\n")
     } else {
@@ -157,7 +224,28 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
             pred.unif,
             pred.seq,
             pred.real,
-        )
+        ) + &match stream {
+            Some(w) => format!(
+                "real, stream model (lambda {} /s, {} chunks/s, prefetch-ahead {}):\n\
+                 steady    {:.6}  ({:.0} streams, mean sojourn {:.4} s, {:.4} batch reads per \
+                 request)\n\
+                 window    {:.6}  (requests {}..{}, t = {:.1}..{:.1} s, from {:.0} streams)\n",
+                args.lambda,
+                args.chunk_rate,
+                if args.prefetch_ahead { "on" } else { "off" },
+                w.steady.hit_ratio,
+                w.steady.active_streams,
+                w.steady.t_mean_s,
+                w.steady.reads_per_request,
+                w.hit_ratio,
+                warmup,
+                warmup.saturating_add(window),
+                w.start_s,
+                w.end_s,
+                w.min_active_streams,
+            ),
+            None => "real, stream model: derived for FIFO only\n".to_string(),
+        }
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     ExitCode::SUCCESS

@@ -39,6 +39,51 @@ fn che_json_has_the_three_workloads_in_unit_range() {
         assert_eq!(v["unif"].as_f64(), Some(0.01));
         assert_eq!(v["policy"].as_str(), Some(policy));
         assert!(v["real"].as_f64() > v["seq"].as_f64());
+        // The stream model is derived for FIFO only.
+        assert_eq!(v["real_streams"].is_null(), policy == "lru", "{v}");
+    }
+}
+
+#[test]
+fn che_json_has_the_stream_model_of_real() {
+    let out = cascade(&[
+        "model",
+        "che",
+        "--l1",
+        "1280",
+        "--catalogue",
+        "100",
+        "--window",
+        "100000",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let s = &v["real_streams"];
+    let steady = s["steady"]["hit_ratio"].as_f64().expect("steady hit ratio");
+    let window = s["window"]["hit_ratio"].as_f64().expect("window hit ratio");
+    // L1 of 1,280 chunks cannot keep a batch for each of 160 streams: the steady state has
+    // collapsed; the seed's window (10 x |L1| warm-up) still starts on the arrival ramp.
+    assert_eq!(s["steady"]["active_streams"].as_f64(), Some(160.0));
+    assert!(steady < 0.6 && window > steady && window < v["real"].as_f64().unwrap());
+    assert_eq!(s["window"]["warmup_requests"].as_u64(), Some(12_800));
+    assert!(s["window"]["start_s"].as_f64().unwrap() < 60.0);
+    for bad in ["0", "-1", "nan"] {
+        let out = cascade(&[
+            "model",
+            "che",
+            "--l1",
+            "10",
+            "--catalogue",
+            "10",
+            "--chunk-rate",
+            bad,
+        ]);
+        assert!(!out.status.success(), "--chunk-rate {bad} accepted");
     }
 }
 
@@ -47,7 +92,7 @@ fn che_table_lists_the_workloads() {
     let out = cascade(&["model", "che", "--l1", "1000", "--catalogue", "100"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for w in ["unif", "seq", "real"] {
+    for w in ["unif", "seq", "real", "steady", "window"] {
         assert!(text.lines().any(|l| l.starts_with(w)), "{text}");
     }
 }

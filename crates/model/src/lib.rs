@@ -1,12 +1,21 @@
 //! Analytic models for Cascade's hierarchical content store (seed 000, `SPEC.md` §3).
 //!
 //! Today: Zipf popularity, Che's approximation of the characteristic time for LRU and for
-//! FIFO/Random caches, and the seed's L1 hit-ratio models with batch prefetching for the
-//! `Seq`, `Unif` and `Real` workloads (eq. 2–6). Later: the bypass Markov chain.
+//! FIFO/Random caches, the seed's L1 hit-ratio models with batch prefetching for the
+//! `Seq`, `Unif` and `Real` workloads (eq. 2–6), and a stream-aware model of `Real` with a
+//! FIFO L1 ([`streams`]) that also covers an L1 too small to keep each stream's prefetched
+//! batch and the seed's measurement window on the workload's start-up ramp. Later: the bypass
+//! Markov chain.
 //!
-//! Pure computation: no I/O, no allocation beyond the popularity vector.
+//! Pure computation: no I/O.
 
 use std::fmt;
+
+pub mod streams;
+
+pub use streams::{
+    predict_real_streams, predict_real_window, StreamPrediction, Streams, WindowPrediction,
+};
 
 /// Most bisection steps (and, separately, bracket doublings) spent solving for `T_C`.
 pub const MAX_ITERATIONS: u32 = 200;
@@ -25,6 +34,10 @@ pub enum ModelError {
     ZeroBatch,
     /// A content has zero chunks.
     ZeroChunksPerContent,
+    /// An arrival or streaming rate is not positive and finite.
+    BadRate(f64),
+    /// The stream model is derived for a FIFO L1 only.
+    StreamModelNeedsFifo,
 }
 
 impl fmt::Display for ModelError {
@@ -34,6 +47,10 @@ impl fmt::Display for ModelError {
             Self::BadAlpha(a) => write!(f, "the Zipf exponent must be finite and >= 0, got {a}"),
             Self::ZeroBatch => write!(f, "the batch size must be at least 1"),
             Self::ZeroChunksPerContent => write!(f, "a content must have at least one chunk"),
+            Self::BadRate(r) => write!(f, "rates must be finite and > 0, got {r}"),
+            Self::StreamModelNeedsFifo => {
+                write!(f, "the stream model is derived for a FIFO L1 only")
+            }
         }
     }
 }

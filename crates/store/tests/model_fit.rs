@@ -1,17 +1,19 @@
-//! The measured L1 hit ratio of [`store::Hcs`] against seed 000's model ([`model::predict_l1`])
-//! over an |L1| sweep, for the `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO),
-//! with the seed's warm-up of 10 × |L1| requests.
+//! The measured L1 hit ratio of [`store::Hcs`] against the models over an |L1| sweep, for the
+//! `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO, 8 chunks/s), with the seed's
+//! warm-up of 10 × |L1| requests.
 //!
-//! `Seq` and `Unif` meet RMSE ≤ 0.02 over the whole sweep. `Real` does not at |L1| = 1% of the
-//! catalogue: the model assumes the B − 1 prefetched chunks of a batch stay in L1 until their
-//! stream asks for them, which needs L1 to hold about one batch per active stream
-//! (`B × λ × 1280 / 8 = 1,600` chunks here); with 1,280 chunks, FIFO evicts most prefetched
-//! chunks unused. The `Real` test therefore prints the full sweep and asserts the bound only where
-//! the model's premise holds (|L1| ≥ 2 × B × active streams), and asserts the diagnosis (unused
-//! prefetch) at the points it leaves out.
+//! `Seq` and `Unif` are compared with seed 000's eq. 2–3 ([`model::predict_l1`]). `Real` is
+//! compared with the stream model ([`model::predict_real_window`]): the seed's eq. 4–6 assume
+//! that L1 keeps each stream's prefetched batch until the stream reads it, which fails when
+//! L1 holds less than about a batch per active stream (|L1| = 1,280 here: the measured ratio
+//! collapses from 0.90 to 0.51 once about 140 streams are active), and the measured window of
+//! a small L1 lies on the workload's start-up ramp (streams start at t = 0; with |L1| = 1,280
+//! the window spans about 57–170 s, while streams last 160 s). The stream model derives both
+//! from the workload's parameters; nothing is fitted to these measurements. The floor of issue
+//! 5 is an RMSE ≤ 0.02 over the whole sweep.
 
 use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
-use model::{predict_l1, HcsParams, Policy};
+use model::{predict_l1, predict_real_streams, predict_real_window, HcsParams, Policy, Streams};
 use store::{Hcs, HcsConfig, Replacement};
 
 const CATALOGUE: u32 = 100;
@@ -44,46 +46,72 @@ fn params() -> RealParams {
     }
 }
 
+fn model_params(l1: u64) -> HcsParams {
+    HcsParams {
+        l1_chunks: l1,
+        catalogue: u64::from(CATALOGUE),
+        chunks_per_content: u64::from(CHUNKS),
+        batch: u64::from(BATCH),
+        alpha: 1.0,
+        policy: Policy::Fifo,
+    }
+}
+
+fn streams() -> Streams {
+    let p = params();
+    Streams {
+        lambda_per_s: p.lambda_per_s,
+        chunk_rate_per_s: p.chunk_rate_per_s,
+        prefetch_ahead: false,
+    }
+}
+
+/// Runs `warm` requests, then measures the next `window`; returns the window's counters.
+fn measure(kind: WorkloadKind, l1: u64, warm: u64, window: u64, seed: u64) -> store::Counters {
+    let mut hcs = Hcs::new(HcsConfig {
+        l1_chunks: l1 as usize,
+        batch: BATCH,
+        chunks_per_content: CHUNKS,
+        replacement: Replacement::Fifo,
+        prefetch_ahead: false,
+    });
+    let mut requests = kind.requests(&params(), seed);
+    for r in requests.by_ref().take(warm as usize) {
+        hcs.request(r.content, r.chunk);
+    }
+    let before = *hcs.counters();
+    for r in requests.take(window as usize) {
+        hcs.request(r.content, r.chunk);
+    }
+    hcs.counters().since(&before)
+}
+
 fn sweep(kind: WorkloadKind) -> Vec<Point> {
-    let params = params();
     L1_SWEEP
         .iter()
         .map(|&l1| {
-            let mut hcs = Hcs::new(HcsConfig {
-                l1_chunks: l1 as usize,
-                batch: BATCH,
-                chunks_per_content: CHUNKS,
-                replacement: Replacement::Fifo,
-                prefetch_ahead: false,
-            });
-            let mut requests = kind.requests(&params, SEED);
-            for r in requests.by_ref().take(warmup_requests(l1) as usize) {
-                hcs.request(r.content, r.chunk);
-            }
-            let before = *hcs.counters();
-            for r in requests.take((20 * l1).max(MIN_WINDOW) as usize) {
-                hcs.request(r.content, r.chunk);
-            }
-            let window = hcs.counters().since(&before);
-            let p = predict_l1(&HcsParams {
-                l1_chunks: l1,
-                catalogue: u64::from(CATALOGUE),
-                chunks_per_content: u64::from(CHUNKS),
-                batch: u64::from(BATCH),
-                alpha: 1.0,
-                policy: Policy::Fifo,
-            })
-            .expect("valid model parameters");
+            let (warm, window) = (warmup_requests(l1), (20 * l1).max(MIN_WINDOW));
+            let k = measure(kind, l1, warm, window, SEED);
+            let seed_model = predict_l1(&model_params(l1)).expect("valid model parameters");
             let model = match kind {
-                WorkloadKind::Seq => p.seq,
-                WorkloadKind::Unif => p.unif,
-                WorkloadKind::Real => p.real,
+                WorkloadKind::Seq => seed_model.seq,
+                WorkloadKind::Unif => seed_model.unif,
+                WorkloadKind::Real => {
+                    let w = predict_real_window(&model_params(l1), &streams(), warm, window)
+                        .expect("valid model parameters");
+                    println!(
+                        "real |L1|={l1:>6} window t={:.0}..{:.0} s: seed eq. 4 {:.4}, stream \
+                         model steady {:.4}",
+                        w.start_s, w.end_s, seed_model.real, w.steady.hit_ratio
+                    );
+                    w.hit_ratio
+                }
             };
             let point = Point {
                 l1,
-                measured: window.l1_hit_ratio(),
+                measured: k.l1_hit_ratio(),
                 model,
-                usefulness: window.prefetch_usefulness(),
+                usefulness: k.prefetch_usefulness(),
             };
             println!(
                 "{kind} |L1|={:>6} measured={:.4} model={:.4} prefetch_usefulness={:.3}",
@@ -114,22 +142,62 @@ fn unif_matches_the_model() {
 }
 
 #[test]
-fn real_matches_the_model_where_l1_holds_every_streams_batch() {
+fn real_matches_the_stream_model_over_the_whole_sweep() {
     let points = sweep(WorkloadKind::Real);
-    println!("real RMSE (full sweep)={:.4}", rmse(&points));
-    let premise = 2.0 * f64::from(BATCH) * params().mean_active_streams();
-    let (held, starved): (Vec<Point>, Vec<Point>) =
-        points.iter().partition(|p| p.l1 as f64 >= premise);
-    let e = rmse(&held);
-    println!(
-        "real RMSE (|L1| >= {premise} chunks, {} points)={e:.4}",
-        held.len()
-    );
-    assert!(held.len() >= 4, "too few points where the model applies");
+    let e = rmse(&points);
+    println!("real RMSE (full sweep, stream model)={e:.4}");
     assert!(e <= MAX_RMSE, "real RMSE {e}");
-    // Where L1 cannot hold a batch per active stream, prefetched chunks die unused and the
-    // measured ratio falls below the model: the deviation is the model's premise, not noise.
-    for p in starved {
-        assert!(p.usefulness < 0.9 && p.measured < p.model, "{p:?}");
+    // Where L1 cannot keep every stream's batch, prefetched chunks die unused.
+    assert!(points[0].usefulness < 0.9, "{:?}", points[0]);
+}
+
+/// Past the ramp (the first 160 s of streams) the stream model's steady state applies,
+/// including the collapsed state of a small L1.
+#[test]
+fn real_steady_state_matches_the_stream_model() {
+    let ramp = {
+        let p = params();
+        let d = f64::from(p.chunks_per_content) / p.chunk_rate_per_s;
+        (0.5 * p.lambda_per_s * p.chunk_rate_per_s * d * d) as u64
+    };
+    for l1 in [1_280, 2_560, 12_800] {
+        let k = measure(
+            WorkloadKind::Real,
+            l1,
+            ramp + warmup_requests(l1),
+            300_000,
+            SEED,
+        );
+        let m = predict_real_streams(&model_params(l1), &streams()).expect("valid parameters");
+        println!(
+            "real steady |L1|={l1:>6} measured={:.4} (batch reads/request {:.4}) model={:.4} \
+             ({:.4}, T={:.3} s)",
+            k.l1_hit_ratio(),
+            k.l2_batch_reads as f64 / k.requests as f64,
+            m.hit_ratio,
+            m.reads_per_request,
+            m.t_mean_s
+        );
+        assert!(
+            (k.l1_hit_ratio() - m.hit_ratio).abs() <= MAX_RMSE,
+            "|L1| {l1}"
+        );
     }
+}
+
+/// At |L1| = 1,280 the window's hit ratio depends on when the random arrivals push the active
+/// streams past the collapse point (about ±0.03 between seeds); the model predicts the mean.
+#[test]
+fn real_collapse_point_matches_the_model_on_average_over_seeds() {
+    let l1 = 1_280;
+    let (warm, window) = (warmup_requests(l1), (20 * l1).max(MIN_WINDOW));
+    let runs: Vec<f64> = (0..8)
+        .map(|i| measure(WorkloadKind::Real, l1, warm, window, SEED + i).l1_hit_ratio())
+        .collect();
+    let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+    let m = predict_real_window(&model_params(l1), &streams(), warm, window)
+        .expect("valid parameters")
+        .hit_ratio;
+    println!("real |L1|=1280 over 8 seeds: {runs:.4?} mean {mean:.4}, model {m:.4}");
+    assert!((mean - m).abs() <= MAX_RMSE, "mean {mean} model {m}");
 }
