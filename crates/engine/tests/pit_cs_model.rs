@@ -19,8 +19,18 @@ use wire::{sha256, Component, Limits, Name, NameView};
 
 const KEY: HashKey = HashKey::fixed(7, 11);
 
-/// Base names (Data names), chosen so that several are prefixes of others.
-const BASE: [&str; 6] = ["/a", "/a/b", "/a/b/c", "/a/c", "/b", "/b/a/c"];
+/// Base names (Data names), chosen so that several are prefixes of others; the last two are
+/// longer than a name entry holds inline (one in the pool of long names, one in the pool of
+/// whole-packet names), each a prefix of the next.
+static BASE: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    let long = format!("/b/a/c/{}", "x".repeat(100));
+    let huge = format!("{long}/{}", "y".repeat(700));
+    ["/a", "/a/b", "/a/b/c", "/a/c", "/b", "/b/a/c"]
+        .into_iter()
+        .map(String::from)
+        .chain([long, huge])
+        .collect()
+});
 /// Data variants per base name.
 const VARIANTS: usize = 2;
 
@@ -392,7 +402,7 @@ impl Harness {
     }
 
     fn name_of_entry(&self, e: u32) -> usize {
-        let v = self.t.name_entry(e).name_value();
+        let v = self.t.name_value(e);
         self.names
             .iter()
             .position(|n| n.value() == v)
@@ -746,6 +756,42 @@ fn indirect_entries_die_with_their_target() {
     }
     // The two lookups before the eviction hit; the two after miss.
     assert_eq!(hits, [1, 2, 2, 2]);
+}
+
+/// Long names take slots of fixed pools: when the pool is empty a new long name is refused
+/// (the table never allocates for it), and a released name gives its slot back.
+#[test]
+fn long_names_come_from_a_bounded_pool() {
+    let mut t = PitCs::new(PitCsConfig {
+        pit_capacity: 1000,
+        cs_capacity: 0,
+        ..PitCsConfig::default()
+    });
+    let names: Vec<NameInfo> = (0..17)
+        .map(|i| NameInfo::new(Name::from_uri(&format!("/n{i}/{}", "z".repeat(600))).unwrap()))
+        .collect();
+    let insert = |t: &mut PitCs, n: &NameInfo| {
+        let h = n.hashes();
+        let e = t.find_or_insert(h.full(), n.value(), h.len())?;
+        t.pit_get_or_insert(e, false, false, false)
+            .map(|(p, _)| (e, p))
+    };
+    // 1,001 name entries: the pool of whole-packet names has its minimum of 16 slots.
+    let mut held = Vec::new();
+    for n in &names[..16] {
+        let (e, p) = insert(&mut t, n).expect("a slot is free");
+        assert_eq!(t.name_value(e), n.value());
+        held.push(p);
+    }
+    assert_eq!(insert(&mut t, &names[16]), Err(TableFull::Names));
+    assert_eq!(t.find(names[16].hashes().full(), names[16].value()), None);
+    t.pit_remove(held[3], |_| {});
+    assert_eq!(t.find(names[3].hashes().full(), names[3].value()), None);
+    let (e, _) = insert(&mut t, &names[16]).expect("the released slot");
+    assert_eq!(t.name_value(e), names[16].value());
+    for (i, n) in names.iter().enumerate().filter(|&(i, _)| i != 3) {
+        assert!(t.find(n.hashes().full(), n.value()).is_some(), "name {i}");
+    }
 }
 
 /// The eviction log is bounded: past its entry limit, evictions are counted and not kept, and a

@@ -35,9 +35,22 @@ pub const WHEEL_TICK_MS: u64 = 8;
 /// several laps).
 pub const WHEEL_SLOTS: usize = 1024;
 
-/// Name bytes kept inside the entry itself (longer names go to the heap). IRCache-shaped
-/// names average 58 characters in 6.66 components, about 72 bytes of components.
-pub const NAME_INLINE: usize = 96;
+/// Name bytes kept inside the entry itself. IRCache-shaped names average 58 characters in
+/// 6.66 components, about 72 bytes of components; longer names take a slot of a fixed pool
+/// ([`LONG_NAME_SLOT_BYTES`] or a whole-packet slot), so a flood of long names can neither
+/// allocate on the hot path nor grow the table's memory: when the pool is empty, the Interest
+/// is refused as if the PIT were full.
+pub const NAME_INLINE: usize = 88;
+
+/// Bytes of a slot of the pool of long names (names of [`NAME_INLINE`] + 1 to this many bytes).
+pub const LONG_NAME_SLOT_BYTES: usize = 512;
+
+/// Slots of the pool for long names: one per this many name entries (at least 16).
+pub const LONG_NAME_SLOT_EVERY: usize = 8;
+
+/// Slots of the pool for the longest names (up to a whole packet): one per this many name
+/// entries (at least 16).
+pub const HUGE_NAME_SLOT_EVERY: usize = 1024;
 
 /// Largest PIT token stored per in-record (NDNLPv2 allows up to 32 bytes).
 pub const MAX_TOKEN: usize = 32;
@@ -182,7 +195,10 @@ pub struct NameEntry {
     depth: u16,
     in_use: bool,
     pit: [u32; 4],
-    name: SmallVec<[u8; NAME_INLINE]>,
+    name_len: u16,
+    /// The pool slot holding the name ([`LongNames`]), or `NONE` when it is inline.
+    long: u32,
+    name: [u8; NAME_INLINE],
     cs: CsKind,
     cs_prev: u32,
     cs_next: u32,
@@ -202,7 +218,7 @@ const _: () = {
     // The layout the prefetches rely on.
     assert!(core::mem::size_of::<NameEntry>() == 192);
     assert!(core::mem::offset_of!(NameEntry, cs) >= NAME_HOT_BYTES);
-    assert!(core::mem::offset_of!(NameEntry, name) == 32);
+    assert!(core::mem::offset_of!(NameEntry, name) + NAME_INLINE == NAME_HOT_BYTES);
     assert!(PIT_HOT_BYTES <= 192);
 };
 
@@ -210,7 +226,9 @@ impl NameEntry {
     fn new() -> Self {
         NameEntry {
             hash: 0,
-            name: SmallVec::new(),
+            name_len: 0,
+            long: NONE,
+            name: [0; NAME_INLINE],
             depth: 0,
             generation: 0,
             pit: [NONE; 4],
@@ -230,11 +248,6 @@ impl NameEntry {
     /// The keyed hash of the name.
     pub fn hash_value(&self) -> u64 {
         self.hash
-    }
-
-    /// The name's components (Name TLV-VALUE).
-    pub fn name_value(&self) -> &[u8] {
-        &self.name
     }
 
     /// The cached Data, when this entry caches it directly.
@@ -313,6 +326,83 @@ impl EvictionLog {
     }
 }
 
+/// Fixed pools for names longer than [`NAME_INLINE`]: slots of [`LONG_NAME_SLOT_BYTES`] and
+/// slots of a whole packet, allocated (zeroed, so untouched pages cost nothing) when the table
+/// is built.
+#[derive(Debug)]
+struct LongNames {
+    long: Vec<u8>,
+    long_free: Vec<u32>,
+    huge: Vec<u8>,
+    huge_free: Vec<u32>,
+}
+
+/// Marks a slot of the pool of the longest names in [`NameEntry::long`].
+const HUGE_BIT: u32 = 1 << 31;
+
+impl LongNames {
+    fn new(names: usize) -> Self {
+        let long_n = (names / LONG_NAME_SLOT_EVERY).max(16);
+        let huge_n = (names / HUGE_NAME_SLOT_EVERY).max(16);
+        LongNames {
+            long: vec![0; long_n * LONG_NAME_SLOT_BYTES],
+            long_free: (0..long_n as u32).rev().collect(),
+            huge: vec![0; huge_n * wire::MAX_NDN_PACKET_BYTES],
+            huge_free: (0..huge_n as u32).rev().collect(),
+        }
+    }
+
+    /// A slot for a name of `len` bytes (more than [`NAME_INLINE`]), if one is free.
+    fn take(&mut self, len: usize) -> Option<u32> {
+        if len <= LONG_NAME_SLOT_BYTES {
+            self.long_free.pop()
+        } else if len <= wire::MAX_NDN_PACKET_BYTES {
+            self.huge_free.pop().map(|i| i | HUGE_BIT)
+        } else {
+            None
+        }
+    }
+
+    fn give_back(&mut self, slot: u32) {
+        if slot & HUGE_BIT != 0 {
+            self.huge_free.push(slot & !HUGE_BIT);
+        } else {
+            self.long_free.push(slot);
+        }
+    }
+
+    fn bytes_mut(&mut self, slot: u32) -> &mut [u8] {
+        let i = (slot & !HUGE_BIT) as usize;
+        if slot & HUGE_BIT != 0 {
+            &mut self.huge[i * wire::MAX_NDN_PACKET_BYTES..][..wire::MAX_NDN_PACKET_BYTES]
+        } else {
+            &mut self.long[i * LONG_NAME_SLOT_BYTES..][..LONG_NAME_SLOT_BYTES]
+        }
+    }
+
+    #[inline]
+    fn bytes(&self, slot: u32, len: usize) -> &[u8] {
+        let i = (slot & !HUGE_BIT) as usize;
+        let (pool, size) = if slot & HUGE_BIT != 0 {
+            (&self.huge, wire::MAX_NDN_PACKET_BYTES)
+        } else {
+            (&self.long, LONG_NAME_SLOT_BYTES)
+        };
+        &pool[i * size..][..len.min(size)]
+    }
+}
+
+/// The name (Name TLV-VALUE) of entry `n`.
+#[inline(always)]
+fn name_of<'a>(n: &'a NameEntry, long: &'a LongNames) -> &'a [u8] {
+    let len = usize::from(n.name_len);
+    if n.long == NONE {
+        &n.name[..len.min(NAME_INLINE)]
+    } else {
+        long.bytes(n.long, len)
+    }
+}
+
 /// The PIT+CS table of one worker.
 #[derive(Debug)]
 pub struct PitCs {
@@ -320,6 +410,7 @@ pub struct PitCs {
     index: HashIndex,
     names: Vec<NameEntry>,
     free_names: Vec<u32>,
+    long_names: LongNames,
     pits: Vec<PitEntry>,
     free_pits: Vec<u32>,
     pit_len: usize,
@@ -355,6 +446,7 @@ impl PitCs {
             index: HashIndex::with_capacity(names_cap),
             names: super::mem::arena(names_cap, |_| NameEntry::new()).into_vec(),
             free_names: (0..names_cap as u32).rev().collect(),
+            long_names: LongNames::new(names_cap),
             pits: super::mem::arena(config.pit_capacity, |_| PitEntry {
                 wheel_slot: NONE,
                 wheel_prev: NONE,
@@ -415,7 +507,7 @@ impl PitCs {
         let mut i = self.cs_head;
         while i != NONE && erased < limit {
             let next = self.names[i as usize].cs_next;
-            if self.names[i as usize].name.starts_with(prefix) {
+            if name_of(&self.names[i as usize], &self.long_names).starts_with(prefix) {
                 self.cs_remove(i);
                 self.release_if_empty(i);
                 erased += 1;
@@ -498,16 +590,21 @@ impl PitCs {
     /// Finds the name entry of exactly these components.
     #[inline]
     pub fn find(&self, hash: u64, name_value: &[u8]) -> Option<u32> {
-        let names = &self.names;
+        let (names, long) = (&self.names, &self.long_names);
         self.index.find(hash, |e| {
             let n = &names[e as usize];
-            n.hash == hash && n.name[..] == *name_value
+            n.hash == hash && name_of(n, long) == name_value
         })
     }
 
     /// The name entry `i`.
     pub fn name_entry(&self, i: u32) -> &NameEntry {
         &self.names[i as usize]
+    }
+
+    /// The name (Name TLV-VALUE) of name entry `i`.
+    pub fn name_value(&self, i: u32) -> &[u8] {
+        name_of(&self.names[i as usize], &self.long_names)
     }
 
     /// The PIT entry `p`.
@@ -582,7 +679,7 @@ impl PitCs {
                 let valid = t.in_use
                     && t.generation == generation
                     && t.cs == CsKind::Direct
-                    && t.name.starts_with(&n.name);
+                    && name_of(t, &self.long_names).starts_with(name_of(n, &self.long_names));
                 (valid && self.fresh_ok(target, mbf, now_ms)).then_some(target)
             }
             _ => None,
@@ -608,16 +705,37 @@ impl PitCs {
     }
 
     fn alloc_name(&mut self, hash: u64, value: &[u8], depth: usize) -> Result<u32, TableFull> {
-        let i = self.free_names.pop().ok_or(TableFull::Names)?;
+        if value.len() > usize::from(u16::MAX) {
+            return Err(TableFull::Names);
+        }
+        let long = if value.len() > NAME_INLINE {
+            let slot = self.long_names.take(value.len()).ok_or(TableFull::Names)?;
+            self.long_names.bytes_mut(slot)[..value.len()].copy_from_slice(value);
+            slot
+        } else {
+            NONE
+        };
+        let Some(i) = self.free_names.pop() else {
+            if long != NONE {
+                self.long_names.give_back(long);
+            }
+            return Err(TableFull::Names);
+        };
         if let Err(e) = self.index.insert(hash, i) {
             self.free_names.push(i);
+            if long != NONE {
+                self.long_names.give_back(long);
+            }
             return Err(e.into());
         }
         let n = &mut self.names[i as usize];
-        debug_assert!(!n.in_use && n.is_empty());
+        debug_assert!(!n.in_use && n.is_empty() && n.long == NONE);
         n.hash = hash;
-        n.name.clear();
-        n.name.extend_from_slice(value);
+        n.name_len = value.len() as u16;
+        n.long = long;
+        if long == NONE {
+            n.name[..value.len()].copy_from_slice(value);
+        }
         n.depth = depth.min(u16::MAX as usize) as u16;
         n.generation = n.generation.wrapping_add(1);
         n.in_use = true;
@@ -641,6 +759,10 @@ impl PitCs {
         let n = &mut self.names[e as usize];
         if n.in_use && n.is_empty() {
             n.in_use = false;
+            if n.long != NONE {
+                self.long_names.give_back(n.long);
+                n.long = NONE;
+            }
             let hash = n.hash;
             let removed = self.index.remove(hash, e);
             debug_assert!(removed);
@@ -1135,7 +1257,7 @@ impl PitCs {
                 if n.is_empty() {
                     return Err(format!("empty name entry {i} not released"));
                 }
-                if self.find(n.hash, &n.name) != Some(i as u32) {
+                if self.find(n.hash, name_of(n, &self.long_names)) != Some(i as u32) {
                     return Err(format!("name entry {i} not indexed"));
                 }
                 for (s, &p) in n.pit.iter().enumerate() {
