@@ -161,6 +161,12 @@ pub struct Workers {
     /// Packet buffers in the shared pool (each holds one packet of up to
     /// [`PacketLimits::max_packet_bytes`] plus link headers).
     pub buffers: usize,
+    /// Pool buffers allocated and touched at start-up (the rest are allocated when first
+    /// needed); at most `buffers`.
+    pub prefault_buffers: usize,
+    /// MiB of each worker's and the I/O thread's malloc arena touched when the thread starts,
+    /// so that what it allocates later is already mapped (0: none).
+    pub prefault_mb: usize,
     /// Worker tick: the longest a worker sleeps when idle (PIT expiry runs at least this often).
     pub tick_ms: u64,
     /// How chunks are spread over workers: `content` (H=Content), `batch` (H=Batch, by content
@@ -189,6 +195,8 @@ impl Default for Workers {
             io_core: None,
             ring_capacity: 4096,
             buffers: 16_384,
+            prefault_buffers: 2_048,
+            prefault_mb: 16,
             tick_ms: 10,
             mapping: Mapping::Content,
         }
@@ -457,6 +465,13 @@ impl Config {
             1 << 20,
         )?;
         range("workers.buffers", self.workers.buffers, 256, 1 << 22)?;
+        range(
+            "workers.prefault_buffers",
+            self.workers.prefault_buffers,
+            0,
+            self.workers.buffers,
+        )?;
+        range("workers.prefault_mb", self.workers.prefault_mb, 0, 1 << 16)?;
         range("workers.tick_ms", self.workers.tick_ms as usize, 1, 1000)?;
         range("cs.capacity", self.cs.capacity, 0, 1 << 30)?;
         range("pit.capacity", self.pit.capacity, 64, 1 << 30)?;

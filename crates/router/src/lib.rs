@@ -17,6 +17,8 @@
 //! - [`manager`]: NFD's management protocol; FIB and strategy changes reach every worker
 //!   without a pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
+//!   that they do not block in the kernel on the process's memory map.
 //!
 //! This crate owns threads and sockets; the engine, the wire format, the faces' framing and the
 //! management encoding live in their own crates and are only called from here.
@@ -25,6 +27,7 @@ pub mod config;
 pub mod dispatch;
 pub mod io;
 pub mod manager;
+pub mod mem;
 pub mod pool;
 pub mod worker;
 
@@ -201,6 +204,7 @@ impl Router {
     /// routes and strategies. Errors are one line naming what failed.
     pub fn start(cfg: &Config) -> Result<Router, String> {
         cfg.validate()?;
+        mem::steady_allocator();
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cfg.worker_count(cores).min(255);
         let mapping = cfg.worker_mapping();
@@ -220,6 +224,8 @@ impl Router {
             cfg.workers.buffers,
             cfg.limits.max_packet_bytes + LINK_HEADROOM_BYTES,
         ));
+        pool.prefault(cfg.workers.prefault_buffers);
+        let prefault_bytes = cfg.workers.prefault_mb << 20;
         let links: Vec<Arc<WorkerLink>> = (0..n)
             .map(|_| Arc::new(WorkerLink::new(cfg.workers.ring_capacity)))
             .collect();
@@ -333,6 +339,7 @@ impl Router {
                     if let Some(c) = core {
                         pin_to(c);
                     }
+                    mem::prefault_arena(prefault_bytes);
                     w.run();
                 }),
             )?);
@@ -343,6 +350,7 @@ impl Router {
                 if let Some(c) = io_core {
                     pin_to(c);
                 }
+                mem::prefault_arena(prefault_bytes);
                 io.run();
             }),
         )?);

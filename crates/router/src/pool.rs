@@ -90,6 +90,28 @@ impl Pool {
         }
     }
 
+    /// Allocates up to `n` more buffers now (never past the capacity), writes every page of
+    /// each so that the kernel maps them now rather than on the packet path, and puts them on
+    /// the free list. Returns how many it added.
+    pub fn prefault(&self, n: usize) -> usize {
+        let mut added = 0;
+        while added < n {
+            let got = self
+                .allocated
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+                    (k < self.capacity).then_some(k + 1)
+                });
+            if got.is_err() {
+                break;
+            }
+            let mut buf = Vec::with_capacity(self.buf_bytes);
+            crate::mem::touch(buf.spare_capacity_mut());
+            self.put(buf);
+            added += 1;
+        }
+        added
+    }
+
     /// Size of every buffer.
     pub fn buf_bytes(&self) -> usize {
         self.buf_bytes
@@ -170,6 +192,19 @@ mod tests {
         p.put(c);
         p.put(a.buf);
         assert_eq!(p.free_len(), 3);
+    }
+
+    #[test]
+    fn prefault_fills_the_free_list_up_to_the_capacity() {
+        let p = Pool::new(4, 10_000);
+        assert_eq!(p.prefault(3), 3);
+        assert_eq!((p.allocated(), p.free_len()), (3, 3));
+        assert_eq!(p.prefault(5), 1, "capacity is a hard limit");
+        let b = p.get().unwrap();
+        assert!(b.capacity() >= 10_000 && b.is_empty());
+        assert_eq!(p.allocated(), 4);
+        p.put(b);
+        assert_eq!(p.free_len(), 4);
     }
 
     #[test]

@@ -27,6 +27,18 @@ use crossbeam_channel::{Receiver, Sender};
 /// Alignment of every I/O buffer (bytes): enough for `O_DIRECT` on 4 KiB-sector devices.
 pub const BUF_ALIGN_BYTES: usize = 4096;
 
+/// Writes a zero to the first byte of every 4 KiB page of `len` zeroed bytes at `p` (volatile,
+/// so that it is not folded into the allocation), making the kernel map them now.
+///
+/// # Safety
+/// `p .. p + len` must be writable memory that holds zeros.
+pub unsafe fn touch_pages(p: *mut u8, len: usize) {
+    for off in (0..len).step_by(4096) {
+        // SAFETY: in bounds per the caller; writing the zero it already holds.
+        unsafe { std::ptr::write_volatile(p.add(off), 0) };
+    }
+}
+
 /// A heap buffer aligned to [`BUF_ALIGN_BYTES`], allocated once at start-up.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
@@ -38,13 +50,18 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     /// A zeroed buffer of `len` bytes (rounded up to the alignment). Panics if `len` is 0 or
-    /// the allocation fails.
+    /// the allocation fails. Every page is written once (fresh zero pages are otherwise mapped
+    /// only when first used): the buffers are reused for every read, and a page fault on the
+    /// I/O path (the kernel pins the pages of an `O_DIRECT` read) can wait on the process's
+    /// memory-map lock.
     pub fn new(len: usize) -> Self {
         let len = len.div_ceil(BUF_ALIGN_BYTES).max(1) * BUF_ALIGN_BYTES;
         let layout = Layout::from_size_align(len, BUF_ALIGN_BYTES).expect("buffer layout");
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        // SAFETY: in bounds of the `len` bytes just allocated (a multiple of the page size).
+        unsafe { touch_pages(ptr.as_ptr(), len) };
         AlignedBuf { ptr, len }
     }
 

@@ -93,7 +93,13 @@ impl L2Tier {
                     name_lens: [0; 64],
                 })
                 .collect(),
-            names: vec![0; qd * batch * max_name_bytes],
+            // Mapped now, so that the worker never faults on them.
+            names: {
+                let mut v = vec![0u8; qd * batch * max_name_bytes];
+                // SAFETY: the vector's own zeroed bytes.
+                unsafe { crate::io::touch_pages(v.as_mut_ptr(), v.len()) };
+                v
+            },
             max_name_bytes,
             l2,
             counters: TierCounters::default(),
