@@ -591,7 +591,7 @@ impl Harness {
                 let got = match self.t.cs_lookup(&info.view(), &h, entry, cbp, mbf, now) {
                     CsMatch::Hit(e) => {
                         let n = self.name_of_entry(e);
-                        let data = self.t.name_entry(e).data().expect("a hit has Data");
+                        let data = self.t.data(e).expect("a hit has Data");
                         match &self.m.entries[&n].cs {
                             MCs::Direct { data: d, .. } => assert_eq!(d.as_slice(), data),
                             cs => panic!("hit on {cs:?}"),
@@ -659,10 +659,9 @@ impl Harness {
             let (Some(e), Some(me)) = (e, me) else {
                 continue;
             };
-            let ne = self.t.name_entry(e);
             match &me.cs {
-                MCs::Direct { data, .. } => assert_eq!(ne.data(), Some(data.as_slice())),
-                _ => assert_eq!(ne.data(), None),
+                MCs::Direct { data, .. } => assert_eq!(self.t.data(e), Some(data.as_slice())),
+                _ => assert_eq!(self.t.data(e), None),
             }
             let slots: Vec<(bool, bool)> =
                 [(false, false), (false, true), (true, false), (true, true)]

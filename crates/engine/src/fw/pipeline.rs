@@ -740,7 +740,7 @@ impl Engine {
             // CS: only for an Interest that is not already pending.
             let h = &self.hashes[idx];
             if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms) {
-                let data = self.table.name_entry(e).data().unwrap_or(&[]);
+                let data = self.table.data(e).unwrap_or(&[]);
                 let start = self.out.len() as u32;
                 self.out.extend_from_slice(data);
                 let range = start..self.out.len() as u32;

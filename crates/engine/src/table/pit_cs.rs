@@ -203,7 +203,8 @@ pub struct NameEntry {
     cs_prev: u32,
     cs_next: u32,
     fresh_until_ms: u64,
-    data: Vec<u8>,
+    /// The Data buffer ([`PitCs::data`]) while the entry caches Data directly, else `NONE`.
+    buf: u32,
 }
 
 /// How many entries ahead of the replacement list's head the eviction cursor warms: an
@@ -233,7 +234,7 @@ impl NameEntry {
             generation: 0,
             pit: [NONE; 4],
             cs: CsKind::None,
-            data: Vec::new(),
+            buf: NONE,
             fresh_until_ms: 0,
             cs_prev: NONE,
             cs_next: NONE,
@@ -250,10 +251,6 @@ impl NameEntry {
         self.hash
     }
 
-    /// The cached Data, when this entry caches it directly.
-    pub fn data(&self) -> Option<&[u8]> {
-        (self.cs == CsKind::Direct).then_some(&self.data[..])
-    }
 }
 
 #[inline]
@@ -411,6 +408,12 @@ pub struct PitCs {
     names: Vec<NameEntry>,
     free_names: Vec<u32>,
     long_names: LongNames,
+    /// One Data buffer per CS entry the table can hold: a buffer keeps its capacity when it
+    /// is reused, so after warm-up caching does not allocate, and the memory for Data is
+    /// bounded by the CS capacity (not by the number of name entries, as it would be if each
+    /// name entry kept a buffer).
+    bufs: Vec<Vec<u8>>,
+    free_bufs: Vec<u32>,
     pits: Vec<PitEntry>,
     free_pits: Vec<u32>,
     pit_len: usize,
@@ -447,6 +450,8 @@ impl PitCs {
             names: super::mem::arena(names_cap, |_| NameEntry::new()).into_vec(),
             free_names: (0..names_cap as u32).rev().collect(),
             long_names: LongNames::new(names_cap),
+            bufs: (0..config.cs_capacity).map(|_| Vec::new()).collect(),
+            free_bufs: (0..config.cs_capacity as u32).rev().collect(),
             pits: super::mem::arena(config.pit_capacity, |_| PitEntry {
                 wheel_slot: NONE,
                 wheel_prev: NONE,
@@ -558,8 +563,9 @@ impl PitCs {
     }
 
     /// Third-level prefetch for a Data, once [`PitCs::prefetch_entry`]'s lines have arrived:
-    /// the PIT entries its name entry points at (their in-records are read to send the Data)
-    /// and, for writing, the buffer the CS will copy the Data into.
+    /// the PIT entries its name entry points at (their in-records are read to send the Data).
+    /// (The buffer the CS copies the Data into is an evicted entry's: the eviction cursor warms
+    /// it.)
     #[inline]
     pub fn prefetch_for_data(&self, full_hash: u64) {
         let Some(n) = self
@@ -579,12 +585,6 @@ impl PitCs {
                 prefetch_line(l.wrapping_add(64));
             }
         }
-        let buf = n.data.as_ptr();
-        let mut off = 0;
-        while off < n.data.capacity().min(4 * 64) {
-            prefetch_line_for_write(buf.wrapping_add(off));
-            off += 64;
-        }
     }
 
     /// Finds the name entry of exactly these components.
@@ -600,6 +600,15 @@ impl PitCs {
     /// The name entry `i`.
     pub fn name_entry(&self, i: u32) -> &NameEntry {
         &self.names[i as usize]
+    }
+
+    /// The Data name entry `i` caches directly, if any.
+    pub fn data(&self, i: u32) -> Option<&[u8]> {
+        let n = &self.names[i as usize];
+        match (n.cs, n.buf) {
+            (CsKind::Direct, b) if b != NONE => Some(&self.bufs[b as usize][..]),
+            _ => None,
+        }
     }
 
     /// The name (Name TLV-VALUE) of name entry `i`.
@@ -699,7 +708,7 @@ impl PitCs {
         let n = &self.names[e as usize];
         let digest = name.last()?.value;
         (n.cs == CsKind::Direct
-            && wire::sha256(&[&n.data]) == digest
+            && wire::sha256(&[self.data(e).unwrap_or(&[])]) == digest
             && self.fresh_ok(e, mbf, now_ms))
         .then_some(e)
     }
@@ -992,10 +1001,21 @@ impl PitCs {
             self.evict_one();
         }
         let n = &mut self.names[e as usize];
+        if n.buf == NONE {
+            // At most one buffer per CS entry, and the CS made room above.
+            let Some(b) = self.free_bufs.pop() else {
+                debug_assert!(false, "no free Data buffer with the CS below capacity");
+                n.cs = CsKind::None;
+                self.release_if_empty(e);
+                return;
+            };
+            n.buf = b;
+        }
         n.cs = CsKind::Direct;
-        n.data.clear();
-        n.data.extend_from_slice(data_wire);
         n.fresh_until_ms = now_ms.saturating_add(freshness_ms);
+        let buf = &mut self.bufs[n.buf as usize];
+        buf.clear();
+        buf.extend_from_slice(data_wire);
         self.cs_link_tail(e);
         self.counters.cs_inserts += 1;
     }
@@ -1069,7 +1089,12 @@ impl PitCs {
     fn cs_remove(&mut self, e: u32) {
         if self.names[e as usize].cs != CsKind::None {
             self.cs_unlink(e);
-            self.names[e as usize].cs = CsKind::None;
+            let n = &mut self.names[e as usize];
+            n.cs = CsKind::None;
+            if n.buf != NONE {
+                self.free_bufs.push(n.buf);
+                n.buf = NONE;
+            }
         }
     }
 
@@ -1104,7 +1129,10 @@ impl PitCs {
             return;
         }
         if self.evicted.max_entries > 0 && self.names[e as usize].cs == CsKind::Direct {
-            let data = &self.names[e as usize].data;
+            let data = match self.names[e as usize].buf {
+                NONE => &[][..],
+                b => &self.bufs[b as usize][..],
+            };
             if !self.evicted.push(data) {
                 self.counters.cs_evictions_unlogged += 1;
             }
@@ -1136,11 +1164,23 @@ impl PitCs {
             }
             let n = &self.names[c as usize];
             self.index.prefetch(n.hash);
+            // The buffer this entry's eviction frees is the one the next Data is copied into.
+            if let Some(b) = self.bufs.get(n.buf as usize) {
+                let p = b.as_ptr();
+                let mut off = 0;
+                while off < b.capacity().min(4 * 64) {
+                    prefetch_line_for_write(p.wrapping_add(off));
+                    off += 64;
+                }
+            }
             let next = n.cs_next;
             if next == NONE {
                 break;
             }
-            prefetch_line(&self.names[next as usize] as *const NameEntry as *const u8);
+            // Its hash (line 0) and its list links and buffer number (line 2).
+            let np = &self.names[next as usize] as *const NameEntry as *const u8;
+            prefetch_line(np);
+            prefetch_line(np.wrapping_add(128));
             self.victim_cursor = next;
             self.victim_ahead += 1;
         }
@@ -1246,6 +1286,19 @@ impl PitCs {
             .iter()
             .filter(|n| n.in_use && n.cs != CsKind::None)
             .count();
+        let direct = self
+            .names
+            .iter()
+            .filter(|n| n.in_use && n.cs == CsKind::Direct)
+            .count();
+        let buffered = self.names.iter().filter(|n| n.buf != NONE).count();
+        if direct != buffered || buffered + self.free_bufs.len() != self.bufs.len() {
+            return Err(format!(
+                "Data buffers: {direct} direct entries, {buffered} holding one, {} free of {}",
+                self.free_bufs.len(),
+                self.bufs.len()
+            ));
+        }
         if cs_count != self.cs_len || cs_entries != self.cs_len {
             return Err(format!(
                 "cs_len {} list {} entries {}",
