@@ -250,7 +250,6 @@ impl NameEntry {
     pub fn hash_value(&self) -> u64 {
         self.hash
     }
-
 }
 
 #[inline]
