@@ -754,7 +754,8 @@ impl Engine {
         let h = &self.hashes[idx];
         let e = match entry {
             Some(e) => e,
-            None => match self.table.find_or_insert(full, name.value(), h.len()) {
+            // `find` above missed and nothing since has added a name: no second search.
+            None => match self.table.insert_new(full, name.value(), h.len()) {
                 Ok(e) => e,
                 Err(_) => {
                     self.nack_input(face, idx, wire, i, NackReason::Congestion, token);

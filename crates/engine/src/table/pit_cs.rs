@@ -763,6 +763,13 @@ impl PitCs {
         }
     }
 
+    /// Creates the name entry for these components, which the caller has just looked up
+    /// with [`PitCs::find`] and not found (the table unchanged since).
+    pub fn insert_new(&mut self, hash: u64, value: &[u8], depth: usize) -> Result<u32, TableFull> {
+        debug_assert!(self.find(hash, value).is_none(), "name already indexed");
+        self.alloc_name(hash, value, depth)
+    }
+
     fn release_if_empty(&mut self, e: u32) {
         let n = &mut self.names[e as usize];
         if n.in_use && n.is_empty() {
