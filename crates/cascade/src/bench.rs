@@ -37,6 +37,12 @@ pub struct EngineBenchArgs {
     /// Workload seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Instead of the report: after the warm-up, N rounds of the normal Interests and Data
+    /// (2-stage, prefetch on) and N rounds of the attack, each a steady state with the tables
+    /// warm; prints the median cycles per packet of each. For A/B comparisons of builds and
+    /// for attaching a profiler (`perf record`) to one phase.
+    #[arg(long, value_name = "N")]
+    pub steady: Option<usize>,
 }
 
 /// Parses counts like `16M`, `250k`, `1000`.
@@ -251,6 +257,40 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
         clear_cs(e);
         (i, d)
     };
+    if let Some(rounds) = args.steady {
+        let rounds = rounds.max(1);
+        let (mut int_c, mut data_c, mut att_c) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..rounds {
+            let (i, d) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
+            int_c.push(i.cycles_per_packet());
+            data_c.push(d.cycles_per_packet());
+        }
+        for _ in 0..rounds {
+            now += 1;
+            att_c.push(drive(&mut e, &attack, downstream, now).cycles_per_packet());
+            now += 120_000;
+            e.advance(now);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            round1(v[v.len() / 2])
+        };
+        let out = json!({
+            "rounds": rounds,
+            "interest_cycles_per_packet": median(&mut int_c),
+            "data_cycles_per_packet": median(&mut data_c),
+            "attack_cycles_per_packet": median(&mut att_c),
+        });
+        if args.json {
+            println!("{out}");
+        } else {
+            println!(
+                "steady state, median of {rounds} rounds (cycles/packet): Interest {}, Data {}, attack {}",
+                out["interest_cycles_per_packet"], out["data_cycles_per_packet"], out["attack_cycles_per_packet"]
+            );
+        }
+        return Ok(());
+    }
     log(quiet, "measuring 2-stage with prefetch");
     let (int_run, data_run) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
     log(quiet, "measuring 2-stage without prefetch");
