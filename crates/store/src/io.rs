@@ -259,6 +259,24 @@ impl Io {
         r
     }
 
+    /// Registers `bufs` with the kernel as io_uring fixed buffers: operations on them then skip
+    /// pinning the buffer's pages for every request (`O_DIRECT`). Returns whether it worked
+    /// (false with the thread pool, or when the kernel refuses, e.g. over `RLIMIT_MEMLOCK`;
+    /// operations then go as before). At most one registration per `Io`.
+    ///
+    /// # Safety
+    /// Each buffer's memory must stay allocated until this `Io` is dropped (an [`AlignedBuf`]
+    /// may move; it must not be freed): an operation on a buffer that the allocator later put
+    /// at the same address would use the registered pages, not the new buffer's.
+    pub unsafe fn register_buffers(&mut self, bufs: &[&AlignedBuf]) -> bool {
+        match &mut self.inner {
+            #[cfg(target_os = "linux")]
+            // SAFETY: forwarded from the caller.
+            Inner::Uring(u) => unsafe { u.register_buffers(bufs) },
+            Inner::Threads(_) => false,
+        }
+    }
+
     /// Hands queued operations to the kernel now (io_uring; the thread pool has them already).
     pub fn flush(&mut self) {
         #[cfg(target_os = "linux")]
@@ -406,6 +424,8 @@ struct Uring {
     free: Vec<u32>,
     /// Entries pushed on the submission queue since the last `submit`.
     unsubmitted: u32,
+    /// Registered buffers: (address, length, index), by address.
+    fixed: Vec<(usize, usize, u16)>,
 }
 
 #[cfg(target_os = "linux")]
@@ -421,7 +441,40 @@ impl Uring {
             slots,
             free,
             unsubmitted: 0,
+            fixed: Vec::new(),
         })
+    }
+
+    /// See [`Io::register_buffers`].
+    unsafe fn register_buffers(&mut self, bufs: &[&AlignedBuf]) -> bool {
+        if !self.fixed.is_empty() || bufs.is_empty() || bufs.len() > usize::from(u16::MAX) {
+            return false;
+        }
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter()
+            .map(|b| libc::iovec {
+                iov_base: b.as_slice().as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
+            .collect();
+        // SAFETY: the caller keeps every buffer allocated for the ring's lifetime.
+        if unsafe { self.ring.submitter().register_buffers(&iovecs) }.is_err() {
+            return false;
+        }
+        self.fixed = bufs
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.as_slice().as_ptr() as usize, b.len(), i as u16))
+            .collect();
+        self.fixed.sort_unstable();
+        true
+    }
+
+    /// The registered buffer holding `len` bytes at `addr`, if any.
+    fn fixed_index(&self, addr: usize, len: usize) -> Option<u16> {
+        let i = self.fixed.binary_search_by_key(&addr, |f| f.0).ok()?;
+        let (_, cap, index) = self.fixed[i];
+        (len <= cap).then_some(index)
     }
 
     fn submit(&mut self, mut op: IoOp) -> Result<(), IoOp> {
@@ -431,15 +484,28 @@ impl Uring {
         };
         let fd = io_uring::types::Fd(self.file.as_raw_fd());
         let len = op.len as u32;
-        let entry = match op.kind {
-            IoKind::Read => {
+        let fixed = self.fixed_index(op.buf.as_slice().as_ptr() as usize, op.len);
+        let entry = match (op.kind, fixed) {
+            (IoKind::Read, Some(i)) => {
+                io_uring::opcode::ReadFixed::new(fd, op.buf.as_mut_slice().as_mut_ptr(), len, i)
+                    .offset(op.offset)
+                    .build()
+            }
+            (IoKind::Read, None) => {
                 io_uring::opcode::Read::new(fd, op.buf.as_mut_slice().as_mut_ptr(), len)
                     .offset(op.offset)
                     .build()
             }
-            IoKind::Write => io_uring::opcode::Write::new(fd, op.buf.as_slice().as_ptr(), len)
-                .offset(op.offset)
-                .build(),
+            (IoKind::Write, Some(i)) => {
+                io_uring::opcode::WriteFixed::new(fd, op.buf.as_slice().as_ptr(), len, i)
+                    .offset(op.offset)
+                    .build()
+            }
+            (IoKind::Write, None) => {
+                io_uring::opcode::Write::new(fd, op.buf.as_slice().as_ptr(), len)
+                    .offset(op.offset)
+                    .build()
+            }
         }
         .user_data(u64::from(slot));
         // SAFETY: the buffer lives in `self.slots` until its completion is reaped (the ring is
@@ -556,7 +622,9 @@ impl Drop for Uring {
 mod tests {
     use super::*;
 
-    fn round_trip(backend: IoBackend) {
+    fn round_trip(backend: IoBackend, fixed: bool) {
+        // Declared before `io`, so dropped after it (registered buffers must outlive it).
+        let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
         let dir = tempfile::tempdir().unwrap();
         let file = Arc::new(
             std::fs::OpenOptions::new()
@@ -572,7 +640,14 @@ mod tests {
         if backend == IoBackend::Threads {
             assert_eq!(io.backend(), ActiveBackend::Threads);
         }
-        let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
+        if fixed {
+            let all: Vec<&AlignedBuf> = bufs.iter().collect();
+            // SAFETY: `bufs` outlives `io` and its buffers are never freed before.
+            let registered = unsafe { io.register_buffers(&all) };
+            assert_eq!(registered, io.backend() == ActiveBackend::Uring);
+            // SAFETY: as above.
+            assert!(!unsafe { io.register_buffers(&all) }, "registered twice");
+        }
         // Writes: 8 blocks, never more than 4 in flight.
         let mut written = 0;
         while written < 8 || io.in_flight() > 0 {
@@ -628,12 +703,18 @@ mod tests {
 
     #[test]
     fn thread_pool_reads_back_what_it_wrote() {
-        round_trip(IoBackend::Threads);
+        round_trip(IoBackend::Threads, false);
+        round_trip(IoBackend::Threads, true);
     }
 
     #[test]
     fn auto_backend_reads_back_what_it_wrote() {
-        round_trip(IoBackend::Auto);
+        round_trip(IoBackend::Auto, false);
+    }
+
+    #[test]
+    fn registered_buffers_read_back_what_they_wrote() {
+        round_trip(IoBackend::Auto, true);
     }
 
     #[test]

@@ -434,6 +434,7 @@ pub struct L2File {
     config: L2Config,
     sb: Superblock,
     file: Arc<File>,
+    /// Declared before the buffers, so dropped first: they are registered with it.
     io: Io,
     map: KeyMap,
     extents: Vec<Extent>,
@@ -589,6 +590,13 @@ impl L2File {
             segments: [0; 64],
             config: config.clone(),
         };
+        {
+            let bufs: Vec<&AlignedBuf> = l2.read_bufs.iter().chain(&l2.write_bufs).collect();
+            // SAFETY: the buffers are freed only with the L2File, after `io` (declared before
+            // them, so dropped first); in between they only move in and out of operations.
+            // Refused (e.g. the memlock limit): plain reads and writes, as before.
+            unsafe { l2.io.register_buffers(&bufs) };
+        }
         if fresh {
             l2.free.extend((0..sb.extents).rev());
             let _ = std::fs::remove_file(config.index_path());
