@@ -9,10 +9,21 @@ fn cascade(args: &[&str]) -> Output {
         .expect("run cascade")
 }
 
+/// Runs `cascade` with `args`, which must succeed and print one JSON object.
+fn cascade_json(args: &[&str]) -> serde_json::Value {
+    let out = cascade(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
 #[test]
 fn che_json_has_the_three_workloads_in_unit_range() {
     for policy in ["fifo", "lru"] {
-        let out = cascade(&[
+        let v = cascade_json(&[
             "model",
             "che",
             "--l1",
@@ -23,12 +34,6 @@ fn che_json_has_the_three_workloads_in_unit_range() {
             policy,
             "--json",
         ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
         for key in ["unif", "seq", "real", "p1st"] {
             let x = v[key]
                 .as_f64()
@@ -46,7 +51,7 @@ fn che_json_has_the_three_workloads_in_unit_range() {
 
 #[test]
 fn che_json_has_the_stream_model_of_real() {
-    let out = cascade(&[
+    let v = cascade_json(&[
         "model",
         "che",
         "--l1",
@@ -57,12 +62,6 @@ fn che_json_has_the_stream_model_of_real() {
         "100000",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     let s = &v["real_streams"];
     let steady = s["steady"]["hit_ratio"].as_f64().expect("steady hit ratio");
     let window = s["window"]["hit_ratio"].as_f64().expect("window hit ratio");
