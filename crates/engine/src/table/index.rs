@@ -304,13 +304,22 @@ impl HashIndex {
             if !t.touch(bucket as *const Bucket as *const u8) {
                 return Err(Stopped);
             }
-            for s in &bucket.slots {
+            // All seven slots compared first, without branching on each (which slots are full
+            // and where a fragment matches vary from bucket to bucket, so per-slot branches
+            // mispredicted); then only the matches, usually none or one, are visited.
+            let mut vals = [0u64; SLOTS];
+            let mut hits = 0u32;
+            for (j, s) in bucket.slots.iter().enumerate() {
                 let v = s.load(Ordering::Acquire);
-                if v != 0 && v >> 32 == frag {
-                    let e = (v as u32) - 1;
-                    if f(e, t)? {
-                        return Ok(Some(e));
-                    }
+                vals[j] = v;
+                hits |= u32::from(v != 0 && v >> 32 == frag) << j;
+            }
+            while hits != 0 {
+                let j = hits.trailing_zeros() as usize;
+                hits &= hits - 1;
+                let e = (vals[j] as u32).wrapping_sub(1);
+                if f(e, t)? {
+                    return Ok(Some(e));
                 }
             }
             b = self.next_of(bucket);
