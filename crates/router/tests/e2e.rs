@@ -245,8 +245,17 @@ fn malformed_packets_are_counted_and_never_stop_forwarding() {
         s.write_all(&[0x09, 0x02, 0x01, 0x02]).unwrap(); // unknown type
         s.write_all(&[0x05, 0x02, 0x08, 0x00]).unwrap(); // Interest without a Name
     }
-    s.write_all(&[0x05, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
-        .unwrap();
+    // The router may have closed the face already (8 malformed elements is its limit here):
+    // then this write finds the connection gone, which is what the test expects anyway.
+    if let Err(e) = s.write_all(&[0x05, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]) {
+        assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+            ),
+            "{e}"
+        );
+    }
     // TCP: the same.
     let mut t = std::net::TcpStream::connect(r.bound().tcp.unwrap()).unwrap();
     for _ in 0..3 {
