@@ -30,7 +30,7 @@ use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
 use crate::hash::{HashKey, PrefixHashes};
 use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
 use crate::table::fib::{Fib, LpmStats};
-use crate::table::index::{prefetch_line, LinePlan};
+use crate::table::index::{prefetch_lines, LinePlan};
 use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
 use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
@@ -51,13 +51,7 @@ const PARSE_LINES: usize = 8;
 /// Requests the first [`PARSE_LINES`] cache lines of `bytes`.
 #[inline(always)]
 fn prefetch_bytes(bytes: &[u8]) {
-    let p = bytes.as_ptr();
-    let n = bytes.len().min(PARSE_LINES * 64);
-    let mut off = 0;
-    while off < n {
-        prefetch_line(p.wrapping_add(off));
-        off += 64;
-    }
+    prefetch_lines(bytes.as_ptr(), bytes.len().min(PARSE_LINES * 64));
 }
 
 /// Which LPM algorithm the FIB lookup uses.

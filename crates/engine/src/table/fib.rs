@@ -641,23 +641,6 @@ impl Fib {
             stats.probes += 1;
             return Ok(Probe::unpack(v));
         }
-        let found = self.probe_read(name, h, k, guard, stats, t)?;
-        let found = found.map(Probe::of);
-        t.remember(key, Probe::pack(found));
-        Ok(found)
-    }
-
-    /// [`Fib::probe`]'s reads.
-    #[inline(always)]
-    fn probe_read<'g, T: Touch>(
-        &self,
-        name: &NameView<'_>,
-        h: &PrefixHashes,
-        k: usize,
-        guard: &'g Guard,
-        stats: &mut LpmStats,
-        t: &mut T,
-    ) -> Result<Option<&'g FibEntry>, Stopped> {
         let (Some(hash), Some(end)) = (h.prefix(k, name), h.prefix_end(k, name)) else {
             return Ok(None);
         };
@@ -682,6 +665,8 @@ impl Fib {
                 _ => Ok(false),
             }
         })?;
+        let found = found.map(Probe::of);
+        t.remember(key, Probe::pack(found));
         Ok(found)
     }
 

@@ -421,6 +421,27 @@ pub fn prefetch_line_for_write(p: *const u8) {
     }
 }
 
+/// Prefetches every cache line of the `bytes` bytes from `p` (for reading).
+#[inline(always)]
+pub fn prefetch_lines(p: *const u8, bytes: usize) {
+    let mut off = 0;
+    while off < bytes {
+        prefetch_line(p.wrapping_add(off));
+        off += 64;
+    }
+}
+
+/// Prefetches every cache line of the `bytes` bytes from `p` for writing
+/// ([`prefetch_line_for_write`]).
+#[inline(always)]
+pub fn prefetch_lines_for_write(p: *const u8, bytes: usize) {
+    let mut off = 0;
+    while off < bytes {
+        prefetch_line_for_write(p.wrapping_add(off));
+        off += 64;
+    }
+}
+
 /// Prefetches one cache line into all cache levels (a no-op where unsupported).
 #[inline(always)]
 pub fn prefetch_line(p: *const u8) {

@@ -18,7 +18,9 @@
 
 use smallvec::SmallVec;
 
-use super::index::{prefetch_line, prefetch_line_for_write, HashIndex, IndexError};
+use super::index::{
+    prefetch_line, prefetch_lines, prefetch_lines_for_write, HashIndex, IndexError,
+};
 use crate::hash::PrefixHashes;
 use wire::lp::NackReason;
 use wire::NameView;
@@ -377,24 +379,32 @@ impl LongNames {
         }
     }
 
-    fn bytes_mut(&mut self, slot: u32) -> &mut [u8] {
+    /// The pool holding `slot` and the slot's byte range in it.
+    #[inline]
+    fn span(slot: u32) -> (bool, core::ops::Range<usize>) {
         let i = (slot & !HUGE_BIT) as usize;
-        if slot & HUGE_BIT != 0 {
-            &mut self.huge[i * wire::MAX_NDN_PACKET_BYTES..][..wire::MAX_NDN_PACKET_BYTES]
+        let huge = slot & HUGE_BIT != 0;
+        let size = if huge {
+            wire::MAX_NDN_PACKET_BYTES
         } else {
-            &mut self.long[i * LONG_NAME_SLOT_BYTES..][..LONG_NAME_SLOT_BYTES]
+            LONG_NAME_SLOT_BYTES
+        };
+        (huge, i * size..(i + 1) * size)
+    }
+
+    fn bytes_mut(&mut self, slot: u32) -> &mut [u8] {
+        match Self::span(slot) {
+            (true, r) => &mut self.huge[r],
+            (false, r) => &mut self.long[r],
         }
     }
 
     #[inline]
     fn bytes(&self, slot: u32, len: usize) -> &[u8] {
-        let i = (slot & !HUGE_BIT) as usize;
-        let (pool, size) = if slot & HUGE_BIT != 0 {
-            (&self.huge, wire::MAX_NDN_PACKET_BYTES)
-        } else {
-            (&self.long, LONG_NAME_SLOT_BYTES)
-        };
-        &pool[i * size..][..len.min(size)]
+        let (huge, r) = Self::span(slot);
+        let pool = if huge { &self.huge } else { &self.long };
+        let slot_bytes = &pool[r];
+        &slot_bytes[..len.min(slot_bytes.len())]
     }
 }
 
@@ -543,12 +553,7 @@ impl PitCs {
     #[inline]
     pub fn prefetch_free(&self, n: usize) {
         fn lines<T>(item: &T, bytes: usize) {
-            let p = item as *const T as *const u8;
-            let mut off = 0;
-            while off < bytes {
-                prefetch_line_for_write(p.wrapping_add(off));
-                off += 64;
-            }
+            prefetch_lines_for_write(item as *const T as *const u8, bytes);
         }
         for &p in self.free_pits.iter().rev().take(n) {
             lines(&self.pits[p as usize], PIT_HOT_BYTES);
@@ -564,9 +569,7 @@ impl PitCs {
     pub fn prefetch_entry(&self, full_hash: u64) {
         if let Some(e) = self.index.first_candidate(full_hash) {
             if let Some(n) = self.names.get(e as usize) {
-                let p = n as *const NameEntry as *const u8;
-                prefetch_line(p);
-                prefetch_line(p.wrapping_add(64));
+                prefetch_lines(n as *const NameEntry as *const u8, NAME_HOT_BYTES);
             }
         }
     }
@@ -589,9 +592,7 @@ impl PitCs {
         }
         for &p in &n.pit {
             if let Some(pe) = self.pits.get(p as usize) {
-                let l = pe as *const PitEntry as *const u8;
-                prefetch_line(l);
-                prefetch_line(l.wrapping_add(64));
+                prefetch_lines(pe as *const PitEntry as *const u8, 128);
             }
         }
     }
@@ -1182,12 +1183,7 @@ impl PitCs {
             self.index.prefetch(n.hash);
             // The buffer this entry's eviction frees is the one the next Data is copied into.
             if let Some(b) = self.bufs.get(n.buf as usize) {
-                let p = b.as_ptr();
-                let mut off = 0;
-                while off < b.capacity().min(4 * 64) {
-                    prefetch_line_for_write(p.wrapping_add(off));
-                    off += 64;
-                }
+                prefetch_lines_for_write(b.as_ptr(), b.capacity().min(4 * 64));
             }
             let next = n.cs_next;
             if next == NONE {
