@@ -1,22 +1,14 @@
 //! `cascade bench engine` as a user runs it, on tables small enough for a test: the JSON report's
 //! shape and invariants (probe counts, the attack's rounds), and the `--steady` mode.
 
-use std::process::Command;
+mod common;
 
 fn bench(extra: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cascade"))
-        .args([
-            "bench", "engine", "--fib", "5000", "--pit", "2048", "--quick", "--json",
-        ])
-        .args(extra)
-        .output()
-        .expect("run cascade");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
+    let mut args = vec![
+        "bench", "engine", "--fib", "5000", "--pit", "2048", "--quick", "--json",
+    ];
+    args.extend_from_slice(extra);
+    common::cascade_json(&args)
 }
 
 #[test]

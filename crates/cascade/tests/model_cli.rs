@@ -1,24 +1,8 @@
 //! `cascade model che` as a user runs it: JSON keys and ranges, table output, bad arguments.
 
-use std::process::{Command, Output};
+mod common;
 
-fn cascade(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cascade"))
-        .args(args)
-        .output()
-        .expect("run cascade")
-}
-
-/// Runs `cascade` with `args`, which must succeed and print one JSON object.
-fn cascade_json(args: &[&str]) -> serde_json::Value {
-    let out = cascade(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
+use common::{cascade, cascade_json};
 
 #[test]
 fn che_json_has_the_three_workloads_in_unit_range() {
