@@ -137,20 +137,6 @@ impl SipState {
         v[0] ^= m;
     }
 
-    /// Absorbs `bytes[from..to]`, where `from` is this state's length and the state has no
-    /// tail (every boundary of one pass over `bytes` but the last one absorbed whole words
-    /// only). Used by the one-pass prefix hashing: `bytes` is the whole Name TLV-VALUE, so
-    /// the tail is read with one load where possible.
-    #[inline(always)]
-    fn absorb_to(&mut self, bytes: &[u8], words_end: &mut usize, to: usize) {
-        while *words_end + 8 <= to {
-            Self::word(&mut self.v, word_at(bytes, *words_end));
-            *words_end += 8;
-        }
-        self.tail = tail_at(bytes, *words_end, to - *words_end);
-        self.len = to as u64;
-    }
-
     /// Appends `bytes` after this state's (tail included): the general streaming case.
     fn append(&mut self, bytes: &[u8]) {
         for &b in bytes {
@@ -182,8 +168,12 @@ impl SipState {
 #[inline]
 fn sip13(key: HashKey, bytes: &[u8]) -> u64 {
     let mut s = SipState::new(key);
-    let mut words_end = 0;
-    s.absorb_to(bytes, &mut words_end, bytes.len());
+    let whole = bytes.len() / 8;
+    for w in 0..whole {
+        SipState::word(&mut s.v, word_at(bytes, 8 * w));
+    }
+    s.tail = tail_at(bytes, 8 * whole, bytes.len() - 8 * whole);
+    s.len = bytes.len() as u64;
     s.finish()
 }
 
