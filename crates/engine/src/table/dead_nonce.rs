@@ -19,7 +19,7 @@ struct Slot {
 
 /// The Dead Nonce List of one worker.
 pub struct DeadNonceList {
-    ring: Box<[Slot]>,
+    ring: crate::table::mem::FixedArena<Slot>,
     head: usize,
     len: usize,
     index: HashIndex,
@@ -55,7 +55,7 @@ impl DeadNonceList {
     pub fn new(capacity: usize, lifetime_ms: u64) -> Self {
         let capacity = capacity.max(1);
         DeadNonceList {
-            ring: vec![Slot::default(); capacity].into_boxed_slice(),
+            ring: crate::table::mem::arena(capacity, |_| Slot::default()),
             head: 0,
             len: 0,
             // Sized for the full ring; every entry is removed from the index before its ring

@@ -299,7 +299,7 @@ struct Slot(UnsafeCell<FibEntry>);
 /// numbers with acquire ordering, so they see the complete entry. Published and retiring entries
 /// are only read.
 struct Arena {
-    slots: Box<[Slot]>,
+    slots: super::mem::FixedArena<Slot>,
 }
 
 // SAFETY: entries are `Send + Sync` data; concurrent access to a slot follows the protocol above

@@ -173,8 +173,8 @@ pub enum IndexError {
 
 /// The hash index: hash → candidate entry indices.
 pub struct HashIndex {
-    buckets: Box<[Bucket]>,
-    overflow: Box<[Bucket]>,
+    buckets: super::mem::FixedArena<Bucket>,
+    overflow: super::mem::FixedArena<Bucket>,
     overflow_used: AtomicU32,
     mask: u64,
     len: AtomicU32,

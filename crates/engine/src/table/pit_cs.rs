@@ -329,9 +329,9 @@ impl EvictionLog {
 /// is built.
 #[derive(Debug)]
 struct LongNames {
-    long: Vec<u8>,
+    long: super::mem::FixedArena<u8>,
     long_free: Vec<u32>,
-    huge: Vec<u8>,
+    huge: super::mem::FixedArena<u8>,
     huge_free: Vec<u32>,
 }
 
@@ -343,9 +343,9 @@ impl LongNames {
         let long_n = (names / LONG_NAME_SLOT_EVERY).max(16);
         let huge_n = (names / HUGE_NAME_SLOT_EVERY).max(16);
         let mut pools = LongNames {
-            long: vec![0; long_n * LONG_NAME_SLOT_BYTES],
+            long: super::mem::arena(long_n * LONG_NAME_SLOT_BYTES, |_| 0),
             long_free: (0..long_n as u32).rev().collect(),
-            huge: vec![0; huge_n * wire::MAX_NDN_PACKET_BYTES],
+            huge: super::mem::arena(huge_n * wire::MAX_NDN_PACKET_BYTES, |_| 0),
             huge_free: (0..huge_n as u32).rev().collect(),
         };
         // Zeroed memory from the allocator may be pages the kernel has not mapped yet: touch
@@ -424,7 +424,7 @@ fn name_of<'a>(n: &'a NameEntry, long: &'a LongNames) -> &'a [u8] {
 pub struct PitCs {
     config: PitCsConfig,
     index: HashIndex,
-    names: Vec<NameEntry>,
+    names: super::mem::FixedArena<NameEntry>,
     free_names: Vec<u32>,
     long_names: LongNames,
     /// One Data buffer per CS entry the table can hold: a buffer keeps its capacity when it
@@ -433,7 +433,7 @@ pub struct PitCs {
     /// name entry kept a buffer).
     bufs: Vec<Vec<u8>>,
     free_bufs: Vec<u32>,
-    pits: Vec<PitEntry>,
+    pits: super::mem::FixedArena<PitEntry>,
     free_pits: Vec<u32>,
     pit_len: usize,
     cs_len: usize,
@@ -466,7 +466,7 @@ impl PitCs {
         PitCs {
             config,
             index: HashIndex::with_capacity(names_cap),
-            names: super::mem::arena(names_cap, |_| NameEntry::new()).into_vec(),
+            names: super::mem::arena(names_cap, |_| NameEntry::new()),
             free_names: (0..names_cap as u32).rev().collect(),
             long_names: LongNames::new(names_cap),
             bufs: (0..config.cs_capacity).map(|_| Vec::new()).collect(),
@@ -476,8 +476,7 @@ impl PitCs {
                 wheel_prev: NONE,
                 wheel_next: NONE,
                 ..PitEntry::default()
-            })
-            .into_vec(),
+            }),
             free_pits: (0..config.pit_capacity as u32).rev().collect(),
             pit_len: 0,
             cs_len: 0,
