@@ -503,6 +503,11 @@ impl Engine {
             }
             parsed[i] = Some(p);
         }
+        // One guard for passes 2 and 3: the FIB entries the planning passes found stay valid
+        // until the packets are forwarded.
+        let guard = crossbeam_epoch::pin();
+        // The FIB answers (entry, probes) of the lookups whose plans completed with one.
+        let mut planned: [Option<Planned<'_>>; MAX_BATCH] = [None; MAX_BATCH];
         // Pass 2: prefetch every bucket the batch touches, all at once, and the free entries the
         // batch's new PIT entries will take.
         if self.config.prefetch {
@@ -540,14 +545,16 @@ impl Engine {
             // The FIB lookups: a chain of dependent reads (bucket, entry, next bucket...) whose
             // length depends on what each read finds. Each pass replays every unfinished
             // lookup over the lines already requested and requests the next, so the whole
-            // batch's misses overlap instead of one packet's at a time.
-            let guard = crossbeam_epoch::pin();
+            // batch's misses overlap instead of one packet's at a time. The pass that
+            // completes a plan usually has the lookup's answer, which pass 3 then uses.
             for pass in 0..FIB_PLAN_PASSES {
                 let mut pending = 0;
                 for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                     if let Some(Parsed::Interest { i: int, .. }) = p {
                         let plan = &mut self.plans[i];
-                        self.fib.plan(&int.name(), &self.hashes[i], &guard, plan);
+                        if let Some(a) = self.fib.plan(&int.name(), &self.hashes[i], &guard, plan) {
+                            planned[i] = Some(a);
+                        }
                         pending += usize::from(!plan.complete);
                     }
                 }
@@ -566,13 +573,19 @@ impl Engine {
             }
         }
         // Pass 3: forward.
-        let guard = crossbeam_epoch::pin();
         for (idx, p) in parsed.iter().enumerate().take(inputs.len()) {
             let face = inputs[idx].0;
             match p {
-                Some(Parsed::Interest { i, lp }) => {
-                    self.on_interest(now_ms, idx, face, inputs[idx].1, i, *lp, &guard)
-                }
+                Some(Parsed::Interest { i, lp }) => self.on_interest(
+                    now_ms,
+                    idx,
+                    face,
+                    inputs[idx].1,
+                    i,
+                    *lp,
+                    planned[idx],
+                    &guard,
+                ),
                 Some(Parsed::Data { d, lp }) => {
                     self.on_data(now_ms, idx, face, inputs[idx].1, d, *lp)
                 }
@@ -689,6 +702,7 @@ impl Engine {
         wire: &[u8],
         i: &InterestView<'_>,
         lp: LpInfo<'_>,
+        planned: Option<Planned<'_>>,
         guard: &crossbeam_epoch::Guard,
     ) {
         self.counters.in_interests += 1;
@@ -827,6 +841,7 @@ impl Engine {
             wire,
             interest: i,
             token,
+            planned,
             guard,
         });
     }
@@ -839,9 +854,14 @@ impl Engine {
             let name = f.interest.name();
             let kind = self.strategies.find(&name, h);
             let mut stats = LpmStats::default();
-            let entry = match self.config.lpm {
-                LpmAlgorithm::TwoStage => self.fib.lookup(&name, h, f.guard, &mut stats),
-                LpmAlgorithm::LongestFirst => {
+            let entry = match (self.config.lpm, f.planned) {
+                (LpmAlgorithm::TwoStage, Some((entry, probes))) => {
+                    stats.lookups += 1;
+                    stats.probes += probes;
+                    entry
+                }
+                (LpmAlgorithm::TwoStage, None) => self.fib.lookup(&name, h, f.guard, &mut stats),
+                (LpmAlgorithm::LongestFirst, _) => {
                     self.fib.lookup_longest_first(&name, h, f.guard, &mut stats)
                 }
             };
@@ -1233,6 +1253,7 @@ impl Engine {
             wire: &stored,
             interest: &i,
             token: None,
+            planned: None,
             guard: &guard,
         });
     }
@@ -1255,8 +1276,14 @@ struct Forward<'a, 'g> {
     wire: &'a [u8],
     interest: &'a InterestView<'a>,
     token: Option<&'a [u8]>,
+    /// The FIB answer a planning pass found for this Interest in this batch.
+    planned: Option<Planned<'g>>,
     guard: &'g crossbeam_epoch::Guard,
 }
+
+/// A FIB lookup's answer from its plan ([`Fib::plan`]): the entry (`None`: no route) and the
+/// probes it took.
+type Planned<'g> = (Option<&'g crate::table::fib::FibEntry>, u64);
 
 /// Offset of the Nonce value inside an Interest's wire bytes.
 fn find_nonce_offset(interest: &[u8]) -> Option<usize> {

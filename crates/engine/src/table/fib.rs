@@ -764,20 +764,34 @@ impl Fib {
 
     /// Plans [`Fib::lookup`] of `name` over passes of a batch: replays it over the lines `plan`
     /// requested in earlier passes and requests the next line it needs (one per pass). Sets
-    /// `plan.complete` once the replay reaches the end. A hint only: it compares full hashes,
-    /// not name bytes, and never changes what [`Fib::lookup`] answers.
+    /// `plan.complete` once the replay reaches the end.
+    ///
+    /// The pass that completes the plan returns the lookup's answer and probe count, exactly
+    /// what [`Fib::lookup`] would answer at that moment (every probe compares name bytes), so
+    /// the caller need not look the name up again — unless the answer is an entry found in an
+    /// earlier pass: a plan remembers an earlier probe's outcome, not its entry, and returns
+    /// `None` then, as in every other pass.
     ///
     /// # Panics
     /// If `guard` was not obtained from [`crossbeam_epoch::pin`].
     #[inline]
-    pub fn plan(&self, name: &NameView<'_>, h: &PrefixHashes, guard: &Guard, plan: &mut LinePlan) {
+    pub fn plan<'g>(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        guard: &'g Guard,
+        plan: &mut LinePlan,
+    ) -> Option<(Option<&'g FibEntry>, u64)> {
         if plan.complete {
-            return;
+            return None;
         }
         self.check_guard(guard);
         let mut stats = LpmStats::default();
-        if self.two_stage(name, h, guard, &mut stats, plan).is_ok() {
-            plan.complete = true;
+        let answer = self.two_stage(name, h, guard, &mut stats, plan).ok()?;
+        plan.complete = true;
+        match answer {
+            None => Some((None, stats.probes)),
+            Some(p) => p.entry.map(|e| (Some(e), stats.probes)),
         }
     }
 
@@ -1352,10 +1366,25 @@ mod tests {
         // line budget (bucket + entry per probe).
         let mut plan = LinePlan::default();
         fib.prefetch(&v, &h, &mut plan);
+        let mut planned = None;
         for _ in 0..8 {
-            fib.plan(&v, &h, &guard, &mut plan);
+            if let Some(a) = fib.plan(&v, &h, &guard, &mut plan) {
+                assert!(planned.is_none(), "a plan answers once");
+                planned = Some(a);
+            }
         }
         assert!(plan.complete || plan.is_full(), "plan of {name} stuck");
+        if let Some((answer, probes)) = planned {
+            // The plan's answer is the real lookup's.
+            let mut direct = LpmStats::default();
+            let want = fib.lookup(&v, &h, &guard, &mut direct);
+            assert_eq!(
+                answer.map(|e| e as *const FibEntry),
+                want.map(|e| e as *const FibEntry),
+                "plan of {name} answered differently"
+            );
+            assert_eq!(probes, direct.probes, "plan of {name} counted other probes");
+        }
         if plan.complete {
             // The plan requested every line the real lookup reads.
             struct Audit<'a>(&'a LinePlan, usize);
@@ -1517,6 +1546,36 @@ mod tests {
         assert_eq!(matched(&fib, "/a/b/c/x/y", true), (Some(n("/a")), 4));
         assert_eq!(matched(&fib, "/a/b", true), (Some(n("/a")), 2));
         assert_eq!(matched(&fib, "/b/c/d/e", true), (None, 3));
+    }
+
+    /// What the planning passes of `uri`'s lookup answer: (depth of the match, probes), or
+    /// `None` when no pass answered.
+    fn plan_answer(fib: &Fib, uri: &str) -> Option<(Option<u8>, u64)> {
+        let w = n(uri).to_wire();
+        let v = NameView::decode(&w, &Limits::default()).unwrap();
+        let h = PrefixHashes::new(KEY, &v);
+        let guard = epoch::pin();
+        let mut plan = LinePlan::default();
+        fib.prefetch(&v, &h, &mut plan);
+        let mut answers = (0..8).filter_map(|_| fib.plan(&v, &h, &guard, &mut plan));
+        let first = answers
+            .next()
+            .map(|(e, probes)| (e.map(|e| e.depth), probes));
+        assert!(answers.next().is_none(), "a plan answers once");
+        assert!(plan.complete);
+        first
+    }
+
+    #[test]
+    fn the_pass_that_completes_a_plan_answers_the_lookup() {
+        let fib = paper_fib();
+        // The answer comes from the probe of the last pass: stage 2, stage 1 below M, the
+        // fall-back below M through a virtual entry, and no route at all.
+        assert_eq!(plan_answer(&fib, "/a/b/c/d/e/f"), Some((Some(4), 2)));
+        assert_eq!(plan_answer(&fib, "/a/c/d/e/f/g"), Some((Some(1), 3)));
+        assert_eq!(plan_answer(&fib, "/a/b/c/x/y"), Some((Some(1), 4)));
+        assert_eq!(plan_answer(&fib, "/a/b/d/e/f/g"), Some((Some(3), 1)));
+        assert_eq!(plan_answer(&fib, "/b/c/d/e"), Some((None, 3)));
     }
 
     #[test]

@@ -140,7 +140,9 @@ impl Touch for LinePlan {
         let _ = self.request(line);
         false
     }
-    const HASH_ONLY: bool = true;
+    // The plan compares name bytes too, so that the pass which completes it has the real
+    // lookup's answer (the bytes are on the entry's first line, which the plan requested).
+    const HASH_ONLY: bool = false;
 
     #[inline(always)]
     fn recall(&self, key: u16) -> Option<u32> {

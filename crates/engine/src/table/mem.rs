@@ -146,8 +146,8 @@ unsafe fn unmap(map: (usize, usize)) {
 
 #[cfg(not(target_os = "linux"))]
 fn map_huge(bytes: usize, align: usize) -> (NonNull<u8>, (usize, usize)) {
-    let layout = std::alloc::Layout::from_size_align(bytes, align.max(HUGE_PAGE))
-        .expect("arena layout");
+    let layout =
+        std::alloc::Layout::from_size_align(bytes, align.max(HUGE_PAGE)).expect("arena layout");
     // SAFETY: bytes > 0.
     let p = unsafe { std::alloc::alloc(layout) };
     match NonNull::new(p) {
