@@ -606,6 +606,19 @@ impl PitCs {
         })
     }
 
+    /// Finds the name entry whose components are `head` followed by `tail`.
+    fn find_concat(&self, hash: u64, head: &[u8], tail: &[u8]) -> Option<u32> {
+        let (names, long) = (&self.names, &self.long_names);
+        self.index.find(hash, |e| {
+            let n = &names[e as usize];
+            let v = name_of(n, long);
+            n.hash == hash
+                && v.len() == head.len() + tail.len()
+                && v.starts_with(head)
+                && v.ends_with(tail)
+        })
+    }
+
     /// The name entry `i`.
     pub fn name_entry(&self, i: u32) -> &NameEntry {
         &self.names[i as usize]
@@ -986,14 +999,14 @@ impl PitCs {
         }
         // The full name with the implicit digest.
         if self.digest_pits > 0 {
-            let digest = wire::sha256(&[data_wire]);
-            let mut full = Vec::with_capacity(name.value().len() + 34);
-            full.extend_from_slice(name.value());
-            full.extend_from_slice(&[0x01, 0x20]);
-            full.extend_from_slice(&digest);
-            let hash = h.extend_full(&full[name.value().len()..]);
+            // The digest component's TLV, on the stack: the name with it is compared in two
+            // parts rather than assembled (no allocation per Data).
+            let mut digest = [0u8; 34];
+            digest[..2].copy_from_slice(&[0x01, 0x20]);
+            digest[2..].copy_from_slice(&wire::sha256(&[data_wire]));
+            let hash = h.extend_full(&digest);
             lookups += 1;
-            if let Some(e) = self.find(hash, &full) {
+            if let Some(e) = self.find_concat(hash, name.value(), &digest) {
                 for p in self.names[e as usize].pit {
                     if p != NONE {
                         f(p, false);
