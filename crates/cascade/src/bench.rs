@@ -169,7 +169,11 @@ fn drive(e: &mut Engine, pkts: &Packets, face: u32, now_ms: u64) -> Run {
     let c0 = tsc();
     for chunk in pkts.spans.chunks(MAX_BATCH) {
         batch.clear();
-        batch.extend(chunk.iter().map(|&(at, len)| (face, &pkts.bytes[at..at + len])));
+        batch.extend(
+            chunk
+                .iter()
+                .map(|&(at, len)| (face, &pkts.bytes[at..at + len])),
+        );
         sink += e.process(now_ms, &batch).actions.len();
     }
     let cycles = tsc() - c0;
@@ -240,6 +244,22 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
     );
     let names = workload::interests_for_fib(args.seed ^ 0x1, &prefixes, packets_n);
     drop(prefixes);
+    let count = names.len().max(1) as f64;
+    let components = names.iter().map(|n| n.len()).sum::<usize>() as f64 / count;
+    let bytes = names.iter().map(|n| n.value_len()).sum::<usize>() as f64 / count;
+    let long = names
+        .iter()
+        .filter(|n| n.value_len() > engine::table::pit_cs::NAME_INLINE)
+        .count() as f64;
+    log(
+        quiet,
+        &format!(
+            "{} Interest names: {components:.2} components, {bytes:.1} bytes (Name TLV-VALUE) on average, {:.1} % longer than the {} bytes a PIT entry holds inline",
+            names.len(),
+            100.0 * long / count,
+            engine::table::pit_cs::NAME_INLINE
+        ),
+    );
     let interests = encode_interests(&names, args.seed ^ 0x2);
     let data = encode_data(&names);
     let attack_names = workload::garbage_token_names(args.seed ^ 0x3, packets_n.min(100_000), 40);
