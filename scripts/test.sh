@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, Rust unit/property/corpus-replay tests, and the
+# The whole test suite: formatting, lints, docs, Rust unit/property/corpus-replay tests, and the
 # python-ndn interoperability tests. Works on a fresh machine with Rust and Python 3: it creates
 # its own virtualenv (.venv/) for python-ndn and pytest from PyPI.
 set -euo pipefail
@@ -12,6 +12,9 @@ cargo fmt --all -- --check
 
 step "cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo doc (broken intra-doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 step "cargo test"
 cargo test --workspace --locked

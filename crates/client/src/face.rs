@@ -2,12 +2,12 @@
 //! ([`Face::express`], [`Consumer`]).
 //!
 //! **Sending.** A packet without NDNLPv2 headers goes out bare; with headers (a PitToken on a
-//! Data, a Nack) it is wrapped in an LpPacket. On UDP, [`face::Fragmenter`] cuts packets larger
+//! Data, a Nack) it is wrapped in an LpPacket. On UDP, [`::face::Fragmenter`] cuts packets larger
 //! than the face's MTU into NDNLPv2 fragments.
 //!
 //! **Receiving.** [`Face::recv`] waits up to a timeout for the next whole network packet. Stream
-//! bytes are framed by a [`face::StreamFramer`] (fixed buffer, 8800-byte packets); LpPackets go
-//! through a [`face::Reassembler`] (datagrams may be fragments), and their header fields come
+//! bytes are framed by a [`::face::StreamFramer`] (fixed buffer, 8800-byte packets); LpPackets go
+//! through a [`::face::Reassembler`] (datagrams may be fragments), and their header fields come
 //! with the packet: an Interest in an LpPacket with a Nack header is a [`NackPacket`]. A packet
 //! that does not decode is counted ([`FaceCounters::malformed`]) and skipped, as NFD does; a
 //! stream that cannot be framed is an error (the connection is unusable).

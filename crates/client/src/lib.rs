@@ -7,8 +7,8 @@
 //!   as ndn-cxx applications do: an explicit URI, else `NDN_CLIENT_TRANSPORT`, else the
 //!   `transport=` line of the first `client.conf` found, else `unix:///run/nfd/nfd.sock`.
 //! - [`Face`]: one connection. Stream transports carry TLV elements back to back (framed with
-//!   [`face::StreamFramer`]); UDP carries one packet or NDNLPv2 fragment per datagram
-//!   (reassembled with [`face::Reassembler`], cut with [`face::Fragmenter`]). Incoming NDNLPv2
+//!   [`::face::StreamFramer`]); UDP carries one packet or NDNLPv2 fragment per datagram
+//!   (reassembled with [`::face::Reassembler`], cut with [`::face::Fragmenter`]). Incoming NDNLPv2
 //!   headers are decoded: Nack (with its reason), PitToken, CongestionMark, IncomingFaceId.
 //! - Consumer: [`Face::express`] (one Interest, one [`Outcome`]: Data, Nack or timeout) and
 //!   [`Consumer`] (many Interests outstanding, answers in arrival order).

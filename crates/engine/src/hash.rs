@@ -210,7 +210,7 @@ fn component_end(bytes: &[u8], pos: usize) -> usize {
 /// empty name `/`). Prefixes up to [`MAX_PREFIX_STATES`] components are available; `full()`
 /// is always there.
 ///
-/// The pass keeps the compression state after every whole word (up to [`KEPT_WORDS`]) rather
+/// The pass keeps the compression state after every whole word (up to 128, `KEPT_WORDS`) rather
 /// than at every component boundary: the word loop then runs without data-dependent branches
 /// (a boundary-driven loop mispredicts about once per component, which dominated the cost of
 /// long garbage names), and a prefix's state is the state after its last whole word plus the

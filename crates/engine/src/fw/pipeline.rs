@@ -4,7 +4,9 @@
 //! 1. parse each packet (NDNLPv2 headers, then the Interest or Data) and hash every name prefix;
 //! 2. prefetch every bucket the batch will touch — the PIT+CS bucket of each full name and the
 //!    FIB bucket of each Interest's stage-1 prefix — all at once, so the misses overlap;
-//! 3. run each packet through PIT+CS → FIB → strategy.
+//! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
+//!    pass that completed the lookup's plan found, when it found one: one epoch guard spans
+//!    passes 2 and 3, so the entry is still valid).
 //!
 //! Time comes from the caller (`now_ms`); the engine has no clock, no sockets and no threads.
 //! Outgoing packets are either an input packet forwarded unchanged (by index) or bytes the engine
