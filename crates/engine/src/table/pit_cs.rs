@@ -93,8 +93,10 @@ impl Default for PitCsConfig {
     }
 }
 
-/// A downstream that is waiting for Data.
+/// A downstream that is waiting for Data. In declaration order (the token last: its bytes are
+/// written only when the downstream sent one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C)]
 pub struct InRecord {
     /// The downstream face.
     pub face: FaceId,
@@ -137,10 +139,11 @@ pub struct OutRecord {
 
 /// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
 ///
-/// Laid out on whole cache lines, in the order a new Interest writes them: the scalar fields
-/// and the first in-record in lines 0–1, the first out-record in lines 1–2; the stored
-/// Interest (only for a pending slower-tier lookup) last. [`PitCs::prefetch_free`] warms just
-/// the lines an insertion writes.
+/// Laid out on whole cache lines, in the order a new Interest writes them: the scalar fields,
+/// the first out-record and the first in-record (up to its PIT token, whose bytes are written
+/// only when the downstream sent one) in lines 0–1; the stored Interest (only for a pending
+/// slower-tier lookup) last, touched only when `has_interest` says so. [`PitCs::prefetch_free`]
+/// warms just the lines an insertion writes.
 #[derive(Debug, Default)]
 #[repr(C, align(64))]
 pub struct PitEntry {
@@ -163,18 +166,24 @@ pub struct PitEntry {
     pub cs_pending: bool,
     is_digest: bool,
     in_use: bool,
+    /// `interest` holds a stored Interest (cleared with it when the entry is removed, so that
+    /// a new entry need not touch the line it lives on).
+    has_interest: bool,
+    /// Upstreams (one inline: a second upstream, for multicast or a retransmission elsewhere,
+    /// moves them to a heap buffer the slot keeps).
+    pub out_records: SmallVec<[OutRecord; 1]>,
     /// Downstreams.
     pub in_records: SmallVec<[InRecord; 1]>,
-    /// Upstreams.
-    pub out_records: SmallVec<[OutRecord; 2]>,
-    /// The latest Interest received (wire bytes), for Nacks and for forwarding after a pending
-    /// CS lookup completes.
+    /// The Interest stored for a pending slower-tier lookup (wire bytes), for Nacks and for
+    /// forwarding after it completes; empty otherwise.
     pub interest: Vec<u8>,
 }
 
-/// Bytes of a [`PitEntry`] a new Interest writes (through its first out-record).
-const PIT_HOT_BYTES: usize =
-    core::mem::offset_of!(PitEntry, out_records) + core::mem::size_of::<OutRecord>() + 8;
+/// Bytes of a [`PitEntry`] a new Interest writes: through the first in-record's token length
+/// (a `SmallVec` keeps its length before its inline items).
+const PIT_HOT_BYTES: usize = core::mem::offset_of!(PitEntry, in_records)
+    + core::mem::size_of::<usize>()
+    + core::mem::offset_of!(InRecord, token);
 
 /// CS content of a name entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,7 +231,7 @@ const _: () = {
     assert!(core::mem::size_of::<NameEntry>() == 192);
     assert!(core::mem::offset_of!(NameEntry, cs) >= NAME_HOT_BYTES);
     assert!(core::mem::offset_of!(NameEntry, name) + NAME_INLINE == NAME_HOT_BYTES);
-    assert!(PIT_HOT_BYTES <= 192);
+    assert!(PIT_HOT_BYTES <= 128);
 };
 
 impl NameEntry {
@@ -835,7 +844,8 @@ impl PitCs {
         pe.in_records.clear();
         pe.out_records.clear();
         pe.expiry_ms = 0;
-        pe.interest.clear();
+        // A free entry's stored Interest was cleared when it was removed (`has_interest`).
+        debug_assert!(!pe.has_interest && pe.interest.is_empty());
         pe.nonce_offset = None;
         pe.retx_interval_ms = 0;
         pe.cs_pending = false;
@@ -927,6 +937,7 @@ impl PitCs {
         let pe = &mut self.pits[p as usize];
         pe.interest.clear();
         pe.interest.extend_from_slice(wire);
+        pe.has_interest = true;
         pe.nonce_offset = nonce_offset.and_then(|o| u16::try_from(o).ok());
     }
 
@@ -942,6 +953,10 @@ impl PitCs {
             on_out_nonce(r.nonce);
         }
         pe.in_use = false;
+        if pe.has_interest {
+            pe.interest.clear();
+            pe.has_interest = false;
+        }
         let (owner, cbp, mbf, is_digest) =
             (pe.owner, pe.can_be_prefix, pe.must_be_fresh, pe.is_digest);
         self.unschedule(p);
@@ -1292,6 +1307,13 @@ impl PitCs {
         }
         if self.pit_len > self.config.pit_capacity || self.cs_len > self.config.cs_capacity {
             return Err("capacity exceeded".into());
+        }
+        if let Some(p) = self
+            .pits
+            .iter()
+            .position(|p| p.has_interest != !p.interest.is_empty() || (!p.in_use && p.has_interest))
+        {
+            return Err(format!("PIT entry {p}: stored Interest and its flag disagree"));
         }
         let mut cs_count = 0;
         let mut i = self.cs_head;
