@@ -1313,7 +1313,9 @@ impl PitCs {
             .iter()
             .position(|p| p.has_interest != !p.interest.is_empty() || (!p.in_use && p.has_interest))
         {
-            return Err(format!("PIT entry {p}: stored Interest and its flag disagree"));
+            return Err(format!(
+                "PIT entry {p}: stored Interest and its flag disagree"
+            ));
         }
         let mut cs_count = 0;
         let mut i = self.cs_head;
