@@ -1311,7 +1311,7 @@ impl PitCs {
         if let Some(p) = self
             .pits
             .iter()
-            .position(|p| p.has_interest != !p.interest.is_empty() || (!p.in_use && p.has_interest))
+            .position(|p| p.has_interest == p.interest.is_empty() || (!p.in_use && p.has_interest))
         {
             return Err(format!(
                 "PIT entry {p}: stored Interest and its flag disagree"
