@@ -658,7 +658,7 @@ impl Fib {
             // (checked by the callers to be of the default collector) is pinned, and it lives
             // for `'g`; a slot is recycled only after every such guard is gone.
             match unsafe { arena.get(slot) } {
-                Some(e) if e.hash == hash && (T::HASH_ONLY || e.value() == bytes) => {
+                Some(e) if e.hash == hash && e.value() == bytes => {
                     found = Some(e);
                     Ok(true)
                 }
@@ -1393,7 +1393,6 @@ mod tests {
                     self.1 += usize::from(!self.0.contains(line));
                     true
                 }
-                const HASH_ONLY: bool = false;
             }
             let mut audit = Audit(&plan, 0);
             let mut scratch = LpmStats::default();

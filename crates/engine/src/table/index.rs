@@ -49,9 +49,6 @@ pub trait Touch {
     /// About to read the cache line at `line`: `true` to go ahead, `false` to stop the lookup
     /// here (the line was requested instead).
     fn touch(&mut self, line: *const u8) -> bool;
-    /// Whether a lookup may settle for a full-hash match without comparing name bytes (a
-    /// planning pass: it only needs to know which lines the real lookup will read).
-    const HASH_ONLY: bool;
     /// The outcome an earlier pass recorded for the step `key` of the lookup (a planning pass
     /// replays finished steps from this instead of reading their lines again); `None` when
     /// the step has not finished yet. The caller defines keys and values.
@@ -73,7 +70,6 @@ impl Touch for Direct {
     fn touch(&mut self, _line: *const u8) -> bool {
         true
     }
-    const HASH_ONLY: bool = false;
 }
 
 /// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
@@ -84,7 +80,9 @@ const PLAN_MEMO: usize = 8;
 /// A lookup planned over several passes of a batch (seed 002's prefetching, generalised to
 /// dependent reads): each pass replays the lookup over the lines already requested and
 /// prefetches the next one it needs, so that every packet of the batch has a miss in flight
-/// at once and the real lookup afterwards finds its whole path in cache.
+/// at once. The pass that reaches the end has the lookup's answer (the FIB's plan compares
+/// name bytes as the real lookup does); where it does not, the real lookup afterwards finds its
+/// whole path in cache.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinePlan {
     lines: [usize; PLAN_LINES],
@@ -140,9 +138,6 @@ impl Touch for LinePlan {
         let _ = self.request(line);
         false
     }
-    // The plan compares name bytes too, so that the pass which completes it has the real
-    // lookup's answer (the bytes are on the entry's first line, which the plan requested).
-    const HASH_ONLY: bool = false;
 
     #[inline(always)]
     fn recall(&self, key: u16) -> Option<u32> {

@@ -334,8 +334,8 @@ impl EvictionLog {
 }
 
 /// Fixed pools for names longer than [`NAME_INLINE`]: slots of [`LONG_NAME_SLOT_BYTES`] and
-/// slots of a whole packet, allocated (zeroed, so untouched pages cost nothing) when the table
-/// is built.
+/// slots of a whole packet, allocated and written (so every page is mapped: a name copied in
+/// while forwarding never takes a page fault) when the table is built.
 #[derive(Debug)]
 struct LongNames {
     long: super::mem::FixedArena<u8>,
@@ -351,22 +351,13 @@ impl LongNames {
     fn new(names: usize) -> Self {
         let long_n = (names / LONG_NAME_SLOT_EVERY).max(16);
         let huge_n = (names / HUGE_NAME_SLOT_EVERY).max(16);
-        let mut pools = LongNames {
+        // `arena` writes every byte, which maps every page.
+        LongNames {
             long: super::mem::arena(long_n * LONG_NAME_SLOT_BYTES, |_| 0),
             long_free: (0..long_n as u32).rev().collect(),
             huge: super::mem::arena(huge_n * wire::MAX_NDN_PACKET_BYTES, |_| 0),
             huge_free: (0..huge_n as u32).rev().collect(),
-        };
-        // Zeroed memory from the allocator may be pages the kernel has not mapped yet: touch
-        // every page now, so a name copied in while forwarding never takes a page fault.
-        for pool in [&mut pools.long, &mut pools.huge] {
-            for page in pool.chunks_mut(4096) {
-                // SAFETY: `page` is a valid, exclusive, non-empty slice; a volatile write keeps
-                // the compiler from dropping a store of the zero the allocator already gave.
-                unsafe { core::ptr::write_volatile(page.as_mut_ptr(), 0) };
-            }
         }
-        pools
     }
 
     /// A slot for a name of `len` bytes (more than [`NAME_INLINE`]), if one is free.
