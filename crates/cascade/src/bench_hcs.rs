@@ -9,8 +9,10 @@
 //! (10 × |L1| requests) runs the L1 logic only (no L2 I/O, the chunk bytes are not loaded), then
 //! the measured window (20 × |L1| requests, at least 100k) runs with real L2 reads: an L1 miss
 //! submits its batch read and goes on; a hit on a chunk whose batch is still in flight is
-//! counted as a pending hit. When the L2 queue is full the bench thread waits for a completion
-//! (a router worker would answer "miss" instead).
+//! counted as a pending hit. A batch read the full L2 queue cannot take waits in a backlog of
+//! at most one queue's worth, submitted oldest first as completions make room, while the bench
+//! thread goes on serving, as a worker that never blocks on storage would; only when the
+//! backlog is full too does the thread wait for a completion.
 //!
 //! The model each point is compared with: seed 000's eq. 2–3 for `Seq` and `Unif`; for
 //! `Real` with a FIFO L1, the stream model ([`model::predict_real_window`]: prefetched chunks
@@ -26,6 +28,7 @@
 //! modes' medians, and the fastest single pass is printed beside it), and the cost of an
 //! L1 hit with 10M entries (median of 1,000-lookup blocks of random present keys).
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -41,8 +44,8 @@ use store::io::{AlignedBuf, Io, IoBackend, IoKind, IoOp};
 use store::l2::supports_direct;
 use store::layout::EXTENT_ALIGN_BYTES;
 use store::{
-    Admit, ChunkName, EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config, Hcs, HcsConfig, L2Config,
-    L2Error, L2File, ReadStart, Replacement,
+    Admit, BatchRead, ChunkName, EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config, Hcs, HcsConfig,
+    L2Config, L2Error, L2File, ReadStart, Replacement,
 };
 
 /// Chunk size `|c|` (seed 000, Table 3).
@@ -178,6 +181,10 @@ pub struct HcsBenchArgs {
     /// Skip the 10M-entry L1-hit cost measurement.
     #[arg(long)]
     pub no_hit_cost: bool,
+    /// Size of the scratch file the device's sequential read bandwidth is measured on, MiB
+    /// (default: 1,024 with `--quick`, else 4,096; at least 8).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(8..=1 << 20))]
+    pub scratch_mib: Option<u64>,
     /// Workload seed.
     #[arg(long, default_value_t = 0x5eed_0000)]
     pub seed: u64,
@@ -217,6 +224,11 @@ struct Point {
     queue_samples: u64,
     /// Samples that found the L2 queue full.
     queue_full: u64,
+    /// Batch reads waiting for room in the L2 queue, summed over the per-request samples.
+    backlog_sum: u64,
+    /// Batch reads given up because the queue stayed full with nothing in flight (never
+    /// expected: counted so that a run that had any says so).
+    l2_gave_up: u64,
 }
 
 impl Point {
@@ -256,11 +268,18 @@ impl Point {
         self.in_flight_sum += o.in_flight_sum;
         self.queue_samples += o.queue_samples;
         self.queue_full += o.queue_full;
+        self.backlog_sum += o.backlog_sum;
+        self.l2_gave_up += o.l2_gave_up;
     }
 
     /// Mean L2 operations in flight at a request.
     fn mean_in_flight(&self) -> f64 {
         ratio(self.in_flight_sum, self.queue_samples)
+    }
+
+    /// Mean batch reads waiting for room in the L2 queue at a request.
+    fn mean_backlog(&self) -> f64 {
+        ratio(self.backlog_sum, self.queue_samples)
     }
 }
 
@@ -382,7 +401,11 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
         IoArg::Threads => IoBackend::Threads,
     };
 
-    let scratch_bytes: u64 = if args.quick { 1 << 30 } else { 4 << 30 };
+    let scratch_bytes: u64 = match args.scratch_mib {
+        Some(mib) => mib << 20,
+        None if args.quick => 1 << 30,
+        None => 4 << 30,
+    };
     let seq = SeqRead {
         qd: usize::from(args.queue_depth),
         threads: usize::from(args.workers),
@@ -475,6 +498,8 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                     "l2_read_gbytes_per_s": p.l2_gbytes_per_s(),
                     "l2_mean_in_flight": p.mean_in_flight(),
                     "l2_queue_full_share": ratio(p.queue_full, p.queue_samples),
+                    "l2_mean_backlog": p.mean_backlog(),
+                    "l2_reads_given_up": p.l2_gave_up,
                     "blocked_on_full_queue_s": p.blocked_s,
                     "bench_cpu_s": p.cpu_s,
                     "elapsed_s": p.elapsed_s,
@@ -669,11 +694,18 @@ fn print_point_line(w: WorkloadKind, p: &Point) {
     }
     if p.queue_samples > 0 {
         println!(
-            "    L2 queue: {:.1} in flight on average, full at {:.0}% of requests; bench threads \
-             {:.2} s CPU in {:.2} s, {:.2} s waiting on a full queue; request iteration (L2 \
-             submit/poll included, waits excluded) max {:.0} us, p99.9 {:.1} us",
+            "    L2 queue: {:.1} in flight on average, full at {:.0}% of requests, {:.1} reads \
+             waiting for room on average{}; bench threads {:.2} s CPU in {:.2} s, {:.2} s \
+             waiting on a full backlog; request iteration (L2 submit/poll included, waits \
+             excluded) max {:.0} us, p99.9 {:.1} us",
             p.mean_in_flight(),
             100.0 * ratio(p.queue_full, p.queue_samples),
+            p.mean_backlog(),
+            if p.l2_gave_up > 0 {
+                format!(" ({} given up)", p.l2_gave_up)
+            } else {
+                String::new()
+            },
             p.cpu_s,
             p.elapsed_s,
             p.blocked_s,
@@ -933,6 +965,10 @@ fn run_worker(
         L2::Emu(_) => Default::default(),
     };
     let qd = usize::from(args.queue_depth);
+    // Batch reads the full queue could not take yet, oldest first; at most one queue's worth.
+    let backlog_cap = qd;
+    let mut backlog: VecDeque<(u32, u32)> = VecDeque::with_capacity(backlog_cap);
+    let mut backlog_sum = 0u64;
     let mut stalls = StallHist::new();
     let mut blocked = std::time::Duration::ZERO;
     let cpu0 = thread_cpu_s();
@@ -964,34 +1000,27 @@ fn run_worker(
                     });
                 }
                 L2::File(f) => {
-                    let name = chunk_name(c, s);
-                    let chunk = ChunkName::parse(&name).expect("valid name");
-                    loop {
-                        match f.read(&chunk) {
-                            ReadStart::Pending { .. } => break,
-                            ReadStart::Miss => {
-                                wk.point.l2_misses += 1;
-                                break;
-                            }
-                            ReadStart::Busy => {
-                                let Worker {
-                                    hcs,
-                                    slab,
-                                    slot_key,
-                                    ..
-                                } = &mut wk;
-                                let tw = Instant::now();
-                                f.wait_one(|b| {
-                                    for ch in b.chunks() {
-                                        if let Some((cc, kk)) = parse_name(ch.name) {
-                                            Worker::fill(hcs, slab, slot_key, cc, kk, ch.payload);
-                                        }
-                                    }
-                                });
-                                waited += tw.elapsed();
-                            }
+                    // Behind reads already waiting, or the queue is full: wait in the
+                    // backlog (a full backlog waits for a completion first).
+                    if backlog.len() == backlog_cap {
+                        let tw = Instant::now();
+                        let Worker {
+                            hcs,
+                            slab,
+                            slot_key,
+                            point,
+                            ..
+                        } = &mut wk;
+                        if !f.wait_one(|b| fill_batch(hcs, slab, slot_key, b)) {
+                            // Nothing in flight to wait for: the oldest read is given up.
+                            backlog.pop_front();
+                            point.l2_gave_up += 1;
                         }
+                        waited += tw.elapsed();
+                        submit_backlog(f, &mut backlog, &mut wk.point);
                     }
+                    backlog.push_back((c, s));
+                    submit_backlog(f, &mut backlog, &mut wk.point);
                 }
             }
         }
@@ -1005,18 +1034,29 @@ fn run_worker(
                 slot_key,
                 ..
             } = &mut wk;
-            f.poll(|b| {
-                for ch in b.chunks() {
-                    if let Some((cc, kk)) = parse_name(ch.name) {
-                        Worker::fill(hcs, slab, slot_key, cc, kk, ch.payload);
-                    }
-                }
-            });
+            f.poll(|b| fill_batch(hcs, slab, slot_key, b));
+            submit_backlog(f, &mut backlog, &mut wk.point);
+            backlog_sum += backlog.len() as u64;
         }
         stalls.record(t_iter.elapsed().saturating_sub(waited).as_nanos() as u64);
         blocked += waited;
     }
     if let L2::File(f) = &mut l2 {
+        // The window ends when every read it asked for has been submitted and completed.
+        let Worker {
+            hcs,
+            slab,
+            slot_key,
+            point,
+            ..
+        } = &mut wk;
+        while !backlog.is_empty() {
+            if !f.wait_one(|b| fill_batch(hcs, slab, slot_key, b)) {
+                backlog.pop_front();
+                point.l2_gave_up += 1;
+            }
+            submit_backlog(f, &mut backlog, point);
+        }
         f.flush();
     }
     let elapsed_s = start.elapsed().as_secs_f64();
@@ -1038,6 +1078,8 @@ fn run_worker(
         in_flight_sum: wk.point.in_flight_sum,
         queue_samples: wk.point.queue_samples,
         queue_full: wk.point.queue_full,
+        backlog_sum,
+        l2_gave_up: wk.point.l2_gave_up,
         ..Point::default()
     };
     match l2 {
@@ -1051,6 +1093,29 @@ fn run_worker(
     }
     std::hint::black_box(wk.sink);
     Ok((p, backend_name))
+}
+
+/// Copies every chunk of a completed batch read into its L1 slot.
+fn fill_batch(hcs: &Hcs, slab: &mut [u8], slot_key: &mut [u64], b: &BatchRead<'_>) {
+    for ch in b.chunks() {
+        if let Some((c, k)) = parse_name(ch.name) {
+            Worker::fill(hcs, slab, slot_key, c, k, ch.payload);
+        }
+    }
+}
+
+/// Submits the backlog's batch reads, oldest first, while the L2 queue takes them.
+fn submit_backlog(f: &mut L2File, backlog: &mut VecDeque<(u32, u32)>, point: &mut Point) {
+    while let Some(&(c, s)) = backlog.front() {
+        let name = chunk_name(c, s);
+        let chunk = ChunkName::parse(&name).expect("valid name");
+        match f.read(&chunk) {
+            ReadStart::Pending { .. } => {}
+            ReadStart::Miss => point.l2_misses += 1,
+            ReadStart::Busy => return,
+        }
+        backlog.pop_front();
+    }
 }
 
 /// Bytes of one L2 extent (a batch read) with the default slot size and `batch` slots.
