@@ -375,6 +375,12 @@ pub fn full_name_hash(key: HashKey, name: &NameView<'_>) -> u64 {
     sip13(key, name.value())
 }
 
+/// Hash of a whole name given as its Name TLV-VALUE (the components' TLVs): the same value as
+/// [`full_name_hash`] and [`PrefixHashes::full`] for that name.
+pub fn value_hash(key: HashKey, name_value: &[u8]) -> u64 {
+    sip13(key, name_value)
+}
+
 /// Hash of the name made of the first `k` components of `name` (all of it if it has fewer).
 pub fn prefix_hash(key: HashKey, name: &NameView<'_>, k: usize) -> u64 {
     let end: usize = name.components().take(k).map(|c| c.wire.len()).sum();

@@ -1318,3 +1318,83 @@ fn prefetched_data_inserted_without_a_pit_entry_answers_later_interests() {
     assert_eq!(e.counters().out_interests, 0, "nothing went upstream");
     e.table().check_invariants().unwrap();
 }
+
+/// A slower tier that misses every lookup and reads ahead like seed 000's batches of 4: a CS
+/// hit on segment 2 of a batch asks for the first segment of the next one. Records what the
+/// engine asked it to prefetch.
+struct AheadTier {
+    prefetched: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl SlowTier for AheadTier {
+    fn lookup(&mut self, _full_hash: u64, _name_value: &[u8]) -> bool {
+        false
+    }
+
+    fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        // The test's names end with a one-byte segment component (type 0x32, length 1).
+        let n = name_value.len();
+        if n < 3 || name_value[n - 3..n - 1] != [0x32, 1] || name_value[n - 1] % 4 != 2 {
+            return false;
+        }
+        out.extend_from_slice(&name_value[..n - 1]);
+        out.push(name_value[n - 1] + 2);
+        true
+    }
+
+    fn prefetch(&mut self, name_value: &[u8]) {
+        self.prefetched.lock().unwrap().push(name_value.to_vec());
+    }
+}
+
+/// `/a` with a segment component of value `s`.
+fn segment_name(s: u8) -> Name {
+    let mut n = name("/a");
+    n.components.push(wire::Component::segment(u64::from(s)));
+    n
+}
+
+#[test]
+fn a_cs_hit_on_the_penultimate_chunk_prefetches_the_next_batch_unless_it_is_cached() {
+    let (mut e, fib) = engine();
+    let prefetched = Arc::new(Mutex::new(Vec::new()));
+    e.set_slow_tier(Box::new(AheadTier {
+        prefetched: prefetched.clone(),
+    }));
+    route(&fib, "/a", 2, 1);
+    let mut nonce = 0;
+    let mut fetch = |e: &mut Engine, s: u8, upstream: bool| {
+        nonce += 1;
+        let n = segment_name(s);
+        let i = Interest {
+            name: n.clone(),
+            ..interest("/", nonce)
+        };
+        let sent = run1(e, 1000, 1, wire_of(&i));
+        if upstream {
+            assert_eq!(faces_of(&sent), [2]);
+            let d = Data {
+                name: n,
+                ..data_packet("/", b"chunk", None)
+            };
+            assert_eq!(faces_of(&run1(e, 1000, 2, d.to_wire())), [1]);
+        } else {
+            assert_eq!((sent[0].face, sent[0].kind), (1, SendKind::Data));
+        }
+    };
+    // Segments 1 and 2 come from upstream (no CS hit: the tier is not asked).
+    fetch(&mut e, 1, true);
+    fetch(&mut e, 2, true);
+    assert!(prefetched.lock().unwrap().is_empty());
+    // A CS hit on segment 1 is not the penultimate chunk: nothing.
+    fetch(&mut e, 1, false);
+    assert!(prefetched.lock().unwrap().is_empty());
+    // A CS hit on segment 2 asks for segment 4, which the CS lacks: prefetched.
+    fetch(&mut e, 2, false);
+    let want = segment_name(4).to_wire()[2..].to_vec();
+    assert_eq!(*prefetched.lock().unwrap(), [want]);
+    // Once segment 4 is cached, another hit on segment 2 does not read it again.
+    fetch(&mut e, 4, true);
+    fetch(&mut e, 2, false);
+    assert_eq!(prefetched.lock().unwrap().len(), 1);
+}

@@ -104,6 +104,8 @@ pub struct Store {
     pub decision: L2Decision,
     /// Admission probability for `decision = "lcp"`.
     pub lcp_p: f64,
+    /// Read the next batch when the penultimate chunk of one is served from the RAM CS.
+    pub prefetch_ahead: bool,
 }
 
 impl Default for Store {
@@ -118,6 +120,7 @@ impl Default for Store {
             admission: L2Admission::WriteThrough,
             decision: L2Decision::Always,
             lcp_p: 0.1,
+            prefetch_ahead: true,
         }
     }
 }
@@ -612,6 +615,7 @@ mod tests {
             l2_capacity = 1000
             decision = "2lru"
             admission = "write-back"
+            prefetch_ahead = false
             "#,
         )
         .unwrap();
@@ -625,6 +629,8 @@ mod tests {
         assert_eq!(c.store.batch, 10);
         assert_eq!(c.store.admission, L2Admission::WriteBack);
         assert_eq!(Store::default().admission, L2Admission::WriteThrough);
+        assert!(!c.store.prefetch_ahead);
+        assert!(Store::default().prefetch_ahead);
     }
 
     #[test]

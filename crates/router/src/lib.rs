@@ -484,10 +484,10 @@ fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tie
         backend = ?file.backend(),
         "L2 open"
     );
-    Ok(Some(store::L2Tier::new(
-        file,
-        store::tier::DEFAULT_MAX_NAME_BYTES,
-    )))
+    Ok(Some(
+        store::L2Tier::new(file, store::tier::DEFAULT_MAX_NAME_BYTES)
+            .with_prefetch_ahead(s.prefetch_ahead),
+    ))
 }
 
 #[cfg(test)]

@@ -384,13 +384,29 @@ impl TierHandle {
     }
 }
 
-impl SlowTier for TierHandle {
-    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+impl TierHandle {
+    /// Runs `f` on the tier, adding the time it took to the engine's storage time.
+    fn timed<R>(&mut self, f: impl FnOnce(&mut L2Tier) -> R) -> R {
         let t = Instant::now();
-        let r = self.lock().lookup(full_hash, name_value);
+        let r = f(&mut self.lock());
         self.1
             .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
         r
+    }
+}
+
+impl SlowTier for TierHandle {
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.timed(|t| t.lookup(full_hash, name_value))
+    }
+
+    fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        // No I/O: not storage time.
+        self.lock().ahead_of(name_value, out)
+    }
+
+    fn prefetch(&mut self, name_value: &[u8]) {
+        self.timed(|t| t.prefetch(name_value))
     }
 }
 

@@ -56,6 +56,12 @@ pub struct TierCounters {
     pub failed: u64,
     /// Chunks handed out for L1 that nobody was waiting for.
     pub prefetched: u64,
+    /// Prefetch-ahead: CS hits on a batch's penultimate chunk, for which the tier named the
+    /// next batch.
+    pub ahead_offered: u64,
+    /// Prefetch-ahead: batch reads started for the engine's prefetch (the next batch was not
+    /// in the CS, is in L2, and the queue had room).
+    pub ahead_reads: u64,
 }
 
 #[derive(Debug)]
@@ -76,6 +82,8 @@ pub struct L2Tier {
     /// `waits.len() × B × max_name_bytes` bytes: the names of waiting lookups.
     names: Vec<u8>,
     counters: TierCounters,
+    /// Read the next batch when the penultimate chunk of one is served from the CS.
+    prefetch_ahead: bool,
 }
 
 impl L2Tier {
@@ -103,6 +111,57 @@ impl L2Tier {
             max_name_bytes,
             l2,
             counters: TierCounters::default(),
+            prefetch_ahead: true,
+        }
+    }
+
+    /// Turns prefetch-ahead on (the default) or off: with it, a CS hit on the penultimate
+    /// chunk of a batch (the last one when B = 1) reads the next batch into the CS, unless the
+    /// CS holds its first chunk already (seed 000's improvement, §3 of SPEC).
+    pub fn with_prefetch_ahead(mut self, on: bool) -> Self {
+        self.prefetch_ahead = on;
+        self
+    }
+
+    /// `SlowTier::ahead_of`: for a CS hit on the chunk of a batch that triggers prefetch-ahead,
+    /// writes the name of the next batch's first chunk into `out` (the same prefix, the next
+    /// multiple of B as segment number) and answers `true`.
+    pub fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        if !self.prefetch_ahead {
+            return false;
+        }
+        let Some(name) = ChunkName::parse(name_value) else {
+            return false;
+        };
+        if name.prefix.len() == name.name.len() {
+            return false; // no segment component: not a chunk
+        }
+        let b = u64::from(self.l2.superblock().batch);
+        if name.segment % b != b.saturating_sub(2) {
+            return false;
+        }
+        let Some(next) = (name.segment / b + 1).checked_mul(b) else {
+            return false;
+        };
+        out.extend_from_slice(name.prefix);
+        wire::tlv::write_nni_tlv(out, wire::tt::SEGMENT, next);
+        if out.len() > self.max_name_bytes {
+            out.clear();
+            return false;
+        }
+        self.counters.ahead_offered += 1;
+        true
+    }
+
+    /// `SlowTier::prefetch`: starts reading the batch of `name_value` with nobody waiting; its
+    /// chunks come back from [`L2Tier::poll`] with `full_hash: None` (for the CS). Not in L2, a
+    /// read already in flight, or a full queue: nothing.
+    pub fn prefetch(&mut self, name_value: &[u8]) {
+        let Some(name) = ChunkName::parse(name_value) else {
+            return;
+        };
+        if let ReadStart::Pending { joined: false, .. } = self.l2.read(&name) {
+            self.counters.ahead_reads += 1;
         }
     }
 
@@ -211,6 +270,7 @@ impl L2Tier {
             waits,
             names,
             counters,
+            ..
         } = self;
         let batch = l2.superblock().batch as usize;
         let mut n = 0;
@@ -312,10 +372,26 @@ impl SlowTier for SharedL2Tier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
         self.lock().lookup(full_hash, name_value)
     }
+
+    fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        self.lock().ahead_of(name_value, out)
+    }
+
+    fn prefetch(&mut self, name_value: &[u8]) {
+        self.lock().prefetch(name_value)
+    }
 }
 
 impl SlowTier for L2Tier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
         L2Tier::lookup(self, full_hash, name_value)
+    }
+
+    fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        L2Tier::ahead_of(self, name_value, out)
+    }
+
+    fn prefetch(&mut self, name_value: &[u8]) {
+        L2Tier::prefetch(self, name_value)
     }
 }

@@ -181,3 +181,91 @@ fn corrupt_l2_slot_is_forwarded_upstream_not_served() {
     assert_eq!(t.l2().counters().checksum_failures, 1);
     assert_eq!((t.counters().served, t.counters().failed), (0, 1));
 }
+
+/// Two batches of `/v/p` (segments 0..8) in a fresh L2, behind an engine; prefetch-ahead as
+/// given.
+fn two_batches(dir: &std::path::Path, ahead: bool) -> (SharedL2Tier, Engine) {
+    let cfg = L2Config {
+        slot_bytes: 1024,
+        batch: 4,
+        queue_depth: 4,
+        ..L2Config::new(dir.join("l2"), 8)
+    };
+    let tier = L2Tier::new(L2File::open(&cfg).unwrap(), 256).with_prefetch_ahead(ahead);
+    let tier = SharedL2Tier::new(tier);
+    for s in 0..8 {
+        let uri = format!("/v/p/seg={s}");
+        loop {
+            match tier.admit(&name_value(&uri), &data_wire(&uri)) {
+                Admit::Writing => break,
+                Admit::Busy => tier.lock().l2_mut().flush(), // the queue is full: drain it
+                other => panic!("admit {uri}: {other:?}"),
+            }
+        }
+    }
+    tier.lock().l2_mut().flush();
+    let e = engine_with(&tier);
+    (tier, e)
+}
+
+#[test]
+fn a_cs_hit_on_the_penultimate_chunk_reads_the_next_batch_into_the_cs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tier, mut e) = two_batches(dir.path(), true);
+    // Segment 0 misses L1 and hits L2: batch 0 comes into the CS.
+    assert!(process(&mut e, 1000, DOWNSTREAM, &interest("/v/p/seg=0", 1)).is_empty());
+    let (sent, prefetched) = complete(&mut e, &tier, 1001);
+    assert_eq!((sent.len(), prefetched), (1, 3));
+    // Segment 1 is a CS hit and not the penultimate chunk: nothing is read.
+    assert_eq!(
+        process(&mut e, 1002, DOWNSTREAM, &interest("/v/p/seg=1", 2)).len(),
+        1
+    );
+    assert_eq!(tier.lock().l2().in_flight(), 0);
+    // Segment 2 (the penultimate of B = 4) is a CS hit that reads batch 1 with nobody waiting.
+    let sent = process(&mut e, 1003, DOWNSTREAM, &interest("/v/p/seg=2", 3));
+    assert_eq!(sent[0].2, data_wire("/v/p/seg=2"));
+    assert_eq!(tier.lock().counters().ahead_reads, 1);
+    let (sent, prefetched) = complete(&mut e, &tier, 1004);
+    assert_eq!((sent.len(), prefetched), (0, 4));
+    // Batch 1 is served from the CS without asking L2 again.
+    for (s, nonce) in (4..8).zip(10..) {
+        let sent = process(
+            &mut e,
+            1005,
+            DOWNSTREAM,
+            &interest(&format!("/v/p/seg={s}"), nonce),
+        );
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].1, SendKind::Data);
+        assert_eq!(sent[0].2, data_wire(&format!("/v/p/seg={s}")));
+    }
+    assert_eq!(tier.lock().counters().lookups, 1);
+    // Segment 6 named batch 2, which L2 does not hold: no read. Another hit on segment 2
+    // names batch 1 again, which the CS holds: no read either.
+    assert_eq!(
+        process(&mut e, 1006, DOWNSTREAM, &interest("/v/p/seg=2", 20)).len(),
+        1
+    );
+    let c = *tier.lock().counters();
+    assert_eq!((c.ahead_offered, c.ahead_reads), (3, 1));
+    assert_eq!(tier.lock().l2().in_flight(), 0);
+    assert_eq!(e.counters().out_interests, 0);
+}
+
+#[test]
+fn without_prefetch_ahead_the_next_batch_waits_for_its_own_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tier, mut e) = two_batches(dir.path(), false);
+    assert!(process(&mut e, 1000, DOWNSTREAM, &interest("/v/p/seg=0", 1)).is_empty());
+    complete(&mut e, &tier, 1001);
+    assert_eq!(
+        process(&mut e, 1002, DOWNSTREAM, &interest("/v/p/seg=2", 2)).len(),
+        1
+    );
+    assert_eq!(tier.lock().l2().in_flight(), 0);
+    assert_eq!(tier.lock().counters().ahead_offered, 0);
+    // Segment 4 misses L1 and goes to L2.
+    assert!(process(&mut e, 1003, DOWNSTREAM, &interest("/v/p/seg=4", 3)).is_empty());
+    assert_eq!(tier.lock().counters().lookups, 2);
+}

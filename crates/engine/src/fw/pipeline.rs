@@ -237,7 +237,24 @@ pub struct Counters {
 pub trait SlowTier {
     /// Starts looking up exactly these name components; `true` means pending.
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
+
+    /// Prefetch-ahead, asked after a CS hit on `name_value`: if this hit is the one that
+    /// should start reading the tier's next unit (seed 000's next batch, asked for at the
+    /// penultimate chunk of the current one), writes the name of that unit's first chunk into
+    /// `out` (empty on entry) and answers `true`. The engine then calls
+    /// [`SlowTier::prefetch`] unless the CS already holds that chunk. Default: never.
+    fn ahead_of(&mut self, _name_value: &[u8], _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
+    /// Starts reading the unit of `name_value` into the CS with no Interest waiting for it: its
+    /// chunks come back through the tier's completions like the rest of a batch. Never blocks;
+    /// a full queue drops the prefetch. Default: nothing.
+    fn prefetch(&mut self, _name_value: &[u8]) {}
 }
+
+/// Longest name a slow tier's prefetch-ahead may ask for (Name TLV-VALUE bytes).
+const AHEAD_NAME_BYTES: usize = 1024;
 
 /// The NDNLPv2 header fields the pipeline reads (a bare packet has none).
 #[derive(Clone, Copy, Default)]
@@ -293,6 +310,8 @@ pub struct Engine {
     strategies: StrategyChoice,
     faces: Vec<FaceInfo>,
     slow_tier: Option<Box<dyn SlowTier + Send>>,
+    /// The name a slow tier's prefetch-ahead asks for (capacity [`AHEAD_NAME_BYTES`]).
+    ahead_name: Vec<u8>,
     counters: Counters,
     hashes: Vec<PrefixHashes>,
     /// Per batch slot: the FIB lookup planned over the prefetch passes.
@@ -369,6 +388,7 @@ impl Engine {
             strategies: StrategyChoice::new(key),
             faces: Vec::new(),
             slow_tier: None,
+            ahead_name: Vec::with_capacity(AHEAD_NAME_BYTES),
             counters: Counters::default(),
             hashes: vec![empty; MAX_BATCH],
             plans: vec![LinePlan::default(); MAX_BATCH],
@@ -754,7 +774,8 @@ impl Engine {
                 let start = self.out.len() as u32;
                 self.out.extend_from_slice(data);
                 let range = start..self.out.len() as u32;
-                return self.send(face, SendKind::Data, PacketRef::Out(range), token, 0);
+                self.send(face, SendKind::Data, PacketRef::Out(range), token, 0);
+                return self.read_ahead(name.value());
             }
         }
         // PIT insert or aggregate.
@@ -940,6 +961,30 @@ impl Engine {
             self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
         }
         self.faces_scratch = chosen;
+    }
+
+    /// After a CS hit on `name_value`: asks the slow tier (if any) whether to read ahead,
+    /// and starts that read unless the CS already holds the chunk it names.
+    fn read_ahead(&mut self, name_value: &[u8]) {
+        let Some(tier) = self.slow_tier.as_mut() else {
+            return;
+        };
+        let mut next = std::mem::take(&mut self.ahead_name);
+        next.clear();
+        if tier.ahead_of(name_value, &mut next) && next.len() <= AHEAD_NAME_BYTES {
+            let hash = crate::hash::value_hash(self.key, &next);
+            let cached = self
+                .table
+                .find(hash, &next)
+                .is_some_and(|e| self.table.data(e).is_some());
+            if !cached {
+                tier.prefetch(&next);
+            }
+        }
+        // A tier that wrote past the capacity cost one allocation; give it back.
+        next.truncate(0);
+        next.shrink_to(AHEAD_NAME_BYTES);
+        self.ahead_name = next;
     }
 
     fn on_data(
