@@ -1006,20 +1006,8 @@ fn run_worker(
                     // backlog (a full backlog waits for a completion first).
                     if backlog.len() == backlog_cap {
                         let tw = Instant::now();
-                        let Worker {
-                            hcs,
-                            slab,
-                            slot_key,
-                            point,
-                            ..
-                        } = &mut wk;
-                        if !f.wait_one(|b| fill_batch(hcs, slab, slot_key, b)) {
-                            // Nothing in flight to wait for: the oldest read is given up.
-                            backlog.pop_front();
-                            point.l2_gave_up += 1;
-                        }
+                        wait_and_submit(&mut wk, f, &mut backlog);
                         waited += tw.elapsed();
-                        submit_backlog(f, &mut backlog, &mut wk.point);
                     }
                     backlog.push_back((c, s));
                     submit_backlog(f, &mut backlog, &mut wk.point);
@@ -1045,19 +1033,8 @@ fn run_worker(
     }
     if let L2::File(f) = &mut l2 {
         // The window ends when every read it asked for has been submitted and completed.
-        let Worker {
-            hcs,
-            slab,
-            slot_key,
-            point,
-            ..
-        } = &mut wk;
         while !backlog.is_empty() {
-            if !f.wait_one(|b| fill_batch(hcs, slab, slot_key, b)) {
-                backlog.pop_front();
-                point.l2_gave_up += 1;
-            }
-            submit_backlog(f, &mut backlog, point);
+            wait_and_submit(&mut wk, f, &mut backlog);
         }
         f.flush();
     }
@@ -1104,6 +1081,23 @@ fn fill_batch(hcs: &Hcs, slab: &mut [u8], slot_key: &mut [u64], b: &BatchRead<'_
             Worker::fill(hcs, slab, slot_key, c, k, ch.payload);
         }
     }
+}
+
+/// Waits for one L2 completion (its chunks go to their L1 slots), then submits what the
+/// backlog can; with nothing in flight to wait for, the oldest backlog read is given up.
+fn wait_and_submit(wk: &mut Worker, f: &mut L2File, backlog: &mut VecDeque<(u32, u32)>) {
+    let Worker {
+        hcs,
+        slab,
+        slot_key,
+        point,
+        ..
+    } = wk;
+    if !f.wait_one(|b| fill_batch(hcs, slab, slot_key, b)) {
+        backlog.pop_front();
+        point.l2_gave_up += 1;
+    }
+    submit_backlog(f, backlog, point);
 }
 
 /// Submits the backlog's batch reads, oldest first, while the L2 queue takes them.
