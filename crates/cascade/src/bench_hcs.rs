@@ -1100,9 +1100,14 @@ fn wait_and_submit(wk: &mut Worker, f: &mut L2File, backlog: &mut VecDeque<(u32,
     submit_backlog(f, backlog, point);
 }
 
-/// Submits the backlog's batch reads, oldest first, while the L2 queue takes them.
+/// Submits the backlog's batch reads, oldest first, while the L2 queue takes them (a full
+/// queue is seen before any name is built).
 fn submit_backlog(f: &mut L2File, backlog: &mut VecDeque<(u32, u32)>, point: &mut Point) {
+    let qd = f.config().queue_depth;
     while let Some(&(c, s)) = backlog.front() {
+        if f.in_flight() >= qd {
+            return;
+        }
         let name = chunk_name(c, s);
         let chunk = ChunkName::parse(&name).expect("valid name");
         match f.read(&chunk) {

@@ -253,7 +253,8 @@ pub trait SlowTier {
     fn prefetch(&mut self, _name_value: &[u8]) {}
 }
 
-/// Longest name a slow tier's prefetch-ahead may ask for (Name TLV-VALUE bytes).
+/// Bytes reserved for the name a slow tier's prefetch-ahead asks for (Name TLV-VALUE; the
+/// store's tier names at most 512).
 const AHEAD_NAME_BYTES: usize = 1024;
 
 /// The NDNLPv2 header fields the pipeline reads (a bare packet has none).
@@ -310,7 +311,7 @@ pub struct Engine {
     strategies: StrategyChoice,
     faces: Vec<FaceInfo>,
     slow_tier: Option<Box<dyn SlowTier + Send>>,
-    /// The name a slow tier's prefetch-ahead asks for (capacity [`AHEAD_NAME_BYTES`]).
+    /// The name a slow tier's prefetch-ahead asks for (reused; [`AHEAD_NAME_BYTES`] reserved).
     ahead_name: Vec<u8>,
     counters: Counters,
     hashes: Vec<PrefixHashes>,
@@ -971,7 +972,7 @@ impl Engine {
         };
         let mut next = std::mem::take(&mut self.ahead_name);
         next.clear();
-        if tier.ahead_of(name_value, &mut next) && next.len() <= AHEAD_NAME_BYTES {
+        if tier.ahead_of(name_value, &mut next) {
             let hash = crate::hash::value_hash(self.key, &next);
             let cached = self
                 .table
@@ -981,9 +982,6 @@ impl Engine {
                 tier.prefetch(&next);
             }
         }
-        // A tier that wrote past the capacity cost one allocation; give it back.
-        next.truncate(0);
-        next.shrink_to(AHEAD_NAME_BYTES);
         self.ahead_name = next;
     }
 
