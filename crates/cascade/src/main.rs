@@ -181,6 +181,7 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
             "p1st": pred.p1st,
             "unif": pred.unif,
             "seq": pred.seq,
+            "seq_prefetch_ahead": pred.seq_ahead,
             "real": pred.real,
             "real_streams": stream.map(|w| serde_json::json!({
                 "lambda_per_s": args.lambda,
@@ -211,6 +212,7 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
              workload  l1_hit_ratio\n\
              unif      {:.6}\n\
              seq       {:.6}\n\
+             seq+ahead {:.6}  (prefetch-ahead: one miss per content; not in the seed)\n\
              real      {:.6}\n",
             args.l1,
             pred.cache_contents,
@@ -223,6 +225,7 @@ fn run_model_che(args: &CheArgs) -> ExitCode {
             pred.p1st,
             pred.unif,
             pred.seq,
+            pred.seq_ahead,
             pred.real,
         ) + &match stream {
             Some(w) => format!(

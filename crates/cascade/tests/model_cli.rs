@@ -25,6 +25,7 @@ fn che_json_has_the_three_workloads_in_unit_range() {
             assert!((0.0..=1.0).contains(&x), "{key} = {x}");
         }
         assert_eq!(v["seq"].as_f64(), Some(0.9));
+        assert_eq!(v["seq_prefetch_ahead"].as_f64(), Some(1.0 - 1.0 / 1280.0));
         assert_eq!(v["unif"].as_f64(), Some(0.01));
         assert_eq!(v["policy"].as_str(), Some(policy));
         assert!(v["real"].as_f64() > v["seq"].as_f64());
@@ -75,7 +76,7 @@ fn che_table_lists_the_workloads() {
     let out = cascade(&["model", "che", "--l1", "1000", "--catalogue", "100"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for w in ["unif", "seq", "real", "steady", "window"] {
+    for w in ["unif", "seq", "seq+ahead", "real", "steady", "window"] {
         assert!(text.lines().any(|l| l.starts_with(w)), "{text}");
     }
 }

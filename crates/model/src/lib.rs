@@ -196,6 +196,35 @@ pub fn seq_hit_ratio(batch: u64, l1_chunks: u64, catalogue_chunks: u64) -> f64 {
     1.0 - 1.0 / batch as f64
 }
 
+/// `Seq` with prefetch-ahead (the improvement seed 000 left for later; not in the seed): the
+/// request for a batch's penultimate chunk reads the content's next batch, so that batch is in
+/// L1 before its first chunk is asked for, and only a content's very first chunk misses:
+/// `1 − 1/chunks_per_content`.
+///
+/// Derivation, under FIFO or LRU (in `Seq` no chunk is asked for twice while in L1, so the two
+/// orders coincide): batch `k + 1` enters L1 when chunk `kB + B − 2` is asked for; before its
+/// own last chunk is asked for, one more batch (`k + 2`) enters, so it survives if L1 holds
+/// two batches (`|L1| ≥ 2B`). The last batch of a content has no next batch, and a content's
+/// first batch has no previous one: its first chunk misses and reads it (with `B = 2` that
+/// request is also the penultimate chunk's and reads batch 1 at once). With `B = 1` there is
+/// no penultimate chunk and this is eq. 3 (`0`). Below `|L1| = 2B` the next batch can push
+/// out the one in use, which this model does not cover: it answers eq. 3 there. As eq. 3, 1
+/// when L1 holds the whole catalogue.
+pub fn seq_ahead_hit_ratio(
+    batch: u64,
+    l1_chunks: u64,
+    catalogue_chunks: u64,
+    chunks_per_content: u64,
+) -> f64 {
+    if l1_chunks >= catalogue_chunks || chunks_per_content == 0 {
+        return 1.0;
+    }
+    if batch < 2 || l1_chunks < 2 * batch {
+        return seq_hit_ratio(batch, l1_chunks, catalogue_chunks);
+    }
+    1.0 - 1.0 / chunks_per_content as f64
+}
+
 /// Seed 000 eq. 4, `Real`: `P1st/B + (1 − 1/B) = 1 − (1 − P1st)/B`.
 pub fn real_hit_ratio(batch: u64, p1st: f64) -> f64 {
     if batch == 0 {
@@ -243,10 +272,13 @@ pub struct L1Prediction {
     pub t_c: f64,
     /// Hit probability of a content's first-chunk request (`P1st`, eq. 5).
     pub p1st: f64,
-    /// `Unif` (eq. 2).
+    /// `Unif` (eq. 2), with or without prefetch-ahead: after warm-up L1 holds `|L1|` distinct
+    /// chunks whatever was read ahead, and a uniform request finds one with that probability.
     pub unif: f64,
     /// `Seq` (eq. 3).
     pub seq: f64,
+    /// `Seq` with prefetch-ahead ([`seq_ahead_hit_ratio`]).
+    pub seq_ahead: f64,
     /// `Real` (eq. 4).
     pub real: f64,
 }
@@ -278,6 +310,12 @@ pub fn predict_l1(p: &HcsParams) -> Result<L1Prediction, ModelError> {
         p1st,
         unif: unif_hit_ratio(p.l1_chunks, catalogue_chunks),
         seq: seq_hit_ratio(p.batch, p.l1_chunks, catalogue_chunks),
+        seq_ahead: seq_ahead_hit_ratio(
+            p.batch,
+            p.l1_chunks,
+            catalogue_chunks,
+            p.chunks_per_content,
+        ),
         real: real_hit_ratio(p.batch, p1st),
     })
 }
@@ -374,6 +412,27 @@ mod tests {
     }
 
     #[test]
+    fn seq_with_prefetch_ahead_misses_once_per_content() {
+        // 1,280-chunk contents, B = 10: one miss per content instead of one per batch.
+        assert!(close(
+            seq_ahead_hit_ratio(10, 12_800, 128_000, 1_280),
+            1279.0 / 1280.0,
+            1e-15
+        ));
+        // B = 2 still reads ahead (the first request is also the penultimate chunk's).
+        assert!(close(
+            seq_ahead_hit_ratio(2, 4, 128_000, 1_280),
+            1279.0 / 1280.0,
+            1e-15
+        ));
+        // No penultimate chunk with B = 1, and an L1 under two batches: eq. 3.
+        assert_eq!(seq_ahead_hit_ratio(1, 12_800, 128_000, 1_280), 0.0);
+        assert_eq!(seq_ahead_hit_ratio(10, 19, 128_000, 1_280), 0.9);
+        // The whole catalogue in L1.
+        assert_eq!(seq_ahead_hit_ratio(10, 128_000, 128_000, 1_280), 1.0);
+    }
+
+    #[test]
     fn predict_l1_matches_parts() {
         let p = HcsParams {
             l1_chunks: 12_800,
@@ -384,6 +443,7 @@ mod tests {
         assert_eq!(pred.cache_contents, 10.0);
         assert_eq!(pred.unif, 0.01);
         assert_eq!(pred.seq, 0.9);
+        assert_eq!(pred.seq_ahead, 1.0 - 1.0 / 1280.0);
         let q = zipf(1_000, 1.0).unwrap();
         let p1st = che(&q, 10.0, Policy::Fifo).hit_ratio;
         assert_eq!(pred.p1st, p1st);
@@ -394,7 +454,10 @@ mod tests {
             ..p
         })
         .unwrap();
-        assert_eq!((full.unif, full.seq, full.real), (1.0, 1.0, 1.0));
+        assert_eq!(
+            (full.unif, full.seq, full.seq_ahead, full.real),
+            (1.0, 1.0, 1.0, 1.0)
+        );
         assert_eq!(
             predict_l1(&HcsParams { batch: 0, ..p }),
             Err(ModelError::ZeroBatch)

@@ -10,7 +10,8 @@
 //! a small L1 lies on the workload's start-up ramp (streams start at t = 0; with |L1| = 1,280
 //! the window spans about 57–170 s, while streams last 160 s). The stream model derives both
 //! from the workload's parameters; nothing is fitted to these measurements. The floor of issue
-//! 5 is an RMSE ≤ 0.02 over the whole sweep.
+//! 5 is an RMSE ≤ 0.02 over the whole sweep. The same holds with prefetch-ahead on (the
+//! router's and `cascade bench hcs`'s default), against the models that include it.
 
 use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
 use model::{predict_l1, predict_real_streams, predict_real_window, HcsParams, Policy, Streams};
@@ -58,22 +59,38 @@ fn model_params(l1: u64) -> HcsParams {
 }
 
 fn streams() -> Streams {
+    streams_ahead(false)
+}
+
+fn streams_ahead(prefetch_ahead: bool) -> Streams {
     let p = params();
     Streams {
         lambda_per_s: p.lambda_per_s,
         chunk_rate_per_s: p.chunk_rate_per_s,
-        prefetch_ahead: false,
+        prefetch_ahead,
     }
 }
 
 /// Runs `warm` requests, then measures the next `window`; returns the window's counters.
 fn measure(kind: WorkloadKind, l1: u64, warm: u64, window: u64, seed: u64) -> store::Counters {
+    measure_ahead(kind, l1, warm, window, seed, false)
+}
+
+/// [`measure`] with prefetch-ahead on or off.
+fn measure_ahead(
+    kind: WorkloadKind,
+    l1: u64,
+    warm: u64,
+    window: u64,
+    seed: u64,
+    prefetch_ahead: bool,
+) -> store::Counters {
     let mut hcs = Hcs::new(HcsConfig {
         l1_chunks: l1 as usize,
         batch: BATCH,
         chunks_per_content: CHUNKS,
         replacement: Replacement::Fifo,
-        prefetch_ahead: false,
+        prefetch_ahead,
     });
     let mut requests = kind.requests(&params(), seed);
     for r in requests.by_ref().take(warm as usize) {
@@ -87,17 +104,24 @@ fn measure(kind: WorkloadKind, l1: u64, warm: u64, window: u64, seed: u64) -> st
 }
 
 fn sweep(kind: WorkloadKind) -> Vec<Point> {
+    sweep_ahead(kind, false)
+}
+
+/// [`sweep`] with prefetch-ahead on or off: the models are then `Seq` with prefetch-ahead
+/// ([`model::seq_ahead_hit_ratio`]), eq. 2 (unchanged by it) and the stream model with it.
+fn sweep_ahead(kind: WorkloadKind, ahead: bool) -> Vec<Point> {
     L1_SWEEP
         .iter()
         .map(|&l1| {
             let (warm, window) = (warmup_requests(l1), (20 * l1).max(MIN_WINDOW));
-            let k = measure(kind, l1, warm, window, SEED);
+            let k = measure_ahead(kind, l1, warm, window, SEED, ahead);
             let seed_model = predict_l1(&model_params(l1)).expect("valid model parameters");
             let model = match kind {
+                WorkloadKind::Seq if ahead => seed_model.seq_ahead,
                 WorkloadKind::Seq => seed_model.seq,
                 WorkloadKind::Unif => seed_model.unif,
                 WorkloadKind::Real => {
-                    let w = predict_real_window(&model_params(l1), &streams(), warm, window)
+                    let w = predict_real_window(&model_params(l1), &streams_ahead(ahead), warm, window)
                         .expect("valid model parameters");
                     println!(
                         "real |L1|={l1:>6} window t={:.0}..{:.0} s: seed eq. 4 {:.4}, stream \
@@ -114,7 +138,7 @@ fn sweep(kind: WorkloadKind) -> Vec<Point> {
                 usefulness: k.prefetch_usefulness(),
             };
             println!(
-                "{kind} |L1|={:>6} measured={:.4} model={:.4} prefetch_usefulness={:.3}",
+                "{kind} ahead={ahead} |L1|={:>6} measured={:.4} model={:.4} prefetch_usefulness={:.3}",
                 point.l1, point.measured, point.model, point.usefulness
             );
             point
@@ -139,6 +163,32 @@ fn unif_matches_the_model() {
     let e = rmse(&sweep(WorkloadKind::Unif));
     println!("unif RMSE={e:.4}");
     assert!(e <= MAX_RMSE, "unif RMSE {e}");
+}
+
+#[test]
+fn seq_with_prefetch_ahead_matches_its_model_and_not_eq_3() {
+    let points = sweep_ahead(WorkloadKind::Seq, true);
+    let e = rmse(&points);
+    println!("seq ahead RMSE={e:.4}");
+    assert!(e <= MAX_RMSE, "seq ahead RMSE {e}");
+    // One miss per content instead of one per batch: far from eq. 3's 1 - 1/B.
+    for p in &points {
+        assert!(p.measured > 0.99, "{p:?}");
+    }
+}
+
+#[test]
+fn unif_with_prefetch_ahead_still_matches_eq_2() {
+    let e = rmse(&sweep_ahead(WorkloadKind::Unif, true));
+    println!("unif ahead RMSE={e:.4}");
+    assert!(e <= MAX_RMSE, "unif ahead RMSE {e}");
+}
+
+#[test]
+fn real_with_prefetch_ahead_matches_the_stream_model() {
+    let e = rmse(&sweep_ahead(WorkloadKind::Real, true));
+    println!("real ahead RMSE (full sweep, stream model)={e:.4}");
+    assert!(e <= MAX_RMSE, "real ahead RMSE {e}");
 }
 
 #[test]
