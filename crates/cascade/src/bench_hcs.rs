@@ -14,12 +14,16 @@
 //! thread goes on serving, as a worker that never blocks on storage would; only when the
 //! backlog is full too does the thread wait for a completion.
 //!
-//! The model each point is compared with: seed 000's eq. 2–3 for `Seq` and `Unif`; for
+//! Prefetch-ahead is on by default, as in the router (`--no-prefetch-ahead` for the seed's own
+//! setting). The model each point is compared with: for `Seq`, one miss per content with
+//! prefetch-ahead ([`model::seq_ahead_hit_ratio`]) and seed 000's eq. 3 without; for `Unif`,
+//! eq. 2 either way (L1 holds `|L1|` distinct chunks whatever was read ahead); for
 //! `Real` with a FIFO L1, the stream model ([`model::predict_real_window`]: prefetched chunks
 //! evicted before their stream asks for them when L1 cannot keep a batch per active stream,
 //! and the measured window's place on the workload's start-up ramp), with the seed's eq. 4 and
-//! the stream model's steady state printed beside it; with LRU, eq. 4 (the stream model is
-//! derived for FIFO).
+//! the stream model's steady state printed beside it (the stream model covers
+//! prefetch-ahead); with LRU, eq. 4 (the stream model is derived for FIFO; eq. 4 has no
+//! prefetch-ahead term).
 //!
 //! Also measured in the same run: the device's sequential read bandwidth (a scratch file in the
 //! L2 directory, written once and read with `O_DIRECT` in 1 MiB blocks: at queue depth 1 with
@@ -128,20 +132,23 @@ pub struct HcsBenchArgs {
     /// Batch size B in chunks.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub batch: u32,
-    /// Worker threads, one HCS each.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub workers: u16,
+    /// Worker threads, one HCS each (default: one per core this process may run on, as the
+    /// router's workers are deployed; at most 64).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub workers: Option<u16>,
     /// Request-to-worker mapping.
     #[arg(long, value_enum, default_value = "content")]
     pub mapping: Mapping,
     /// L1 replacement.
     #[arg(long, value_enum, default_value = "fifo")]
     pub replacement: ReplacementArg,
-    /// Read the next batch on the penultimate chunk of the current one. Off here, as in seed
-    /// 000's measurements, whose models for Seq and Unif (eq. 2-3) have no prefetch-ahead (the
-    /// stream model for Real has); the router's default is on (`[store] prefetch_ahead`).
-    #[arg(long)]
+    /// Read the next batch on the penultimate chunk of the current one (the default, as in the
+    /// router's `[store] prefetch_ahead`); the flag is kept so that older commands still parse.
+    #[arg(long, overrides_with = "no_prefetch_ahead")]
     pub prefetch_ahead: bool,
+    /// No prefetch-ahead: seed 000's own measurements, compared with its eq. 2-4.
+    #[arg(long, overrides_with = "prefetch_ahead")]
+    pub no_prefetch_ahead: bool,
     /// Directory for the L2 files and the scratch file (default: a new temporary directory).
     #[arg(long)]
     pub l2_path: Option<PathBuf>,
@@ -371,11 +378,11 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
     };
     if l1_points
         .iter()
-        .any(|&l| l < u64::from(args.workers) || l > 50_000_000)
+        .any(|&l| l < u64::from(args.workers()) || l > 50_000_000)
     {
         return Err(format!(
             "|L1| must be between the number of workers ({}) and 50M chunks",
-            args.workers
+            args.workers()
         ));
     }
     let (_tmp, dir) = match &args.l2_path {
@@ -410,7 +417,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
     };
     let seq = SeqRead {
         qd: usize::from(args.queue_depth),
-        threads: usize::from(args.workers),
+        threads: usize::from(args.workers()),
         backend,
         extent: extent_bytes(args.batch),
     };
@@ -518,7 +525,8 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             "rmse_seed_model": rmse_seed,
             "catalogue_chunks": catalogue_chunks,
             "batch": args.batch,
-            "workers": args.workers,
+            "prefetch_ahead": args.ahead(),
+            "workers": args.workers(),
             "mapping": format!("{:?}", args.mapping).to_lowercase(),
             "l2": if args.emulated { "emulated".to_string() } else { format!("file ({backend_name}, {})", if direct { "O_DIRECT" } else { "buffered" }) },
             "device_seq_read_gbytes_per_s": device.as_ref().map(Device::best),
@@ -543,7 +551,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             args.workload,
             catalogue_chunks,
             args.batch,
-            args.workers,
+            args.workers(),
             args.mapping,
             if args.emulated {
                 format!(
@@ -563,8 +571,14 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
             "L1 hit ratio RMSE against the model ({}): {rmse:.4}",
             model_name(args)
         );
-        if args.workload == WorkloadKind::Real {
-            println!("  against seed 000's eq. 4 (L1 keeps every stream's batch): {rmse_seed:.4}");
+        match args.workload {
+            WorkloadKind::Real => println!(
+                "  against seed 000's eq. 4 (L1 keeps every stream's batch): {rmse_seed:.4}"
+            ),
+            WorkloadKind::Seq if args.ahead() => {
+                println!("  against seed 000's eq. 3 (no prefetch-ahead): {rmse_seed:.4}")
+            }
+            _ => {}
         }
         if let Some(d) = &device {
             let best_l2 = points
@@ -579,7 +593,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                 d.best(),
                 d.qd1.len(),
                 range(&d.qd1),
-                args.workers,
+                args.workers(),
                 args.queue_depth,
                 range(&d.qd),
                 range(&d.deep),
@@ -592,7 +606,7 @@ pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
                  the L2's I/O without its CPU work: {} GB/s, the L2 at {:.0}% of it",
                 d.best_pass(),
                 100.0 * best_l2 / d.best_pass().max(1e-9),
-                args.workers,
+                args.workers(),
                 args.queue_depth,
                 extent_bytes(args.batch),
                 range(&d.random),
@@ -618,12 +632,33 @@ fn window_for(args: &HcsBenchArgs, l1: u64) -> u64 {
     }
 }
 
+impl HcsBenchArgs {
+    /// Whether the tiers read ahead (on unless `--no-prefetch-ahead`).
+    fn ahead(&self) -> bool {
+        !self.no_prefetch_ahead
+    }
+
+    /// Worker threads: `--workers`, else one per core available to this process (1 if that
+    /// cannot be known), at most 64.
+    fn workers(&self) -> u16 {
+        self.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(64) as u16)
+        })
+    }
+}
+
 /// What the points are compared with.
 fn model_name(args: &HcsBenchArgs) -> &'static str {
     match (args.workload, args.replacement) {
+        (WorkloadKind::Seq, _) if args.ahead() => {
+            "Seq with prefetch-ahead, 1 - 1/chunks per content"
+        }
         (WorkloadKind::Seq, _) => "seed 000 eq. 3",
         (WorkloadKind::Unif, _) => "seed 000 eq. 2",
         (WorkloadKind::Real, ReplacementArg::Fifo) => "stream model over the measured window",
+        (WorkloadKind::Real, ReplacementArg::Lru) if args.ahead() => {
+            "seed 000 eq. 4 with Che-LRU, which has no prefetch-ahead term"
+        }
         (WorkloadKind::Real, ReplacementArg::Lru) => "seed 000 eq. 4 with Che-LRU",
     }
 }
@@ -649,6 +684,7 @@ fn models(
     };
     let seed = predict_l1(&hp).map_err(|e| e.to_string())?;
     Ok(match args.workload {
+        WorkloadKind::Seq if args.ahead() => (seed.seq_ahead, seed.seq, None),
         WorkloadKind::Seq => (seed.seq, seed.seq, None),
         WorkloadKind::Unif => (seed.unif, seed.unif, None),
         WorkloadKind::Real if args.replacement == ReplacementArg::Lru => {
@@ -658,7 +694,7 @@ fn models(
             let s = Streams {
                 lambda_per_s: params.lambda_per_s,
                 chunk_rate_per_s: params.chunk_rate_per_s,
-                prefetch_ahead: args.prefetch_ahead,
+                prefetch_ahead: args.ahead(),
             };
             let w = predict_real_window(&hp, &s, warm, window).map_err(|e| e.to_string())?;
             (w.hit_ratio, seed.real, Some(w.steady.hit_ratio))
@@ -836,7 +872,7 @@ fn run_point(
     direct: bool,
     backend: IoBackend,
 ) -> Result<(Point, String), String> {
-    let w = usize::from(args.workers);
+    let w = usize::from(args.workers());
     // Requests, generated before timing and split by worker.
     let warm = warmup_requests(l1_total);
     let mut per: Vec<(Vec<(u32, u32)>, usize)> = (0..w).map(|_| (Vec::new(), 0)).collect();
@@ -846,7 +882,7 @@ fn run_point(
         .take((warm + window) as usize)
         .enumerate()
     {
-        let k = worker_of(args.mapping, args.workers, args.batch, r.content, r.chunk);
+        let k = worker_of(args.mapping, args.workers(), args.batch, r.content, r.chunk);
         per[k].0.push((r.content, r.chunk));
         if (i as u64) < warm {
             per[k].1 += 1;
@@ -938,7 +974,7 @@ fn run_worker(
                 ReplacementArg::Fifo => Replacement::Fifo,
                 ReplacementArg::Lru => Replacement::Lru,
             },
-            prefetch_ahead: args.prefetch_ahead,
+            prefetch_ahead: args.ahead(),
         }),
         // Its own mapping on huge pages (2 MB each, where the kernel grants them): serving and
         // filling land on random slots of |L1| × 8 KB, which on 4 KB pages miss the TLB on
@@ -1138,7 +1174,7 @@ fn open_preloaded(
     let batches_per_content = CHUNKS_PER_CONTENT.div_ceil(b);
     let owned: Vec<(u32, u32)> = (0..catalogue)
         .flat_map(|c| (0..batches_per_content).map(move |k| (c, k * b)))
-        .filter(|&(c, s)| worker_of(args.mapping, args.workers, b, c, s) == index)
+        .filter(|&(c, s)| worker_of(args.mapping, args.workers(), b, c, s) == index)
         .collect();
     let config = L2Config {
         direct,

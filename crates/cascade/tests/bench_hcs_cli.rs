@@ -4,8 +4,8 @@
 
 mod common;
 
-/// One point of the Real workload: 2 contents (2,560 chunks, a 20 MB L2 file), |L1| = 1,280,
-/// a 16 MiB scratch file for the device reference.
+/// One point of the Real workload on one worker: 2 contents (2,560 chunks, a 20 MB L2 file),
+/// |L1| = 1,280, a 16 MiB scratch file for the device reference.
 fn real_point(queue_depth: &str) -> serde_json::Value {
     common::cascade_json(&[
         "bench",
@@ -18,6 +18,8 @@ fn real_point(queue_depth: &str) -> serde_json::Value {
         "1280",
         "--queue-depth",
         queue_depth,
+        "--workers",
+        "1",
         "--scratch-mib",
         "16",
         "--no-hit-cost",
@@ -56,4 +58,44 @@ fn a_scratch_file_below_eight_mib_is_refused_with_one_line() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--scratch-mib"), "{err}");
+}
+
+/// The Seq workload on the emulated L2 (fast): prefetch-ahead is on by default and is compared
+/// with its own model (one miss per content); `--no-prefetch-ahead` gives seed 000's eq. 3.
+#[test]
+fn seq_reads_ahead_by_default_and_each_setting_meets_its_model() {
+    let seq = |extra: &[&str]| {
+        let mut a = vec![
+            "bench",
+            "hcs",
+            "--workload",
+            "seq",
+            "--emulated",
+            "--catalogue",
+            "4",
+            "--l1",
+            "1280",
+            "--no-hit-cost",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        common::cascade_json(&a)
+    };
+    let on = seq(&[]);
+    // One worker per core unless told.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(64));
+    assert_eq!(on["workers"].as_u64(), Some(cores as u64), "{on}");
+    let off = seq(&["--no-prefetch-ahead"]);
+    assert_eq!(on["prefetch_ahead"].as_bool(), Some(true), "{on}");
+    assert_eq!(off["prefetch_ahead"].as_bool(), Some(false), "{off}");
+    let hit = |v: &serde_json::Value| v["points"][0]["l1_hit_ratio"].as_f64().unwrap();
+    let model = |v: &serde_json::Value| v["points"][0]["model_hit_ratio"].as_f64().unwrap();
+    assert!((model(&on) - (1.0 - 1.0 / 1280.0)).abs() < 1e-12, "{on}");
+    assert!((model(&off) - 0.9).abs() < 1e-12, "{off}");
+    for v in [&on, &off] {
+        assert!((hit(v) - model(v)).abs() < 0.005, "{v}");
+    }
+    // The old flag still parses and means the default.
+    let again = seq(&["--prefetch-ahead"]);
+    assert_eq!(again["prefetch_ahead"].as_bool(), Some(true), "{again}");
 }
