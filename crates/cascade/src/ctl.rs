@@ -720,6 +720,8 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
                 "storage_stalls_over_1ms": t.n_stalls_over_1ms,
                 "loop_max_us": t.loop_max_us,
                 "loop_p999_us": t.loop_p999_us,
+                "n_ahead_offered": t.n_ahead_offered,
+                "n_ahead_reads": t.n_ahead_reads,
             });
         }
         return format!("{v}\n");
@@ -739,7 +741,7 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n",
             t.level,
             t.workers,
             t.capacity,
@@ -754,6 +756,8 @@ fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
             t.n_prefetched,
             t.n_prefetch_used,
             usefulness,
+            t.n_ahead_offered,
+            t.n_ahead_reads,
             t.n_admit_dropped,
             t.queue_depth,
             t.n_in_flight,
@@ -971,6 +975,8 @@ mod tests {
             n_entries: 40,
             n_prefetched: 8,
             n_prefetch_used: 6,
+            n_ahead_offered: 5,
+            n_ahead_reads: 3,
             ..CsTierInfo::default()
         };
         let t = render_cs(&cs, &[l2], false);
@@ -979,9 +985,17 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("used=6 (75.0%)"), "{t}");
+        assert!(t.contains("readAhead offered=5 reads=3"), "{t}");
         let j: Value = serde_json::from_str(render_cs(&cs, &[l2], true).trim()).unwrap();
         assert_eq!(j["l2"]["n_entries"], 40);
         assert_eq!(j["l2"]["prefetch_usefulness"], 0.75);
+        assert_eq!(
+            (
+                j["l2"]["n_ahead_offered"].clone(),
+                j["l2"]["n_ahead_reads"].clone()
+            ),
+            (json!(5), json!(3))
+        );
         assert_eq!(
             j["n_entries"], 3,
             "the RAM tier's fields stay where they were"

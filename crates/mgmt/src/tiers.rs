@@ -60,6 +60,12 @@ pub mod tlv {
     pub const LOOP_MAX_US: u32 = 0xCA2C;
     /// 99.9th percentile of the whole iteration, µs (max over workers).
     pub const LOOP_P999_US: u32 = 0xCA2E;
+    /// RAM-CS hits on a batch's penultimate chunk for which the tier named a next batch
+    /// (prefetch-ahead offers).
+    pub const N_AHEAD_OFFERED: u32 = 0xCA30;
+    /// Prefetch-ahead batch reads started (offers whose next batch was neither in the RAM CS
+    /// nor already being read).
+    pub const N_AHEAD_READS: u32 = 0xCA32;
 }
 
 /// One storage tier's state.
@@ -111,10 +117,14 @@ pub struct CsTierInfo {
     pub loop_max_us: u64,
     /// 99.9th percentile of it, µs.
     pub loop_p999_us: u64,
+    /// Prefetch-ahead offers.
+    pub n_ahead_offered: u64,
+    /// Prefetch-ahead batch reads started.
+    pub n_ahead_reads: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 23] {
+    fn fields(&self) -> [(u32, u64); 25] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -140,6 +150,8 @@ impl CsTierInfo {
             (N_STALLS_OVER_1MS, self.n_stalls_over_1ms),
             (LOOP_MAX_US, self.loop_max_us),
             (LOOP_P999_US, self.loop_p999_us),
+            (N_AHEAD_OFFERED, self.n_ahead_offered),
+            (N_AHEAD_READS, self.n_ahead_reads),
         ]
     }
 
@@ -169,6 +181,8 @@ impl CsTierInfo {
             N_STALLS_OVER_1MS => &mut self.n_stalls_over_1ms,
             LOOP_MAX_US => &mut self.loop_max_us,
             LOOP_P999_US => &mut self.loop_p999_us,
+            N_AHEAD_OFFERED => &mut self.n_ahead_offered,
+            N_AHEAD_READS => &mut self.n_ahead_reads,
             _ => return None,
         })
     }
@@ -233,6 +247,8 @@ mod tests {
             batch: 10,
             stall_max_us: 420,
             loop_p999_us: 77,
+            n_ahead_offered: 12,
+            n_ahead_reads: 11,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();

@@ -450,6 +450,8 @@ impl Manager {
                         n_stalls_over_1ms: sum(|x| x.stalls.storage_over_1ms),
                         loop_max_us: max(|x| x.stalls.loop_max_ns / 1000),
                         loop_p999_us: max(|x| x.stalls.loop_p999_ns / 1000),
+                        n_ahead_offered: sum(|x| x.tier.ahead_offered),
+                        n_ahead_reads: sum(|x| x.tier.ahead_reads),
                     }
                     .encode(&mut out);
                 }
