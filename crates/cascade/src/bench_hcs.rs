@@ -356,6 +356,11 @@ fn ratio(a: u64, b: u64) -> f64 {
 
 /// Runs `cascade bench hcs`.
 pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
+    // The worker count resolved once (the per-request mapping reads it).
+    let args = &HcsBenchArgs {
+        workers: Some(args.workers()),
+        ..args.clone()
+    };
     let catalogue = if args.quick {
         args.catalogue.min(100)
     } else {

@@ -58,11 +58,7 @@ fn model_params(l1: u64) -> HcsParams {
     }
 }
 
-fn streams() -> Streams {
-    streams_ahead(false)
-}
-
-fn streams_ahead(prefetch_ahead: bool) -> Streams {
+fn streams(prefetch_ahead: bool) -> Streams {
     let p = params();
     Streams {
         lambda_per_s: p.lambda_per_s,
@@ -71,13 +67,9 @@ fn streams_ahead(prefetch_ahead: bool) -> Streams {
     }
 }
 
-/// Runs `warm` requests, then measures the next `window`; returns the window's counters.
-fn measure(kind: WorkloadKind, l1: u64, warm: u64, window: u64, seed: u64) -> store::Counters {
-    measure_ahead(kind, l1, warm, window, seed, false)
-}
-
-/// [`measure`] with prefetch-ahead on or off.
-fn measure_ahead(
+/// Runs `warm` requests, then measures the next `window` (prefetch-ahead on or off); returns
+/// the window's counters.
+fn measure(
     kind: WorkloadKind,
     l1: u64,
     warm: u64,
@@ -103,25 +95,21 @@ fn measure_ahead(
     hcs.counters().since(&before)
 }
 
-fn sweep(kind: WorkloadKind) -> Vec<Point> {
-    sweep_ahead(kind, false)
-}
-
-/// [`sweep`] with prefetch-ahead on or off: the models are then `Seq` with prefetch-ahead
+/// With prefetch-ahead on, the models are `Seq` with prefetch-ahead
 /// ([`model::seq_ahead_hit_ratio`]), eq. 2 (unchanged by it) and the stream model with it.
-fn sweep_ahead(kind: WorkloadKind, ahead: bool) -> Vec<Point> {
+fn sweep(kind: WorkloadKind, ahead: bool) -> Vec<Point> {
     L1_SWEEP
         .iter()
         .map(|&l1| {
             let (warm, window) = (warmup_requests(l1), (20 * l1).max(MIN_WINDOW));
-            let k = measure_ahead(kind, l1, warm, window, SEED, ahead);
+            let k = measure(kind, l1, warm, window, SEED, ahead);
             let seed_model = predict_l1(&model_params(l1)).expect("valid model parameters");
             let model = match kind {
                 WorkloadKind::Seq if ahead => seed_model.seq_ahead,
                 WorkloadKind::Seq => seed_model.seq,
                 WorkloadKind::Unif => seed_model.unif,
                 WorkloadKind::Real => {
-                    let w = predict_real_window(&model_params(l1), &streams_ahead(ahead), warm, window)
+                    let w = predict_real_window(&model_params(l1), &streams(ahead), warm, window)
                         .expect("valid model parameters");
                     println!(
                         "real |L1|={l1:>6} window t={:.0}..{:.0} s: seed eq. 4 {:.4}, stream \
@@ -153,21 +141,21 @@ fn rmse(points: &[Point]) -> f64 {
 
 #[test]
 fn seq_matches_the_model() {
-    let e = rmse(&sweep(WorkloadKind::Seq));
+    let e = rmse(&sweep(WorkloadKind::Seq, false));
     println!("seq RMSE={e:.4}");
     assert!(e <= MAX_RMSE, "seq RMSE {e}");
 }
 
 #[test]
 fn unif_matches_the_model() {
-    let e = rmse(&sweep(WorkloadKind::Unif));
+    let e = rmse(&sweep(WorkloadKind::Unif, false));
     println!("unif RMSE={e:.4}");
     assert!(e <= MAX_RMSE, "unif RMSE {e}");
 }
 
 #[test]
 fn seq_with_prefetch_ahead_matches_its_model_and_not_eq_3() {
-    let points = sweep_ahead(WorkloadKind::Seq, true);
+    let points = sweep(WorkloadKind::Seq, true);
     let e = rmse(&points);
     println!("seq ahead RMSE={e:.4}");
     assert!(e <= MAX_RMSE, "seq ahead RMSE {e}");
@@ -179,21 +167,21 @@ fn seq_with_prefetch_ahead_matches_its_model_and_not_eq_3() {
 
 #[test]
 fn unif_with_prefetch_ahead_still_matches_eq_2() {
-    let e = rmse(&sweep_ahead(WorkloadKind::Unif, true));
+    let e = rmse(&sweep(WorkloadKind::Unif, true));
     println!("unif ahead RMSE={e:.4}");
     assert!(e <= MAX_RMSE, "unif ahead RMSE {e}");
 }
 
 #[test]
 fn real_with_prefetch_ahead_matches_the_stream_model() {
-    let e = rmse(&sweep_ahead(WorkloadKind::Real, true));
+    let e = rmse(&sweep(WorkloadKind::Real, true));
     println!("real ahead RMSE (full sweep, stream model)={e:.4}");
     assert!(e <= MAX_RMSE, "real ahead RMSE {e}");
 }
 
 #[test]
 fn real_matches_the_stream_model_over_the_whole_sweep() {
-    let points = sweep(WorkloadKind::Real);
+    let points = sweep(WorkloadKind::Real, false);
     let e = rmse(&points);
     println!("real RMSE (full sweep, stream model)={e:.4}");
     assert!(e <= MAX_RMSE, "real RMSE {e}");
@@ -217,8 +205,9 @@ fn real_steady_state_matches_the_stream_model() {
             ramp + warmup_requests(l1),
             300_000,
             SEED,
+            false,
         );
-        let m = predict_real_streams(&model_params(l1), &streams()).expect("valid parameters");
+        let m = predict_real_streams(&model_params(l1), &streams(false)).expect("valid parameters");
         println!(
             "real steady |L1|={l1:>6} measured={:.4} (batch reads/request {:.4}) model={:.4} \
              ({:.4}, T={:.3} s)",
@@ -242,10 +231,10 @@ fn real_collapse_point_matches_the_model_on_average_over_seeds() {
     let l1 = 1_280;
     let (warm, window) = (warmup_requests(l1), (20 * l1).max(MIN_WINDOW));
     let runs: Vec<f64> = (0..8)
-        .map(|i| measure(WorkloadKind::Real, l1, warm, window, SEED + i).l1_hit_ratio())
+        .map(|i| measure(WorkloadKind::Real, l1, warm, window, SEED + i, false).l1_hit_ratio())
         .collect();
     let mean = runs.iter().sum::<f64>() / runs.len() as f64;
-    let m = predict_real_window(&model_params(l1), &streams(), warm, window)
+    let m = predict_real_window(&model_params(l1), &streams(false), warm, window)
         .expect("valid parameters")
         .hit_ratio;
     println!("real |L1|=1280 over 8 seeds: {runs:.4?} mean {mean:.4}, model {m:.4}");
