@@ -139,26 +139,28 @@ fn rmse(points: &[Point]) -> f64 {
     (sq / points.len() as f64).sqrt()
 }
 
+/// Sweeps `kind` and asserts the RMSE floor against its model; returns the points.
+fn assert_fits(kind: WorkloadKind, ahead: bool) -> Vec<Point> {
+    let points = sweep(kind, ahead);
+    let e = rmse(&points);
+    println!("{kind} ahead={ahead} RMSE={e:.4}");
+    assert!(e <= MAX_RMSE, "{kind} ahead={ahead} RMSE {e}");
+    points
+}
+
 #[test]
 fn seq_matches_the_model() {
-    let e = rmse(&sweep(WorkloadKind::Seq, false));
-    println!("seq RMSE={e:.4}");
-    assert!(e <= MAX_RMSE, "seq RMSE {e}");
+    assert_fits(WorkloadKind::Seq, false);
 }
 
 #[test]
 fn unif_matches_the_model() {
-    let e = rmse(&sweep(WorkloadKind::Unif, false));
-    println!("unif RMSE={e:.4}");
-    assert!(e <= MAX_RMSE, "unif RMSE {e}");
+    assert_fits(WorkloadKind::Unif, false);
 }
 
 #[test]
 fn seq_with_prefetch_ahead_matches_its_model_and_not_eq_3() {
-    let points = sweep(WorkloadKind::Seq, true);
-    let e = rmse(&points);
-    println!("seq ahead RMSE={e:.4}");
-    assert!(e <= MAX_RMSE, "seq ahead RMSE {e}");
+    let points = assert_fits(WorkloadKind::Seq, true);
     // One miss per content instead of one per batch: far from eq. 3's 1 - 1/B.
     for p in &points {
         assert!(p.measured > 0.99, "{p:?}");
@@ -167,24 +169,17 @@ fn seq_with_prefetch_ahead_matches_its_model_and_not_eq_3() {
 
 #[test]
 fn unif_with_prefetch_ahead_still_matches_eq_2() {
-    let e = rmse(&sweep(WorkloadKind::Unif, true));
-    println!("unif ahead RMSE={e:.4}");
-    assert!(e <= MAX_RMSE, "unif ahead RMSE {e}");
+    assert_fits(WorkloadKind::Unif, true);
 }
 
 #[test]
 fn real_with_prefetch_ahead_matches_the_stream_model() {
-    let e = rmse(&sweep(WorkloadKind::Real, true));
-    println!("real ahead RMSE (full sweep, stream model)={e:.4}");
-    assert!(e <= MAX_RMSE, "real ahead RMSE {e}");
+    assert_fits(WorkloadKind::Real, true);
 }
 
 #[test]
 fn real_matches_the_stream_model_over_the_whole_sweep() {
-    let points = sweep(WorkloadKind::Real, false);
-    let e = rmse(&points);
-    println!("real RMSE (full sweep, stream model)={e:.4}");
-    assert!(e <= MAX_RMSE, "real RMSE {e}");
+    let points = assert_fits(WorkloadKind::Real, false);
     // Where L1 cannot keep every stream's batch, prefetched chunks die unused.
     assert!(points[0].usefulness < 0.9, "{:?}", points[0]);
 }
