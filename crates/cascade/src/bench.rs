@@ -14,6 +14,7 @@ use engine::table::fib::Fib;
 use engine::table::mem::{arena, FixedArena};
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
 use engine::workload;
+use router::dispatch::{Dispatcher, WorkerMapping};
 use serde_json::{json, Value};
 use wire::{Data, Interest, MetaInfo, Name};
 
@@ -44,6 +45,12 @@ pub struct EngineBenchArgs {
     /// for attaching a profiler (`perf record`) to one phase.
     #[arg(long, value_name = "N")]
     pub steady: Option<usize>,
+    /// The engine hashes every name itself. By default, as in the router (and in seed 002's
+    /// figures), the I/O thread's dispatcher computes each packet's full-name hash when it
+    /// picks the worker and hands it over with the packet; the benchmark runs that dispatcher
+    /// code before the timed runs and reports its cost per packet separately.
+    #[arg(long)]
+    pub no_precomputed_hash: bool,
 }
 
 /// Parses counts like `16M`, `250k`, `1000`.
@@ -93,6 +100,8 @@ struct Packets {
     bytes: FixedArena<u8>,
     /// Start and length of each packet in `bytes`.
     spans: Vec<(usize, usize)>,
+    /// The full-name hash of each packet, as the dispatcher computed it (empty: none).
+    hashes: Vec<Option<u64>>,
 }
 
 impl Packets {
@@ -107,11 +116,28 @@ impl Packets {
             spans.push((at, w.len()));
             at += w.len().next_multiple_of(64);
         }
-        Packets { bytes, spans }
+        Packets {
+            bytes,
+            spans,
+            hashes: Vec::new(),
+        }
     }
 
     fn len(&self) -> usize {
         self.spans.len()
+    }
+
+    /// Runs the router's dispatcher over every packet, as its I/O thread would, keeping the
+    /// full-name hashes it computes; returns its TSC cycles per packet.
+    fn dispatch(&mut self, d: &Dispatcher) -> f64 {
+        let mut hashes = Vec::with_capacity(self.len());
+        let c0 = tsc();
+        for &(at, len) in &self.spans {
+            hashes.push(d.classify_hashed(&self.bytes[at..at + len]).2);
+        }
+        let cycles = tsc() - c0;
+        self.hashes = hashes;
+        cycles as f64 / self.len().max(1) as f64
     }
 }
 
@@ -167,14 +193,16 @@ fn drive(e: &mut Engine, pkts: &Packets, face: u32, now_ms: u64) -> Run {
     let mut sink = 0usize;
     let t0 = Instant::now();
     let c0 = tsc();
-    for chunk in pkts.spans.chunks(MAX_BATCH) {
+    for (c, chunk) in pkts.spans.chunks(MAX_BATCH).enumerate() {
         batch.clear();
         batch.extend(
             chunk
                 .iter()
                 .map(|&(at, len)| (face, &pkts.bytes[at..at + len])),
         );
-        sink += e.process(now_ms, &batch).actions.len();
+        let first = c * MAX_BATCH;
+        let hashes = pkts.hashes.get(first..first + chunk.len()).unwrap_or(&[]);
+        sink += e.process_hashed(now_ms, &batch, hashes).actions.len();
     }
     let cycles = tsc() - c0;
     let seconds = t0.elapsed().as_secs_f64();
@@ -260,11 +288,23 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
             engine::table::pit_cs::NAME_INLINE
         ),
     );
-    let interests = encode_interests(&names, args.seed ^ 0x2);
-    let data = encode_data(&names);
+    let mut interests = encode_interests(&names, args.seed ^ 0x2);
+    let mut data = encode_data(&names);
     let attack_names = workload::garbage_token_names(args.seed ^ 0x3, packets_n.min(100_000), 40);
-    let attack = encode_interests(&attack_names, args.seed ^ 0x4);
+    let mut attack = encode_interests(&attack_names, args.seed ^ 0x4);
     drop(names);
+    // The I/O thread's work for these packets, before (and outside) the engine's timed runs.
+    let dispatch = (!args.no_precomputed_hash).then(|| {
+        let d = Dispatcher::new(key, 1, WorkerMapping::Name, EngineConfig::default().limits);
+        let i = interests.dispatch(&d);
+        let dd = data.dispatch(&d);
+        let a = attack.dispatch(&d);
+        log(
+            quiet,
+            &format!("dispatcher (full-name hash, precomputed for the engine): Interest {i:.0}, Data {dd:.0}, attack {a:.0} cycles/packet"),
+        );
+        json!({"interest_cycles_per_packet": round1(i), "data_cycles_per_packet": round1(dd), "attack_cycles_per_packet": round1(a)})
+    });
     let config = EngineConfig {
         pit_cs: PitCsConfig {
             pit_capacity: pit_n,
@@ -313,6 +353,7 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
         };
         let out = json!({
             "rounds": rounds,
+            "precomputed_hash": dispatch.is_some(),
             "interest_cycles_per_packet": median(&mut int_c),
             "data_cycles_per_packet": median(&mut data_c),
             "attack_cycles_per_packet": median(&mut att_c),
@@ -321,7 +362,8 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
             println!("{out}");
         } else {
             println!(
-                "steady state, median of {rounds} rounds (cycles/packet): Interest {}, Data {}, attack {}",
+                "steady state, median of {rounds} rounds (cycles/packet{}): Interest {}, Data {}, attack {}",
+                if dispatch.is_some() { ", full-name hash precomputed" } else { ", engine hashes" },
                 out["interest_cycles_per_packet"], out["data_cycles_per_packet"], out["attack_cycles_per_packet"]
             );
         }
@@ -400,6 +442,8 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
         "packets_per_run": packets_n,
         "tsc_ghz": round3(ghz),
         "m_most_likely": most_likely,
+        "precomputed_hash": dispatch.is_some(),
+        "dispatcher": dispatch,
         "interest": {
             "mpps": round3(int_run.mpps()),
             "cycles_per_packet": round1(int_run.cycles_per_packet()),
@@ -458,6 +502,15 @@ fn print_table(v: &Value) {
         "cascade bench engine: FIB {} entries, PIT {}, {} packets per run, TSC {} GHz, one thread",
         v["fib_entries"], v["pit_capacity"], v["packets_per_run"], v["tsc_ghz"]
     );
+    match v["dispatcher"].as_object() {
+        Some(d) => println!(
+            "full-name hashes precomputed by the dispatcher (I/O thread, not in the engine's figures): Interest {}, Data {}, attack {} cycles/packet",
+            txt(&d["interest_cycles_per_packet"]),
+            txt(&d["data_cycles_per_packet"]),
+            txt(&d["attack_cycles_per_packet"])
+        ),
+        None => println!("the engine hashes every name itself (--no-precomputed-hash)"),
+    }
     println!();
     println!(
         "{:<10} {:>8} {:>12} {:>12}",

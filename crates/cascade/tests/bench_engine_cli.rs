@@ -37,6 +37,24 @@ fn report_has_the_issue_shape_and_the_attack_stays_within_m_probes() {
     let lpm = v["lpm"].as_array().unwrap();
     assert_eq!(lpm[0]["algorithm"].as_str(), Some("longest-first"));
     assert!(lpm.iter().skip(1).all(|row| row["algorithm"] == "2-stage"));
+    // The dispatcher's hashing is measured and reported beside the engine's figures.
+    assert_eq!(v["precomputed_hash"], true);
+    for phase in ["interest", "data", "attack"] {
+        let c = v["dispatcher"][format!("{phase}_cycles_per_packet")].as_f64();
+        assert!(c.is_some_and(|c| c > 0.0), "{phase}: {v}");
+    }
+}
+
+#[test]
+fn without_precomputed_hashes_the_engine_hashes_and_no_dispatcher_is_reported() {
+    let v = bench(&["--no-precomputed-hash", "--steady", "1"]);
+    assert_eq!(v["precomputed_hash"], false);
+    let v = bench(&["--no-precomputed-hash"]);
+    assert_eq!(v["precomputed_hash"], false);
+    assert!(v["dispatcher"].is_null(), "{v}");
+    assert!(v["data"]["cycles_per_packet"]
+        .as_f64()
+        .is_some_and(|c| c > 0.0));
 }
 
 #[test]

@@ -230,6 +230,9 @@ pub struct PrefixHashes {
     /// same prefix several times (prefetch, then probe), and each finalization is 4 SipRounds.
     finals: [Cell<u64>; MAX_PREFIX_STATES + 1],
     finalized: Cell<u64>,
+    /// The prefix states were computed ([`PrefixHashes::compute`]); after
+    /// [`PrefixHashes::set_full`] only the full-name hash is known.
+    prefixes: bool,
 }
 
 impl PrefixHashes {
@@ -246,6 +249,7 @@ impl PrefixHashes {
             full_state: s,
             finals: core::array::from_fn(|_| Cell::new(0)),
             finalized: Cell::new(0),
+            prefixes: false,
         };
         h.compute(key, name);
         h
@@ -255,6 +259,45 @@ impl PrefixHashes {
     /// only the states the name needs).
     #[inline]
     pub fn compute(&mut self, key: HashKey, name: &NameView<'_>) {
+        self.compute_states(key, name);
+        self.full = self.full_state.finish();
+    }
+
+    /// [`PrefixHashes::compute`] for a name whose full-name hash `full` is known already (the
+    /// dispatcher computed it to pick the worker): the same states, one finalization fewer.
+    /// `full` must be [`full_name_hash`] of `name` under `key` (checked in debug builds).
+    #[inline]
+    pub fn compute_with_full(&mut self, key: HashKey, name: &NameView<'_>, full: u64) {
+        self.compute_states(key, name);
+        debug_assert_eq!(self.full_state.finish(), full, "a wrong precomputed hash");
+        self.full = full;
+    }
+
+    /// Only the full-name hash, known already (see [`PrefixHashes::compute_with_full`]): no
+    /// pass over the name. [`PrefixHashes::prefix`] and [`PrefixHashes::prefix_end`] then
+    /// answer only for the whole name, and [`PrefixHashes::extend_full`] not at all, until the
+    /// next [`PrefixHashes::compute`]. What a Data needs when no CanBePrefix or digest Interest
+    /// is pending, and a Nack always.
+    #[inline]
+    pub fn set_full(&mut self, name: &NameView<'_>, full: u64) {
+        self.len = name.len().min(u16::MAX as usize) as u16;
+        self.kept = 0;
+        self.kept_words = 0;
+        self.full = full;
+        self.prefixes = false;
+        self.finalized.set(0);
+    }
+
+    /// Whether the prefix states are there ([`PrefixHashes::compute`], not
+    /// [`PrefixHashes::set_full`]).
+    #[inline]
+    pub fn has_prefixes(&self) -> bool {
+        self.prefixes
+    }
+
+    /// The word loop and component walk of [`PrefixHashes::compute`], up to the full-name state.
+    #[inline(always)]
+    fn compute_states(&mut self, key: HashKey, name: &NameView<'_>) {
         let bytes = name.value();
         // Component boundaries: a walk over the TLV headers, the fast path always taken.
         self.ends[0] = 0;
@@ -289,8 +332,8 @@ impl PrefixHashes {
         self.kept_words = keep as u16;
         self.kept = kept as u8;
         self.len = len.min(u16::MAX as usize) as u16;
-        self.full = full_state.finish();
         self.full_state = full_state;
+        self.prefixes = true;
         self.finalized.set(0);
     }
 
@@ -318,7 +361,7 @@ impl PrefixHashes {
     pub fn prefix_end(&self, k: usize, name: &NameView<'_>) -> Option<usize> {
         if k == self.len() {
             Some(name.value().len())
-        } else if k <= usize::from(self.kept) {
+        } else if k <= usize::from(self.kept) && self.prefixes {
             Some(self.ends[k] as usize)
         } else {
             None
@@ -326,12 +369,15 @@ impl PrefixHashes {
     }
 
     /// Hash of the whole name followed by one more component (its TLV `component_wire`), e.g.
-    /// the implicit digest of a Data packet.
+    /// the implicit digest of a Data packet; `None` after [`PrefixHashes::set_full`].
     #[inline]
-    pub fn extend_full(&self, component_wire: &[u8]) -> u64 {
+    pub fn extend_full(&self, component_wire: &[u8]) -> Option<u64> {
+        if !self.prefixes {
+            return None;
+        }
         let mut s = self.full_state;
         s.append(component_wire);
-        s.finish()
+        Some(s.finish())
     }
 
     /// Hash of the first `k` components of `name` (the name these hashes were computed for);
@@ -341,7 +387,7 @@ impl PrefixHashes {
         if k == self.len() {
             return Some(self.full);
         }
-        if k > usize::from(self.kept) {
+        if k > usize::from(self.kept) || !self.prefixes {
             return None;
         }
         let bit = 1u64 << k;
@@ -442,7 +488,7 @@ mod tests {
             let longer = name.clone().with(extra.clone());
             let mut ew = Vec::new();
             extra.encode(&mut ew);
-            assert_eq!(p.extend_full(&ew), name_hash(KEY, &longer));
+            assert_eq!(p.extend_full(&ew), Some(name_hash(KEY, &longer)));
         }
     }
 
@@ -471,7 +517,7 @@ mod tests {
             let mut ew = Vec::new();
             extra.encode(&mut ew);
             let longer = name.clone().with(extra);
-            proptest::prop_assert_eq!(p.extend_full(&ew), name_hash(KEY, &longer));
+            proptest::prop_assert_eq!(p.extend_full(&ew), Some(name_hash(KEY, &longer)));
         }
     }
 

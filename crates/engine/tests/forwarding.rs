@@ -90,7 +90,7 @@ fn lp(fragment: Vec<u8>, f: impl FnOnce(&mut LpPacket)) -> Vec<u8> {
 }
 
 /// An action with its bytes copied out of the engine.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Sent {
     face: FaceId,
     kind: SendKind,
@@ -1397,4 +1397,104 @@ fn a_cs_hit_on_the_penultimate_chunk_prefetches_the_next_batch_unless_it_is_cach
     fetch(&mut e, 4, true);
     fetch(&mut e, 2, false);
     assert_eq!(prefetched.lock().unwrap().len(), 1);
+}
+
+/// The full-name hash of an input's Interest, Data or Nack, as the router's dispatcher computes
+/// it (`None` for what does not decode).
+fn dispatcher_hash(bytes: &[u8]) -> Option<u64> {
+    let limits = Limits::default();
+    let network = match wire::PacketView::decode(bytes, &limits).ok()? {
+        wire::PacketView::Lp(lp) => lp.network_packet(&limits)?.ok()?,
+        p => p,
+    };
+    let name = match network {
+        wire::PacketView::Interest(i) => i.name(),
+        wire::PacketView::Data(d) => d.name(),
+        wire::PacketView::Lp(_) => return None,
+    };
+    Some(engine::hash::full_name_hash(KEY, &name))
+}
+
+fn run_hashed(e: &mut Engine, now: u64, inputs: &[(FaceId, Vec<u8>)]) -> Vec<Sent> {
+    let refs: Vec<(FaceId, &[u8])> = inputs.iter().map(|(f, b)| (*f, b.as_slice())).collect();
+    let hashes: Vec<Option<u64>> = inputs.iter().map(|(_, b)| dispatcher_hash(b)).collect();
+    let out = e.process_hashed(now, &refs, &hashes);
+    let sent = out
+        .actions
+        .iter()
+        .map(|a| Sent {
+            face: a.face,
+            kind: a.kind,
+            bytes: out.bytes(a, &refs).to_vec(),
+            token: out.pit_token(a).map(<[u8]>::to_vec),
+            mark: a.congestion_mark,
+        })
+        .collect();
+    e.table().check_invariants().unwrap();
+    sent
+}
+
+#[test]
+fn precomputed_full_name_hashes_change_no_decision() {
+    // The same batches through an engine that hashes every name and one given the dispatcher's
+    // hashes (which skips hashing a Data's prefixes unless CanBePrefix or digest Interests are
+    // pending, and a Nack's altogether): every action and counter must agree.
+    let (mut plain, fib_a) = engine();
+    let (mut hinted, fib_b) = engine();
+    for fib in [&fib_a, &fib_b] {
+        route(fib, "/a", 2, 1);
+        route(fib, "/g", 2, 1);
+        route(fib, "/c", 2, 1);
+    }
+    let digest_data = data_packet("/g/d", b"digest me", Some(10_000));
+    let by_digest = Interest::new(digest_data.full_name(), 9u32.to_be_bytes());
+    let cbp = Interest {
+        can_be_prefix: true,
+        ..interest("/c/p", 7)
+    };
+    let batches: Vec<Vec<(FaceId, Vec<u8>)>> = vec![
+        // Plain Interests, then their Data with no CanBePrefix Interest pending.
+        vec![
+            (1, wire_of(&interest("/a/1", 1))),
+            (1, wire_of(&interest("/a/2", 2))),
+        ],
+        vec![(2, data("/a/1", Some(1000))), (2, data("/a/2", None))],
+        // A CanBePrefix Interest and, later in the same batch, a longer Data that satisfies it.
+        vec![
+            (1, wire_of(&interest("/a/3", 3))),
+            (1, wire_of(&cbp)),
+            (2, data("/c/p/v1", Some(1000))),
+            (2, data("/a/3", None)),
+        ],
+        // A digest Interest, then its Data among others; a CS hit for the CanBePrefix name.
+        vec![(1, wire_of(&by_digest)), (3, wire_of(&interest("/a/4", 4)))],
+        vec![
+            (2, data("/a/4", None)),
+            (2, digest_data.to_wire()),
+            (
+                4,
+                wire_of(&Interest {
+                    can_be_prefix: true,
+                    ..interest("/c/p", 8)
+                }),
+            ),
+        ],
+        // A Nack from the upstream, unsolicited Data, garbage.
+        vec![(1, wire_of(&interest("/a/5", 5)))],
+        vec![
+            (2, nack(&wire_of(&interest("/a/5", 5)), NackReason::NoRoute)),
+            (2, data("/nobody/asked", None)),
+            (2, vec![0x06, 0x03, 0x07, 0x01]),
+        ],
+    ];
+    for (t, batch) in batches.iter().enumerate() {
+        let now = 1000 + t as u64;
+        let a = run(&mut plain, now, batch);
+        let b = run_hashed(&mut hinted, now, batch);
+        assert_eq!(a, b, "batch {t}");
+        assert!(!a.is_empty() || t == 6, "batch {t} did something");
+    }
+    assert_eq!(plain.counters(), hinted.counters());
+    assert_eq!(hinted.counters().satisfied, 6);
+    assert_eq!(hinted.counters().out_nacks, 1);
 }

@@ -13,7 +13,7 @@
 //! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
 //! - Fragments go back to the face for reassembly first.
 
-use engine::hash::{prefix_hash, HashKey};
+use engine::hash::{full_name_hash, prefix_hash, HashKey};
 use engine::partition::worker_of;
 use wire::tlv::Reader;
 use wire::{tt, Limits, LpPacketView, NameView};
@@ -180,26 +180,39 @@ impl Dispatcher {
 
     /// Classifies one received packet and tells what it is.
     pub fn classify(&self, bytes: &[u8]) -> (Route, PktKind) {
+        let (route, kind, _) = self.classify_hashed(bytes);
+        (route, kind)
+    }
+
+    /// [`Dispatcher::classify`], and the full-name hash of the Interest, Data or Nack routed to
+    /// a worker ([`engine::hash::full_name_hash`]), which the worker's engine then uses instead
+    /// of computing it (seed 002's dispatcher precomputes it the same way).
+    pub fn classify_hashed(&self, bytes: &[u8]) -> (Route, PktKind, Option<u64>) {
         let Some(&first) = bytes.first() else {
-            return (Route::Malformed, PktKind::Other);
+            return (Route::Malformed, PktKind::Other, None);
         };
         if u32::from(first) != tt::LP_PACKET {
             return self.route_network(bytes, None, false);
         }
         let Ok(lp) = LpPacketView::decode(bytes, &self.limits) else {
-            return (Route::Malformed, PktKind::Other);
+            return (Route::Malformed, PktKind::Other, None);
         };
         if lp.frag_count.is_some_and(|c| c > 1) {
-            return (Route::Reassemble, PktKind::Other);
+            return (Route::Reassemble, PktKind::Other, None);
         }
         match lp.fragment() {
-            None => (Route::Idle, PktKind::Other),
+            None => (Route::Idle, PktKind::Other, None),
             Some(f) => self.route_network(f, lp.pit_token, lp.nack.is_some()),
         }
     }
 
-    fn route_network(&self, bytes: &[u8], token: Option<&[u8]>, nack: bool) -> (Route, PktKind) {
-        const BAD: (Route, PktKind) = (Route::Malformed, PktKind::Other);
+    fn route_network(
+        &self,
+        bytes: &[u8],
+        token: Option<&[u8]>,
+        nack: bool,
+    ) -> (Route, PktKind, Option<u64>) {
+        const BAD: (Route, PktKind, Option<u64>) = (Route::Malformed, PktKind::Other, None);
         let mut r = Reader::new(bytes);
         let Ok(outer) = r.read() else {
             return BAD;
@@ -223,18 +236,19 @@ impl Dispatcher {
             return BAD;
         };
         if kind == PktKind::Interest && is_management(&name) {
-            return (Route::Mgmt, kind);
+            return (Route::Mgmt, kind, None);
         }
+        let full = Some(full_name_hash(self.key, &name));
         if kind != PktKind::Interest {
             if let Some(w) = token.and_then(|t| token_worker(t, self.workers)) {
-                return (Route::Worker(w), kind);
+                return (Route::Worker(w), kind, full);
             }
         }
         let owner = self.owner(&name);
         if kind == PktKind::Data && self.workers > 1 {
-            (Route::AllWorkers { owner }, kind)
+            (Route::AllWorkers { owner }, kind, full)
         } else {
-            (Route::Worker(owner), kind)
+            (Route::Worker(owner), kind, full)
         }
     }
 }
@@ -339,6 +353,35 @@ mod tests {
         };
         p.pit_token = token.map(<[u8]>::to_vec);
         p.to_wire()
+    }
+
+    #[test]
+    fn the_full_name_hash_goes_with_every_packet_for_a_worker() {
+        let uri = "/video/v=1/seg=3";
+        let w = Name::from_uri(uri).unwrap().to_wire();
+        let full =
+            engine::hash::full_name_hash(KEY, &NameView::decode(&w, &Limits::default()).unwrap());
+        let t = worker_token(1);
+        for workers in [1, 4] {
+            let dd = d(workers);
+            for bytes in [
+                interest(uri),
+                data(uri),
+                lp(interest(uri), None, false),
+                lp(interest(uri), None, true),
+                lp(data(uri), Some(&t), false),
+            ] {
+                let (route, _, hash) = dd.classify_hashed(&bytes);
+                assert!(matches!(route, Route::Worker(_) | Route::AllWorkers { .. }));
+                assert_eq!(hash, Some(full), "{workers} workers, {bytes:02x?}");
+            }
+            // Management and garbage carry none.
+            assert_eq!(
+                dd.classify_hashed(&interest("/localhost/nfd/faces/list")).2,
+                None
+            );
+            assert_eq!(dd.classify_hashed(&[0x05, 0x01, 0x00]).2, None);
+        }
     }
 
     #[test]

@@ -1336,6 +1336,7 @@ fn push_to(
     w: usize,
     face: FaceId,
     kind: PktKind,
+    full_hash: Option<u64>,
     bytes: &[u8],
 ) {
     let Some(mut p) = ctx.pool.pkt_from(face, bytes) else {
@@ -1343,6 +1344,7 @@ fn push_to(
         return;
     };
     p.kind = kind;
+    p.full_hash = full_hash;
     match ctx.workers[w].input.push(p) {
         Ok(()) => ctx.wake[w] = true,
         Err(p) => {
@@ -1363,7 +1365,7 @@ fn handle_packet(
     reasm: Option<&mut Reassembler>,
     now: u64,
 ) -> bool {
-    let (route, kind) = ctx.dispatcher.classify(bytes);
+    let (route, kind, full_hash) = ctx.dispatcher.classify_hashed(bytes);
     c.in_bytes += bytes.len() as u64;
     match route {
         Route::Malformed => {
@@ -1416,13 +1418,13 @@ fn handle_packet(
         }
         Route::Worker(w) => {
             count_kind(c, kind);
-            push_to(ctx, c, w, face, kind, bytes);
+            push_to(ctx, c, w, face, kind, full_hash, bytes);
         }
         Route::AllWorkers { owner } => {
             count_kind(c, kind);
-            push_to(ctx, c, owner, face, kind, bytes);
+            push_to(ctx, c, owner, face, kind, full_hash, bytes);
             for w in (0..ctx.workers.len()).filter(|&w| w != owner) {
-                push_to(ctx, c, w, face, kind, bytes);
+                push_to(ctx, c, w, face, kind, full_hash, bytes);
             }
         }
     }

@@ -23,6 +23,9 @@ pub struct Pkt {
     pub kind: PktKind,
     /// The packet's bytes.
     pub buf: Vec<u8>,
+    /// The full-name hash of its Interest, Data or Nack, when the I/O thread's dispatcher
+    /// computed it (the worker's engine then need not: seed 002's precomputed hash).
+    pub full_hash: Option<u64>,
 }
 
 impl Pkt {
@@ -145,6 +148,7 @@ impl Pool {
             face,
             kind: PktKind::Other,
             buf,
+            full_hash: None,
         })
     }
 

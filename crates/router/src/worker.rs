@@ -320,6 +320,7 @@ impl Emitter {
                 face: a.face,
                 kind,
                 buf,
+                full_hash: None,
             }) {
                 Ok(()) => sent += 1,
                 Err(p) => {
@@ -1147,11 +1148,15 @@ impl Worker {
         self.batches += 1;
         let now = self.now_ms();
         let mut inputs: [(FaceId, &[u8]); MAX_BATCH] = [(0, &[]); MAX_BATCH];
-        for (slot, p) in inputs.iter_mut().zip(&batch) {
+        let mut hashes: [Option<u64>; MAX_BATCH] = [None; MAX_BATCH];
+        for ((slot, hash), p) in inputs.iter_mut().zip(hashes.iter_mut()).zip(&batch) {
             *slot = (p.face, p.bytes());
+            *hash = p.full_hash;
         }
         let inputs = &inputs[..batch.len()];
-        let out = self.engine.process(now, inputs);
+        let out = self
+            .engine
+            .process_hashed(now, inputs, &hashes[..batch.len()]);
         let (sent, data_inputs) = self.emit.emit(&out, inputs);
         // Write-through to L2: chunks that satisfied an Interest.
         let t_admit = self.tier.as_ref().map(|_| Instant::now());

@@ -491,6 +491,21 @@ impl Engine {
 
     /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.
     pub fn process<'e>(&'e mut self, now_ms: u64, inputs: &[(FaceId, &[u8])]) -> Output<'e> {
+        self.process_hashed(now_ms, inputs, &[])
+    }
+
+    /// [`Engine::process`] with the full-name hashes the dispatcher computed to pick this
+    /// worker (seed 002's "precomputed hash"): `full_hashes[i]`, where present, is
+    /// [`crate::hash::full_name_hash`] under this engine's key of the name of input `i`'s
+    /// Interest, Data or Nack (checked in debug builds). A Nack then needs no hashing at all, a
+    /// Data neither unless CanBePrefix or implicit-digest Interests are pending, and an
+    /// Interest one finalization fewer. The slice may be shorter than `inputs` (or empty).
+    pub fn process_hashed<'e>(
+        &'e mut self,
+        now_ms: u64,
+        inputs: &[(FaceId, &[u8])],
+        full_hashes: &[Option<u64>],
+    ) -> Output<'e> {
         self.actions.clear();
         self.out.clear();
         self.advance(now_ms);
@@ -516,13 +531,33 @@ impl Engine {
                 }
             }
             let p = self.parse(bytes);
-            let name = match &p {
-                Parsed::Interest { i, .. } | Parsed::Nack { i, .. } => Some(i.name()),
-                Parsed::Data { d, .. } => Some(d.name()),
-                Parsed::Dropped(_) => None,
-            };
-            if let Some(n) = name {
-                self.hashes[i].compute(self.key, &n);
+            let hint = full_hashes.get(i).copied().flatten();
+            let h = &mut self.hashes[i];
+            match (&p, hint) {
+                (Parsed::Interest { i, .. }, Some(full)) => {
+                    h.compute_with_full(self.key, &i.name(), full)
+                }
+                (Parsed::Nack { i, .. }, Some(full)) => {
+                    h.set_full(&i.name(), full);
+                    debug_assert_eq!(full, crate::hash::full_name_hash(self.key, &i.name()));
+                }
+                // A Data needs its prefixes only for CanBePrefix and digest Interests (and
+                // `on_data` computes them if such an Interest arrives later in this batch).
+                (Parsed::Data { d, .. }, Some(full)) if !self.table.data_needs_prefixes() => {
+                    h.set_full(&d.name(), full);
+                    debug_assert_eq!(full, crate::hash::full_name_hash(self.key, &d.name()));
+                }
+                (Parsed::Interest { i, .. } | Parsed::Nack { i, .. }, _) => {
+                    h.compute(self.key, &i.name())
+                }
+                (Parsed::Data { d, .. }, _) => {
+                    h.compute(self.key, &d.name());
+                    debug_assert!(
+                        hint.is_none_or(|f| f == h.full()),
+                        "a wrong precomputed hash"
+                    );
+                }
+                (Parsed::Dropped(_), _) => {}
             }
             parsed[i] = Some(p);
         }
@@ -1001,6 +1036,10 @@ impl Engine {
         }
         let mut pits = std::mem::take(&mut self.pits_scratch);
         pits.clear();
+        if !self.hashes[idx].has_prefixes() && self.table.data_needs_prefixes() {
+            // A CanBePrefix or digest Interest arrived earlier in this batch.
+            self.hashes[idx].compute(self.key, &name);
+        }
         let h = &self.hashes[idx];
         self.table
             .matching_pits(&name, h, d.wire(), |p, exact| pits.push((p, exact)));

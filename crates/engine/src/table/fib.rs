@@ -47,7 +47,7 @@ use crossbeam_epoch::{self as epoch, Collector, Guard};
 use wire::{Name, NameView};
 
 use crate::hash::{name_hash, HashKey, PrefixHashes, MAX_PREFIX_STATES};
-use crate::table::index::{Direct, HashIndex, LinePlan, Stopped, Touch};
+use crate::table::index::{prefetch_line, Direct, HashIndex, LinePlan, Stopped, Touch};
 
 /// Prefix bytes (Name TLV-VALUE) stored inline in an entry's first cache line; longer prefixes
 /// keep a heap copy.
@@ -791,7 +791,12 @@ impl Fib {
         plan.complete = true;
         match answer {
             None => Some((None, stats.probes)),
-            Some(p) => p.entry.map(|e| (Some(e), stats.probes)),
+            Some(p) => p.entry.map(|e| {
+                // The probes read the entry's first line; forwarding reads its next hops, in the
+                // second: requested now, while the rest of the batch plans.
+                prefetch_line(e.nexthops.as_slice().as_ptr() as *const u8);
+                (Some(e), stats.probes)
+            }),
         }
     }
 

@@ -448,6 +448,8 @@ pub struct PitCs {
     /// Live CanBePrefix PIT entries per name depth: a Data probes a shorter prefix only where
     /// this is non-zero.
     cbp_by_depth: Vec<u32>,
+    /// Live CanBePrefix PIT entries (the sum of `cbp_by_depth`).
+    cbp_pits: u32,
     /// Live PIT entries whose name ends with an implicit digest.
     digest_pits: u32,
     /// Evicted Data kept for write-back (empty and unused unless enabled).
@@ -487,6 +489,7 @@ impl PitCs {
             wheel: vec![NONE; WHEEL_SLOTS].into_boxed_slice(),
             wheel_time_ms: 0,
             cbp_by_depth: vec![0; u16::MAX as usize + 1],
+            cbp_pits: 0,
             digest_pits: 0,
             evicted: EvictionLog::default(),
             counters: PitCsCounters::default(),
@@ -845,6 +848,7 @@ impl PitCs {
         self.pit_len += 1;
         if cbp {
             self.cbp_by_depth[depth] += 1;
+            self.cbp_pits += 1;
         }
         if is_digest {
             self.digest_pits += 1;
@@ -957,11 +961,20 @@ impl PitCs {
         n.pit[pit_slot(cbp, mbf)] = NONE;
         if cbp {
             self.cbp_by_depth[usize::from(n.depth)] -= 1;
+            self.cbp_pits -= 1;
         }
         if is_digest {
             self.digest_pits -= 1;
         }
         self.release_if_empty(owner);
+    }
+
+    /// Whether [`PitCs::matching_pits`] needs a Data's prefix hashes (and the full-name state):
+    /// only while CanBePrefix or implicit-digest Interests are pending. Otherwise the full-name
+    /// hash alone finds every PIT entry a Data satisfies.
+    #[inline]
+    pub fn data_needs_prefixes(&self) -> bool {
+        self.cbp_pits > 0 || self.digest_pits > 0
     }
 
     /// Finds the PIT entries a Data satisfies and passes each to `f` (which must not touch the
@@ -986,6 +999,10 @@ impl PitCs {
             }
         }
         // Shorter prefixes with CanBePrefix entries.
+        debug_assert!(
+            self.cbp_pits == 0 || h.has_prefixes(),
+            "CanBePrefix Interests pending: prefixes needed"
+        );
         for d in 0..n {
             if self.cbp_by_depth[d] == 0 {
                 continue;
@@ -1010,9 +1027,13 @@ impl PitCs {
             let mut digest = [0u8; 34];
             digest[..2].copy_from_slice(&[0x01, 0x20]);
             digest[2..].copy_from_slice(&wire::sha256(&[data_wire]));
+            debug_assert!(
+                h.has_prefixes(),
+                "digest Interests pending: prefixes needed"
+            );
             let hash = h.extend_full(&digest);
             lookups += 1;
-            if let Some(e) = self.find_concat(hash, name.value(), &digest) {
+            if let Some(e) = hash.and_then(|hash| self.find_concat(hash, name.value(), &digest)) {
                 for p in self.names[e as usize].pit {
                     if p != NONE {
                         f(p, false);
@@ -1298,6 +1319,18 @@ impl PitCs {
         }
         if self.pit_len > self.config.pit_capacity || self.cs_len > self.config.cs_capacity {
             return Err("capacity exceeded".into());
+        }
+        let live_cbp = self
+            .pits
+            .iter()
+            .filter(|p| p.in_use && p.can_be_prefix)
+            .count();
+        let by_depth: u64 = self.cbp_by_depth.iter().map(|&c| u64::from(c)).sum();
+        if live_cbp != self.cbp_pits as usize || by_depth != u64::from(self.cbp_pits) {
+            return Err(format!(
+                "{live_cbp} live CanBePrefix PIT entries, counted {} ({by_depth} by depth)",
+                self.cbp_pits
+            ));
         }
         if let Some(p) = self
             .pits
