@@ -1,9 +1,12 @@
 //! The forwarding pipeline: a batch of (incoming face, packet bytes) in, actions out.
 //!
 //! [`Engine::process`] runs in three passes over a batch of at most [`MAX_BATCH`] packets:
-//! 1. parse each packet (NDNLPv2 headers, then the Interest or Data) and hash every name prefix;
-//! 2. prefetch every bucket the batch will touch — the PIT+CS bucket of each full name and the
-//!    FIB bucket of each Interest's stage-1 prefix — all at once, so the misses overlap;
+//! 1. parse each packet (NDNLPv2 headers, then the Interest or Data), hash every name prefix
+//!    (or take the full-name hash the dispatcher computed), and request the first buckets the
+//!    packet will touch — its PIT+CS bucket and, for an Interest, its dead-nonce bucket and the
+//!    FIB buckets of its stage-1 prefix — so they arrive while the rest of the batch is parsed;
+//! 2. prefetch the next levels for the whole batch — the entries those buckets point at, the
+//!    FIB lookups' further lines — all at once, so the misses overlap;
 //! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
 //!    pass that completed the lookup's plan found, when it found one: one epoch guard spans
 //!    passes 2 and 3, so the entry is still valid).
@@ -559,6 +562,11 @@ impl Engine {
                 }
                 (Parsed::Dropped(_), _) => {}
             }
+            if self.config.prefetch {
+                // First level of the prefetches: requested as soon as the hash is known, so
+                // the lines arrive while the rest of the batch is parsed.
+                self.prefetch_first_level(i, &p);
+            }
             parsed[i] = Some(p);
         }
         // One guard for passes 2 and 3: the FIB entries the planning passes found stay valid
@@ -566,30 +574,14 @@ impl Engine {
         let guard = crossbeam_epoch::pin();
         // The FIB answers (entry, probes) of the lookups whose plans completed with one.
         let mut planned: [Option<Planned<'_>>; MAX_BATCH] = [None; MAX_BATCH];
-        // Pass 2: prefetch every bucket the batch touches, all at once, and the free entries the
-        // batch's new PIT entries will take.
+        // Pass 2: prefetch the next levels of every lookup of the batch, all at once, and the
+        // free entries the batch's new PIT entries will take.
         if self.config.prefetch {
             let interests = parsed[..inputs.len()]
                 .iter()
                 .filter(|p| matches!(p, Some(Parsed::Interest { .. })))
                 .count();
             self.table.prefetch_free(interests);
-            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
-                match p {
-                    Some(Parsed::Interest { i: int, .. }) => {
-                        let full = self.hashes[i].full();
-                        self.table.prefetch(full);
-                        self.fib
-                            .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
-                        self.dnl
-                            .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
-                    }
-                    Some(Parsed::Data { .. } | Parsed::Nack { .. }) => {
-                        self.table.prefetch(self.hashes[i].full())
-                    }
-                    _ => {}
-                }
-            }
             // Second level: the buckets have (mostly) arrived; prefetch the entries they point
             // at, so the lookups in pass 3 find both levels in cache.
             for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
@@ -656,6 +648,24 @@ impl Engine {
         Output {
             actions: &self.actions,
             out: &self.out,
+        }
+    }
+
+    /// Requests the lines packet `i` of the batch reads first: its PIT+CS bucket and, for an
+    /// Interest, its dead-nonce bucket and the first FIB buckets of its lookup.
+    #[inline(always)]
+    fn prefetch_first_level(&mut self, i: usize, p: &Parsed<'_>) {
+        match p {
+            Parsed::Interest { i: int, .. } => {
+                let full = self.hashes[i].full();
+                self.table.prefetch(full);
+                self.fib
+                    .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
+                self.dnl
+                    .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
+            }
+            Parsed::Data { .. } | Parsed::Nack { .. } => self.table.prefetch(self.hashes[i].full()),
+            Parsed::Dropped(_) => {}
         }
     }
 
