@@ -118,8 +118,18 @@ impl Sent {
 }
 
 fn run(e: &mut Engine, now: u64, inputs: &[(FaceId, Vec<u8>)]) -> Vec<Sent> {
+    run_with_hashes(e, now, inputs, &[])
+}
+
+/// One batch through [`Engine::process_hashed`] (no hashes: [`Engine::process`]).
+fn run_with_hashes(
+    e: &mut Engine,
+    now: u64,
+    inputs: &[(FaceId, Vec<u8>)],
+    hashes: &[Option<u64>],
+) -> Vec<Sent> {
     let refs: Vec<(FaceId, &[u8])> = inputs.iter().map(|(f, b)| (*f, b.as_slice())).collect();
-    let out = e.process(now, &refs);
+    let out = e.process_hashed(now, &refs, hashes);
     let sent = out
         .actions
         .iter()
@@ -1416,22 +1426,8 @@ fn dispatcher_hash(bytes: &[u8]) -> Option<u64> {
 }
 
 fn run_hashed(e: &mut Engine, now: u64, inputs: &[(FaceId, Vec<u8>)]) -> Vec<Sent> {
-    let refs: Vec<(FaceId, &[u8])> = inputs.iter().map(|(f, b)| (*f, b.as_slice())).collect();
     let hashes: Vec<Option<u64>> = inputs.iter().map(|(_, b)| dispatcher_hash(b)).collect();
-    let out = e.process_hashed(now, &refs, &hashes);
-    let sent = out
-        .actions
-        .iter()
-        .map(|a| Sent {
-            face: a.face,
-            kind: a.kind,
-            bytes: out.bytes(a, &refs).to_vec(),
-            token: out.pit_token(a).map(<[u8]>::to_vec),
-            mark: a.congestion_mark,
-        })
-        .collect();
-    e.table().check_invariants().unwrap();
-    sent
+    run_with_hashes(e, now, inputs, &hashes)
 }
 
 #[test]
