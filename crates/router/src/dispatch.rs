@@ -100,6 +100,17 @@ impl WorkerMapping {
 
 /// The hash that picks the worker for `name` under `mapping`.
 pub fn mapping_hash(key: HashKey, name: &NameView<'_>, mapping: WorkerMapping) -> u64 {
+    mapping_hash_with(key, name, mapping, || full_name_hash(key, name))
+}
+
+/// [`mapping_hash`], taking the full-name hash from `full` where the mapping is by the full
+/// name (the dispatcher has computed it already for the worker).
+fn mapping_hash_with(
+    key: HashKey,
+    name: &NameView<'_>,
+    mapping: WorkerMapping,
+    full: impl FnOnce() -> u64,
+) -> u64 {
     // A trailing implicit digest is not part of the Data's name.
     let mut n = name.len();
     if name
@@ -119,6 +130,7 @@ pub fn mapping_hash(key: HashKey, name: &NameView<'_>, mapping: WorkerMapping) -
             let b = (c.as_number().unwrap_or(0) / batch).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             base ^ b ^ (b >> 31)
         }
+        _ if n == name.len() => full(),
         _ => prefix_hash(key, name, n),
     }
 }
@@ -167,10 +179,18 @@ impl Dispatcher {
 
     /// The worker that owns `name` (an Interest's name or a Data's).
     pub fn owner(&self, name: &NameView<'_>) -> usize {
+        self.owner_with(name, || full_name_hash(self.key, name))
+    }
+
+    /// [`Dispatcher::owner`] given the name's full-name hash.
+    fn owner_with(&self, name: &NameView<'_>, full: impl FnOnce() -> u64) -> usize {
         if self.workers == 1 {
             return 0;
         }
-        worker_of(mapping_hash(self.key, name, self.mapping), self.workers)
+        worker_of(
+            mapping_hash_with(self.key, name, self.mapping, full),
+            self.workers,
+        )
     }
 
     /// Classifies one received packet (bare Interest or Data, or an LpPacket).
@@ -238,13 +258,15 @@ impl Dispatcher {
         if kind == PktKind::Interest && is_management(&name) {
             return (Route::Mgmt, kind, None);
         }
-        let full = Some(full_name_hash(self.key, &name));
+        let hash = full_name_hash(self.key, &name);
+        let full = Some(hash);
         if kind != PktKind::Interest {
             if let Some(w) = token.and_then(|t| token_worker(t, self.workers)) {
                 return (Route::Worker(w), kind, full);
             }
         }
-        let owner = self.owner(&name);
+        // Mapped by the full name, the owner comes from the same hash: one pass over the name.
+        let owner = self.owner_with(&name, || hash);
         if kind == PktKind::Data && self.workers > 1 {
             (Route::AllWorkers { owner }, kind, full)
         } else {
