@@ -50,6 +50,20 @@ pub struct Limits {
     pub verify_parameters_digest: bool,
 }
 
+/// Largest packet a view decodes whatever the limits say (4 GiB − 1): views record positions
+/// inside a packet in 32 bits.
+pub const MAX_VIEW_BYTES: usize = u32::MAX as usize;
+
+impl Limits {
+    /// No limit at all: for reading again an element that was validated under real limits.
+    pub(crate) const NONE: Limits = Limits {
+        max_packet_bytes: usize::MAX,
+        max_name_components: usize::MAX,
+        max_name_bytes: usize::MAX,
+        verify_parameters_digest: false,
+    };
+}
+
 /// Largest packet on NDN stream faces (ndn-cxx and NFD drop larger ones).
 pub const MAX_NDN_PACKET_BYTES: usize = 8800;
 

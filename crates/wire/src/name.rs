@@ -104,8 +104,9 @@ impl fmt::Display for ComponentView<'_> {
 pub struct NameView<'a> {
     wire: &'a [u8],
     value: &'a [u8],
-    value_offset: usize,
-    len: usize,
+    /// Absolute offset of `value` (names sit in packets, which are under 4 GiB).
+    value_offset: u32,
+    len: u32,
     params_digests: u32,
     /// Offset of the last component in `value` (0 for the empty name).
     last_start: u32,
@@ -133,11 +134,13 @@ impl<'a> NameView<'a> {
             }
             last_start = c.offset - e.value_offset;
         }
+        let value_offset =
+            u32::try_from(e.value_offset).map_err(|_| Error::new(ErrorKind::Oversize, e.offset))?;
         Ok(NameView {
             wire: e.wire,
             value: e.value,
-            value_offset: e.value_offset,
-            len,
+            value_offset,
+            len: len as u32,
             params_digests,
             // A name is shorter than any packet, which is far below 4 GB.
             last_start: last_start as u32,
@@ -158,7 +161,7 @@ impl<'a> NameView<'a> {
         NameView {
             wire: e.wire,
             value: e.value,
-            value_offset: e.value_offset,
+            value_offset: u32::try_from(e.value_offset).unwrap_or(u32::MAX),
             len,
             params_digests,
             last_start: last_start as u32,
@@ -178,7 +181,7 @@ impl<'a> NameView<'a> {
     /// Number of components.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     /// True for the empty name `/`.
@@ -208,7 +211,7 @@ impl<'a> NameView<'a> {
     /// Absolute offset of the first component.
     #[inline]
     pub fn value_offset(&self) -> usize {
-        self.value_offset
+        self.value_offset as usize
     }
 
     /// Iterates over the components, with no allocation.

@@ -173,6 +173,61 @@ impl<'a> Element<'a> {
     }
 }
 
+/// Where a validated sub-element sits in its packet: byte positions relative to the packet's
+/// first byte (8 bytes, against an [`Element`]'s 56), so that the packet views stay small enough
+/// to be moved in registers rather than by a `memcpy` call. `end == 0` means absent (a
+/// sub-element never ends at the packet's first byte).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// No element.
+    pub(crate) const NONE: Span = Span { start: 0, end: 0 };
+
+    /// The span of `e`, a sub-element of the packet whose first byte is at absolute offset
+    /// `base`. The packet decoders reject packets of 4 GiB or more, so the positions fit.
+    #[inline]
+    pub(crate) fn of(e: &Element<'_>, base: usize) -> Span {
+        let start = e.offset - base;
+        Span {
+            start: start as u32,
+            end: (start + e.wire.len()) as u32,
+        }
+    }
+
+    /// Whether an element is there.
+    #[inline]
+    pub(crate) fn is_some(self) -> bool {
+        self.end != 0
+    }
+
+    /// Position of the element's first byte in the packet.
+    #[inline]
+    pub(crate) fn start(self) -> usize {
+        self.start as usize
+    }
+
+    /// Position just past the element in the packet.
+    #[inline]
+    pub(crate) fn end(self) -> usize {
+        self.end as usize
+    }
+
+    /// The element again, read from the packet's `wire` (whose first byte is at absolute
+    /// offset `base`); `None` when absent.
+    #[inline]
+    pub(crate) fn element(self, wire: &[u8], base: usize) -> Option<Element<'_>> {
+        if !self.is_some() {
+            return None;
+        }
+        let bytes = wire.get(self.start()..self.end())?;
+        Reader::with_offset(bytes, base + self.start()).read().ok()
+    }
+}
+
 /// Reads TLV elements back to back from a buffer, checking every length.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
