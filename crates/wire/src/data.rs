@@ -103,6 +103,7 @@ impl<'a> SignatureInfoView<'a> {
     };
 
     /// Decodes the value of a SignatureInfo or InterestSignatureInfo element.
+    #[inline(always)]
     pub fn from_element(e: Element<'a>, limits: &Limits) -> Result<Self> {
         let mut r = e.reader();
         let mut order = OrderCheck::new(SIG_ORDER, &[]);
@@ -347,6 +348,7 @@ impl<'a> DataView<'a> {
         Ok(v)
     }
 
+    #[inline(always)]
     fn decode_meta_info(&mut self, m: Element<'a>, base: usize) -> Result<()> {
         let mut r = m.reader();
         let mut order = OrderCheck::new(META_ORDER, &[]);

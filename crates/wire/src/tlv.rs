@@ -372,31 +372,40 @@ impl OrderCheck {
     }
 
     /// Classifies one element; see the type's documentation.
-    #[inline]
+    #[inline(always)]
     pub fn accept(&mut self, e: &Element<'_>) -> Result<Option<usize>> {
-        match self.order.iter().position(|&t| t == e.typ) {
+        self.accept_type(e.typ, e.offset)
+    }
+
+    /// [`OrderCheck::accept`] for the element of type `typ` at absolute offset `offset`. The
+    /// accepting path is inlined into the decoders' loops (taking the element by reference
+    /// there made the compiler spill it to the stack and reload it with wider loads than it
+    /// stored, which stalled every element); rejecting and skipping are out of line.
+    #[inline(always)]
+    pub fn accept_type(&mut self, typ: u32, offset: usize) -> Result<Option<usize>> {
+        match self.order.iter().position(|&t| t == typ) {
             Some(i) if i >= self.next => {
-                self.next = if self.repeatable.contains(&e.typ) {
+                self.next = if self.repeatable.contains(&typ) {
                     i
                 } else {
                     i + 1
                 };
                 Ok(Some(i))
             }
-            Some(_) => {
-                if is_critical(e.typ) {
-                    Err(Error::new(ErrorKind::OutOfOrder(e.typ), e.offset))
-                } else {
-                    Ok(None)
-                }
-            }
-            None => {
-                if is_critical(e.typ) {
-                    Err(Error::new(ErrorKind::UnknownCritical(e.typ), e.offset))
-                } else {
-                    Ok(None)
-                }
-            }
+            found => Self::skip_or_reject(found.is_some(), typ, offset),
+        }
+    }
+
+    /// An element out of order (`known`) or not recognized: skipped if non-critical.
+    #[cold]
+    #[inline(never)]
+    fn skip_or_reject(known: bool, typ: u32, offset: usize) -> Result<Option<usize>> {
+        if !is_critical(typ) {
+            Ok(None)
+        } else if known {
+            Err(Error::new(ErrorKind::OutOfOrder(typ), offset))
+        } else {
+            Err(Error::new(ErrorKind::UnknownCritical(typ), offset))
         }
     }
 }
