@@ -92,7 +92,8 @@ pub struct SignatureInfoView<'a> {
 }
 
 impl<'a> SignatureInfoView<'a> {
-    /// No SignatureInfo (type 0, nothing else); never the view of a decoded packet.
+    /// Type 0 and nothing else: where a decode starts. No decoded packet's view is this (a
+    /// SignatureType is required).
     pub const ABSENT: SignatureInfoView<'static> = SignatureInfoView {
         signature_type: 0,
         key_locator: None,
@@ -107,14 +108,7 @@ impl<'a> SignatureInfoView<'a> {
     pub fn from_element(e: Element<'a>, limits: &Limits) -> Result<Self> {
         let mut r = e.reader();
         let mut order = OrderCheck::new(SIG_ORDER, &[]);
-        let mut s = SignatureInfoView {
-            signature_type: 0,
-            key_locator: None,
-            validity_period: None,
-            nonce: None,
-            time_ms: None,
-            seq_num: None,
-        };
+        let mut s = SignatureInfoView::ABSENT;
         let mut has_type = false;
         while let Some(x) = r.next_element() {
             let x = x?;
