@@ -42,6 +42,10 @@ fn report_has_the_issue_shape_and_the_attack_stays_within_m_probes() {
     for phase in ["interest", "data", "attack"] {
         let c = v["dispatcher"][format!("{phase}_cycles_per_packet")].as_f64();
         assert!(c.is_some_and(|c| c > 0.0), "{phase}: {v}");
+    } // So is the wire decoder alone.
+    for phase in ["interest", "data"] {
+        let c = v["decode"][format!("{phase}_cycles_per_packet")].as_f64();
+        assert!(c.is_some_and(|c| c > 0.0), "{phase}: {v}");
     }
 }
 
@@ -68,4 +72,6 @@ fn steady_mode_reports_medians_of_its_rounds() {
     ] {
         assert!(v[key].as_f64().is_some_and(|c| c > 0.0), "{key}: {v}");
     }
+    let decode = v["decode"]["data_cycles_per_packet"].as_f64();
+    assert!(decode.is_some_and(|c| c > 0.0), "{v}");
 }

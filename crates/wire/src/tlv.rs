@@ -371,28 +371,22 @@ impl OrderCheck {
         }
     }
 
-    /// Classifies one element; see the type's documentation.
+    /// Classifies one element; see the type's documentation. The accepting path is inlined
+    /// into the decoders' loops: out of line, the reference to the element made the compiler
+    /// spill every element to the stack and reload it with wider loads than it stored (a
+    /// store-forwarding stall per element). Skipping and rejecting are out of line.
     #[inline(always)]
     pub fn accept(&mut self, e: &Element<'_>) -> Result<Option<usize>> {
-        self.accept_type(e.typ, e.offset)
-    }
-
-    /// [`OrderCheck::accept`] for the element of type `typ` at absolute offset `offset`. The
-    /// accepting path is inlined into the decoders' loops (taking the element by reference
-    /// there made the compiler spill it to the stack and reload it with wider loads than it
-    /// stored, which stalled every element); rejecting and skipping are out of line.
-    #[inline(always)]
-    pub fn accept_type(&mut self, typ: u32, offset: usize) -> Result<Option<usize>> {
-        match self.order.iter().position(|&t| t == typ) {
+        match self.order.iter().position(|&t| t == e.typ) {
             Some(i) if i >= self.next => {
-                self.next = if self.repeatable.contains(&typ) {
+                self.next = if self.repeatable.contains(&e.typ) {
                     i
                 } else {
                     i + 1
                 };
                 Ok(Some(i))
             }
-            found => Self::skip_or_reject(found.is_some(), typ, offset),
+            found => Self::skip_or_reject(found.is_some(), e.typ, e.offset),
         }
     }
 
