@@ -976,7 +976,7 @@ impl Engine {
                 }
             } else if let Some(entry) = entry {
                 let hops = entry
-                    .nexthops
+                    .nexthops()
                     .iter()
                     .map(|n| n.face)
                     .filter(|&x| eligible(x));
@@ -997,7 +997,7 @@ impl Engine {
             }
             match f.next_hop {
                 Some(nh) => in_scope(nh),
-                None => entry.is_some_and(|e| e.nexthops.iter().any(|n| eligible(n.face))),
+                None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
             }
         };
         if chosen.is_empty() {

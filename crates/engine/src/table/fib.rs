@@ -3,11 +3,14 @@
 //!
 //! # Structure
 //! Every FIB prefix is one immutable [`FibEntry`] in a fixed arena allocated at start-up, found
-//! through a [`HashIndex`] (64-bit prefix hash → arena slot). An entry is two cache lines: the
-//! first holds the full 64-bit hash, depth, `md`, flags and the prefix bytes (inline up to
-//! [`INLINE_PREFIX`] bytes, else a heap copy referenced from the line), the second the next hops
-//! (at most [`MAX_NEXTHOPS`]). A probe reads the index bucket (prefetched) and then the first
-//! line of the candidate entry: one cache miss, two for a prefix longer than the inline bytes.
+//! through a [`HashIndex`] (64-bit prefix hash → arena slot). An entry is two cache lines, 128
+//! bytes: a 16-byte header (the full 64-bit hash, the prefix length, depth, `md`, flags, the
+//! number of next hops), then the prefix bytes from the front of the remaining 112 and the next
+//! hops (at most [`MAX_NEXTHOPS`], 8 bytes each) from their back. A prefix is inline when it
+//! fits beside the next hops: always up to [`INLINE_PREFIX`] bytes, up to 104 with one next hop;
+//! a longer one is a heap copy referenced from the entry. A probe reads the index bucket
+//! (prefetched) and then both lines of the candidate entry, one page and so one page walk: the
+//! prefix may run into the second line, and the answer's next hops are there.
 //! The owned [`Name`] of each entry is kept out of line, by slot, for the writer and listings.
 //!
 //! Besides the real prefixes, the table holds *virtual* entries at depth M: when a real prefix
@@ -37,7 +40,6 @@
 //! only after it is gone. Changing M follows the seed's safe order ([`Fib::set_m`]).
 
 use core::cell::UnsafeCell;
-use core::mem::ManuallyDrop;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -47,17 +49,22 @@ use crossbeam_epoch::{self as epoch, Collector, Guard};
 use wire::{Name, NameView};
 
 use crate::hash::{name_hash, HashKey, PrefixHashes, MAX_PREFIX_STATES};
-use crate::table::index::{prefetch_line, Direct, HashIndex, LinePlan, Stopped, Touch};
+use crate::table::index::{Direct, HashIndex, LinePlan, Stopped, Touch};
 
-/// Prefix bytes (Name TLV-VALUE) stored inline in an entry's first cache line; longer prefixes
-/// keep a heap copy.
-pub const INLINE_PREFIX: usize = 48;
+/// Bytes of an entry after its 16-byte header: the prefix from the front, the next hops from
+/// the back.
+const BODY: usize = 112;
+
+/// Prefix bytes (Name TLV-VALUE) an entry always holds inline, whatever its next hops; a longer
+/// prefix is inline when it fits beside them (`len + 8 × next hops <= 112`), else a heap copy.
+pub const INLINE_PREFIX: usize = BODY - 8 * MAX_NEXTHOPS;
 
 /// Most next hops a prefix can have (they fill the entry's second cache line).
 pub const MAX_NEXTHOPS: usize = 7;
 
 /// One next hop of a FIB entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(C)]
 pub struct NextHop {
     /// Outgoing face.
     pub face: u32,
@@ -136,16 +143,8 @@ impl core::fmt::Debug for NextHops {
     }
 }
 
-/// The prefix bytes of an entry: inline, or (longer than [`INLINE_PREFIX`]) on the heap. The
-/// entry's `value_len` says which field is active; it never changes after construction.
-#[repr(C)]
-union PrefixBytes {
-    inline: [u8; INLINE_PREFIX],
-    heap: ManuallyDrop<Box<[u8]>>,
-}
-
-/// One FIB entry, immutable once published. Two cache lines: everything a probe compares in the
-/// first, the next hops in the second.
+/// One FIB entry, immutable once published. Two cache lines (see the module documentation):
+/// the header, then `body` with the prefix at its front and the next hops at its back.
 #[repr(C, align(64))]
 pub struct FibEntry {
     /// Keyed hash of the prefix ([`crate::hash::name_hash`]).
@@ -159,39 +158,60 @@ pub struct FibEntry {
     pub md: u8,
     /// True for an entry that exists only to carry `md` at depth M (no next hops).
     pub is_virtual: bool,
-    _pad: u8,
-    bytes: PrefixBytes,
-    /// Next hops, sorted by cost (then face). Empty for a virtual entry.
-    pub nexthops: NextHops,
+    hop_count: u8,
+    /// The prefix bytes (inline) or the address of their heap copy from the front; the next
+    /// hops, as `NextHop`s (8 bytes, 4-aligned), in the last `8 × hop_count` bytes.
+    body: [u64; BODY / 8],
 }
 
 const _: () = {
     assert!(core::mem::size_of::<FibEntry>() == 128);
-    assert!(core::mem::offset_of!(FibEntry, bytes) + INLINE_PREFIX == 64);
-    assert!(core::mem::offset_of!(FibEntry, nexthops) == 64);
+    assert!(core::mem::offset_of!(FibEntry, body) == 16);
+    assert!(core::mem::size_of::<NextHop>() == 8 && core::mem::align_of::<NextHop>() <= 8);
+    // A heap prefix's address and every next hop fit the body together.
+    assert!(8 + 8 * MAX_NEXTHOPS <= BODY);
 };
+
+/// Whether a prefix of `len` bytes is inline in an entry with `hops` next hops.
+#[inline(always)]
+fn is_inline(len: usize, hops: usize) -> bool {
+    len + 8 * hops <= BODY
+}
 
 impl FibEntry {
     fn new(hash: u64, value: &[u8], depth: usize, md: usize, nexthops: NextHops) -> Self {
-        let bytes = if value.len() <= INLINE_PREFIX {
-            let mut inline = [0u8; INLINE_PREFIX];
-            inline[..value.len()].copy_from_slice(value);
-            PrefixBytes { inline }
-        } else {
-            PrefixBytes {
-                heap: ManuallyDrop::new(value.into()),
-            }
-        };
-        FibEntry {
+        let hops = nexthops.as_slice();
+        let mut e = FibEntry {
             hash,
             value_len: u32::try_from(value.len()).expect("prefix longer than 4 GiB"),
             depth: depth as u8,
             md: md as u8,
-            is_virtual: nexthops.is_empty(),
-            _pad: 0,
-            bytes,
-            nexthops,
+            is_virtual: hops.is_empty(),
+            hop_count: hops.len() as u8,
+            body: [0; BODY / 8],
+        };
+        if is_inline(value.len(), hops.len()) {
+            // SAFETY: `is_inline` keeps the prefix inside the body's BODY bytes (in front of
+            // the next hops), and the body is plain integers.
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    value.as_ptr(),
+                    e.body.as_mut_ptr() as *mut u8,
+                    value.len(),
+                )
+            };
+        } else {
+            // Owned by the entry from here on: freed by `Drop` (the length is `value_len`).
+            let heap: Box<[u8]> = value.into();
+            e.body[0] = Box::into_raw(heap) as *mut u8 as u64;
         }
+        let first = BODY / 8 - hops.len();
+        for (i, h) in hops.iter().enumerate() {
+            // SAFETY: word `first + i` is inside the body (hops.len() <= MAX_NEXTHOPS), 8-byte
+            // aligned, and a `NextHop` is 8 bytes with an alignment of at most 8.
+            unsafe { (e.body.as_mut_ptr().add(first + i) as *mut NextHop).write(*h) };
+        }
+        e
     }
 
     /// The prefix's components back to back (TLV encoded), as in `&name.value()[..prefix_end]`
@@ -199,14 +219,36 @@ impl FibEntry {
     #[inline(always)]
     pub fn value(&self) -> &[u8] {
         let len = self.value_len as usize;
-        if len <= INLINE_PREFIX {
-            // SAFETY: `inline` is the active field when the prefix fits ([`FibEntry::new`]; an
-            // all-zero entry has length 0 and is inline too).
-            unsafe { &self.bytes.inline[..len] }
+        if is_inline(len, usize::from(self.hop_count)) {
+            // SAFETY: an inline prefix occupies the body's first `len` bytes (`new`; an
+            // all-zero entry has length 0).
+            unsafe { core::slice::from_raw_parts(self.body.as_ptr() as *const u8, len) }
         } else {
-            // SAFETY: `heap` is the active field when the prefix does not fit, and is dropped
-            // only with the entry.
-            unsafe { &self.bytes.heap }
+            // SAFETY: the first word is the address of the entry's own heap copy of `len`
+            // bytes (`new`), freed only when the entry is dropped.
+            unsafe { core::slice::from_raw_parts(self.body[0] as *const u8, len) }
+        }
+    }
+
+    /// The first and the last cache line of a prefix kept on the heap (`None`: inline).
+    #[inline(always)]
+    fn heap_lines(&self) -> Option<(*const u8, *const u8)> {
+        let len = self.value_len as usize;
+        if is_inline(len, usize::from(self.hop_count)) {
+            return None;
+        }
+        let v = self.value();
+        Some((v.as_ptr(), v.as_ptr().wrapping_add(len.saturating_sub(1))))
+    }
+
+    /// Next hops, sorted by cost (then face). Empty for a virtual entry.
+    #[inline(always)]
+    pub fn nexthops(&self) -> &[NextHop] {
+        let n = usize::from(self.hop_count).min(MAX_NEXTHOPS);
+        // SAFETY: `new` wrote `hop_count` (<= MAX_NEXTHOPS) next hops into the body's last
+        // words, suitably aligned; they are never written again.
+        unsafe {
+            core::slice::from_raw_parts(self.body.as_ptr().add(BODY / 8 - n) as *const NextHop, n)
         }
     }
 }
@@ -219,9 +261,16 @@ impl Default for FibEntry {
 
 impl Drop for FibEntry {
     fn drop(&mut self) {
-        if self.value_len as usize > INLINE_PREFIX {
-            // SAFETY: `heap` is the active field (see `value`), dropped here exactly once.
-            unsafe { ManuallyDrop::drop(&mut self.bytes.heap) }
+        let len = self.value_len as usize;
+        if !is_inline(len, usize::from(self.hop_count)) {
+            // SAFETY: the first word is the address `Box::into_raw` gave for this entry's heap
+            // copy of `len` bytes (`new`); it is freed here, exactly once.
+            drop(unsafe {
+                Box::from_raw(core::ptr::slice_from_raw_parts_mut(
+                    self.body[0] as *mut u8,
+                    len,
+                ))
+            });
         }
     }
 }
@@ -234,7 +283,7 @@ impl core::fmt::Debug for FibEntry {
             .field("depth", &self.depth)
             .field("md", &self.md)
             .field("is_virtual", &self.is_virtual)
-            .field("nexthops", &self.nexthops)
+            .field("nexthops", &self.nexthops())
             .finish()
     }
 }
@@ -651,16 +700,29 @@ impl Fib {
         let arena = self.arena_for(guard);
         let mut found = None;
         self.index.find_touched(hash, t, |slot, t| {
-            if !t.touch(arena.line(slot)) {
+            // Both lines of the entry, requested together (one page, one walk): the prefix may
+            // run into the second, where the answer's next hops are.
+            let line = arena.line(slot);
+            let (first, second) = (t.touch(line), t.touch(line.wrapping_add(64)));
+            if !(first && second) {
                 return Err(Stopped);
             }
             // SAFETY: `slot` was just loaded from the index with acquire ordering while `guard`
             // (checked by the callers to be of the default collector) is pinned, and it lives
             // for `'g`; a slot is recycled only after every such guard is gone.
             match unsafe { arena.get(slot) } {
-                Some(e) if e.hash == hash && e.value() == bytes => {
-                    found = Some(e);
-                    Ok(true)
+                Some(e) if e.hash == hash => {
+                    if let Some((head, tail)) = e.heap_lines() {
+                        let (a, b) = (t.touch(head), t.touch(tail));
+                        if !(a && b) {
+                            return Err(Stopped);
+                        }
+                    }
+                    let hit = e.value() == bytes;
+                    if hit {
+                        found = Some(e);
+                    }
+                    Ok(hit)
                 }
                 _ => Ok(false),
             }
@@ -791,12 +853,8 @@ impl Fib {
         plan.complete = true;
         match answer {
             None => Some((None, stats.probes)),
-            Some(p) => p.entry.map(|e| {
-                // The probes read the entry's first line; forwarding reads its next hops, in the
-                // second: requested now, while the rest of the batch plans.
-                prefetch_line(e.nexthops.as_slice().as_ptr() as *const u8);
-                (Some(e), stats.probes)
-            }),
+            // The probe requested both lines of the entry, next hops included.
+            Some(p) => p.entry.map(|e| (Some(e), stats.probes)),
         }
     }
 
@@ -857,20 +915,21 @@ impl Fib {
             .and_then(|p| p.entry)
     }
 
-    /// Starts a lookup plan for a new packet: requests the index buckets of the first two
-    /// probes of [`Fib::lookup`]'s first stage (prefixes min(n, M) and min(n, M) − 1), which
-    /// need no earlier read. Later passes go on with [`Fib::plan`].
+    /// Starts a lookup plan for a new packet: requests the index bucket of the first probe of
+    /// [`Fib::lookup`]'s first stage (the prefix of min(n, M) components), which needs no
+    /// earlier read. Later passes go on with [`Fib::plan`].
+    ///
+    /// Only that one bucket: the next one (min(n, M) − 1 components) is needed only when the
+    /// first probe misses, and on this project's machine every random line of a large table
+    /// costs a page walk, during which the prefetch instruction itself holds up the core
+    /// (README, "Why the 16M figures stay above the floors"), so a speculative request costs
+    /// every Interest what it saves the few whose first probe misses.
     #[inline]
     pub fn prefetch(&self, name: &NameView<'_>, h: &PrefixHashes, plan: &mut LinePlan) {
         plan.reset();
         let k = h.len().min(self.m.load(Ordering::Relaxed));
         if let Some(hash) = h.prefix(k, name) {
             plan.request(self.index.home_line(hash));
-        }
-        if k >= 2 {
-            if let Some(hash) = h.prefix(k - 1, name) {
-                plan.request(self.index.home_line(hash));
-            }
         }
     }
 
@@ -897,7 +956,7 @@ impl Fib {
                     slot,
                     md: e.md,
                     is_virtual: e.is_virtual,
-                    nexthops: e.nexthops,
+                    nexthops: NextHops::new(e.nexthops()),
                 });
                 true
             }
@@ -1227,8 +1286,8 @@ impl Fib {
             .iter()
             .enumerate()
             .filter_map(|(slot, n)| Some((n.as_ref()?, self.published(&w, slot as u32)?)))
-            .filter(|(_, e)| !e.is_virtual && e.nexthops.iter().any(|n| n.face == face))
-            .map(|(n, e)| (n.name(), e.nexthops))
+            .filter(|(_, e)| !e.is_virtual && e.nexthops().iter().any(|n| n.face == face))
+            .map(|(n, e)| (n.name(), NextHops::new(e.nexthops())))
             .collect();
         affected
             .iter()
@@ -1245,7 +1304,7 @@ impl Fib {
             .enumerate()
             .filter_map(|(slot, n)| Some((n.as_ref()?, self.published(&w, slot as u32)?)))
             .filter(|(_, e)| !e.is_virtual)
-            .map(|(n, e)| (n.name(), e.nexthops.to_vec()))
+            .map(|(n, e)| (n.name(), e.nexthops().to_vec()))
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
@@ -1367,12 +1426,12 @@ mod tests {
         let h = PrefixHashes::new(KEY, &v);
         let guard = epoch::pin();
         let mut st = LpmStats::default();
-        // A plan replays the lookup one new line per pass; it reaches the end within its
-        // line budget (bucket + entry per probe).
+        // A plan replays the lookup with at least one new line per pass until it reaches the
+        // end or its line budget (a bucket and an entry's two lines per probe).
         let mut plan = LinePlan::default();
         fib.prefetch(&v, &h, &mut plan);
         let mut planned = None;
-        for _ in 0..8 {
+        for _ in 0..crate::table::index::PLAN_LINES {
             if let Some(a) = fib.plan(&v, &h, &guard, &mut plan) {
                 assert!(planned.is_none(), "a plan answers once");
                 planned = Some(a);
@@ -1417,7 +1476,7 @@ mod tests {
             let p = name.prefix(usize::from(e.depth));
             assert_eq!(e.hash, name_hash(KEY, &p));
             assert_eq!(e.value(), &value_of(&p)[..]);
-            (p, e.nexthops.to_vec())
+            (p, e.nexthops().to_vec())
         });
         (e, st.probes)
     }
@@ -1454,7 +1513,7 @@ mod tests {
                     depth: e.depth,
                     md: e.md,
                     is_virtual: e.is_virtual,
-                    nexthops: e.nexthops.to_vec(),
+                    nexthops: e.nexthops().to_vec(),
                 })
             })
             .collect()
@@ -1561,7 +1620,8 @@ mod tests {
         let guard = epoch::pin();
         let mut plan = LinePlan::default();
         fib.prefetch(&v, &h, &mut plan);
-        let mut answers = (0..8).filter_map(|_| fib.plan(&v, &h, &guard, &mut plan));
+        let mut answers = (0..crate::table::index::PLAN_LINES)
+            .filter_map(|_| fib.plan(&v, &h, &guard, &mut plan));
         let first = answers
             .next()
             .map(|(e, probes)| (e.map(|e| e.depth), probes));
@@ -1888,7 +1948,8 @@ mod tests {
                 cases.push((n(&format!("/s/{i}/q/r/w/v/u")), s.clone(), false));
             }
         }
-        // Flapping routes, half of them too long to be inline, at depths 2 and 4 (around M).
+        // Flapping routes at depths 2 and 4 (around M), half of them longer than INLINE_PREFIX:
+        // inline while they have up to 6 next hops, a heap copy with 7.
         let flapping: Vec<Name> = (0..8)
             .map(|i| match i % 4 {
                 0 => n(&format!("/f/{i}")),
@@ -1945,18 +2006,19 @@ mod tests {
                                 assert_eq!(usize::from(e.depth), want.len());
                                 assert!(!e.is_virtual);
                                 if *flaps {
-                                    assert!(valid_flapping_hops(&e.nexthops), "{e:?}");
+                                    assert!(valid_flapping_hops(e.nexthops()), "{e:?}");
                                 } else {
-                                    assert_eq!(e.nexthops.len(), 1);
+                                    assert_eq!(e.nexthops().len(), 1);
                                 }
-                                let copy = (e.value().to_vec(), e.nexthops, e.md, e.depth);
+                                let copy =
+                                    (e.value().to_vec(), e.nexthops().to_vec(), e.md, e.depth);
                                 seen.push((e, copy));
                             }
                         }
                         // Nothing a reader holds changes while it is pinned (no slot reuse).
                         std::thread::yield_now();
                         for (e, (value, nh, md, depth)) in &seen {
-                            assert_eq!((e.value(), &e.nexthops), (&value[..], nh));
+                            assert_eq!((e.value(), e.nexthops()), (&value[..], &nh[..]));
                             assert_eq!((e.md, e.depth), (*md, *depth));
                         }
                         drop(guard);
@@ -2010,16 +2072,36 @@ mod tests {
     #[test]
     fn long_prefixes_and_the_next_hop_limit() {
         let fib = Fib::new(KEY, 64, 2);
-        // Values of 48 (inline) and 49 (heap) bytes: one component of 46 or 47 bytes.
-        let at = n(&format!("/{}", "y".repeat(46)));
-        let over = n(&format!("/{}", "y".repeat(47)));
+        // Values of 56 (inline whatever the next hops), 104 (inline beside one next hop,
+        // running into the entry's second line) and 105 bytes (a heap copy even with one): one
+        // component of 54, 102 or 103 bytes; and three long components (a heap copy).
+        let at = n(&format!("/{}", "y".repeat(54)));
+        let fits = n(&format!("/{}", "y".repeat(102)));
+        let over = n(&format!("/{}", "y".repeat(103)));
         let deep = n(&format!("/{}/{}/{}", long(1), long(2), long(3)));
-        assert_eq!((at.value_len(), over.value_len()), (48, 49));
-        for (i, p) in [&at, &over, &deep].into_iter().enumerate() {
+        assert_eq!(
+            (at.value_len(), fits.value_len(), over.value_len()),
+            (INLINE_PREFIX, 104, 105)
+        );
+        let all = [&at, &fits, &over, &deep];
+        for (i, p) in all.into_iter().enumerate() {
             fib.add_nexthop(p, i as u32 + 1, 0).unwrap();
         }
         check_invariants(&fib);
-        for (i, p) in [&at, &over, &deep].into_iter().enumerate() {
+        // Where each prefix is kept, and the match and next hops read back from there.
+        let stored_inline = |p: &Name| {
+            let w = p.to_wire();
+            let v = NameView::decode(&w, &Limits::default()).unwrap();
+            let h = PrefixHashes::new(KEY, &v);
+            let guard = epoch::pin();
+            let e = fib
+                .lookup(&v, &h, &guard, &mut LpmStats::default())
+                .unwrap();
+            assert_eq!(e.value(), &value_of(p)[..]);
+            e.heap_lines().is_none()
+        };
+        assert_eq!(all.map(stored_inline), [true, true, false, false]);
+        for (i, p) in all.into_iter().enumerate() {
             let (e, _) = lpm(&fib, &p.clone().with(Component::generic(&b"z"[..])), true);
             assert_eq!(
                 e,
@@ -2032,6 +2114,15 @@ mod tests {
                 ))
             );
         }
+        // A second next hop leaves no room for 104 bytes beside it: the new entry keeps the
+        // prefix on the heap, and the entry after the hop goes again holds it inline.
+        fib.add_nexthop(&fits, 9, 5).unwrap();
+        assert!(!stored_inline(&fits));
+        let hops = vec![NextHop { face: 2, cost: 0 }, NextHop { face: 9, cost: 5 }];
+        assert_eq!(lpm(&fib, &fits, true).0, Some((fits.clone(), hops)));
+        assert_eq!(fib.remove_face(9), 1);
+        assert!(stored_inline(&fits));
+        check_invariants(&fib);
         // A prefix of the long one is a different entry.
         assert_eq!(lpm(&fib, &deep.prefix(2), true).0, None);
         // At most MAX_NEXTHOPS next hops; updating one of them is still fine.
@@ -2042,14 +2133,14 @@ mod tests {
             fib.add_nexthop(&deep, 99, 0),
             Err(FibError::TooManyNextHops)
         );
-        fib.add_nexthop(&deep, 3, 50).unwrap();
+        fib.add_nexthop(&deep, 4, 50).unwrap();
         let (e, _) = lpm(&fib, &deep, true);
         let hops = e.unwrap().1;
         assert_eq!(hops.len(), MAX_NEXTHOPS);
-        assert_eq!(hops.last(), Some(&NextHop { face: 3, cost: 50 }));
-        assert_eq!(fib.remove_face(3), 1);
+        assert_eq!(hops.last(), Some(&NextHop { face: 4, cost: 50 }));
+        assert_eq!(fib.remove_face(4), 1);
         check_invariants(&fib);
-        assert_eq!(fib.entries().len(), 3);
+        assert_eq!(fib.entries().len(), 4);
     }
 
     #[test]

@@ -73,7 +73,7 @@ impl Touch for Direct {
 }
 
 /// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
-const PLAN_LINES: usize = 8;
+pub(crate) const PLAN_LINES: usize = 12;
 /// Finished steps a plan remembers (a FIB lookup makes at most M + a few probes).
 const PLAN_MEMO: usize = 8;
 
