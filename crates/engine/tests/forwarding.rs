@@ -1494,3 +1494,46 @@ fn precomputed_full_name_hashes_change_no_decision() {
     assert_eq!(hinted.counters().satisfied, 6);
     assert_eq!(hinted.counters().out_nacks, 1);
 }
+
+#[test]
+fn prefetching_changes_no_decision() {
+    // The same batches through an engine that requests lines ahead (its planning passes, the
+    // Data's third level DATA_AHEAD packets before forwarding) and one that does not: every
+    // action and counter must agree, in batches longer than the lookahead, mixing kinds, with
+    // a Data whose PIT entry an earlier Data of the same batch already consumed.
+    let (mut on, fib_a) = engine();
+    let (mut off, fib_b) = engine();
+    off.set_prefetch(false);
+    for fib in [&fib_a, &fib_b] {
+        route(fib, "/a", 2, 1);
+        route(fib, "/c", 2, 1);
+    }
+    let cbp = Interest {
+        can_be_prefix: true,
+        ..interest("/c/p", 7)
+    };
+    let interests: Vec<(FaceId, Vec<u8>)> = (0..40)
+        .map(|i| (1, wire_of(&interest(&format!("/a/{i}"), 100 + i))))
+        .chain([(3, wire_of(&cbp))])
+        .collect();
+    let mut datas: Vec<(FaceId, Vec<u8>)> = Vec::new();
+    for i in 0..40 {
+        datas.push((2, data(&format!("/a/{i}"), Some(1000))));
+        if i % 7 == 3 {
+            // Again, and an Interest the CS now answers, within the lookahead of each other.
+            datas.push((2, data(&format!("/a/{i}"), Some(1000))));
+            datas.push((4, wire_of(&interest(&format!("/a/{i}"), 900 + i))));
+        }
+    }
+    datas.insert(11, (2, data("/c/p/v1", Some(1000))));
+    datas.insert(20, (2, data("/nobody/asked", None)));
+    assert!(datas.len() <= engine::fw::pipeline::MAX_BATCH);
+    for (t, batch) in [interests, datas].iter().enumerate() {
+        let now = 1000 + t as u64;
+        let a = run(&mut on, now, batch);
+        let b = run(&mut off, now, batch);
+        assert_eq!(a, b, "batch {t}");
+    }
+    assert_eq!(on.counters(), off.counters());
+    assert_eq!(on.counters().satisfied, 41);
+}

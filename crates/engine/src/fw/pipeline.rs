@@ -46,6 +46,9 @@ pub const MAX_BATCH: usize = 64;
 /// Most planning passes over a batch's FIB lookups (each requests one more line per lookup).
 const FIB_PLAN_PASSES: usize = 6;
 
+/// How many packets ahead of the one being forwarded a Data's PIT entries are requested.
+const DATA_AHEAD: usize = 8;
+
 /// How many packets ahead of the one being parsed the parse pass requests packet bytes.
 const PARSE_AHEAD: usize = 4;
 
@@ -597,7 +600,7 @@ impl Engine {
             // lookup over the lines already requested and requests the next, so the whole
             // batch's misses overlap instead of one packet's at a time. The pass that
             // completes a plan usually has the lookup's answer, which pass 3 then uses.
-            for pass in 0..FIB_PLAN_PASSES {
+            for _ in 0..FIB_PLAN_PASSES {
                 let mut pending = 0;
                 for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                     if let Some(Parsed::Interest { i: int, .. }) = p {
@@ -608,22 +611,28 @@ impl Engine {
                         pending += usize::from(!plan.complete);
                     }
                 }
-                if pass == 0 {
-                    // Data: by now the name entries have arrived; their PIT entries and the
-                    // CS buffer are the next level.
-                    for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
-                        if let Some(Parsed::Data { .. }) = p {
-                            self.table.prefetch_for_data(self.hashes[i].full());
-                        }
-                    }
-                }
                 if pending == 0 {
                     break;
                 }
             }
         }
-        // Pass 3: forward.
+        // Pass 3: forward. A Data's third level (its PIT entries, read through its name entry)
+        // is requested DATA_AHEAD packets before the Data is forwarded: by then its name entry,
+        // requested in pass 2, has arrived, so the request itself does not wait on it.
+        let third_level = |e: &Self, i: usize| {
+            if let Some(Some(Parsed::Data { .. })) = parsed.get(i) {
+                e.table.prefetch_for_data(e.hashes[i].full());
+            }
+        };
+        if self.config.prefetch {
+            for i in 0..DATA_AHEAD.min(inputs.len()) {
+                third_level(self, i);
+            }
+        }
         for (idx, p) in parsed.iter().enumerate().take(inputs.len()) {
+            if self.config.prefetch && idx + DATA_AHEAD < inputs.len() {
+                third_level(self, idx + DATA_AHEAD);
+            }
             let face = inputs[idx].0;
             match p {
                 Some(Parsed::Interest { i, lp }) => self.on_interest(
