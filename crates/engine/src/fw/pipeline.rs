@@ -9,7 +9,8 @@
 //!    FIB lookups' further lines — all at once, so the misses overlap;
 //! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
 //!    pass that completed the lookup's plan found, when it found one: one epoch guard spans
-//!    passes 2 and 3, so the entry is still valid).
+//!    passes 2 and 3, so the entry is still valid), requesting a Data's PIT entries
+//!    a few packets before it is forwarded.
 //!
 //! Time comes from the caller (`now_ms`); the engine has no clock, no sockets and no threads.
 //! Outgoing packets are either an input packet forwarded unchanged (by index) or bytes the engine

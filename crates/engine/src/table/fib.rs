@@ -59,7 +59,7 @@ const BODY: usize = 112;
 /// prefix is inline when it fits beside them (`len + 8 × next hops <= 112`), else a heap copy.
 pub const INLINE_PREFIX: usize = BODY - 8 * MAX_NEXTHOPS;
 
-/// Most next hops a prefix can have (they fill the entry's second cache line).
+/// Most next hops a prefix can have (at the back of the entry's body, beside the prefix).
 pub const MAX_NEXTHOPS: usize = 7;
 
 /// One next hop of a FIB entry.
@@ -214,12 +214,18 @@ impl FibEntry {
         e
     }
 
+    /// Whether the prefix is inline (else the body's first word addresses its heap copy).
+    #[inline(always)]
+    fn prefix_inline(&self) -> bool {
+        is_inline(self.value_len as usize, usize::from(self.hop_count))
+    }
+
     /// The prefix's components back to back (TLV encoded), as in `&name.value()[..prefix_end]`
     /// of a matching Interest name.
     #[inline(always)]
     pub fn value(&self) -> &[u8] {
         let len = self.value_len as usize;
-        if is_inline(len, usize::from(self.hop_count)) {
+        if self.prefix_inline() {
             // SAFETY: an inline prefix occupies the body's first `len` bytes (`new`; an
             // all-zero entry has length 0).
             unsafe { core::slice::from_raw_parts(self.body.as_ptr() as *const u8, len) }
@@ -233,12 +239,14 @@ impl FibEntry {
     /// The first and the last cache line of a prefix kept on the heap (`None`: inline).
     #[inline(always)]
     fn heap_lines(&self) -> Option<(*const u8, *const u8)> {
-        let len = self.value_len as usize;
-        if is_inline(len, usize::from(self.hop_count)) {
+        if self.prefix_inline() {
             return None;
         }
         let v = self.value();
-        Some((v.as_ptr(), v.as_ptr().wrapping_add(len.saturating_sub(1))))
+        Some((
+            v.as_ptr(),
+            v.as_ptr().wrapping_add(v.len().saturating_sub(1)),
+        ))
     }
 
     /// Next hops, sorted by cost (then face). Empty for a virtual entry.
@@ -261,8 +269,8 @@ impl Default for FibEntry {
 
 impl Drop for FibEntry {
     fn drop(&mut self) {
-        let len = self.value_len as usize;
-        if !is_inline(len, usize::from(self.hop_count)) {
+        if !self.prefix_inline() {
+            let len = self.value_len as usize;
             // SAFETY: the first word is the address `Box::into_raw` gave for this entry's heap
             // copy of `len` bytes (`new`); it is freed here, exactly once.
             drop(unsafe {
