@@ -59,8 +59,13 @@ impl NameInfo {
     }
 }
 
+/// A Data's bytes: of sizes spread over the CS's slot classes (so that a name's Data replaced by
+/// its other variant may change class).
 fn data_bytes(base: usize, variant: usize) -> Vec<u8> {
-    format!("data of {} #{variant}", BASE[base]).into_bytes()
+    let mut d = format!("data of {} #{variant}", BASE[base]).into_bytes();
+    let filler = [0, 150, 700, 3_000, 8_700][(base + 3 * variant) % 5];
+    d.resize(filler.max(d.len()), b'a' + (base % 26) as u8);
+    d
 }
 
 fn pool() -> Vec<NameInfo> {

@@ -93,6 +93,20 @@ pub fn arena<T>(n: usize, mut f: impl FnMut(usize) -> T) -> FixedArena<T> {
     a
 }
 
+/// An arena of `n` zero bytes in a fresh mapping advised for huge pages, none of it touched: a
+/// page becomes memory when it is first written (reads before that see zeros), so a large
+/// reservation costs only what is used of it.
+pub fn zeroed_bytes(n: usize) -> FixedArena<u8> {
+    let (ptr, map) = if n == 0 {
+        (NonNull::dangling(), (0, 0))
+    } else {
+        map_huge(n, 1)
+    };
+    // SAFETY: a fresh anonymous mapping (or a zeroed allocation) reads as zeros, and every
+    // bit pattern is a valid `u8`.
+    FixedArena { ptr, len: n, map }
+}
+
 /// Maps `bytes` of fresh anonymous memory starting on a huge-page boundary, advised for huge
 /// pages; returns the aligned start and the whole mapping.
 #[cfg(target_os = "linux")]
@@ -148,8 +162,8 @@ unsafe fn unmap(map: (usize, usize)) {
 fn map_huge(bytes: usize, align: usize) -> (NonNull<u8>, (usize, usize)) {
     let layout =
         std::alloc::Layout::from_size_align(bytes, align.max(HUGE_PAGE)).expect("arena layout");
-    // SAFETY: bytes > 0.
-    let p = unsafe { std::alloc::alloc(layout) };
+    // SAFETY: bytes > 0. Zeroed: `zeroed_bytes` relies on it.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
     match NonNull::new(p) {
         Some(p) => (p, (p.as_ptr() as usize, bytes)),
         None => std::alloc::handle_alloc_error(layout),
@@ -177,6 +191,19 @@ mod tests {
         assert_eq!(a.as_ptr() as usize % super::HUGE_PAGE, 0);
         assert!(super::arena(0, |_| 0u8).is_empty());
         assert!(super::arena(10, |_| ()).len() == 10);
+    }
+
+    #[test]
+    fn zeroed_bytes_read_as_zero_and_take_writes() {
+        let mut a = super::zeroed_bytes(3 * super::HUGE_PAGE + 5);
+        assert_eq!(a.len(), 3 * super::HUGE_PAGE + 5);
+        assert_eq!(a.as_ptr() as usize % super::HUGE_PAGE, 0);
+        assert!(a.iter().step_by(4096).all(|&b| b == 0));
+        let last = a.len() - 1;
+        a[last] = 7;
+        a[0] = 9;
+        assert_eq!((a[0], a[1], a[last]), (9, 0, 7));
+        assert!(super::zeroed_bytes(0).is_empty());
     }
 
     #[test]

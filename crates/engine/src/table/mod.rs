@@ -1,5 +1,7 @@
-//! The tables: the cache-line hash index every table is built on, PIT+CS, FIB, dead-nonce list.
+//! The tables: the cache-line hash index every table is built on, PIT+CS and the slots
+//! its Data live in, FIB, dead-nonce list.
 
+pub mod cs_data;
 pub mod dead_nonce;
 pub mod fib;
 pub mod index;

@@ -10,14 +10,16 @@
 //!
 //! Capacity is fixed at construction: `pit_capacity` PIT entries, `cs_capacity` CS entries
 //! (direct and indirect), and one name entry per PIT or CS entry plus one spare (a new name is
-//! allocated before the CS evicts to make room for it). Buffers inside entries keep
-//! their capacity when an entry is reused, so after warm-up the table does not allocate.
+//! allocated before the CS evicts to make room for it). Data are copied into slots of fixed
+//! mappings ([`super::cs_data`]); the table never allocates after construction, except for a
+//! PIT entry's second upstream or downstream and its stored Interest, whose buffers it keeps.
 //!
 //! Expiry is driven by the time the caller passes in: PIT entries sit on a timer wheel of
 //! [`WHEEL_SLOTS`] slots of [`WHEEL_TICK_MS`]; advancing time visits only the slots that passed.
 
 use smallvec::SmallVec;
 
+use super::cs_data::{DataSlots, Slot};
 use super::index::{
     prefetch_line, prefetch_lines, prefetch_lines_for_write, HashIndex, IndexError,
 };
@@ -30,6 +32,12 @@ pub type FaceId = u32;
 
 /// Sentinel for "no entry".
 pub const NONE: u32 = u32::MAX;
+
+/// A name entry's slot while it holds no Data.
+const NO_DATA: Slot = Slot {
+    class: 0,
+    index: NONE,
+};
 
 /// Timer wheel granularity.
 pub const WHEEL_TICK_MS: u64 = 8;
@@ -214,8 +222,11 @@ pub struct NameEntry {
     cs_prev: u32,
     cs_next: u32,
     fresh_until_ms: u64,
-    /// The Data buffer ([`PitCs::data`]) while the entry caches Data directly, else `NONE`.
-    buf: u32,
+    /// The Data slot ([`PitCs::data`]) while the entry caches Data directly; index `NONE`
+    /// otherwise.
+    slot: Slot,
+    /// Bytes of the Data in `slot`.
+    data_len: u16,
 }
 
 /// How many entries ahead of the replacement list's head the eviction cursor warms: an
@@ -245,12 +256,19 @@ impl NameEntry {
             generation: 0,
             pit: [NONE; 4],
             cs: CsKind::None,
-            buf: NONE,
+            slot: NO_DATA,
+            data_len: 0,
             fresh_until_ms: 0,
             cs_prev: NONE,
             cs_next: NONE,
             in_use: false,
         }
+    }
+
+    /// The Data slot, if the entry holds one.
+    #[inline]
+    fn data_slot(&self) -> Option<Slot> {
+        (self.slot.index != NONE).then_some(self.slot)
     }
 
     fn is_empty(&self) -> bool {
@@ -309,6 +327,9 @@ pub struct PitCsCounters {
     pub pit_expired: u64,
     /// Evicted Data not kept for write-back because the eviction log was full.
     pub cs_evictions_unlogged: u64,
+    /// Data not cached because they are larger than the largest slot
+    /// ([`super::cs_data::CLASS_BYTES`]; only with packet limits above the protocol's).
+    pub cs_too_large: u64,
 }
 
 /// Data evicted from the CS, kept (copied) for a slower tier's write-back admission until the
@@ -427,12 +448,9 @@ pub struct PitCs {
     names: super::mem::FixedArena<NameEntry>,
     free_names: Vec<u32>,
     long_names: LongNames,
-    /// One Data buffer per CS entry the table can hold: a buffer keeps its capacity when it
-    /// is reused, so after warm-up caching does not allocate, and the memory for Data is
-    /// bounded by the CS capacity (not by the number of name entries, as it would be if each
-    /// name entry kept a buffer).
-    bufs: Vec<Vec<u8>>,
-    free_bufs: Vec<u32>,
+    /// The slots the CS's Data live in (a CS entry holds at most one): fixed mappings, so
+    /// caching never allocates and where a Data lands does not depend on the heap.
+    data: DataSlots,
     pits: super::mem::FixedArena<PitEntry>,
     free_pits: Vec<u32>,
     pit_len: usize,
@@ -471,8 +489,7 @@ impl PitCs {
             names: super::mem::arena(names_cap, |_| NameEntry::new()),
             free_names: (0..names_cap as u32).rev().collect(),
             long_names: LongNames::new(names_cap),
-            bufs: (0..config.cs_capacity).map(|_| Vec::new()).collect(),
-            free_bufs: (0..config.cs_capacity as u32).rev().collect(),
+            data: DataSlots::new(config.cs_capacity),
             pits: super::mem::arena(config.pit_capacity, |_| PitEntry {
                 wheel_slot: NONE,
                 wheel_prev: NONE,
@@ -578,8 +595,8 @@ impl PitCs {
 
     /// Third-level prefetch for a Data, once [`PitCs::prefetch_entry`]'s lines have arrived:
     /// the PIT entries its name entry points at (their in-records are read to send the Data).
-    /// (The buffer the CS copies the Data into is an evicted entry's: the eviction cursor warms
-    /// it.)
+    /// (The slot the CS copies the Data into is, under a full CS, the one an eviction just gave
+    /// back: the eviction cursor warms it.)
     #[inline]
     pub fn prefetch_for_data(&self, full_hash: u64) {
         let Some(n) = self
@@ -630,8 +647,8 @@ impl PitCs {
     /// The Data name entry `i` caches directly, if any.
     pub fn data(&self, i: u32) -> Option<&[u8]> {
         let n = &self.names[i as usize];
-        match (n.cs, n.buf) {
-            (CsKind::Direct, b) if b != NONE => Some(&self.bufs[b as usize][..]),
+        match (n.cs, n.data_slot()) {
+            (CsKind::Direct, Some(s)) => Some(&self.data.slot(s)[..usize::from(n.data_len)]),
             _ => None,
         }
     }
@@ -1057,21 +1074,26 @@ impl PitCs {
             self.evict_one();
         }
         let n = &mut self.names[e as usize];
-        if n.buf == NONE {
-            // At most one buffer per CS entry, and the CS made room above.
-            let Some(b) = self.free_bufs.pop() else {
-                debug_assert!(false, "no free Data buffer with the CS below capacity");
-                n.cs = CsKind::None;
-                self.release_if_empty(e);
-                return;
-            };
-            n.buf = b;
+        // A replaced Data gives its slot back first: the new one may be of another class.
+        if let Some(old) = n.data_slot() {
+            n.slot = NO_DATA;
+            self.data.give_back(old);
         }
+        // At most one slot per CS entry and `cs_capacity` of each class, and the CS made room
+        // above; only a Data over the largest class (longer than a packet) finds none.
+        let Some(slot) = self.data.take(data_wire.len()) else {
+            self.counters.cs_too_large += 1;
+            n.cs = CsKind::None;
+            self.release_if_empty(e);
+            return;
+        };
+        let len = data_wire.len();
+        self.data.slot_mut(slot)[..len].copy_from_slice(data_wire);
+        let n = &mut self.names[e as usize];
+        n.slot = slot;
+        n.data_len = len as u16;
         n.cs = CsKind::Direct;
         n.fresh_until_ms = now_ms.saturating_add(freshness_ms);
-        let buf = &mut self.bufs[n.buf as usize];
-        buf.clear();
-        buf.extend_from_slice(data_wire);
         self.cs_link_tail(e);
         self.counters.cs_inserts += 1;
     }
@@ -1147,9 +1169,9 @@ impl PitCs {
             self.cs_unlink(e);
             let n = &mut self.names[e as usize];
             n.cs = CsKind::None;
-            if n.buf != NONE {
-                self.free_bufs.push(n.buf);
-                n.buf = NONE;
+            if let Some(s) = n.data_slot() {
+                n.slot = NO_DATA;
+                self.data.give_back(s);
             }
         }
     }
@@ -1185,9 +1207,10 @@ impl PitCs {
             return;
         }
         if self.evicted.max_entries > 0 && self.names[e as usize].cs == CsKind::Direct {
-            let data = match self.names[e as usize].buf {
-                NONE => &[][..],
-                b => &self.bufs[b as usize][..],
+            let n = &self.names[e as usize];
+            let data = match n.data_slot() {
+                None => &[][..],
+                Some(s) => &self.data.slot(s)[..usize::from(n.data_len)],
             };
             if !self.evicted.push(data) {
                 self.counters.cs_evictions_unlogged += 1;
@@ -1220,15 +1243,19 @@ impl PitCs {
             }
             let n = &self.names[c as usize];
             self.index.prefetch(n.hash);
-            // The buffer this entry's eviction frees is the one the next Data is copied into.
-            if let Some(b) = self.bufs.get(n.buf as usize) {
-                prefetch_lines_for_write(b.as_ptr(), b.capacity().min(4 * 64));
+            // The slot this entry's eviction frees is the one the next Data of its class is
+            // copied into.
+            if let Some(s) = n.data_slot() {
+                prefetch_lines_for_write(
+                    self.data.slot_ptr(s),
+                    usize::from(n.data_len).min(4 * 64),
+                );
             }
             let next = n.cs_next;
             if next == NONE {
                 break;
             }
-            // Its hash (line 0) and its list links and buffer number (line 2).
+            // Its hash (line 0) and its list links and Data slot (line 2).
             let np = &self.names[next as usize] as *const NameEntry as *const u8;
             prefetch_line(np);
             prefetch_line(np.wrapping_add(128));
@@ -1363,13 +1390,28 @@ impl PitCs {
             .iter()
             .filter(|n| n.in_use && n.cs == CsKind::Direct)
             .count();
-        let buffered = self.names.iter().filter(|n| n.buf != NONE).count();
-        if direct != buffered || buffered + self.free_bufs.len() != self.bufs.len() {
+        let holding = self
+            .names
+            .iter()
+            .filter(|n| n.data_slot().is_some())
+            .count();
+        if direct != holding || holding != self.data.live() {
             return Err(format!(
-                "Data buffers: {direct} direct entries, {buffered} holding one, {} free of {}",
-                self.free_bufs.len(),
-                self.bufs.len()
+                "Data slots: {direct} direct entries, {holding} holding one, {} handed out",
+                self.data.live()
             ));
+        }
+        self.data.check()?;
+        let mut slots: Vec<Slot> = self.names.iter().filter_map(|n| n.data_slot()).collect();
+        slots.sort_by_key(|s| (s.class, s.index));
+        if slots.windows(2).any(|w| w[0] == w[1]) {
+            return Err("two name entries share a Data slot".into());
+        }
+        if let Some(n) = self.names.iter().find(|n| {
+            n.data_slot()
+                .is_some_and(|s| usize::from(n.data_len) > self.data.slot(s).len())
+        }) {
+            return Err(format!("Data of {} bytes beyond its slot", n.data_len));
         }
         if cs_count != self.cs_len || cs_entries != self.cs_len {
             return Err(format!(
