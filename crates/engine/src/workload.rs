@@ -840,14 +840,27 @@ impl Default for FibConfig {
 }
 
 /// Builds the FIB as a tree, level by level.
+/// The key of `name` in [`FibBuilder::seen`]: the standard library's hasher with its fixed
+/// key (`DefaultHasher::new`), so the builder stays deterministic for a seed. (The algorithm
+/// could change with Rust releases; the builder's output would only change if it then made
+/// two of the names it considers collide.)
+fn name_key(name: &Name) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    name.hash(&mut h);
+    h.finish()
+}
+
 struct FibBuilder<'a> {
     rng: Rng,
     gen: UrlGen,
     cfg: &'a FibConfig,
     /// All names created (FIB and intermediate), by id.
     nodes: Vec<Name>,
-    /// Membership of every created name (FIB or not), to keep siblings distinct.
-    seen: HashSet<Name>,
+    /// Membership of every created name (FIB or not), to keep siblings distinct: 64-bit hashes
+    /// ([`name_key`]), so that a name is not stored twice. A collision can only make the
+    /// builder draw another component, never let two equal names through.
+    seen: HashSet<u64>,
     /// Per depth: attachment pools (an id appears once per creation plus once per child:
     /// uniform picks from a pool are preferential attachment).
     fib_pool: Vec<Vec<usize>>,
@@ -911,18 +924,19 @@ impl FibBuilder<'_> {
 
     /// Creates a child of `parent` (a node id, or the root) at `depth` with a fresh name.
     fn create(&mut self, parent: Option<usize>, depth: usize, fib: bool) -> usize {
-        let base = parent.map(|p| self.nodes[p].clone()).unwrap_or_default();
+        let mut name = parent.map(|p| self.nodes[p].clone()).unwrap_or_default();
         let mut attempt = 0;
-        let name = loop {
-            let mut n = base.clone();
-            n.push(self.component(depth, attempt));
-            if !self.seen.contains(&n) {
-                break n;
+        let key = loop {
+            name.push(self.component(depth, attempt));
+            let key = name_key(&name);
+            if !self.seen.contains(&key) {
+                break key;
             }
+            name.components.pop();
             attempt += 1;
         };
         let id = self.nodes.len();
-        self.seen.insert(name.clone());
+        self.seen.insert(key);
         self.nodes.push(name);
         self.pool(fib, depth).push(id);
         if fib {
@@ -1016,7 +1030,7 @@ pub fn synthetic_fib_with(seed: u64, count: usize, cfg: &FibConfig) -> Vec<Name>
     for (i, (tld, _)) in TLDS.iter().enumerate() {
         let id = b.nodes.len();
         let name = Name::new().with_str(tld);
-        b.seen.insert(name.clone());
+        b.seen.insert(name_key(&name));
         b.nodes.push(name);
         let fib = i < n_tld_fib;
         b.pool(fib, 1).push(id);
@@ -1035,7 +1049,12 @@ pub fn synthetic_fib_with(seed: u64, count: usize, cfg: &FibConfig) -> Vec<Name>
             b.create(Some(parent), depth, true);
         }
     }
-    let mut fib: Vec<Name> = b.fib.iter().map(|&id| b.nodes[id].clone()).collect();
+    // Each FIB node appears once in `b.fib`: its name moves out instead of being copied.
+    let mut fib: Vec<Name> = b
+        .fib
+        .iter()
+        .map(|&id| std::mem::take(&mut b.nodes[id]))
+        .collect();
     b.rng.shuffle(&mut fib);
     fib
 }
