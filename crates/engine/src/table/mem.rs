@@ -75,7 +75,8 @@ pub fn arena<T>(n: usize, mut f: impl FnMut(usize) -> T) -> FixedArena<T> {
         .checked_mul(core::mem::size_of::<T>())
         .expect("arena size overflows usize");
     let (ptr, map) = if bytes == 0 {
-        (NonNull::dangling(), (0, 0))
+        // Aligned for `T`: an empty slice (or one of zero-sized items) still needs that.
+        (NonNull::<T>::dangling().cast::<u8>(), (0, 0))
     } else {
         map_huge(bytes, core::mem::align_of::<T>())
     };
@@ -190,6 +191,7 @@ mod tests {
         assert!(a.iter().enumerate().all(|(i, &x)| x == i as u32 * 3));
         assert_eq!(a.as_ptr() as usize % super::HUGE_PAGE, 0);
         assert!(super::arena(0, |_| 0u8).is_empty());
+        assert!(super::arena(0, |_| 0u64).is_empty());
         assert!(super::arena(10, |_| ()).len() == 10);
     }
 
