@@ -839,7 +839,6 @@ impl Default for FibConfig {
     }
 }
 
-/// Builds the FIB as a tree, level by level.
 /// The key of `name` in [`FibBuilder::seen`]: the standard library's hasher with its fixed
 /// key (`DefaultHasher::new`), so the builder stays deterministic for a seed. (The algorithm
 /// could change with Rust releases; the builder's output would only change if it then made
@@ -851,6 +850,7 @@ fn name_key(name: &Name) -> u64 {
     h.finish()
 }
 
+/// Builds the FIB as a tree, level by level.
 struct FibBuilder<'a> {
     rng: Rng,
     gen: UrlGen,

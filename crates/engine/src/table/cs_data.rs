@@ -71,6 +71,21 @@ struct Class {
     live: u32,
 }
 
+impl Class {
+    /// The byte offset of slot `i`.
+    #[inline]
+    fn at(&self, i: u32) -> usize {
+        i as usize * self.slot_bytes
+    }
+
+    /// The free slot after free slot `i` (kept in its first 4 bytes).
+    #[inline]
+    fn next_free(&self, i: u32) -> u32 {
+        let at = self.at(i);
+        u32::from_ne_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"))
+    }
+}
+
 /// The Data slots of one CS.
 #[derive(Debug)]
 pub struct DataSlots {
@@ -106,8 +121,7 @@ impl DataSlots {
         let c = &mut self.classes[usize::from(class)];
         let index = if c.free_head != NO_SLOT {
             let i = c.free_head;
-            let at = i as usize * c.slot_bytes;
-            let next = u32::from_ne_bytes(c.bytes[at..at + 4].try_into().expect("4 bytes"));
+            let next = c.next_free(i);
             debug_assert!(next == NO_SLOT || next < c.used, "free list corrupt");
             c.free_head = next;
             i
@@ -125,7 +139,7 @@ impl DataSlots {
     pub fn give_back(&mut self, slot: Slot) {
         let c = &mut self.classes[usize::from(slot.class)];
         assert!(slot.index < c.used && c.live > 0, "slot was not handed out");
-        let at = slot.index as usize * c.slot_bytes;
+        let at = c.at(slot.index);
         c.bytes[at..at + 4].copy_from_slice(&c.free_head.to_ne_bytes());
         c.free_head = slot.index;
         c.live -= 1;
@@ -135,7 +149,7 @@ impl DataSlots {
     #[inline]
     pub fn slot(&self, slot: Slot) -> &[u8] {
         let c = &self.classes[usize::from(slot.class)];
-        let at = slot.index as usize * c.slot_bytes;
+        let at = c.at(slot.index);
         &c.bytes[at..at + c.slot_bytes]
     }
 
@@ -143,17 +157,9 @@ impl DataSlots {
     #[inline]
     pub fn slot_mut(&mut self, slot: Slot) -> &mut [u8] {
         let c = &mut self.classes[usize::from(slot.class)];
-        let at = slot.index as usize * c.slot_bytes;
-        &mut c.bytes[at..at + c.slot_bytes]
-    }
-
-    /// The address of a slot's first byte, for prefetching (never dereferenced as is).
-    #[inline]
-    pub fn slot_ptr(&self, slot: Slot) -> *const u8 {
-        let c = &self.classes[usize::from(slot.class)];
-        c.bytes
-            .as_ptr()
-            .wrapping_add(slot.index as usize * c.slot_bytes)
+        let at = c.at(slot.index);
+        let end = at + c.slot_bytes;
+        &mut c.bytes[at..end]
     }
 
     /// Slots handed out now, over all classes.
@@ -181,8 +187,7 @@ impl DataSlots {
                     return Err(format!("class {k}: free list broken at slot {i}"));
                 }
                 free += 1;
-                let at = i as usize * c.slot_bytes;
-                i = u32::from_ne_bytes(c.bytes[at..at + 4].try_into().expect("4 bytes"));
+                i = c.next_free(i);
             }
             if free + c.live != c.used {
                 return Err(format!(

@@ -429,6 +429,13 @@ impl LongNames {
     }
 }
 
+/// The Data entry `n` holds in `slots`, if it holds one.
+#[inline]
+fn data_of<'a>(n: &NameEntry, slots: &'a DataSlots) -> Option<&'a [u8]> {
+    n.data_slot()
+        .map(|s| &slots.slot(s)[..usize::from(n.data_len)])
+}
+
 /// The name (Name TLV-VALUE) of entry `n`.
 #[inline(always)]
 fn name_of<'a>(n: &'a NameEntry, long: &'a LongNames) -> &'a [u8] {
@@ -647,8 +654,8 @@ impl PitCs {
     /// The Data name entry `i` caches directly, if any.
     pub fn data(&self, i: u32) -> Option<&[u8]> {
         let n = &self.names[i as usize];
-        match (n.cs, n.data_slot()) {
-            (CsKind::Direct, Some(s)) => Some(&self.data.slot(s)[..usize::from(n.data_len)]),
+        match n.cs {
+            CsKind::Direct => data_of(n, &self.data),
             _ => None,
         }
     }
@@ -1207,11 +1214,7 @@ impl PitCs {
             return;
         }
         if self.evicted.max_entries > 0 && self.names[e as usize].cs == CsKind::Direct {
-            let n = &self.names[e as usize];
-            let data = match n.data_slot() {
-                None => &[][..],
-                Some(s) => &self.data.slot(s)[..usize::from(n.data_len)],
-            };
+            let data = data_of(&self.names[e as usize], &self.data).unwrap_or(&[]);
             if !self.evicted.push(data) {
                 self.counters.cs_evictions_unlogged += 1;
             }
@@ -1245,11 +1248,8 @@ impl PitCs {
             self.index.prefetch(n.hash);
             // The slot this entry's eviction frees is the one the next Data of its class is
             // copied into.
-            if let Some(s) = n.data_slot() {
-                prefetch_lines_for_write(
-                    self.data.slot_ptr(s),
-                    usize::from(n.data_len).min(4 * 64),
-                );
+            if let Some(d) = data_of(n, &self.data) {
+                prefetch_lines_for_write(d.as_ptr(), d.len().min(4 * 64));
             }
             let next = n.cs_next;
             if next == NONE {
