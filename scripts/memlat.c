@@ -21,7 +21,20 @@
  * if it caches 4 KB ones (a hypervisor backing guest memory with 4 KB pages), B misses the TLB
  * on every read and pays a page walk, while C (2,048 pages, the size of a second-level TLB)
  * stays close to A. Last, it times a tight loop of prefetches, one per random 4 KB page of the
- * mapping, whose lines are never read: what a burst of software prefetches costs the core. */
+ * mapping, whose lines are never read: what a burst of software prefetches costs the core.
+ *
+ *   gcc -O2 -o /tmp/memlat scripts/memlat.c && /tmp/memlat batch
+ *
+ * The memory floor of a batched forwarding pipeline (README, "The floor this machine sets").
+ * Maps 4 GB (the size of the 16M benchmark's tables), advised for huge pages and written once,
+ * then runs batches of 64 "packets" the way the engine's pipeline does, without its work:
+ * pass 1 spends C cycles of dependent arithmetic on each packet (its parse and hash) and
+ * then prefetches its first-level lines; pass 2 reads them and prefetches the second-level
+ * lines, whose addresses depend on what the first-level reads returned (a bucket, then the
+ * entry it points at); pass 3 reads those. Each packet touches P random lines on distinct
+ * random pages, ceil(P/2) of them first-level. Prints TSC cycles per packet for each P and C:
+ * C alone (P = 0) is the compute, and the excess over it what P cold pages cost a packet
+ * when the batch overlaps them as well as the pipeline can. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +42,7 @@
 #include <sys/mman.h>
 #include <string.h>
 #include <time.h>
+#include <x86intrin.h>
 #include <xmmintrin.h>
 
 static double now(void) {
@@ -101,11 +115,109 @@ static int tlb_probe(void) {
     return 0;
 }
 
+#define BATCH 64
+#define MAXP 8
+
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* C cycles of dependent arithmetic (4-cycle multiply-add steps) seeded by `x`. */
+static uint64_t work(uint64_t x, int steps) {
+    for (int j = 0; j < steps; j++) {
+        x = x * 0x9e3779b97f4a7c15ull + (uint64_t)j;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+/* The `batch` mode (see the top of the file). */
+static int batch_probe(void) {
+    size_t bytes = 4ul << 30, huge_page = 2ul << 20, lines = bytes / 64;
+    char *raw = mmap(0, bytes + huge_page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+        perror("memlat: mmap");
+        return 1;
+    }
+    char *p = (char *)(((uintptr_t)raw + huge_page - 1) & ~(uintptr_t)(huge_page - 1));
+    madvise(p, bytes, MADV_HUGEPAGE);
+    memset(p, 1, bytes);
+    const int ps[] = {0, 1, 2, 3, 4, 5, 6, 8};
+    const int cs[] = {0, 400, 800};
+    const int batches = 20000;
+    uint64_t sink = 0, seq = 1;
+    static uint64_t addr[BATCH][MAXP];
+    printf("TSC cycles per packet, batches of %d, lines on random pages of 4 GB\n", BATCH);
+    printf("%-28s", "P (cold lines per packet)");
+    for (unsigned i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        printf("%7d", ps[i]);
+    printf("\n");
+    for (unsigned row = 0; row < 2 * sizeof cs / sizeof cs[0]; row++) {
+        unsigned ci = row / 2;
+        int burst = row % 2;
+        char label[64];
+        snprintf(label, sizeof label, "C = %d, %s", cs[ci], burst ? "burst" : "interleaved");
+        printf("%-28s", label);
+        for (unsigned pi = 0; pi < sizeof ps / sizeof ps[0]; pi++) {
+            int np = ps[pi], first = (np + 1) / 2;
+            uint64_t best = UINT64_MAX;
+            for (int rep = 0; rep < 3; rep++) {
+                uint64_t t0 = __rdtsc();
+                for (int b = 0; b < batches; b++) {
+                    for (int k = 0; k < BATCH; k++) {
+                        sink += work(seq, cs[ci] / 4);
+                        for (int l = 0; l < first; l++) {
+                            addr[k][l] = (mix(seq++) % lines) * 64;
+                            if (!burst)
+                                _mm_prefetch(p + addr[k][l], _MM_HINT_T0);
+                        }
+                    }
+                    if (burst)
+                        for (int k = 0; k < BATCH; k++)
+                            for (int l = 0; l < first; l++)
+                                _mm_prefetch(p + addr[k][l], _MM_HINT_T0);
+                    for (int k = 0; k < BATCH; k++)
+                        for (int l = first; l < np; l++) {
+                            uint64_t v = *(volatile uint64_t *)(p + addr[k][l - first]);
+                            addr[k][l] = (mix(v ^ seq++) % lines) * 64;
+                            if (!burst)
+                                _mm_prefetch(p + addr[k][l], _MM_HINT_T0);
+                        }
+                    if (burst)
+                        for (int k = 0; k < BATCH; k++)
+                            for (int l = first; l < np; l++)
+                                _mm_prefetch(p + addr[k][l], _MM_HINT_T0);
+                    for (int k = 0; k < BATCH; k++)
+                        for (int l = first; l < np; l++)
+                            sink += *(volatile uint64_t *)(p + addr[k][l]);
+                    for (int k = 0; k < BATCH; k++)
+                        for (int l = np - first > 0 ? np - first : 0; l < first; l++)
+                            sink += *(volatile uint64_t *)(p + addr[k][l]);
+                }
+                uint64_t c = (__rdtsc() - t0) / ((uint64_t)batches * BATCH);
+                if (c < best)
+                    best = c;
+            }
+            printf("%7lu", (unsigned long)best);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    printf("(%lu)\n", (unsigned long)(sink & 1));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tlb") == 0)
         return tlb_probe();
+    if (argc == 2 && strcmp(argv[1], "batch") == 0)
+        return batch_probe();
     if (argc != 3) {
-        fprintf(stderr, "usage: memlat MB HUGE(0|1) | memlat tlb\n");
+        fprintf(stderr, "usage: memlat MB HUGE(0|1) | memlat tlb | memlat batch\n");
         return 2;
     }
     size_t mb = strtoul(argv[1], 0, 10);

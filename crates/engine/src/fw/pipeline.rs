@@ -612,6 +612,12 @@ impl Engine {
                         pending += usize::from(!plan.complete);
                     }
                 }
+                // The pass's requests, back to back (see `LinePlan::issue`).
+                for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                    if let Some(Parsed::Interest { .. }) = p {
+                        self.plans[i].issue();
+                    }
+                }
                 if pending == 0 {
                     break;
                 }
@@ -671,6 +677,7 @@ impl Engine {
                 self.table.prefetch(full);
                 self.fib
                     .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
+                self.plans[i].issue();
                 self.dnl
                     .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
             }

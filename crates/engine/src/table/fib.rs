@@ -925,7 +925,8 @@ impl Fib {
 
     /// Starts a lookup plan for a new packet: requests the index bucket of the first probe of
     /// [`Fib::lookup`]'s first stage (the prefix of min(n, M) components), which needs no
-    /// earlier read. Later passes go on with [`Fib::plan`].
+    /// earlier read (prefetched by the plan's next [`LinePlan::issue`]). Later passes go on with
+    /// [`Fib::plan`].
     ///
     /// Only that one bucket: the next one (min(n, M) − 1 components) is needed only when the
     /// first probe misses, and on this project's machine every random line of a large table

@@ -79,14 +79,19 @@ const PLAN_MEMO: usize = 8;
 
 /// A lookup planned over several passes of a batch (seed 002's prefetching, generalised to
 /// dependent reads): each pass replays the lookup over the lines already requested and
-/// prefetches the next one it needs, so that every packet of the batch has a miss in flight
-/// at once. The pass that reaches the end has the lookup's answer (the FIB's plan compares
+/// requests the next one it needs, so that every packet of the batch has a miss in flight
+/// at once. A request is only recorded; [`LinePlan::issue`] prefetches the lines requested
+/// since its last call. The pipeline issues a whole pass's requests together after the pass:
+/// on this project's machine a prefetch to a page whose translation is not cached holds up the
+/// core for its page walk, and walks started back to back overlap one another, while a walk
+/// between two packets' computations overlaps nothing (`memlat batch`, README). The pass that reaches the end has the lookup's answer (the FIB's plan compares
 /// name bytes as the real lookup does); where it does not, the real lookup afterwards finds its
 /// whole path in cache.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinePlan {
     lines: [usize; PLAN_LINES],
     len: u8,
+    issued: u8,
     /// The replayed lookup reached its end: nothing more to request.
     pub complete: bool,
     memo_len: u8,
@@ -98,6 +103,7 @@ impl LinePlan {
     #[inline(always)]
     pub fn reset(&mut self) {
         self.len = 0;
+        self.issued = 0;
         self.complete = false;
         self.memo_len = 0;
     }
@@ -114,17 +120,25 @@ impl LinePlan {
         usize::from(self.len) >= PLAN_LINES
     }
 
-    /// Requests `line` now (it counts as readable in later passes); `false` when the plan is
-    /// full.
+    /// Requests `line` (it counts as readable in later passes, and is prefetched by the next
+    /// [`LinePlan::issue`]); `false` when the plan is full.
     #[inline(always)]
     pub fn request(&mut self, line: *const u8) -> bool {
         if usize::from(self.len) >= PLAN_LINES {
             return false;
         }
-        prefetch_line(line);
         self.lines[usize::from(self.len)] = line as usize & !63;
         self.len += 1;
         true
+    }
+
+    /// Prefetches the lines requested since the last call.
+    #[inline(always)]
+    pub fn issue(&mut self) {
+        for &l in &self.lines[usize::from(self.issued)..usize::from(self.len)] {
+            prefetch_line(l as *const u8);
+        }
+        self.issued = self.len;
     }
 }
 
