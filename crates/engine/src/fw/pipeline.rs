@@ -8,7 +8,7 @@
 //! 2. prefetch the next levels for the whole batch — the entries those buckets point at, the
 //!    FIB lookups' further lines — all at once, so the misses overlap;
 //! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
-//!    pass that completed the lookup's plan found, when it found one: one epoch guard spans
+//!    pass that completed the lookup's plan found, when one did: one epoch guard spans
 //!    passes 2 and 3, so the entry is still valid), requesting a Data's PIT entries
 //!    a few packets before it is forwarded.
 //!
@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
 use crate::hash::{HashKey, PrefixHashes};
 use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
-use crate::table::fib::{Fib, LpmStats};
+use crate::table::fib::{Fib, FibCursor, LpmStats};
 use crate::table::index::{prefetch_lines, LinePlan};
 use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
 use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
@@ -578,6 +578,8 @@ impl Engine {
         let guard = crossbeam_epoch::pin();
         // The FIB answers (entry, probes) of the lookups whose plans completed with one.
         let mut planned: [Option<Planned<'_>>; MAX_BATCH] = [None; MAX_BATCH];
+        // Where each lookup's plan stopped in the last pass (each pass resumes it there).
+        let mut cursors = [FibCursor::default(); MAX_BATCH];
         // Pass 2: prefetch the next levels of every lookup of the batch, all at once, and the
         // free entries the batch's new PIT entries will take.
         if self.config.prefetch {
@@ -597,16 +599,18 @@ impl Engine {
                 }
             }
             // The FIB lookups: a chain of dependent reads (bucket, entry, next bucket...) whose
-            // length depends on what each read finds. Each pass replays every unfinished
-            // lookup over the lines already requested and requests the next, so the whole
-            // batch's misses overlap instead of one packet's at a time. The pass that
-            // completes a plan usually has the lookup's answer, which pass 3 then uses.
+            // length depends on what each read finds. Each pass resumes every unfinished
+            // lookup where it stopped (its cursor), goes on over the lines already requested
+            // and requests the next; the pass's requests are then issued together, so the
+            // whole batch's misses overlap instead of one packet's at a time. The pass that
+            // completes a plan has the lookup's answer, which pass 3 then uses.
             for _ in 0..FIB_PLAN_PASSES {
                 let mut pending = 0;
                 for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
                     if let Some(Parsed::Interest { i: int, .. }) = p {
-                        let plan = &mut self.plans[i];
-                        if let Some(a) = self.fib.plan(&int.name(), &self.hashes[i], &guard, plan) {
+                        let (plan, cursor) = (&mut self.plans[i], &mut cursors[i]);
+                        let h = &self.hashes[i];
+                        if let Some(a) = self.fib.plan(&int.name(), h, &guard, plan, cursor) {
                             planned[i] = Some(a);
                         }
                         pending += usize::from(!plan.complete);

@@ -296,46 +296,41 @@ impl core::fmt::Debug for FibEntry {
     }
 }
 
-/// What a lookup step learned from one probe: the entry's shape, and the entry itself when
-/// the probe read it (a planning pass replaying an earlier pass's probe has only the shape).
-#[derive(Debug, Clone, Copy)]
-struct Probe<'g> {
-    entry: Option<&'g FibEntry>,
-    depth: u8,
-    md: u8,
-    is_virtual: bool,
+/// Where a FIB lookup ([`Fib::lookup`], [`Fib::plan`]) is in Algorithm 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Phase {
+    /// Not started: M is read and stage 1 begins at depth min(n, M).
+    #[default]
+    Start,
+    /// Stage 1: probing depth `k`, from min(n, M) down to 1.
+    Stage1,
+    /// Stage 2: probing depth `k`, from min(n, MD) down to M + 1.
+    Stage2,
+    /// Below M after stage 2 found nothing and the depth-M entry was virtual: real entries
+    /// from depth `k` down to 1.
+    Descend,
+    /// The default route `/`.
+    Root,
+    /// Answered.
+    Done,
 }
 
-impl<'g> Probe<'g> {
-    #[inline(always)]
-    fn of(e: &'g FibEntry) -> Self {
-        Probe {
-            entry: Some(e),
-            depth: e.depth,
-            md: e.md,
-            is_virtual: e.is_virtual,
-        }
-    }
-
-    /// Packs a probe's outcome for a plan's memo: 0 for no entry, else bit 24 set, the
-    /// virtual flag in bit 16, `md` in bits 8..16 and `depth` in bits 0..8.
-    #[inline(always)]
-    fn pack(p: Option<Probe<'_>>) -> u32 {
-        p.map_or(0, |p| {
-            1 << 24 | u32::from(p.is_virtual) << 16 | u32::from(p.md) << 8 | u32::from(p.depth)
-        })
-    }
-
-    /// The outcome [`Probe::pack`] packed, without the entry.
-    #[inline(always)]
-    fn unpack(v: u32) -> Option<Self> {
-        (v != 0).then_some(Probe {
-            entry: None,
-            depth: v as u8,
-            md: (v >> 8) as u8,
-            is_virtual: v >> 16 & 1 == 1,
-        })
-    }
+/// A FIB lookup's position in Algorithm 1, kept between the planning passes of a batch so that
+/// each pass resumes the lookup at the probe it stopped in instead of replaying it from the
+/// start. Valid for the guard its lookup runs under (`'g`): it holds the depth-M entry stage 2
+/// may fall back to. Start each lookup from [`FibCursor::default`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FibCursor<'g> {
+    phase: Phase,
+    /// M, read once when the lookup starts (a concurrent change of M does not mix two Ms in
+    /// one lookup).
+    m: u8,
+    /// The depth probed next (or being probed).
+    k: u8,
+    /// Probes finished so far.
+    probes: u32,
+    /// Stage 2's fall-back: the real depth-M entry whose MD sent the lookup there.
+    stage1: Option<&'g FibEntry>,
 }
 
 /// One arena slot: an entry on its own pair of cache lines (the unit of the adjacent-line
@@ -681,8 +676,8 @@ impl Fib {
     }
 
     /// One hash-table probe for the first `k` components of the Interest name, reading memory
-    /// through `t` (a planning pass stops at lines it has not requested yet, and replays the
-    /// probes it finished in earlier passes from `t`'s memo instead of reading them again).
+    /// through `t` (a planning pass stops at lines it has not requested yet). Counts the probe
+    /// in `probes` when it finishes.
     #[inline(always)]
     fn probe<'g, T: Touch>(
         &self,
@@ -690,21 +685,15 @@ impl Fib {
         h: &PrefixHashes,
         k: usize,
         guard: &'g Guard,
-        stats: &mut LpmStats,
+        probes: &mut u64,
         t: &mut T,
-    ) -> Result<Option<Probe<'g>>, Stopped> {
-        let key = k as u16;
-        if let Some(v) = t.recall(key) {
-            stats.probes += 1;
-            return Ok(Probe::unpack(v));
-        }
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
         let (Some(hash), Some(end)) = (h.prefix(k, name), h.prefix_end(k, name)) else {
             return Ok(None);
         };
         let Some(bytes) = name.value().get(..end) else {
             return Ok(None);
         };
-        stats.probes += 1;
         let arena = self.arena_for(guard);
         let mut found = None;
         self.index.find_touched(hash, t, |slot, t| {
@@ -735,8 +724,7 @@ impl Fib {
                 _ => Ok(false),
             }
         })?;
-        let found = found.map(Probe::of);
-        t.remember(key, Probe::pack(found));
+        *probes += 1;
         Ok(found)
     }
 
@@ -758,56 +746,16 @@ impl Fib {
         name: &NameView<'_>,
         h: &PrefixHashes,
         guard: &'g Guard,
-        stats: &mut LpmStats,
+        probes: &mut u64,
         t: &mut T,
-    ) -> Result<Option<Probe<'g>>, Stopped> {
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
         if self.has_root.load(Ordering::Acquire) {
             Ok(self
-                .probe(name, h, 0, guard, stats, t)?
+                .probe(name, h, 0, guard, probes, t)?
                 .filter(|e| !e.is_virtual))
         } else {
             Ok(None)
         }
-    }
-
-    /// Real entries from depth `from` down to 1, then `/`.
-    #[inline(always)]
-    fn descend<'g, T: Touch>(
-        &self,
-        name: &NameView<'_>,
-        h: &PrefixHashes,
-        from: usize,
-        guard: &'g Guard,
-        stats: &mut LpmStats,
-        t: &mut T,
-    ) -> Result<Option<Probe<'g>>, Stopped> {
-        match self.first_real(name, h, from, 1, guard, stats, t)? {
-            Some(e) => Ok(Some(e)),
-            None => self.probe_root(name, h, guard, stats, t),
-        }
-    }
-
-    /// The first real entry probing depths `hi` down to `lo` (both included).
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn first_real<'g, T: Touch>(
-        &self,
-        name: &NameView<'_>,
-        h: &PrefixHashes,
-        hi: usize,
-        lo: usize,
-        guard: &'g Guard,
-        stats: &mut LpmStats,
-        t: &mut T,
-    ) -> Result<Option<Probe<'g>>, Stopped> {
-        for k in (lo..=hi).rev() {
-            if let Some(e) = self.probe(name, h, k, guard, stats, t)? {
-                if !e.is_virtual {
-                    return Ok(Some(e));
-                }
-            }
-        }
-        Ok(None)
     }
 
     /// Longest-prefix match with the 2-stage algorithm of seed 002 (Algorithm 1). No lock, no
@@ -825,22 +773,26 @@ impl Fib {
     ) -> Option<&'g FibEntry> {
         self.check_guard(guard);
         stats.lookups += 1;
+        let mut c = FibCursor::default();
         // `Direct` never stops.
-        self.two_stage(name, h, guard, stats, &mut Direct)
+        let answer = self
+            .two_stage(name, h, guard, &mut c, &mut Direct)
             .ok()
-            .flatten()
-            .and_then(|p| p.entry)
+            .flatten();
+        stats.probes += u64::from(c.probes);
+        answer
     }
 
-    /// Plans [`Fib::lookup`] of `name` over passes of a batch: replays it over the lines `plan`
-    /// requested in earlier passes and requests the next line it needs (one per pass). Sets
-    /// `plan.complete` once the replay reaches the end.
+    /// Plans [`Fib::lookup`] of `name` over passes of a batch: resumes the lookup where
+    /// `cursor` says it stopped, over the lines `plan` requested in earlier passes, and
+    /// requests the next line it needs (one per pass, or the two lines of an entry). Sets
+    /// `plan.complete` once the lookup reaches its end.
     ///
     /// The pass that completes the plan returns the lookup's answer and probe count, exactly
-    /// what [`Fib::lookup`] would answer at that moment (every probe compares name bytes), so
-    /// the caller need not look the name up again — unless the answer is an entry found in an
-    /// earlier pass: a plan remembers an earlier probe's outcome, not its entry, and returns
-    /// `None` then, as in every other pass.
+    /// what [`Fib::lookup`] would answer (every probe compares name bytes), so the caller need
+    /// not look the name up again; every other pass returns `None`. `cursor` must start from
+    /// [`FibCursor::default`] for each lookup and stay with `plan` (reset by [`Fib::prefetch`])
+    /// and under the same `guard` until the plan completes.
     ///
     /// # Panics
     /// If `guard` was not obtained from [`crossbeam_epoch::pin`].
@@ -851,54 +803,91 @@ impl Fib {
         h: &PrefixHashes,
         guard: &'g Guard,
         plan: &mut LinePlan,
+        cursor: &mut FibCursor<'g>,
     ) -> Option<(Option<&'g FibEntry>, u64)> {
         if plan.complete {
             return None;
         }
         self.check_guard(guard);
-        let mut stats = LpmStats::default();
-        let answer = self.two_stage(name, h, guard, &mut stats, plan).ok()?;
+        let answer = self.two_stage(name, h, guard, cursor, plan).ok()?;
         plan.complete = true;
-        match answer {
-            None => Some((None, stats.probes)),
-            // The probe requested both lines of the entry, next hops included.
-            Some(p) => p.entry.map(|e| (Some(e), stats.probes)),
-        }
+        Some((answer, u64::from(cursor.probes)))
     }
 
-    /// Algorithm 1, reading through `t`.
+    /// Algorithm 1 as a resumable state machine, reading through `t`: runs from `c`'s position
+    /// until the answer (`c` is then [`Phase::Done`]) or a line `t` stops at (`c` then stays at
+    /// the probe that stopped, which the next call runs again from its bucket).
     #[inline(always)]
     fn two_stage<'g, T: Touch>(
         &self,
         name: &NameView<'_>,
         h: &PrefixHashes,
         guard: &'g Guard,
-        stats: &mut LpmStats,
+        c: &mut FibCursor<'g>,
         t: &mut T,
-    ) -> Result<Option<Probe<'g>>, Stopped> {
-        let m = self.m.load(Ordering::Acquire);
+    ) -> Result<Option<&'g FibEntry>, Stopped> {
         let n = h.len();
-        // Stage 1: from min(n, M) down to 1.
-        for k in (1..=n.min(m)).rev() {
-            let Some(e) = self.probe(name, h, k, guard, stats, t)? else {
-                continue;
-            };
-            let md = usize::from(e.md);
-            if usize::from(e.depth) == m && md > m && n > m {
-                // Stage 2: from min(n, MD) down to M + 1, then the stage-1 entry if real.
-                if let Some(e2) = self.first_real(name, h, n.min(md), m + 1, guard, stats, t)? {
-                    return Ok(Some(e2));
+        // At most one step per depth of each phase, and six phases: the loop ends.
+        loop {
+            let m = usize::from(c.m);
+            let k = usize::from(c.k);
+            let mut probes = u64::from(c.probes);
+            match c.phase {
+                Phase::Start => {
+                    // M is at most MAX_PREFIX_STATES (it is a depth), and so is k below.
+                    let m = self.m.load(Ordering::Acquire).min(MAX_PREFIX_STATES);
+                    c.m = m as u8;
+                    c.k = n.min(m) as u8;
+                    c.phase = Phase::Stage1;
                 }
-                if !e.is_virtual {
-                    return Ok(Some(e));
+                Phase::Stage1 if k == 0 => c.phase = Phase::Root,
+                Phase::Stage1 => {
+                    let e = self.probe(name, h, k, guard, &mut probes, t)?;
+                    c.probes = probes as u32;
+                    match e {
+                        Some(e) if usize::from(e.depth) == m && usize::from(e.md) > m && n > m => {
+                            c.stage1 = (!e.is_virtual).then_some(e);
+                            c.phase = Phase::Stage2;
+                            c.k = n.min(usize::from(e.md)) as u8;
+                        }
+                        Some(e) if !e.is_virtual => {
+                            c.phase = Phase::Done;
+                            return Ok(Some(e));
+                        }
+                        _ => c.k -= 1,
+                    }
                 }
-                return self.descend(name, h, m - 1, guard, stats, t);
-            }
-            if !e.is_virtual {
-                return Ok(Some(e));
+                Phase::Stage2 if k <= m => match c.stage1 {
+                    Some(e) => {
+                        c.phase = Phase::Done;
+                        return Ok(Some(e));
+                    }
+                    None => {
+                        c.phase = Phase::Descend;
+                        c.k = (m - 1) as u8;
+                    }
+                },
+                Phase::Stage2 | Phase::Descend if k == 0 => c.phase = Phase::Root,
+                Phase::Stage2 | Phase::Descend => {
+                    let e = self.probe(name, h, k, guard, &mut probes, t)?;
+                    c.probes = probes as u32;
+                    match e {
+                        Some(e) if !e.is_virtual => {
+                            c.phase = Phase::Done;
+                            return Ok(Some(e));
+                        }
+                        _ => c.k -= 1,
+                    }
+                }
+                Phase::Root => {
+                    let e = self.probe_root(name, h, guard, &mut probes, t)?;
+                    c.probes = probes as u32;
+                    c.phase = Phase::Done;
+                    return Ok(e);
+                }
+                Phase::Done => return Ok(None),
             }
         }
-        self.probe_root(name, h, guard, stats, t)
     }
 
     /// Longest-prefix match the basic way (the baseline of seed 002): from depth
@@ -917,10 +906,18 @@ impl Fib {
         self.check_guard(guard);
         stats.lookups += 1;
         let start = h.len().min(self.max_real_depth.load(Ordering::Acquire));
-        self.descend(name, h, start, guard, stats, &mut Direct)
+        // Real entries from `start` down to 1, then `/`: the part of Algorithm 1 below M.
+        let mut c = FibCursor {
+            phase: Phase::Descend,
+            k: start.min(MAX_PREFIX_STATES) as u8,
+            ..FibCursor::default()
+        };
+        let answer = self
+            .two_stage(name, h, guard, &mut c, &mut Direct)
             .ok()
-            .flatten()
-            .and_then(|p| p.entry)
+            .flatten();
+        stats.probes += u64::from(c.probes);
+        answer
     }
 
     /// Starts a lookup plan for a new packet: requests the index bucket of the first probe of
@@ -1435,18 +1432,21 @@ mod tests {
         let h = PrefixHashes::new(KEY, &v);
         let guard = epoch::pin();
         let mut st = LpmStats::default();
-        // A plan replays the lookup with at least one new line per pass until it reaches the
+        // A plan resumes the lookup with at least one new line per pass until it reaches the
         // end or its line budget (a bucket and an entry's two lines per probe).
         let mut plan = LinePlan::default();
         fib.prefetch(&v, &h, &mut plan);
         let mut planned = None;
+        let mut cursor = FibCursor::default();
         for _ in 0..crate::table::index::PLAN_LINES {
-            if let Some(a) = fib.plan(&v, &h, &guard, &mut plan) {
+            if let Some(a) = fib.plan(&v, &h, &guard, &mut plan, &mut cursor) {
                 assert!(planned.is_none(), "a plan answers once");
                 planned = Some(a);
             }
         }
         assert!(plan.complete || plan.is_full(), "plan of {name} stuck");
+        // The pass that completes a plan answers it.
+        assert_eq!(planned.is_some(), plan.complete, "plan of {name}");
         if let Some((answer, probes)) = planned {
             // The plan's answer is the real lookup's.
             let mut direct = LpmStats::default();
@@ -1468,8 +1468,7 @@ mod tests {
                 }
             }
             let mut audit = Audit(&plan, 0);
-            let mut scratch = LpmStats::default();
-            let real = fib.two_stage(&v, &h, &guard, &mut scratch, &mut audit);
+            let real = fib.two_stage(&v, &h, &guard, &mut FibCursor::default(), &mut audit);
             assert!(real.is_ok());
             assert_eq!(audit.1, 0, "lines of {name}'s lookup left out of its plan");
         }
@@ -1629,8 +1628,9 @@ mod tests {
         let guard = epoch::pin();
         let mut plan = LinePlan::default();
         fib.prefetch(&v, &h, &mut plan);
+        let mut cursor = FibCursor::default();
         let mut answers = (0..crate::table::index::PLAN_LINES)
-            .filter_map(|_| fib.plan(&v, &h, &guard, &mut plan));
+            .filter_map(|_| fib.plan(&v, &h, &guard, &mut plan, &mut cursor));
         let first = answers
             .next()
             .map(|(e, probes)| (e.map(|e| e.depth), probes));
@@ -2000,7 +2000,7 @@ mod tests {
                             let h = PrefixHashes::new(KEY, &v);
                             let mut plan = LinePlan::default();
                             fib.prefetch(&v, &h, &mut plan);
-                            fib.plan(&v, &h, &guard, &mut plan);
+                            fib.plan(&v, &h, &guard, &mut plan, &mut FibCursor::default());
                             for two_stage in [true, false] {
                                 let e = if two_stage {
                                     fib.lookup(&v, &h, &guard, &mut st)

@@ -49,16 +49,6 @@ pub trait Touch {
     /// About to read the cache line at `line`: `true` to go ahead, `false` to stop the lookup
     /// here (the line was requested instead).
     fn touch(&mut self, line: *const u8) -> bool;
-    /// The outcome an earlier pass recorded for the step `key` of the lookup (a planning pass
-    /// replays finished steps from this instead of reading their lines again); `None` when
-    /// the step has not finished yet. The caller defines keys and values.
-    #[inline(always)]
-    fn recall(&self, _key: u16) -> Option<u32> {
-        None
-    }
-    /// Records the outcome of the finished step `key` for later passes.
-    #[inline(always)]
-    fn remember(&mut self, _key: u16, _value: u32) {}
 }
 
 /// Reads everything (the real lookup).
@@ -74,28 +64,25 @@ impl Touch for Direct {
 
 /// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
 pub(crate) const PLAN_LINES: usize = 12;
-/// Finished steps a plan remembers (a FIB lookup makes at most M + a few probes).
-const PLAN_MEMO: usize = 8;
 
-/// A lookup planned over several passes of a batch (seed 002's prefetching, generalised to
-/// dependent reads): each pass replays the lookup over the lines already requested and
-/// requests the next one it needs, so that every packet of the batch has a miss in flight
-/// at once. A request is only recorded; [`LinePlan::issue`] prefetches the lines requested
-/// since its last call. The pipeline issues a whole pass's requests together after the pass:
-/// on this project's machine a prefetch to a page whose translation is not cached holds up the
-/// core for its page walk, and walks started back to back overlap one another, while a walk
-/// between two packets' computations overlaps nothing (`memlat batch`, README). The pass that reaches the end has the lookup's answer (the FIB's plan compares
-/// name bytes as the real lookup does); where it does not, the real lookup afterwards finds its
-/// whole path in cache.
+/// The lines of a lookup planned over several passes of a batch (seed 002's prefetching,
+/// generalised to dependent reads): each pass resumes the lookup where it stopped, reads only
+/// lines already requested, and requests the next one it needs, so that every packet of the
+/// batch has a miss in flight at once. The pass that reaches the end has the lookup's answer
+/// (the FIB's plan compares name bytes as the real lookup does).
+///
+/// A request is only recorded; [`LinePlan::issue`] prefetches the lines requested since its
+/// last call. The pipeline issues a whole pass's requests together after the pass: on this
+/// project's machine a prefetch to a page whose translation is not cached holds up the core
+/// for its page walk, and walks started back to back overlap one another, while a walk between
+/// two packets' computations overlaps nothing (`memlat batch`, README).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinePlan {
     lines: [usize; PLAN_LINES],
     len: u8,
     issued: u8,
-    /// The replayed lookup reached its end: nothing more to request.
+    /// The lookup reached its end: nothing more to request.
     pub complete: bool,
-    memo_len: u8,
-    memo: [(u16, u32); PLAN_MEMO],
 }
 
 impl LinePlan {
@@ -105,7 +92,6 @@ impl LinePlan {
         self.len = 0;
         self.issued = 0;
         self.complete = false;
-        self.memo_len = 0;
     }
 
     /// Whether the cache line holding `line` was requested.
@@ -151,23 +137,6 @@ impl Touch for LinePlan {
         // A full plan stops for good (the real lookup reads the rest unprefetched).
         let _ = self.request(line);
         false
-    }
-
-    #[inline(always)]
-    fn recall(&self, key: u16) -> Option<u32> {
-        self.memo[..usize::from(self.memo_len)]
-            .iter()
-            .find(|m| m.0 == key)
-            .map(|m| m.1)
-    }
-
-    #[inline(always)]
-    fn remember(&mut self, key: u16, value: u32) {
-        // A full memo only costs later passes a replay of the step.
-        if let Some(m) = self.memo.get_mut(usize::from(self.memo_len)) {
-            *m = (key, value);
-            self.memo_len += 1;
-        }
     }
 }
 
