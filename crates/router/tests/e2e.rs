@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::net::UdpSocket;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use client::control::Controller;
@@ -14,11 +14,28 @@ use router::{Config, Router};
 use wire::mgmt::ControlParameters;
 use wire::{Data, Interest, Name};
 
-fn tmp_dir(tag: &str) -> PathBuf {
+/// A test's scratch directory (sockets, L2 files), removed with its contents when the test
+/// ends, whether it passed or not.
+struct TmpDir(PathBuf);
+
+impl std::ops::Deref for TmpDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp_dir(tag: &str) -> TmpDir {
     let d = std::env::temp_dir().join(format!("cascade-e2e-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TmpDir(d)
 }
 
 fn config(dir: &std::path::Path, name: &str) -> Config {
@@ -391,7 +408,6 @@ fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
     assert!(served > 0 && served <= N, "{served}");
     r.stop_handle().stop();
     r.join();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Fetches `/bm/v=1/seg=0..n` through `r`.
@@ -467,7 +483,6 @@ fn batch_mapping_spreads_one_content_over_workers_and_is_kept_by_the_store() {
     assert!(served + ahead >= N / 10, "{served} + {ahead}");
     r.stop_handle().stop();
     r.join();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Fetches every `(content, segment)` of `names` through `r` with `window` Interests
@@ -617,5 +632,4 @@ fn storage_stalls_under_saturated_l2_reads() {
     assert!(l2.file.read_busy > 0, "L2 reads never saturated: {l2:?}");
     r.stop_handle().stop();
     r.join();
-    let _ = std::fs::remove_dir_all(&dir);
 }
