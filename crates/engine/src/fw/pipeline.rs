@@ -583,11 +583,16 @@ impl Engine {
         // Pass 2: prefetch the next levels of every lookup of the batch, all at once, and the
         // free entries the batch's new PIT entries will take.
         if self.config.prefetch {
-            let interests = parsed[..inputs.len()]
-                .iter()
-                .filter(|p| matches!(p, Some(Parsed::Interest { .. })))
-                .count();
-            self.table.prefetch_free(interests);
+            // The batch slots of the Interests whose FIB lookups are still being planned.
+            let mut todo = [0u8; MAX_BATCH];
+            let mut n_todo = 0;
+            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                if let Some(Parsed::Interest { .. }) = p {
+                    todo[n_todo] = i as u8;
+                    n_todo += 1;
+                }
+            }
+            self.table.prefetch_free(n_todo);
             // Second level: the buckets have (mostly) arrived; prefetch the entries they point
             // at, so the lookups in pass 3 find both levels in cache.
             for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
@@ -603,26 +608,33 @@ impl Engine {
             // lookup where it stopped (its cursor), goes on over the lines already requested
             // and requests the next; the pass's requests are then issued together, so the
             // whole batch's misses overlap instead of one packet's at a time. The pass that
-            // completes a plan has the lookup's answer, which pass 3 then uses.
+            // completes a plan has the lookup's answer, which pass 3 then uses. A pass visits
+            // only the lookups still unfinished.
             for _ in 0..FIB_PLAN_PASSES {
-                let mut pending = 0;
-                for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
-                    if let Some(Parsed::Interest { i: int, .. }) = p {
+                for &i in &todo[..n_todo] {
+                    let i = usize::from(i);
+                    if let Some(Some(Parsed::Interest { i: int, .. })) = parsed.get(i) {
                         let (plan, cursor) = (&mut self.plans[i], &mut cursors[i]);
                         let h = &self.hashes[i];
                         if let Some(a) = self.fib.plan(&int.name(), h, &guard, plan, cursor) {
                             planned[i] = Some(a);
                         }
-                        pending += usize::from(!plan.complete);
                     }
                 }
-                // The pass's requests, back to back (see `LinePlan::issue`).
-                for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
-                    if let Some(Parsed::Interest { .. }) = p {
-                        self.plans[i].issue();
+                // The pass's requests, back to back (see `LinePlan::issue`), and the lookups
+                // left for the next pass.
+                let mut still = 0;
+                for t in 0..n_todo {
+                    let i = usize::from(todo[t]);
+                    let plan = &mut self.plans[i];
+                    plan.issue();
+                    if !plan.complete {
+                        todo[still] = i as u8;
+                        still += 1;
                     }
                 }
-                if pending == 0 {
+                n_todo = still;
+                if n_todo == 0 {
                     break;
                 }
             }
