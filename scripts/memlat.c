@@ -65,17 +65,27 @@ static uint64_t xorshift(void) {
 #define STEPS 4000000
 
 /* The `tlb` mode (see the top of the file). */
-static int tlb_probe(void) {
-    size_t bytes = 1ul << 30, huge_page = 2ul << 20;
+/* Maps `bytes` aligned to 2 MB, advised for transparent huge pages and filled with `fill`
+ * (so every page is present); NULL on failure, reported. */
+static char *map_huge(size_t bytes, int fill) {
+    size_t huge_page = 2ul << 20;
     char *raw = mmap(0, bytes + huge_page, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) {
         perror("memlat: mmap");
-        return 1;
+        return NULL;
     }
     char *p = (char *)(((uintptr_t)raw + huge_page - 1) & ~(uintptr_t)(huge_page - 1));
     madvise(p, bytes, MADV_HUGEPAGE);
-    memset(p, 0, bytes);
+    memset(p, fill, bytes);
+    return p;
+}
+
+static int tlb_probe(void) {
+    size_t bytes = 1ul << 30, huge_page = 2ul << 20;
+    char *p = map_huge(bytes, 0);
+    if (!p)
+        return 1;
     FILE *m = fopen("/proc/meminfo", "r");
     char l[256];
     while (m && fgets(l, sizeof l, m))
@@ -138,16 +148,10 @@ static uint64_t work(uint64_t x, int steps) {
 
 /* The `batch` mode (see the top of the file). */
 static int batch_probe(void) {
-    size_t bytes = 4ul << 30, huge_page = 2ul << 20, lines = bytes / 64;
-    char *raw = mmap(0, bytes + huge_page, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) {
-        perror("memlat: mmap");
+    size_t bytes = 4ul << 30, lines = bytes / 64;
+    char *p = map_huge(bytes, 1);
+    if (!p)
         return 1;
-    }
-    char *p = (char *)(((uintptr_t)raw + huge_page - 1) & ~(uintptr_t)(huge_page - 1));
-    madvise(p, bytes, MADV_HUGEPAGE);
-    memset(p, 1, bytes);
     const int ps[] = {0, 1, 2, 3, 4, 5, 6, 8};
     const int cs[] = {0, 400, 800};
     const int batches = 20000;
