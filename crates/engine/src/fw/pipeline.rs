@@ -2,9 +2,9 @@
 //!
 //! [`Engine::process`] runs in three passes over a batch of at most [`MAX_BATCH`] packets:
 //! 1. parse each packet (NDNLPv2 headers, then the Interest or Data), hash every name prefix
-//!    (or take the full-name hash the dispatcher computed), and request the first buckets the
-//!    packet will touch — its PIT+CS bucket and, for an Interest, its dead-nonce bucket and the
-//!    FIB buckets of its stage-1 prefix — so they arrive while the rest of the batch is parsed;
+//!    (or take the full-name hash the dispatcher computed), then request, for the whole batch
+//!    at once, the first buckets each packet will touch — its PIT+CS bucket and, for an
+//!    Interest, its dead-nonce bucket and the FIB bucket of its stage-1 prefix;
 //! 2. prefetch the next levels for the whole batch — the entries those buckets point at, the
 //!    FIB lookups' further lines — all at once, so the misses overlap;
 //! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
@@ -566,12 +566,17 @@ impl Engine {
                 }
                 (Parsed::Dropped(_), _) => {}
             }
-            if self.config.prefetch {
-                // First level of the prefetches: requested as soon as the hash is known, so
-                // the lines arrive while the rest of the batch is parsed.
-                self.prefetch_first_level(i, &p);
-            }
             parsed[i] = Some(p);
+        }
+        if self.config.prefetch {
+            // First level of the prefetches, for the whole batch once it is parsed: requests
+            // made back to back overlap their page walks, while one made between two packets'
+            // parsing waits out its walk alone (`memlat batch`, README).
+            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                if let Some(p) = p {
+                    self.prefetch_first_level(i, p);
+                }
+            }
         }
         // One guard for passes 2 and 3: the FIB entries the planning passes found stay valid
         // until the packets are forwarded.
