@@ -200,6 +200,7 @@ static int batch_probe(void) {
                     for (int k = 0; k < BATCH; k++)
                         for (int l = first; l < np; l++)
                             sink += *(volatile uint64_t *)(p + addr[k][l]);
+                    /* The first-level lines no second-level address came from (odd P). */
                     for (int k = 0; k < BATCH; k++)
                         for (int l = np - first > 0 ? np - first : 0; l < first; l++)
                             sink += *(volatile uint64_t *)(p + addr[k][l]);

@@ -685,7 +685,7 @@ impl Fib {
         h: &PrefixHashes,
         k: usize,
         guard: &'g Guard,
-        probes: &mut u64,
+        probes: &mut u32,
         t: &mut T,
     ) -> Result<Option<&'g FibEntry>, Stopped> {
         let (Some(hash), Some(end)) = (h.prefix(k, name), h.prefix_end(k, name)) else {
@@ -746,7 +746,7 @@ impl Fib {
         name: &NameView<'_>,
         h: &PrefixHashes,
         guard: &'g Guard,
-        probes: &mut u64,
+        probes: &mut u32,
         t: &mut T,
     ) -> Result<Option<&'g FibEntry>, Stopped> {
         if self.has_root.load(Ordering::Acquire) {
@@ -831,7 +831,6 @@ impl Fib {
         loop {
             let m = usize::from(c.m);
             let k = usize::from(c.k);
-            let mut probes = u64::from(c.probes);
             match c.phase {
                 Phase::Start => {
                     // M is at most MAX_PREFIX_STATES (it is a depth), and so is k below.
@@ -842,8 +841,7 @@ impl Fib {
                 }
                 Phase::Stage1 if k == 0 => c.phase = Phase::Root,
                 Phase::Stage1 => {
-                    let e = self.probe(name, h, k, guard, &mut probes, t)?;
-                    c.probes = probes as u32;
+                    let e = self.probe(name, h, k, guard, &mut c.probes, t)?;
                     match e {
                         Some(e) if usize::from(e.depth) == m && usize::from(e.md) > m && n > m => {
                             c.stage1 = (!e.is_virtual).then_some(e);
@@ -869,8 +867,7 @@ impl Fib {
                 },
                 Phase::Stage2 | Phase::Descend if k == 0 => c.phase = Phase::Root,
                 Phase::Stage2 | Phase::Descend => {
-                    let e = self.probe(name, h, k, guard, &mut probes, t)?;
-                    c.probes = probes as u32;
+                    let e = self.probe(name, h, k, guard, &mut c.probes, t)?;
                     match e {
                         Some(e) if !e.is_virtual => {
                             c.phase = Phase::Done;
@@ -880,8 +877,7 @@ impl Fib {
                     }
                 }
                 Phase::Root => {
-                    let e = self.probe_root(name, h, guard, &mut probes, t)?;
-                    c.probes = probes as u32;
+                    let e = self.probe_root(name, h, guard, &mut c.probes, t)?;
                     c.phase = Phase::Done;
                     return Ok(e);
                 }
