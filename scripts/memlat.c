@@ -36,7 +36,12 @@
  * each packet's work ("interleaved") or for the whole batch after it ("burst"). Prints TSC
  * cycles per packet for each P, C and order (best of three runs of 20,000 batches):
  * C alone (P = 0) is the compute, and the excess over it what P cold pages cost a packet
- * when the batch overlaps them as well as the pipeline can. */
+ * when the batch overlaps them as well as the pipeline can.
+ *
+ *   gcc -O2 -o /tmp/memlat scripts/memlat.c && /tmp/memlat batch same-page
+ *
+ * The same, with each second-level line on the page of the first-level line it depends on (a
+ * bucket and its entry on one 4 KB page): P lines on ceil(P/2) pages. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -146,8 +151,9 @@ static uint64_t work(uint64_t x, int steps) {
     return x;
 }
 
-/* The `batch` mode (see the top of the file). */
-static int batch_probe(void) {
+/* The `batch` mode (see the top of the file); `same_page`: second-level lines on their
+ * first-level line's page. */
+static int batch_probe(int same_page) {
     size_t bytes = 4ul << 30, lines = bytes / 64;
     char *p = map_huge(bytes, 1);
     if (!p)
@@ -157,7 +163,8 @@ static int batch_probe(void) {
     const int batches = 20000;
     uint64_t sink = 0, seq = 1;
     static uint64_t addr[BATCH][MAXP];
-    printf("TSC cycles per packet, batches of %d, lines on random pages of 4 GB\n", BATCH);
+    printf("TSC cycles per packet, batches of %d, lines on random pages of 4 GB%s\n", BATCH,
+           same_page ? ", second level on the first level's page" : "");
     printf("%-28s", "P (cold lines per packet)");
     for (unsigned i = 0; i < sizeof ps / sizeof ps[0]; i++)
         printf("%7d", ps[i]);
@@ -189,7 +196,10 @@ static int batch_probe(void) {
                     for (int k = 0; k < BATCH; k++)
                         for (int l = first; l < np; l++) {
                             uint64_t v = *(volatile uint64_t *)(p + addr[k][l - first]);
-                            addr[k][l] = (mix(v ^ seq++) % lines) * 64;
+                            uint64_t r = mix(v ^ seq++);
+                            addr[k][l] = same_page
+                                             ? (addr[k][l - first] & ~(uint64_t)4095) | (r % 64) * 64
+                                             : (r % lines) * 64;
                             if (!burst)
                                 _mm_prefetch(p + addr[k][l], _MM_HINT_T0);
                         }
@@ -222,9 +232,11 @@ int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "tlb") == 0)
         return tlb_probe();
     if (argc == 2 && strcmp(argv[1], "batch") == 0)
-        return batch_probe();
+        return batch_probe(0);
+    if (argc == 3 && strcmp(argv[1], "batch") == 0 && strcmp(argv[2], "same-page") == 0)
+        return batch_probe(1);
     if (argc != 3) {
-        fprintf(stderr, "usage: memlat MB HUGE(0|1) | memlat tlb | memlat batch\n");
+        fprintf(stderr, "usage: memlat MB HUGE(0|1) | memlat tlb | memlat batch [same-page]\n");
         return 2;
     }
     size_t mb = strtoul(argv[1], 0, 10);
