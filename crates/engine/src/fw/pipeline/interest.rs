@@ -1,0 +1,368 @@
+//! The Interest path: loops and scope, the CS, PIT insert or aggregate, the FIB and the
+//! strategy.
+
+use super::*;
+
+impl Engine {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn on_interest(
+        &mut self,
+        now_ms: u64,
+        idx: usize,
+        face: FaceId,
+        wire: &[u8],
+        i: &InterestView<'_>,
+        lp: LpInfo<'_>,
+        planned: Option<Planned<'_>>,
+        guard: &crossbeam_epoch::Guard,
+    ) {
+        self.counters.in_interests += 1;
+        let name = i.name();
+        let token = lp.pit_token;
+        let info = self.face(face);
+        if !info.local && is_under(&name, b"localhost") {
+            return self.drop_packet(DropReason::Scope);
+        }
+        if i.hop_limit() == Some(0) {
+            return self.drop_packet(DropReason::HopLimit);
+        }
+        let full = self.hashes[idx].full();
+        let nonce = i.nonce().unwrap_or([0; 4]);
+        if self.dnl.contains(dead_nonce_key(full, nonce), now_ms) {
+            self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
+            return self.drop_packet(DropReason::Loop);
+        }
+        let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
+        let entry = self.table.find(full, name.value());
+        // A pending PIT entry for the same Interest: loop and retransmission handling.
+        let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
+        if let Some(p) = pending {
+            if self.is_loop(p, nonce, face, info.multi_access) {
+                self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
+                return self.drop_packet(DropReason::Loop);
+            }
+        } else {
+            // CS: only for an Interest that is not already pending.
+            let h = &self.hashes[idx];
+            if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms) {
+                let data = self.table.data(e).unwrap_or(&[]);
+                let start = self.out.len() as u32;
+                self.out.extend_from_slice(data);
+                let range = start..self.out.len() as u32;
+                self.send(face, SendKind::Data, PacketRef::Out(range), token, 0);
+                return self.read_ahead(name.value());
+            }
+        }
+        let Some((p, is_new, expiry)) = self.pit_insert(now_ms, idx, face, wire, i, entry, token)
+        else {
+            return;
+        };
+        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
+        // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
+        if is_new && self.park_on_slow_tier(p, full, i) {
+            return;
+        }
+        if self.table.pit(p).cs_pending {
+            return; // the pending tier lookup will forward it if it misses
+        }
+        let next_hop = lp
+            .next_hop_face_id
+            .filter(|_| info.local)
+            .map(|f| f as FaceId);
+        let outgoing = self.outgoing_interest(idx, wire, i);
+        let hop_exhausted = i.hop_limit() == Some(1);
+        let localhop_from_remote = !info.local && is_under(&name, b"localhop");
+        let localhost = is_under(&name, b"localhost");
+        self.forward(Forward {
+            now_ms,
+            idx,
+            face,
+            p,
+            is_new,
+            nonce,
+            expiry,
+            next_hop,
+            outgoing,
+            restrict_local: hop_exhausted || localhop_from_remote || localhost,
+            stored: false,
+            wire,
+            interest: i,
+            token,
+            planned,
+            guard,
+        });
+    }
+
+    /// Whether an Interest with `nonce` from `face` that matches pending PIT entry `p` loops:
+    /// its nonce is on an in-record of another face or went upstream. As NFD: on a
+    /// point-to-point face, the same nonce again from the same downstream is a retransmission,
+    /// not a loop (even though that nonce also went upstream).
+    #[inline(always)]
+    pub(super) fn is_loop(&self, p: u32, nonce: [u8; 4], face: FaceId, multi_access: bool) -> bool {
+        let pe = self.table.pit(p);
+        let dup_other = pe
+            .in_records
+            .iter()
+            .any(|r| r.nonce == nonce && r.face != face);
+        let dup_out = pe.out_records.iter().any(|r| r.nonce == nonce);
+        let in_same = pe
+            .in_records
+            .iter()
+            .any(|r| r.nonce == nonce && r.face == face);
+        let p2p_retx = in_same && !multi_access;
+        (dup_other || dup_out) && !p2p_retx
+    }
+
+    /// PIT insert or aggregate for Interest `i` (input `idx` from `face`), in name entry
+    /// `entry` if the name is in the table: the PIT entry, whether it is new, and the
+    /// in-record's expiry. `None` when the Interest was refused (Nacked or dropped).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn pit_insert(
+        &mut self,
+        now_ms: u64,
+        idx: usize,
+        face: FaceId,
+        wire: &[u8],
+        i: &InterestView<'_>,
+        entry: Option<u32>,
+        token: Option<&[u8]>,
+    ) -> Option<(u32, bool, u64)> {
+        let name = i.name();
+        let is_digest = name
+            .last()
+            .is_some_and(|c| u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST);
+        let h = &self.hashes[idx];
+        let full = h.full();
+        let e = match entry {
+            Some(e) => e,
+            // `find` missed and nothing since has added a name: no second search.
+            None => match self.table.insert_new(full, name.value(), h.len()) {
+                Ok(e) => e,
+                Err(_) => {
+                    self.nack_input(face, idx, wire, i, NackReason::Congestion, token);
+                    self.drop_packet(DropReason::PitFull);
+                    return None;
+                }
+            },
+        };
+        let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
+        let (p, is_new) = match self.table.pit_get_or_insert(e, cbp, mbf, is_digest) {
+            Ok(x) => x,
+            Err(TableFull::Pit | TableFull::Names | TableFull::Index) => {
+                self.nack_input(face, idx, wire, i, NackReason::Congestion, token);
+                self.drop_packet(DropReason::PitFull);
+                return None;
+            }
+        };
+        if is_new {
+            // Suppression starts at the initial interval: a retransmission (or another
+            // downstream's Interest) within 10 ms of the first is not forwarded.
+            self.table.pit_mut(p).retx_interval_ms = strategy::RETX_INITIAL_MS;
+        }
+        let nonce = i.nonce().unwrap_or([0; 4]);
+        let expiry = now_ms.saturating_add(i.effective_lifetime_ms());
+        if !self.table.add_in_record(p, face, nonce, expiry, token) {
+            if is_new {
+                self.table.pit_remove(p, |_| {});
+            }
+            self.drop_packet(DropReason::InRecordsFull);
+            return None;
+        }
+        Some((p, is_new, expiry))
+    }
+
+    /// Asks the slow CS tier about new PIT entry `p`'s name; when it answers pending, parks a
+    /// copy of Interest `i` in the entry (to forward or Nack when the lookup completes) and
+    /// returns true.
+    pub(super) fn park_on_slow_tier(&mut self, p: u32, full: u64, i: &InterestView<'_>) -> bool {
+        let Some(tier) = self.slow_tier.as_mut() else {
+            return false;
+        };
+        if !tier.lookup(full, i.name().value()) {
+            return false;
+        }
+        let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
+        self.table.store_interest(p, i.wire(), nonce_off);
+        self.table.pit_mut(p).cs_pending = true;
+        true
+    }
+
+    /// The Interest to send upstream: input `idx` unchanged, or a copy in the output buffer
+    /// with its HopLimit decremented.
+    #[inline(always)]
+    pub(super) fn outgoing_interest(
+        &mut self,
+        idx: usize,
+        wire: &[u8],
+        i: &InterestView<'_>,
+    ) -> PacketRef {
+        if i.hop_limit().is_none() {
+            return PacketRef::Input {
+                index: idx as u32,
+                range: range_of(wire, i.wire()),
+            };
+        }
+        let w = i.wire();
+        let start = self.out.len();
+        self.out.extend_from_slice(w);
+        if let Some(off) = i.hop_limit_value_offset() {
+            self.out[start + off] -= 1;
+        }
+        PacketRef::Out(start as u32..self.out.len() as u32)
+    }
+
+    pub(super) fn forward(&mut self, f: Forward<'_, '_>) {
+        let mut chosen = std::mem::take(&mut self.faces_scratch);
+        chosen.clear();
+        let had_route = {
+            let h = &self.hashes[f.idx];
+            let name = f.interest.name();
+            let kind = self.strategies.find(&name, h);
+            let mut stats = LpmStats::default();
+            let entry = match (self.config.lpm, f.planned) {
+                (LpmAlgorithm::TwoStage, Some((entry, probes))) => {
+                    stats.lookups += 1;
+                    stats.probes += probes;
+                    entry
+                }
+                (LpmAlgorithm::TwoStage, None) => self.fib.lookup(&name, h, f.guard, &mut stats),
+                (LpmAlgorithm::LongestFirst, _) => {
+                    self.fib.lookup_longest_first(&name, h, f.guard, &mut stats)
+                }
+            };
+            self.counters.lpm.lookups += stats.lookups;
+            self.counters.lpm.probes += stats.probes;
+            let faces = &self.faces;
+            let in_scope = |nh: FaceId| {
+                !f.restrict_local || faces.get(nh as usize).copied().unwrap_or_default().local
+            };
+            let eligible = |nh: FaceId| nh != f.face && in_scope(nh);
+            let pe = self.table.pit(f.p);
+            let interval = pe.retx_interval_ms;
+            let recently = |r: &crate::table::pit_cs::OutRecord| {
+                strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
+            };
+            if let Some(nh) = f.next_hop {
+                if in_scope(nh) {
+                    chosen.push(nh);
+                }
+            } else if let Some(entry) = entry {
+                let hops = entry
+                    .nexthops()
+                    .iter()
+                    .map(|n| n.face)
+                    .filter(|&x| eligible(x));
+                match kind {
+                    StrategyKind::BestRoute => {
+                        if f.is_new || pe.out_records.is_empty() {
+                            chosen.extend(hops.take(1));
+                        } else if !pe.out_records.iter().any(recently) {
+                            chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
+                        }
+                    }
+                    StrategyKind::Multicast => {
+                        chosen.extend(hops.filter(|x| {
+                            f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
+                        }));
+                    }
+                }
+            }
+            match f.next_hop {
+                Some(nh) => in_scope(nh),
+                None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
+            }
+        };
+        if chosen.is_empty() {
+            self.faces_scratch = chosen;
+            if f.is_new && !had_route {
+                // No route: reject the Interest.
+                if f.stored {
+                    self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute, None);
+                } else {
+                    self.nack_input(
+                        f.face,
+                        f.idx,
+                        f.wire,
+                        f.interest,
+                        NackReason::NoRoute,
+                        f.token,
+                    );
+                }
+                self.table.pit_remove(f.p, |_| {});
+                return self.drop_packet(DropReason::NoRoute);
+            }
+            return self.drop_packet(DropReason::Suppressed);
+        }
+        if !f.is_new {
+            let pe = self.table.pit_mut(f.p);
+            pe.retx_interval_ms = strategy::next_interval(pe.retx_interval_ms);
+        }
+        for &out_face in &chosen {
+            self.table
+                .add_out_record(f.p, out_face, f.nonce, f.now_ms, f.expiry);
+            self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
+        }
+        self.faces_scratch = chosen;
+    }
+
+    /// After a CS hit on `name_value`: asks the slow tier (if any) whether to read ahead,
+    /// and starts that read unless the CS already holds the chunk it names.
+    pub(super) fn read_ahead(&mut self, name_value: &[u8]) {
+        let Some(tier) = self.slow_tier.as_mut() else {
+            return;
+        };
+        let mut next = std::mem::take(&mut self.ahead_name);
+        next.clear();
+        if tier.ahead_of(name_value, &mut next) {
+            let hash = crate::hash::value_hash(self.key, &next);
+            let cached = self
+                .table
+                .find(hash, &next)
+                .is_some_and(|e| self.table.data(e).is_some());
+            if !cached {
+                tier.prefetch(&next);
+            }
+        }
+        self.ahead_name = next;
+    }
+}
+
+/// Arguments of [`Engine::forward`].
+pub(super) struct Forward<'a, 'g> {
+    pub(super) now_ms: u64,
+    pub(super) idx: usize,
+    pub(super) face: FaceId,
+    pub(super) p: u32,
+    pub(super) is_new: bool,
+    pub(super) nonce: [u8; 4],
+    pub(super) expiry: u64,
+    pub(super) next_hop: Option<FaceId>,
+    pub(super) outgoing: PacketRef,
+    pub(super) restrict_local: bool,
+    /// Forwarding an Interest stored in the PIT (no input packet to Nack).
+    pub(super) stored: bool,
+    pub(super) wire: &'a [u8],
+    pub(super) interest: &'a InterestView<'a>,
+    pub(super) token: Option<&'a [u8]>,
+    /// The FIB answer a planning pass found for this Interest in this batch.
+    pub(super) planned: Option<Planned<'g>>,
+    pub(super) guard: &'g crossbeam_epoch::Guard,
+}
+
+/// A FIB lookup's answer from its plan ([`Fib::plan`]): the entry (`None`: no route) and the
+/// probes it took.
+pub(super) type Planned<'g> = (Option<&'g crate::table::fib::FibEntry>, u64);
+
+/// Offset of the Nonce value inside an Interest's wire bytes.
+pub(super) fn find_nonce_offset(interest: &[u8]) -> Option<usize> {
+    let mut r = wire::tlv::Reader::new(interest);
+    let outer = r.read().ok()?;
+    let mut inner = outer.reader();
+    while let Some(Ok(e)) = inner.next_element() {
+        if e.typ == tt::NONCE {
+            return Some(e.value_offset);
+        }
+    }
+    None
+}

@@ -1,0 +1,870 @@
+//! The forwarding pipeline: a batch of (incoming face, packet bytes) in, actions out.
+//!
+//! [`Engine::process`] runs in three passes over a batch of at most [`MAX_BATCH`] packets:
+//! 1. parse each packet (NDNLPv2 headers, then the Interest or Data), hash every name prefix
+//!    (or take the full-name hash the dispatcher computed), then request, for the whole batch
+//!    at once, the first buckets each packet will touch — its PIT+CS bucket and, for an
+//!    Interest, its dead-nonce bucket and the FIB bucket of its stage-1 prefix;
+//! 2. prefetch the next levels for the whole batch — the entries those buckets point at, the
+//!    FIB lookups' further lines — all at once, so the misses overlap;
+//! 3. run each packet through PIT+CS → FIB → strategy (the FIB answer is the one the planning
+//!    pass that completed the lookup's plan found, when one did: one epoch guard spans
+//!    passes 2 and 3, so the entry is still valid), requesting a Data's PIT entries
+//!    a few packets before it is forwarded.
+//!
+//! Time comes from the caller (`now_ms`); the engine has no clock, no sockets and no threads.
+//! Outgoing packets are either an input packet forwarded unchanged (by index) or bytes the engine
+//! wrote into its output buffer (Interests with a decremented HopLimit, Data from the CS, Nacks);
+//! both stay valid until the next call.
+//!
+//! Forwarding rules, as NFD users rely on them:
+//! - `/localhost` packets are accepted only from local faces and sent only to local faces; an
+//!   Interest for `/localhop` that came from a non-local face is not sent to non-local faces;
+//! - an Interest with HopLimit 0 is dropped; a forwarded Interest carries HopLimit − 1, and one
+//!   that reaches 0 goes only to local faces;
+//! - a (name, nonce) in the dead-nonce list, or a nonce already on the PIT entry from another
+//!   face or sent upstream, is a loop: Nack Duplicate to a point-to-point downstream (the same
+//!   nonce again from the same point-to-point downstream is a retransmission, as in NFD);
+//! - no route: Nack NoRoute; PIT full: Nack Congestion; unsolicited Data is dropped;
+//! - a Nack from an upstream is recorded; when every upstream has Nacked, the downstreams get a
+//!   Nack with the least severe reason.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
+use crate::hash::{HashKey, PrefixHashes};
+use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
+use crate::table::fib::{Fib, FibCursor, LpmStats};
+use crate::table::index::{prefetch_lines, LinePlan};
+use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
+use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
+use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
+
+mod data;
+mod interest;
+
+use interest::{find_nonce_offset, Forward, Planned};
+
+/// Most packets per batch.
+pub const MAX_BATCH: usize = 64;
+
+/// Most planning passes over a batch's FIB lookups (each requests one more line per lookup).
+const FIB_PLAN_PASSES: usize = 6;
+
+/// How many packets ahead of the one being forwarded a Data's PIT entries are requested.
+const DATA_AHEAD: usize = 8;
+
+/// How many packets ahead of the one being parsed the parse pass requests packet bytes.
+const PARSE_AHEAD: usize = 4;
+
+/// Lines of a packet the parse pass requests ahead: the headers and a name of up to 448 bytes
+/// (an attacker's long name included; the content of a Data is not parsed, only passed on).
+const PARSE_LINES: usize = 8;
+
+/// Requests the first [`PARSE_LINES`] cache lines of `bytes`.
+#[inline(always)]
+fn prefetch_bytes(bytes: &[u8]) {
+    prefetch_lines(bytes.as_ptr(), bytes.len().min(PARSE_LINES * 64));
+}
+
+/// Which LPM algorithm the FIB lookup uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LpmAlgorithm {
+    /// Seed 002's Algorithm 1.
+    TwoStage,
+    /// The baseline: longest prefix first.
+    LongestFirst,
+}
+
+/// Engine configuration; capacities are fixed when the engine is built.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineConfig {
+    /// PIT and CS sizes and policies.
+    pub pit_cs: PitCsConfig,
+    /// Dead-nonce list capacity.
+    pub dead_nonce_capacity: usize,
+    /// Dead-nonce lifetime.
+    pub dead_nonce_lifetime_ms: u64,
+    /// Packet decoding limits.
+    pub limits: Limits,
+    /// Prefetch buckets after hashing a batch.
+    pub prefetch: bool,
+    /// FIB LPM algorithm.
+    pub lpm: LpmAlgorithm,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            pit_cs: PitCsConfig::default(),
+            dead_nonce_capacity: 65_536,
+            dead_nonce_lifetime_ms: DEFAULT_LIFETIME_MS,
+            limits: Limits {
+                // The forwarder passes ApplicationParameters through; checking their digest
+                // is the application's business and costs a SHA-256 per signed Interest.
+                verify_parameters_digest: false,
+                ..Limits::default()
+            },
+            prefetch: true,
+            lpm: LpmAlgorithm::TwoStage,
+        }
+    }
+}
+
+/// What the engine knows about a face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FaceInfo {
+    /// A local face (Unix socket, loopback): may carry `/localhost`.
+    pub local: bool,
+    /// A multi-access face (multicast UDP, Ethernet): no Nacks are sent on it.
+    pub multi_access: bool,
+}
+
+/// Why a packet was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// Failed to decode.
+    Malformed,
+    /// A piece of a fragmented packet (the face reassembles before the engine).
+    Fragment,
+    /// An LpPacket without a network packet (IDLE).
+    NoPayload,
+    /// `/localhost` from a non-local face.
+    Scope,
+    /// HopLimit was 0.
+    HopLimit,
+    /// Loop (dead nonce or duplicate nonce).
+    Loop,
+    /// No FIB entry or no eligible next hop.
+    NoRoute,
+    /// The PIT is full.
+    PitFull,
+    /// Too many downstreams on one PIT entry.
+    InRecordsFull,
+    /// Data that no PIT entry wanted.
+    Unsolicited,
+    /// A Nack that matches no out-record.
+    NackUnmatched,
+    /// A retransmission within the suppression interval.
+    Suppressed,
+    /// The batch was larger than [`MAX_BATCH`].
+    BatchOverflow,
+}
+
+/// Number of [`DropReason`]s.
+pub const DROP_REASONS: usize = 13;
+
+impl DropReason {
+    /// Index for counter arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// All reasons, in index order.
+    pub const ALL: [DropReason; DROP_REASONS] = [
+        DropReason::Malformed,
+        DropReason::Fragment,
+        DropReason::NoPayload,
+        DropReason::Scope,
+        DropReason::HopLimit,
+        DropReason::Loop,
+        DropReason::NoRoute,
+        DropReason::PitFull,
+        DropReason::InRecordsFull,
+        DropReason::Unsolicited,
+        DropReason::NackUnmatched,
+        DropReason::Suppressed,
+        DropReason::BatchOverflow,
+    ];
+}
+
+/// Where the bytes of an outgoing packet are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PacketRef {
+    /// The network packet of input `index`, at `range` of its bytes.
+    Input {
+        /// Index in the batch.
+        index: u32,
+        /// Byte range of the Interest or Data inside that input.
+        range: Range<u32>,
+    },
+    /// Bytes in the engine's output buffer.
+    Out(Range<u32>),
+}
+
+/// The kind of packet to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendKind {
+    /// An Interest.
+    Interest,
+    /// A Data.
+    Data,
+    /// A Nack of the Interest in `packet`.
+    Nack(NackReason),
+}
+
+/// One packet to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    /// Destination face.
+    pub face: FaceId,
+    /// What it is.
+    pub kind: SendKind,
+    /// The network-layer packet (Interest or Data).
+    pub packet: PacketRef,
+    /// The downstream's PIT token to attach (range in the output buffer).
+    pub pit_token: Option<Range<u32>>,
+    /// CongestionMark to attach (0 = none).
+    pub congestion_mark: u64,
+}
+
+/// Per-engine counters (read by management; never shared between workers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Interests received.
+    pub in_interests: u64,
+    /// Data received.
+    pub in_data: u64,
+    /// Nacks received.
+    pub in_nacks: u64,
+    /// Interests sent.
+    pub out_interests: u64,
+    /// Data sent.
+    pub out_data: u64,
+    /// Nacks sent.
+    pub out_nacks: u64,
+    /// PIT entries satisfied by Data.
+    pub satisfied: u64,
+    /// PIT entries that expired unsatisfied.
+    pub unsatisfied: u64,
+    /// FIB lookups and probes.
+    pub lpm: LpmStats,
+    /// Drops by reason ([`DropReason::index`]).
+    pub drops: [u64; DROP_REASONS],
+}
+
+/// A slower CS tier behind the in-RAM CS (the SSD L2 of issue 5). A lookup answers miss, or
+/// pending: the Interest then waits in its PIT entry until [`Engine::complete_pending`].
+pub trait SlowTier {
+    /// Starts looking up exactly these name components; `true` means pending.
+    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
+
+    /// Prefetch-ahead, asked after a CS hit on `name_value`: if this hit is the one that
+    /// should start reading the tier's next unit (seed 000's next batch, asked for at the
+    /// penultimate chunk of the current one), writes the name of that unit's first chunk into
+    /// `out` (empty on entry) and answers `true`. The engine then calls
+    /// [`SlowTier::prefetch`] unless the CS already holds that chunk. Default: never.
+    fn ahead_of(&mut self, _name_value: &[u8], _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
+    /// Starts reading the unit of `name_value` into the CS with no Interest waiting for it: its
+    /// chunks come back through the tier's completions like the rest of a batch. Never blocks;
+    /// a full queue drops the prefetch. Default: nothing.
+    fn prefetch(&mut self, _name_value: &[u8]) {}
+}
+
+/// Bytes reserved for the name a slow tier's prefetch-ahead asks for (Name TLV-VALUE; the
+/// store's tier names at most 512).
+const AHEAD_NAME_BYTES: usize = 1024;
+
+/// The NDNLPv2 header fields the pipeline reads (a bare packet has none).
+#[derive(Clone, Copy, Default)]
+struct LpInfo<'a> {
+    pit_token: Option<&'a [u8]>,
+    congestion_mark: u64,
+    cache_policy: Option<u64>,
+    next_hop_face_id: Option<u64>,
+}
+
+impl<'a> LpInfo<'a> {
+    const NONE: LpInfo<'static> = LpInfo {
+        pit_token: None,
+        congestion_mark: 0,
+        cache_policy: None,
+        next_hop_face_id: None,
+    };
+
+    fn of(lp: &LpPacketView<'a>) -> Self {
+        LpInfo {
+            pit_token: lp.pit_token,
+            congestion_mark: lp.congestion_mark.unwrap_or(0),
+            cache_policy: lp.cache_policy,
+            next_hop_face_id: lp.next_hop_face_id,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Parsed<'a> {
+    Interest {
+        i: InterestView<'a>,
+        lp: LpInfo<'a>,
+    },
+    Data {
+        d: DataView<'a>,
+        lp: LpInfo<'a>,
+    },
+    Nack {
+        i: InterestView<'a>,
+        reason: NackReason,
+    },
+    Dropped(DropReason),
+}
+
+/// A forwarding engine: one per worker.
+pub struct Engine {
+    key: HashKey,
+    config: EngineConfig,
+    table: PitCs,
+    fib: Arc<Fib>,
+    dnl: DeadNonceList,
+    strategies: StrategyChoice,
+    faces: Vec<FaceInfo>,
+    slow_tier: Option<Box<dyn SlowTier + Send>>,
+    /// The name a slow tier's prefetch-ahead asks for (reused; [`AHEAD_NAME_BYTES`] reserved).
+    ahead_name: Vec<u8>,
+    counters: Counters,
+    hashes: Vec<PrefixHashes>,
+    /// Per batch slot: the FIB lookup planned over the prefetch passes.
+    plans: Vec<LinePlan>,
+    actions: Vec<Action>,
+    out: Vec<u8>,
+    expired: Vec<u32>,
+    pits_scratch: Vec<(u32, bool)>,
+    faces_scratch: Vec<FaceId>,
+}
+
+impl core::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Engine")
+            .field("pit", &self.table.pit_len())
+            .field("cs", &self.table.cs_len())
+            .finish()
+    }
+}
+
+/// The output of one batch.
+#[derive(Debug)]
+pub struct Output<'e> {
+    /// Packets to send.
+    pub actions: &'e [Action],
+    /// The engine's output buffer that [`PacketRef::Out`] and PIT tokens point into.
+    pub out: &'e [u8],
+}
+
+impl Output<'_> {
+    /// The bytes of an action's packet, given the batch it came from.
+    pub fn bytes<'a>(&'a self, a: &Action, inputs: &'a [(FaceId, &'a [u8])]) -> &'a [u8] {
+        match &a.packet {
+            PacketRef::Input { index, range } => {
+                &inputs[*index as usize].1[range.start as usize..range.end as usize]
+            }
+            PacketRef::Out(r) => &self.out[r.start as usize..r.end as usize],
+        }
+    }
+
+    /// The PIT token of an action.
+    pub fn pit_token(&self, a: &Action) -> Option<&[u8]> {
+        a.pit_token
+            .as_ref()
+            .map(|r| &self.out[r.start as usize..r.end as usize])
+    }
+}
+
+fn is_under(name: &NameView<'_>, first: &[u8]) -> bool {
+    name.components()
+        .next()
+        .is_some_and(|c| u32::from(c.typ) == tt::GENERIC_COMPONENT && c.value == first)
+}
+
+fn range_of(outer: &[u8], inner: &[u8]) -> Range<u32> {
+    let start = inner.as_ptr() as usize - outer.as_ptr() as usize;
+    start as u32..(start + inner.len()) as u32
+}
+
+impl Engine {
+    /// An engine with its own PIT+CS and dead-nonce list, sharing `fib`.
+    pub fn new(key: HashKey, fib: Arc<Fib>, config: EngineConfig) -> Self {
+        let empty = wire::NameView::decode(&[0x07, 0x00], &Limits::default())
+            .map(|n| PrefixHashes::new(key, &n));
+        let Ok(empty) = empty else {
+            unreachable!("the empty name decodes")
+        };
+        Engine {
+            key,
+            config,
+            table: PitCs::new(config.pit_cs),
+            fib,
+            dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
+            strategies: StrategyChoice::new(key),
+            faces: Vec::new(),
+            slow_tier: None,
+            ahead_name: Vec::with_capacity(AHEAD_NAME_BYTES),
+            counters: Counters::default(),
+            hashes: vec![empty; MAX_BATCH],
+            plans: vec![LinePlan::default(); MAX_BATCH],
+            actions: Vec::with_capacity(MAX_BATCH * 4),
+            out: Vec::with_capacity(MAX_BATCH * 512),
+            expired: Vec::with_capacity(1024),
+            pits_scratch: Vec::with_capacity(16),
+            faces_scratch: Vec::with_capacity(16),
+        }
+    }
+
+    /// Attaches a slower CS tier.
+    pub fn set_slow_tier(&mut self, tier: Box<dyn SlowTier + Send>) {
+        self.slow_tier = Some(tier);
+    }
+
+    /// Declares a face's properties (unknown faces are non-local point-to-point).
+    pub fn set_face(&mut self, face: FaceId, info: FaceInfo) {
+        let i = face as usize;
+        if self.faces.len() <= i {
+            self.faces.resize(i + 1, FaceInfo::default());
+        }
+        self.faces[i] = info;
+    }
+
+    fn face(&self, face: FaceId) -> FaceInfo {
+        self.faces.get(face as usize).copied().unwrap_or_default()
+    }
+
+    /// The strategy-choice table.
+    pub fn strategies_mut(&mut self) -> &mut StrategyChoice {
+        &mut self.strategies
+    }
+
+    /// The strategy-choice table.
+    pub fn strategies(&self) -> &StrategyChoice {
+        &self.strategies
+    }
+
+    /// The PIT+CS table.
+    pub fn table(&self) -> &PitCs {
+        &self.table
+    }
+
+    /// The PIT+CS table, mutably (CS configuration and erase).
+    pub fn table_mut(&mut self) -> &mut PitCs {
+        &mut self.table
+    }
+
+    /// The shared FIB.
+    pub fn fib(&self) -> &Arc<Fib> {
+        &self.fib
+    }
+
+    /// Live entries in the dead-nonce list (never more than its configured capacity).
+    pub fn dead_nonce_len(&self) -> usize {
+        self.dnl.len()
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Changes the LPM algorithm (benchmarks compare them).
+    pub fn set_lpm(&mut self, lpm: LpmAlgorithm) {
+        self.config.lpm = lpm;
+    }
+
+    /// Turns batch prefetching on or off (benchmarks compare them).
+    pub fn set_prefetch(&mut self, on: bool) {
+        self.config.prefetch = on;
+    }
+
+    fn drop_packet(&mut self, reason: DropReason) {
+        self.counters.drops[reason.index()] += 1;
+    }
+
+    /// Advances time: expires PIT entries and dead nonces. [`Engine::process`] calls it.
+    pub fn advance(&mut self, now_ms: u64) {
+        self.dnl.expire(now_ms);
+        let mut expired = std::mem::take(&mut self.expired);
+        self.table.expire(now_ms, &mut expired);
+        for &p in &expired {
+            let full_hash = self.table.name_entry(self.table.pit(p).owner).hash_value();
+            let dnl = &mut self.dnl;
+            self.table.pit_remove(p, |nonce| {
+                dnl.insert(dead_nonce_key(full_hash, nonce), now_ms)
+            });
+            self.counters.unsatisfied += 1;
+        }
+        self.expired = expired;
+    }
+
+    /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.
+    pub fn process<'e>(&'e mut self, now_ms: u64, inputs: &[(FaceId, &[u8])]) -> Output<'e> {
+        self.process_hashed(now_ms, inputs, &[])
+    }
+
+    /// [`Engine::process`] with the full-name hashes the dispatcher computed to pick this
+    /// worker (seed 002's "precomputed hash"): `full_hashes[i]`, where present, is
+    /// [`crate::hash::full_name_hash`] under this engine's key of the name of input `i`'s
+    /// Interest, Data or Nack (checked in debug builds). A Nack then needs no hashing at all, a
+    /// Data neither unless CanBePrefix or implicit-digest Interests are pending, and an
+    /// Interest one finalization fewer. The slice may be shorter than `inputs` (or empty).
+    pub fn process_hashed<'e>(
+        &'e mut self,
+        now_ms: u64,
+        inputs: &[(FaceId, &[u8])],
+        full_hashes: &[Option<u64>],
+    ) -> Output<'e> {
+        self.actions.clear();
+        self.out.clear();
+        self.advance(now_ms);
+        if inputs.len() > MAX_BATCH {
+            for _ in MAX_BATCH..inputs.len() {
+                self.drop_packet(DropReason::BatchOverflow);
+            }
+        }
+        let inputs = &inputs[..inputs.len().min(MAX_BATCH)];
+        let mut parsed: [Option<Parsed<'_>>; MAX_BATCH] = [None; MAX_BATCH];
+        self.parse_pass(inputs, full_hashes, &mut parsed);
+        // One guard for passes 2 and 3: the FIB entries the planning passes found stay valid
+        // until the packets are forwarded.
+        let guard = crossbeam_epoch::pin();
+        // The FIB answers (entry, probes) of the lookups whose plans completed with one.
+        let mut planned: [Option<Planned<'_>>; MAX_BATCH] = [None; MAX_BATCH];
+        if self.config.prefetch {
+            self.plan_pass(&parsed[..inputs.len()], &guard, &mut planned);
+        }
+        self.forward_pass(now_ms, inputs, &parsed, &planned, &guard);
+        drop(guard);
+        Output {
+            actions: &self.actions,
+            out: &self.out,
+        }
+    }
+
+    /// Pass 1: parse and hash, with the bytes of the packet PARSE_AHEAD places on requested
+    /// meanwhile (a batch's packets are seldom all in cache by now: 64 of them can be half a
+    /// megabyte, and the parse and hash read every byte of the name); then the first level of
+    /// the prefetches for the whole batch.
+    #[inline(always)]
+    fn parse_pass<'a>(
+        &mut self,
+        inputs: &[(FaceId, &'a [u8])],
+        full_hashes: &[Option<u64>],
+        parsed: &mut [Option<Parsed<'a>>; MAX_BATCH],
+    ) {
+        if self.config.prefetch {
+            for (_, bytes) in inputs.iter().take(PARSE_AHEAD) {
+                prefetch_bytes(bytes);
+            }
+        }
+        for (i, (_, bytes)) in inputs.iter().enumerate() {
+            if self.config.prefetch {
+                if let Some((_, ahead)) = inputs.get(i + PARSE_AHEAD) {
+                    prefetch_bytes(ahead);
+                }
+            }
+            let p = self.parse(bytes);
+            self.hash_parsed(i, &p, full_hashes.get(i).copied().flatten());
+            parsed[i] = Some(p);
+        }
+        if self.config.prefetch {
+            // First level of the prefetches, for the whole batch once it is parsed: requests
+            // made back to back overlap their page walks, while one made between two packets'
+            // parsing waits out its walk alone (`memlat batch`, docs/performance.md).
+            for (i, p) in parsed.iter().enumerate().take(inputs.len()) {
+                if let Some(p) = p {
+                    self.prefetch_first_level(i, p);
+                }
+            }
+        }
+    }
+
+    /// Hashes the name of parsed packet `i`, taking the dispatcher's full-name hash `hint`
+    /// where it saves work.
+    #[inline(always)]
+    fn hash_parsed(&mut self, i: usize, p: &Parsed<'_>, hint: Option<u64>) {
+        let h = &mut self.hashes[i];
+        match (p, hint) {
+            (Parsed::Interest { i, .. }, Some(full)) => {
+                h.compute_with_full(self.key, &i.name(), full)
+            }
+            (Parsed::Nack { i, .. }, Some(full)) => {
+                h.set_full(&i.name(), full);
+                debug_assert_eq!(full, crate::hash::full_name_hash(self.key, &i.name()));
+            }
+            // A Data needs its prefixes only for CanBePrefix and digest Interests (and
+            // `on_data` computes them if such an Interest arrives later in this batch).
+            (Parsed::Data { d, .. }, Some(full)) if !self.table.data_needs_prefixes() => {
+                h.set_full(&d.name(), full);
+                debug_assert_eq!(full, crate::hash::full_name_hash(self.key, &d.name()));
+            }
+            (Parsed::Interest { i, .. } | Parsed::Nack { i, .. }, _) => {
+                h.compute(self.key, &i.name())
+            }
+            (Parsed::Data { d, .. }, _) => {
+                h.compute(self.key, &d.name());
+                debug_assert!(
+                    hint.is_none_or(|f| f == h.full()),
+                    "a wrong precomputed hash"
+                );
+            }
+            (Parsed::Dropped(_), _) => {}
+        }
+    }
+
+    /// Pass 2: prefetch the next levels of every lookup of the batch, all at once, and the
+    /// free entries the batch's new PIT entries will take. Records in `planned` the FIB answer
+    /// of every lookup whose plan completed.
+    #[inline(always)]
+    fn plan_pass<'g>(
+        &mut self,
+        parsed: &[Option<Parsed<'_>>],
+        guard: &'g crossbeam_epoch::Guard,
+        planned: &mut [Option<Planned<'g>>; MAX_BATCH],
+    ) {
+        // Where each lookup's plan stopped in the last pass (each pass resumes it there).
+        let mut cursors = [FibCursor::default(); MAX_BATCH];
+        // The batch slots of the Interests whose FIB lookups are still being planned.
+        let mut todo = [0u8; MAX_BATCH];
+        let mut n_todo = 0;
+        for (i, p) in parsed.iter().enumerate() {
+            if let Some(Parsed::Interest { .. }) = p {
+                todo[n_todo] = i as u8;
+                n_todo += 1;
+            }
+        }
+        self.table.prefetch_free(n_todo);
+        // Second level: the buckets have (mostly) arrived; prefetch the entries they point
+        // at, so the lookups in pass 3 find both levels in cache.
+        for (i, p) in parsed.iter().enumerate() {
+            if matches!(
+                p,
+                Some(Parsed::Interest { .. } | Parsed::Data { .. } | Parsed::Nack { .. })
+            ) {
+                self.table.prefetch_entry(self.hashes[i].full());
+            }
+        }
+        // The FIB lookups: a chain of dependent reads (bucket, entry, next bucket...) whose
+        // length depends on what each read finds. Each pass resumes every unfinished
+        // lookup where it stopped (its cursor), goes on over the lines already requested
+        // and requests the next; the pass's requests are then issued together, so the
+        // whole batch's misses overlap instead of one packet's at a time. The pass that
+        // completes a plan has the lookup's answer, which pass 3 then uses. A pass visits
+        // only the lookups still unfinished.
+        for _ in 0..FIB_PLAN_PASSES {
+            for &i in &todo[..n_todo] {
+                let i = usize::from(i);
+                if let Some(Some(Parsed::Interest { i: int, .. })) = parsed.get(i) {
+                    let (plan, cursor) = (&mut self.plans[i], &mut cursors[i]);
+                    let h = &self.hashes[i];
+                    if let Some(a) = self.fib.plan(&int.name(), h, guard, plan, cursor) {
+                        planned[i] = Some(a);
+                    }
+                }
+            }
+            // The pass's requests, back to back (see `LinePlan::issue`), and the lookups
+            // left for the next pass.
+            let mut still = 0;
+            for t in 0..n_todo {
+                let i = usize::from(todo[t]);
+                let plan = &mut self.plans[i];
+                plan.issue();
+                if !plan.complete {
+                    todo[still] = i as u8;
+                    still += 1;
+                }
+            }
+            n_todo = still;
+            if n_todo == 0 {
+                break;
+            }
+        }
+    }
+
+    /// Pass 3: forward. A Data's third level (its PIT entries, read through its name entry)
+    /// is requested DATA_AHEAD packets before the Data is forwarded: by then its name entry,
+    /// requested in pass 2, has arrived, so the request itself does not wait on it.
+    #[inline(always)]
+    fn forward_pass(
+        &mut self,
+        now_ms: u64,
+        inputs: &[(FaceId, &[u8])],
+        parsed: &[Option<Parsed<'_>>; MAX_BATCH],
+        planned: &[Option<Planned<'_>>; MAX_BATCH],
+        guard: &crossbeam_epoch::Guard,
+    ) {
+        let third_level = |e: &Self, i: usize| {
+            if let Some(Some(Parsed::Data { .. })) = parsed.get(i) {
+                e.table.prefetch_for_data(e.hashes[i].full());
+            }
+        };
+        if self.config.prefetch {
+            for i in 0..DATA_AHEAD.min(inputs.len()) {
+                third_level(self, i);
+            }
+        }
+        for (idx, p) in parsed.iter().enumerate().take(inputs.len()) {
+            if self.config.prefetch && idx + DATA_AHEAD < inputs.len() {
+                third_level(self, idx + DATA_AHEAD);
+            }
+            let face = inputs[idx].0;
+            match p {
+                Some(Parsed::Interest { i, lp }) => self.on_interest(
+                    now_ms,
+                    idx,
+                    face,
+                    inputs[idx].1,
+                    i,
+                    *lp,
+                    planned[idx],
+                    guard,
+                ),
+                Some(Parsed::Data { d, lp }) => {
+                    self.on_data(now_ms, idx, face, inputs[idx].1, d, *lp)
+                }
+                Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, *reason),
+                Some(Parsed::Dropped(r)) => self.drop_packet(*r),
+                None => {}
+            }
+        }
+    }
+
+    /// Requests the lines packet `i` of the batch reads first: its PIT+CS bucket and, for an
+    /// Interest, its dead-nonce bucket and the first FIB buckets of its lookup.
+    #[inline(always)]
+    fn prefetch_first_level(&mut self, i: usize, p: &Parsed<'_>) {
+        match p {
+            Parsed::Interest { i: int, .. } => {
+                let full = self.hashes[i].full();
+                self.table.prefetch(full);
+                self.fib
+                    .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
+                self.plans[i].issue();
+                self.dnl
+                    .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
+            }
+            Parsed::Data { .. } | Parsed::Nack { .. } => self.table.prefetch(self.hashes[i].full()),
+            Parsed::Dropped(_) => {}
+        }
+    }
+
+    fn parse<'a>(&self, bytes: &'a [u8]) -> Parsed<'a> {
+        let limits = &self.config.limits;
+        // Bare Interests and Data decode straight into their own (128-byte) views rather than
+        // through `PacketView`, which an LpPacket's view makes 336 bytes long: the same
+        // validation, without a `memcpy` call per packet.
+        match bytes.first().map(|&t| u32::from(t)) {
+            Some(tt::INTEREST) => {
+                return match InterestView::decode(bytes, limits) {
+                    Ok(i) => Parsed::Interest {
+                        i,
+                        lp: LpInfo::NONE,
+                    },
+                    Err(_) => Parsed::Dropped(DropReason::Malformed),
+                }
+            }
+            Some(tt::DATA) => {
+                return match DataView::decode(bytes, limits) {
+                    Ok(d) => Parsed::Data {
+                        d,
+                        lp: LpInfo::NONE,
+                    },
+                    Err(_) => Parsed::Dropped(DropReason::Malformed),
+                }
+            }
+            _ => {}
+        }
+        let Ok(p) = PacketView::decode(bytes, limits) else {
+            return Parsed::Dropped(DropReason::Malformed);
+        };
+        match p {
+            PacketView::Interest(i) => Parsed::Interest {
+                i,
+                lp: LpInfo::NONE,
+            },
+            PacketView::Data(d) => Parsed::Data {
+                d,
+                lp: LpInfo::NONE,
+            },
+            PacketView::Lp(lp) => {
+                if lp.is_fragmented() {
+                    return Parsed::Dropped(DropReason::Fragment);
+                }
+                match lp.network_packet(limits) {
+                    None => Parsed::Dropped(DropReason::NoPayload),
+                    Some(Err(_)) => Parsed::Dropped(DropReason::Malformed),
+                    Some(Ok(PacketView::Interest(i))) => match lp.nack {
+                        Some(n) => Parsed::Nack {
+                            i,
+                            reason: n.reason.unwrap_or(NackReason::Other(0)),
+                        },
+                        None => Parsed::Interest {
+                            i,
+                            lp: LpInfo::of(&lp),
+                        },
+                    },
+                    Some(Ok(PacketView::Data(d))) => Parsed::Data {
+                        d,
+                        lp: LpInfo::of(&lp),
+                    },
+                    Some(Ok(PacketView::Lp(_))) => Parsed::Dropped(DropReason::Malformed),
+                }
+            }
+        }
+    }
+
+    fn push_token(&mut self, token: Option<&[u8]>) -> Option<Range<u32>> {
+        token.map(|t| {
+            let start = self.out.len() as u32;
+            self.out.extend_from_slice(t);
+            start..self.out.len() as u32
+        })
+    }
+
+    fn send(
+        &mut self,
+        face: FaceId,
+        kind: SendKind,
+        packet: PacketRef,
+        token: Option<&[u8]>,
+        mark: u64,
+    ) {
+        let pit_token = self.push_token(token);
+        match kind {
+            SendKind::Interest => self.counters.out_interests += 1,
+            SendKind::Data => self.counters.out_data += 1,
+            SendKind::Nack(_) => self.counters.out_nacks += 1,
+        }
+        self.actions.push(Action {
+            face,
+            kind,
+            packet,
+            pit_token,
+            congestion_mark: mark,
+        });
+    }
+
+    /// Sends a Nack of the input Interest back to its (point-to-point) downstream.
+    fn nack_input(
+        &mut self,
+        face: FaceId,
+        idx: usize,
+        wire: &[u8],
+        i: &InterestView<'_>,
+        reason: NackReason,
+        token: Option<&[u8]>,
+    ) {
+        if self.face(face).multi_access {
+            return;
+        }
+        let packet = PacketRef::Input {
+            index: idx as u32,
+            range: range_of(wire, i.wire()),
+        };
+        self.send(face, SendKind::Nack(reason), packet, token, 0);
+    }
+}
