@@ -309,7 +309,7 @@ impl Router {
                 }
             };
             let tier = tier.map(|t| {
-                let h = worker::TierHandle::new(t);
+                let h = store::SharedL2Tier::new(t);
                 engine.set_slow_tier(Box::new(h.clone()));
                 worker::L2::new(
                     h,

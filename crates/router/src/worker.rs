@@ -11,18 +11,16 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
-use engine::fw::pipeline::{
-    Counters, Engine, FaceInfo, Output, PacketRef, SendKind, SlowTier, MAX_BATCH,
-};
+use engine::fw::pipeline::{Counters, Engine, FaceInfo, Output, PacketRef, SendKind, MAX_BATCH};
 use engine::fw::strategy::StrategyKind;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::lp_frag::{LpHeaders, PitToken};
-use store::L2Tier;
+use store::{L2Tier, SharedL2Tier};
 use wire::lp::Nack;
 use wire::tlv::{write_var_number, Reader};
 use wire::{tt, Limits, Name, NameView};
@@ -366,51 +364,6 @@ pub struct Worker {
     stalls: Option<Box<Stalls>>,
 }
 
-/// A handle on a worker's L2 tier. The worker and its engine each hold one; both are used only
-/// from the worker's thread, so the lock is never contended. The second field accumulates the
-/// nanoseconds the engine spent in L2 lookups (the worker takes it after every iteration).
-#[derive(Clone)]
-pub struct TierHandle(pub Arc<Mutex<L2Tier>>, pub Arc<AtomicU64>);
-
-impl TierHandle {
-    /// A handle on `tier`.
-    pub fn new(tier: L2Tier) -> Self {
-        TierHandle(Arc::new(Mutex::new(tier)), Arc::new(AtomicU64::new(0)))
-    }
-
-    /// Locks the tier (a poisoned lock is taken over: the tier's state stays consistent
-    /// between calls).
-    pub fn lock(&self) -> MutexGuard<'_, L2Tier> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl TierHandle {
-    /// Runs `f` on the tier, adding the time it took to the engine's storage time.
-    fn timed<R>(&mut self, f: impl FnOnce(&mut L2Tier) -> R) -> R {
-        let t = Instant::now();
-        let r = f(&mut self.lock());
-        self.1
-            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        r
-    }
-}
-
-impl SlowTier for TierHandle {
-    fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
-        self.timed(|t| t.lookup(full_hash, name_value))
-    }
-
-    fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
-        // No I/O: not storage time.
-        self.lock().ahead_of(name_value, out)
-    }
-
-    fn prefetch(&mut self, name_value: &[u8]) {
-        self.timed(|t| t.prefetch(name_value))
-    }
-}
-
 /// Buckets (1 µs each) of the stall histograms; longer times fall in the last one.
 pub const STALL_BUCKETS: usize = 16_384;
 
@@ -600,7 +553,7 @@ pub const STOP_FLUSH_WAIT: Duration = Duration::from_secs(2);
 /// A worker's L2 tier, and which chunks it owns (only the worker that owns a name stores it).
 pub struct L2 {
     /// The tier (the engine holds another handle to it).
-    pub tier: TierHandle,
+    pub tier: SharedL2Tier,
     /// Decides ownership of names.
     pub dispatcher: Dispatcher,
     /// Limits for parsing.
@@ -626,7 +579,7 @@ impl L2 {
     /// A tier with an empty backlog.
     /// Write-through unless `write_back`; `stopped_flushing` is shared by every worker's L2.
     pub fn new(
-        tier: TierHandle,
+        tier: SharedL2Tier,
         dispatcher: Dispatcher,
         limits: Limits,
         peers: Vec<Arc<WorkerLink>>,
@@ -820,7 +773,7 @@ impl Worker {
             let busy = self.run_batch();
             let completed = self.poll_tier();
             if let (Some(t0), Some(st), Some(t)) = (t0, &mut self.stalls, &self.tier) {
-                let lookups = t.tier.1.swap(0, Ordering::Relaxed);
+                let lookups = t.tier.take_engine_ns();
                 st.lookups_max_ns = st.lookups_max_ns.max(lookups);
                 let storage = std::mem::take(&mut st.current_ns) + lookups;
                 if busy || completed > 0 {
@@ -863,15 +816,12 @@ impl Worker {
         self.flush_at_stop();
         if let Some(t) = self.tier.take() {
             drop(self.engine); // releases the engine's handle to the tier
-            match Arc::try_unwrap(t.tier.0) {
-                Ok(m) => match m.into_inner() {
-                    Ok(tier) => {
-                        if let Err(e) = tier.close() {
-                            tracing::warn!("closing L2: {e}");
-                        }
+            match t.tier.into_inner() {
+                Ok(tier) => {
+                    if let Err(e) = tier.close() {
+                        tracing::warn!("closing L2: {e}");
                     }
-                    Err(_) => tracing::warn!("L2 tier lock poisoned; index not written"),
-                },
+                }
                 Err(_) => tracing::warn!("L2 tier still shared; index not written"),
             }
         }

@@ -18,7 +18,9 @@
 //! Bounded: one waiting entry per read in flight (at most the queue depth), each with room for
 //! `B` names of at most `max_name_bytes`, allocated at construction.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use engine::fw::pipeline::SlowTier;
 
@@ -341,20 +343,30 @@ fn deliver(
 }
 
 /// A cloneable handle on one worker's [`L2Tier`]: box one clone into the engine as its
-/// [`SlowTier`], keep another to poll and admit. Not meant to be shared across threads
-/// (it is `Send` so that the engine can move to its worker).
+/// [`SlowTier`], keep another to poll and admit. Both are used only from the worker's thread,
+/// so the lock is never contended (the handle is `Send` so that the engine can move to its
+/// worker). The handles also add up the time the engine spent in L2 lookups and read-ahead
+/// requests ([`SharedL2Tier::take_engine_ns`]), so that a worker can tell storage time from
+/// forwarding time.
 #[derive(Debug, Clone)]
-pub struct SharedL2Tier(Arc<Mutex<L2Tier>>);
+pub struct SharedL2Tier {
+    tier: Arc<Mutex<L2Tier>>,
+    engine_ns: Arc<AtomicU64>,
+}
 
 impl SharedL2Tier {
     /// Wraps a tier.
     pub fn new(tier: L2Tier) -> Self {
-        SharedL2Tier(Arc::new(Mutex::new(tier)))
+        SharedL2Tier {
+            tier: Arc::new(Mutex::new(tier)),
+            engine_ns: Arc::new(AtomicU64::new(0)),
+        }
     }
 
-    /// Locks the tier (never contended when used from one worker).
+    /// Locks the tier (never contended when used from one worker; a poisoned lock is taken
+    /// over: the tier's state stays consistent between calls).
     pub fn lock(&self) -> MutexGuard<'_, L2Tier> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.tier.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// [`L2Tier::poll`].
@@ -366,19 +378,44 @@ impl SharedL2Tier {
     pub fn admit(&self, name_value: &[u8], data: &[u8]) -> Admit {
         self.lock().admit(name_value, data)
     }
+
+    /// Nanoseconds the engine spent in this tier's lookups and read-ahead requests since the
+    /// last call.
+    pub fn take_engine_ns(&self) -> u64 {
+        self.engine_ns.swap(0, Ordering::Relaxed)
+    }
+
+    /// The tier itself, when this is the last handle on it (`Err(self)` otherwise).
+    pub fn into_inner(self) -> Result<L2Tier, Self> {
+        let SharedL2Tier { tier, engine_ns } = self;
+        match Arc::try_unwrap(tier) {
+            Ok(m) => Ok(m.into_inner().unwrap_or_else(|e| e.into_inner())),
+            Err(tier) => Err(SharedL2Tier { tier, engine_ns }),
+        }
+    }
+
+    /// Runs `f` on the tier, adding the time it took to the engine's storage time.
+    fn timed<R>(&mut self, f: impl FnOnce(&mut L2Tier) -> R) -> R {
+        let t = Instant::now();
+        let r = f(&mut self.lock());
+        self.engine_ns
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        r
+    }
 }
 
 impl SlowTier for SharedL2Tier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
-        self.lock().lookup(full_hash, name_value)
+        self.timed(|t| t.lookup(full_hash, name_value))
     }
 
     fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
+        // No I/O: not storage time.
         self.lock().ahead_of(name_value, out)
     }
 
     fn prefetch(&mut self, name_value: &[u8]) {
-        self.lock().prefetch(name_value)
+        self.timed(|t| t.prefetch(name_value))
     }
 }
 
