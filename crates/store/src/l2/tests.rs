@@ -1,0 +1,382 @@
+use super::*;
+
+/// The name TLV value of /t/c=<content>/seg=<segment>.
+fn name(content: u32, segment: u64) -> Vec<u8> {
+    let mut v = vec![8, 1, b't', 8, 4];
+    v.extend_from_slice(&content.to_be_bytes());
+    v.push(0x32);
+    v.push(8);
+    v.extend_from_slice(&segment.to_be_bytes());
+    v
+}
+
+fn key_of(l2: &L2File, content: u32, segment: u64) -> u64 {
+    let n = name(content, segment);
+    let c = ChunkName::parse(&n).unwrap();
+    l2.batch_key(c.prefix, c.segment)
+}
+
+fn payload(content: u32, segment: u64) -> Vec<u8> {
+    (0..1000u32)
+        .map(|i| (i as u64 * 31 + u64::from(content) * 7 + segment) as u8)
+        .collect()
+}
+
+fn config(dir: &Path, extents: u32) -> L2Config {
+    L2Config {
+        slot_bytes: 2048,
+        batch: 4,
+        queue_depth: 4,
+        io_threads: 2,
+        ..L2Config::new(dir.join("l2"), extents)
+    }
+}
+
+/// Writes every chunk of `contents × segments`, waiting whenever the queue is full.
+fn fill(l2: &mut L2File, contents: u32, segments: u64) {
+    for c in 0..contents {
+        fill_one(l2, c, segments);
+    }
+}
+
+/// Writes segments `0..segments` of content `c`.
+fn fill_one(l2: &mut L2File, c: u32, segments: u64) {
+    for s in 0..segments {
+        let n = name(c, s);
+        let chunk = ChunkName::parse(&n).unwrap();
+        loop {
+            match l2.admit(&chunk, &payload(c, s)) {
+                Admit::Busy => assert!(l2.wait_one(|_| {})),
+                other => break assert_ne!(other, Admit::TooLarge),
+            }
+        }
+    }
+    l2.flush();
+}
+
+/// Reads chunk (c, s): the verified chunks of its batch, or None on a miss.
+/// (segment, name, payload) of a chunk read back.
+type Got = (u64, Vec<u8>, Vec<u8>);
+
+fn read(l2: &mut L2File, c: u32, s: u64) -> Option<Vec<Got>> {
+    let n = name(c, s);
+    match l2.read(&ChunkName::parse(&n).unwrap()) {
+        ReadStart::Pending { ticket, .. } => {
+            let mut out = None;
+            while out.is_none() {
+                assert!(l2.wait_one(|b| {
+                    assert_eq!(b.ticket, ticket);
+                    out = Some(
+                        b.chunks()
+                            .map(|c| (c.segment, c.name.to_vec(), c.payload.to_vec()))
+                            .collect(),
+                    );
+                }));
+            }
+            out
+        }
+        ReadStart::Miss => None,
+        ReadStart::Busy => panic!("busy with nothing in flight"),
+    }
+}
+
+fn servable(l2: &mut L2File, contents: u32, segments: u64) -> u64 {
+    let mut ok = 0;
+    for c in 0..contents {
+        for s in (0..segments).step_by(l2.sb.batch as usize) {
+            if let Some(chunks) = read(l2, c, s) {
+                for (seg, n, p) in chunks {
+                    assert_eq!(n, name(c, seg), "wrong name served");
+                    assert_eq!(p, payload(c, seg), "wrong data served");
+                    ok += 1;
+                }
+            }
+        }
+    }
+    ok
+}
+
+#[test]
+fn batches_round_trip_on_both_backends() {
+    for backend in [IoBackend::Threads, IoBackend::Auto] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l2 = L2File::open(&L2Config {
+            backend,
+            ..config(dir.path(), 16)
+        })
+        .unwrap();
+        fill(&mut l2, 3, 10); // 3 batches of 4 + one of 2 per content = 9 extents
+        assert_eq!(l2.stored_chunks(), 30);
+        let got = read(&mut l2, 1, 5).unwrap();
+        let segs: Vec<u64> = got.iter().map(|c| c.0).collect();
+        assert_eq!(segs, vec![4, 5, 6, 7], "one read returns the whole batch");
+        assert_eq!(servable(&mut l2, 3, 10), 30);
+        assert_eq!(read(&mut l2, 3, 0), None);
+        assert_eq!(read(&mut l2, 0, 10), None);
+        let k = *l2.counters();
+        assert_eq!(k.checksum_failures, 0);
+        assert_eq!(k.writes_submitted, 30);
+        assert!(l2.index_bytes_per_chunk() <= 32.0);
+    }
+}
+
+#[test]
+fn index_costs_at_most_32_bytes_per_chunk_from_batch_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_chunk = |batch| {
+        let l2 = L2File::open(&L2Config {
+            batch,
+            ..config(dir.path(), 4)
+        })
+        .unwrap();
+        let b = l2.index_bytes_per_chunk();
+        drop(l2);
+        std::fs::remove_file(dir.path().join("l2")).unwrap();
+        b
+    };
+    assert!(per_chunk(3) <= 32.0, "{}", per_chunk(3));
+    assert!(per_chunk(10) <= 8.0, "{}", per_chunk(10));
+}
+
+#[test]
+fn direct_io_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    if !supports_direct(dir.path()) {
+        eprintln!("O_DIRECT unsupported here; skipped");
+        return;
+    }
+    let mut l2 = L2File::open(&L2Config {
+        direct: true,
+        ..config(dir.path(), 8)
+    })
+    .unwrap();
+    fill(&mut l2, 2, 8);
+    assert_eq!(servable(&mut l2, 2, 8), 16);
+}
+
+#[test]
+fn fifo_and_lru_evict_whole_batches_in_their_order() {
+    for policy in [Replacement::Fifo, Replacement::Lru] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut l2 = L2File::open(&L2Config {
+            replacement: policy,
+            ..config(dir.path(), 3)
+        })
+        .unwrap();
+        fill(&mut l2, 3, 4); // contents 0, 1, 2: one extent each, L2 full
+        assert!(read(&mut l2, 0, 0).is_some()); // LRU refreshes content 0
+        fill(&mut l2, 4, 4); // content 3 evicts one batch
+        assert_eq!(l2.counters().evictions, 1);
+        let gone = if policy == Replacement::Fifo { 0 } else { 1 };
+        assert_eq!(read(&mut l2, gone, 0), None, "{policy:?}");
+        for c in (0..4).filter(|&c| c != gone) {
+            assert_eq!(read(&mut l2, c, 2).map(|v| v.len()), Some(4), "{policy:?}");
+        }
+        assert_eq!(l2.order().len(), 3);
+    }
+}
+
+#[test]
+fn decision_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut never = L2File::open(&L2Config {
+        decision: Decision::Lcp { p: 0.0 },
+        ..config(dir.path(), 8)
+    })
+    .unwrap();
+    fill(&mut never, 2, 8);
+    assert_eq!(never.stored_chunks(), 0);
+    assert_eq!(never.counters().admit_rejected, 16);
+    drop(never);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut half = L2File::open(&L2Config {
+        decision: Decision::Lcp { p: 0.5 },
+        ..config(dir.path(), 400)
+    })
+    .unwrap();
+    fill(&mut half, 100, 4); // 100 batches, one decision each
+    let kept = half.stored_chunks();
+    assert_eq!(kept % 4, 0, "a decision covers the whole batch");
+    assert!(
+        (120..=280).contains(&kept),
+        "{kept} of 400 chunks admitted at p = 0.5"
+    );
+    drop(half);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut two = L2File::open(&L2Config {
+        decision: Decision::TwoLru { filter_batches: 16 },
+        ..config(dir.path(), 8)
+    })
+    .unwrap();
+    fill(&mut two, 1, 4);
+    assert_eq!(two.stored_chunks(), 0, "first offer of a batch is filtered");
+    // A later offer (after this batch's decision is used up) finds the key in the filter.
+    fill(&mut two, 1, 4);
+    assert_eq!(two.stored_chunks(), 4);
+}
+
+#[test]
+fn poll_max_bounds_the_completions_one_call_handles() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l2 = L2File::open(&config(dir.path(), 8)).unwrap();
+    fill(&mut l2, 1, 12); // 3 batches
+    for b in 0..3u64 {
+        let n = name(0, b * 4);
+        assert!(matches!(
+            l2.read(&ChunkName::parse(&n).unwrap()),
+            ReadStart::Pending { .. }
+        ));
+    }
+    let mut batches = 0;
+    let t0 = std::time::Instant::now();
+    while batches < 3 {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(10));
+        let n = l2.poll_max(1, |b| {
+            assert_eq!(b.len(), 4);
+            batches += 1;
+        });
+        assert!(n <= 1);
+    }
+    assert_eq!(l2.in_flight(), 0);
+}
+
+#[test]
+fn too_large_and_busy_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut l2 = L2File::open(&config(dir.path(), 64)).unwrap();
+    let n = name(0, 0);
+    let chunk = ChunkName::parse(&n).unwrap();
+    assert_eq!(l2.admit(&chunk, &[0u8; 2048]), Admit::TooLarge);
+    let mut busy = false;
+    for s in 0..64 {
+        let n = name(1, s);
+        if l2.admit(&ChunkName::parse(&n).unwrap(), b"x") == Admit::Busy {
+            busy = true;
+            break;
+        }
+    }
+    assert!(busy, "queue depth 4 must refuse the 5th write");
+    assert!(l2.in_flight() <= 4);
+    l2.flush();
+}
+
+#[test]
+fn corrupt_bytes_are_never_served_and_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    fill(&mut l2, 2, 8);
+    // Flip a payload byte of content 1, segment 5 (extent of batch 1 of content 1).
+    let sb = *l2.superblock();
+    let key = key_of(&l2, 1, 5);
+    let e = l2.map[&key];
+    let off = sb.slot_offset(e, 1) + SLOT_HEADER_BYTES as u64 + 20 + 100;
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.write_at(&[0x5a], off).unwrap();
+    drop(f);
+    let got = read(&mut l2, 1, 4).unwrap();
+    let segs: Vec<u64> = got.iter().map(|c| c.0).collect();
+    assert_eq!(
+        segs,
+        vec![4, 6, 7],
+        "the corrupt slot is dropped, the rest served"
+    );
+    for (seg, n, p) in &got {
+        assert_eq!((n, p), (&name(1, *seg), &payload(1, *seg)));
+    }
+    assert_eq!(l2.counters().checksum_failures, 1);
+    assert!(!l2.contains(&ChunkName::parse(&name(1, 5)).unwrap()));
+    assert_eq!(read(&mut l2, 1, 5), None, "dropped from the index");
+    assert_eq!(servable(&mut l2, 2, 8), 15);
+}
+
+#[test]
+fn clean_restart_keeps_everything_and_crash_restart_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 12);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    fill(&mut l2, 4, 12); // 12 extents, full
+    fill(&mut l2, 5, 12); // content 4 evicts 3 extents (FIFO: content 0)
+    let before_order = l2.order();
+    let stored = l2.stored_chunks();
+    assert_eq!(stored, 48);
+    l2.close().unwrap();
+    assert!(cfg.index_path().exists());
+
+    // Clean restart: index file loaded, order kept, everything servable.
+    let mut l2 = L2File::open(&cfg).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert!(!cfg.index_path().exists(), "the index is consumed at open");
+    assert_eq!(l2.order(), before_order);
+    assert_eq!(l2.counters().recovered_chunks, 48);
+    let ok = servable(&mut l2, 5, 12);
+    assert!(
+        ok as f64 >= 0.95 * stored as f64,
+        "{ok} of {stored} servable"
+    );
+    assert_eq!(ok, 48);
+
+    // Crash (drop without close): no index file, so the next open scans. Corrupt one slot
+    // header on disk first: the scan must drop it.
+    fill_one(&mut l2, 6, 4); // one more batch (evicts the oldest)
+    let sb = *l2.superblock();
+    drop(l2);
+    assert!(!cfg.index_path().exists());
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.write_at(&[0xff, 0xff], sb.slot_offset(5, 2) + 40)
+        .unwrap();
+    drop(f);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    let k = *l2.counters();
+    assert!(!k.loaded_index_file);
+    assert_eq!(k.rebuild_corrupt, 1);
+    assert_eq!(k.recovered_chunks, 47);
+    assert_eq!(servable(&mut l2, 7, 12), 47);
+    assert_eq!(l2.counters().checksum_failures, 0);
+    // The rebuilt FIFO order: content 6's batch is the newest.
+    let newest = *l2.order().last().unwrap();
+    assert_eq!(newest, key_of(&l2, 6, 0));
+
+    // A damaged index file is ignored (rebuild instead).
+    l2.close().unwrap();
+    let mut idx = std::fs::read(cfg.index_path()).unwrap();
+    idx[30] ^= 1;
+    std::fs::write(cfg.index_path(), idx).unwrap();
+    let mut l2 = L2File::open(&cfg).unwrap();
+    assert!(!l2.counters().loaded_index_file);
+    assert_eq!(servable(&mut l2, 7, 12), 47);
+}
+
+#[test]
+fn geometry_mismatch_and_bad_config_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    L2File::open(&cfg).unwrap().close().unwrap();
+    let e = L2File::open(&L2Config {
+        batch: 8,
+        ..cfg.clone()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("batch=4"), "{e}");
+    let e = L2File::open(&L2Config {
+        slot_bytes: 1000,
+        ..cfg.clone()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("slot_bytes"), "{e}");
+    let e = L2File::open(&L2Config {
+        decision: Decision::Lcp { p: 1.5 },
+        ..cfg.clone()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("LCP"), "{e}");
+    std::fs::write(dir.path().join("junk"), [1u8; 8192]).unwrap();
+    let e = L2File::open(&L2Config {
+        path: dir.path().join("junk"),
+        ..cfg
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("not a Cascade L2 file"), "{e}");
+}
