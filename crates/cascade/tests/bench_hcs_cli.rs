@@ -61,7 +61,7 @@ fn a_scratch_file_below_eight_mib_is_refused_with_one_line() {
 }
 
 /// The Seq workload on the emulated L2 (fast): prefetch-ahead is on by default and is compared
-/// with its own model (one miss per content); `--no-prefetch-ahead` gives seed 000's eq. 3.
+/// with its own model (one miss per content); `--no-prefetch-ahead` gives Mansilha et al.'s eq. 3.
 #[test]
 fn seq_reads_ahead_by_default_and_each_setting_meets_its_model() {
     let seq = |extra: &[&str]| {

@@ -51,7 +51,7 @@ fn che_json_has_the_stream_model_of_real() {
     let steady = s["steady"]["hit_ratio"].as_f64().expect("steady hit ratio");
     let window = s["window"]["hit_ratio"].as_f64().expect("window hit ratio");
     // L1 of 1,280 chunks cannot keep a batch for each of 160 streams: the steady state has
-    // collapsed; the seed's window (10 x |L1| warm-up) still starts on the arrival ramp.
+    // collapsed; the paper's window (10 x |L1| warm-up) still starts on the arrival ramp.
     assert_eq!(s["steady"]["active_streams"].as_f64(), Some(160.0));
     assert!(steady < 0.6 && window > steady && window < v["real"].as_f64().unwrap());
     assert_eq!(s["window"]["warmup_requests"].as_u64(), Some(12_800));

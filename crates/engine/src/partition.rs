@@ -1,9 +1,10 @@
 //! Which worker owns a packet: PIT+CS tables are partitioned across workers by name hash, so no
-//! two workers ever touch the same entry and no lock is needed (seed 002 §3.3, seed 001).
+//! two workers ever touch the same entry and no lock is needed (So et al., ANCS 2013, §3.3;
+//! Kirchner et al., "Augustus: a CCN router for programmable networks", ANCS 2016).
 //!
-//! - **By full name** (H=Content): the keyed hash of the whole name, as the seed's dispatcher
+//! - **By full name** (H=Content): the keyed hash of the whole name, as So et al.'s dispatcher
 //!   computes it.
-//! - **By batch** (H=Batch, seed 000): for a name whose last component is a segment number s,
+//! - **By batch** (H=Batch, Mansilha et al., 2017): for a name whose last component is a segment number s,
 //!   the hash of the name without it plus floor(s / B), so that the B consecutive chunks of one
 //!   batch meet on one worker (and one L2 read), while a popular content's batches spread over
 //!   all workers. Names without a segment fall back to the full-name hash.

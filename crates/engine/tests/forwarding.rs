@@ -1329,7 +1329,7 @@ fn prefetched_data_inserted_without_a_pit_entry_answers_later_interests() {
     e.table().check_invariants().unwrap();
 }
 
-/// A slower tier that misses every lookup and reads ahead like seed 000's batches of 4: a CS
+/// A slower tier that misses every lookup and reads ahead like Mansilha et al.'s batches of 4: a CS
 /// hit on segment 2 of a batch asks for the first segment of the next one. Records what the
 /// engine asked it to prefetch.
 struct AheadTier {

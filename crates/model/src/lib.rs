@@ -1,10 +1,12 @@
-//! Analytic models for Cascade's hierarchical content store (seed 000, `SPEC.md` §3).
+//! Analytic models for Cascade's hierarchical content store (Mansilha et al.,
+//! "Exploiting parallelism in hierarchical content stores for high-speed ICN routers", Computer
+//! Networks, 2017).
 //!
 //! Today: Zipf popularity, Che's approximation of the characteristic time for LRU and for
-//! FIFO/Random caches, the seed's L1 hit-ratio models with batch prefetching for the
+//! FIFO/Random caches, the paper's L1 hit-ratio models with batch prefetching for the
 //! `Seq`, `Unif` and `Real` workloads (eq. 2–6), and a stream-aware model of `Real` with a
 //! FIFO L1 ([`streams`]) that also covers an L1 too small to keep each stream's prefetched
-//! batch and the seed's measurement window on the workload's start-up ramp. Later: the bypass
+//! batch and the paper's measurement window on the workload's start-up ramp. Later: the bypass
 //! Markov chain.
 //!
 //! Pure computation: no I/O.
@@ -179,7 +181,7 @@ pub fn che(popularity: &[f64], size: f64, policy: Policy) -> Che {
     }
 }
 
-/// Seed 000 eq. 2, `Unif`: `|L1| / |C|`, both in chunks, capped at 1.
+/// Mansilha et al., eq. 2, `Unif`: `|L1| / |C|`, both in chunks, capped at 1.
 pub fn unif_hit_ratio(l1_chunks: u64, catalogue_chunks: u64) -> f64 {
     if catalogue_chunks == 0 || l1_chunks >= catalogue_chunks {
         return 1.0;
@@ -187,7 +189,7 @@ pub fn unif_hit_ratio(l1_chunks: u64, catalogue_chunks: u64) -> f64 {
     l1_chunks as f64 / catalogue_chunks as f64
 }
 
-/// Seed 000 eq. 3, `Seq`: the first chunk of every batch misses, the other `B − 1` hit thanks to
+/// Mansilha et al., eq. 3, `Seq`: the first chunk of every batch misses, the other `B − 1` hit thanks to
 /// prefetching, so `1 − 1/B`; it degenerates to 1 when L1 holds the whole catalogue.
 pub fn seq_hit_ratio(batch: u64, l1_chunks: u64, catalogue_chunks: u64) -> f64 {
     if l1_chunks >= catalogue_chunks || batch == 0 {
@@ -196,7 +198,7 @@ pub fn seq_hit_ratio(batch: u64, l1_chunks: u64, catalogue_chunks: u64) -> f64 {
     1.0 - 1.0 / batch as f64
 }
 
-/// `Seq` with prefetch-ahead (the improvement seed 000 left for later; not in the seed): the
+/// `Seq` with prefetch-ahead (the improvement the paper left for later; not in it): the
 /// request for a batch's penultimate chunk reads the content's next batch, so that batch is in
 /// L1 before its first chunk is asked for, and only a content's very first chunk misses:
 /// `1 − 1/chunks_per_content`.
@@ -225,7 +227,7 @@ pub fn seq_ahead_hit_ratio(
     1.0 - 1.0 / chunks_per_content as f64
 }
 
-/// Seed 000 eq. 4, `Real`: `P1st/B + (1 − 1/B) = 1 − (1 − P1st)/B`.
+/// Mansilha et al., eq. 4, `Real`: `P1st/B + (1 − 1/B) = 1 − (1 − P1st)/B`.
 pub fn real_hit_ratio(batch: u64, p1st: f64) -> f64 {
     if batch == 0 {
         return 1.0;
@@ -233,20 +235,20 @@ pub fn real_hit_ratio(batch: u64, p1st: f64) -> f64 {
     1.0 - (1.0 - p1st.clamp(0.0, 1.0)) / batch as f64
 }
 
-/// Parameters of the seed-000 L1 hit-ratio model.
+/// Parameters of the L1 hit-ratio model of Mansilha et al..
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HcsParams {
     /// L1 size in chunks.
     pub l1_chunks: u64,
     /// Catalogue size in contents.
     pub catalogue: u64,
-    /// Chunks per content (seed 000's `Real`: 1,280).
+    /// Chunks per content (the paper's `Real`: 1,280).
     pub chunks_per_content: u64,
-    /// Prefetch batch size `B` in chunks (seed 000: 10).
+    /// Prefetch batch size `B` in chunks (the paper: 10).
     pub batch: u64,
-    /// Zipf exponent of content popularity (seed 000: 1).
+    /// Zipf exponent of content popularity (the paper: 1).
     pub alpha: f64,
-    /// L1 replacement policy (seed 000: FIFO).
+    /// L1 replacement policy (the paper: FIFO).
     pub policy: Policy,
 }
 
@@ -283,11 +285,11 @@ pub struct L1Prediction {
     pub real: f64,
 }
 
-/// The seed-000 L1 hit-ratio models (eq. 2–6).
+/// The L1 hit-ratio model of Mansilha et al.s (eq. 2–6).
 ///
 /// Reading of the seed for `Real`: eq. 5–6 are Che's approximation over the *contents* of the
 /// catalogue (`λ_m` = Zipf(α) popularity of content `m`, normalised), with `|L1|` in eq. 6
-/// counted in contents. The seed sizes L1 in bytes/chunks and never states the conversion;
+/// counted in contents. The paper sizes L1 in bytes/chunks and never states the conversion;
 /// since every content of `Real` is a stream of `chunks_per_content` chunks, we take the L1
 /// capacity in contents to be `|L1| / chunks_per_content` (fractional allowed). The catalogue
 /// in chunks, used by `Unif` and `Seq`, is `catalogue × chunks_per_content`.

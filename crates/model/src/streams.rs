@@ -1,6 +1,8 @@
-//! Stream-aware L1 model of seed 000's `Real` workload with a FIFO L1.
+//! Stream-aware L1 model of the `Real` workload of Mansilha et al., "Exploiting parallelism in
+//! hierarchical content stores for high-speed ICN routers" (Computer Networks, 2017), with a FIFO
+//! L1.
 //!
-//! # Why the seed's model is not enough
+//! # Why the paper's model is not enough
 //!
 //! Eq. 4–6 assume that the `B − 1` chunks a batch read brings into L1 stay there until the
 //! stream that caused the read asks for them, so that only a batch's first chunk can miss. A
@@ -27,7 +29,7 @@
 //! requests `0, Δ, …, (b − 1) Δ`, and with prefetch-ahead also, `2Δ` before the first one, the
 //! read-ahead issued at the previous batch's penultimate chunk (an event that reads the batch
 //! if it is off, but is not a request). The batches of a content are independent items of
-//! this kind (the seed's Che approximation makes the same independence assumption between
+//! this kind (the paper's Che approximation makes the same independence assumption between
 //! contents).
 //!
 //! **Sojourn.** Each insertion keeps the batch on for a sojourn `T`: the time the next `L`
@@ -73,7 +75,7 @@
 //!
 //! (`λ S` = requests per second). The occupancy is not monotone in `T̄` when `T̄` is near the
 //! visit's length — this is the collapse — so there can be several roots; we take the
-//! largest, the stable state that an L1 reaches from a hot start (the seed's warm-up): the
+//! largest, the stable state that an L1 reaches from a hot start (the paper's warm-up): the
 //! occupancy grows through `L` there, and it is where the L1 stays while that state exists.
 //!
 //! **Limits.** When visits take no time (`r → ∞`) a batch is never re-read during its visit,
@@ -83,18 +85,18 @@
 //! when its batch leaves L1 reads it again at once (a term of order `ρ_m b Δ`); both models
 //! tend to 1 as `L` grows.
 //!
-//! **The seed's measurement window.** The workload starts with no stream (the seed's and
+//! **The paper's measurement window.** The workload starts with no stream (the paper's and
 //! Cascade's generators), so at time `t < S / r` only `λ t` streams are active, they have
 //! reached only the first `r t` chunks of their contents, and the requests so far number
 //! `Λ(t) = λ r t² / 2` (then `λ S` per second). At time `t` the model is the one above with
-//! only the share `φ = min(1, t r / S)` of every content's batches live. The seed warms L1 up
+//! only the share `φ = min(1, t r / S)` of every content's batches live. The paper warms L1 up
 //! with `10 |L1|` requests and measures the next ones, so for a small L1 the window lies on
 //! this ramp: [`predict_real_window`] averages the hit ratio over the window's requests (the
 //! largest root at each `t`; as `t` grows the occupancy grows at every `T̄`, so that root only
 //! moves down, as the L1 itself does when its state collapses).
 //!
 //! Not modelled: the fluctuation of the number of active streams (Poisson, ±√N) and of the
-//! time the collapse happens in one run; LRU (the seed's policy is FIFO, for which the
+//! time the collapse happens in one run; LRU (the paper's policy is FIFO, for which the
 //! chunks of one read leave together).
 
 use crate::{zipf, HcsParams, ModelError, Policy};
@@ -106,7 +108,7 @@ const WINDOW_POINTS: usize = 64;
 /// Probability below which an interval of `T` is ignored.
 const NEGLIGIBLE: f64 = 1e-300;
 
-/// Timing of the `Real` workload and the prefetch mode (Table 3 and §3.3.3 of seed 000).
+/// Timing of the `Real` workload and the prefetch mode (Table 3 and §3.3.3 of the paper).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Streams {
     /// Stream (content) arrivals per second, Poisson (Table 3: 1).
@@ -155,7 +157,7 @@ pub struct StreamPrediction {
     pub live_share: f64,
 }
 
-/// The stream model averaged over a measurement window of the seed's protocol.
+/// The stream model averaged over a measurement window of the paper's protocol.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowPrediction {
     /// Mean L1 hit ratio over the window's requests.
@@ -758,7 +760,7 @@ pub fn predict_real_streams(p: &HcsParams, s: &Streams) -> Result<StreamPredicti
 }
 
 /// The stream model averaged over the requests `warmup .. warmup + window` of a workload that
-/// starts with no active stream (the seed's protocol: `warmup = 10 |L1|`), see the module
+/// starts with no active stream (the paper's protocol: `warmup = 10 |L1|`), see the module
 /// documentation.
 pub fn predict_real_window(
     p: &HcsParams,
@@ -1046,7 +1048,7 @@ mod tests {
         assert!(pr.t_mean_s < 0.25 && pr.t_mean_s > 0.125, "{pr:?}");
         assert!((pr.hit_ratio - 0.5).abs() < 0.03, "{pr:?}");
         assert!((pr.reads_per_request - 0.5).abs() < 0.03, "{pr:?}");
-        // Enough room for every stream's batch: the seed's regime, one read per batch.
+        // Enough room for every stream's batch: the paper's regime, one read per batch.
         let ok = predict_real_streams(&table3(2_560), &s).unwrap();
         assert!(ok.t_mean_s > 1.125 && ok.hit_ratio > 0.9, "{ok:?}");
         assert!((ok.reads_per_request - (1.0 - ok.hit_ratio)).abs() < 1e-3);

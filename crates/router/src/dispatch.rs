@@ -59,7 +59,7 @@ pub enum Route {
     Malformed,
 }
 
-/// How chunks are spread over workers (seed 000's H). Names that are not chunks always go by
+/// How chunks are spread over workers (Mansilha et al.'s H, Computer Networks 2017). Names that are not chunks always go by
 /// their full name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerMapping {
@@ -206,7 +206,7 @@ impl Dispatcher {
 
     /// [`Dispatcher::classify`], and the full-name hash of the Interest, Data or Nack routed to
     /// a worker ([`engine::hash::full_name_hash`]), which the worker's engine then uses instead
-    /// of computing it (seed 002's dispatcher precomputes it the same way).
+    /// of computing it (So et al.'s dispatcher, ANCS 2013, precomputes it the same way).
     pub fn classify_hashed(&self, bytes: &[u8]) -> (Route, PktKind, Option<u64>) {
         let Some(&first) = bytes.first() else {
             return (Route::Malformed, PktKind::Other, None);

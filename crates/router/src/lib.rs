@@ -1,7 +1,8 @@
 //! # router — the Cascade daemon
 //!
 //! Wires faces, forwarding workers, the shared FIB and NFD-compatible management into a router
-//! (seed 001's threading model, NDN-DPDK's split of data and control planes):
+//! (the threading model of Kirchner et al., "Augustus: a CCN router for programmable
+//! networks", ANCS 2016; NDN-DPDK's split of data and control planes):
 //!
 //! ```text
 //!   sockets ──► I/O thread ──(ring per worker)──► worker 0..N-1 (one engine each)

@@ -530,7 +530,7 @@ fn fetch_windowed(r: &Router, names: &[(u32, u64)], window: usize, content: &[u8
     nacks
 }
 
-/// Seed 000's floor "no forwarding stall longer than 1 ms caused by storage", measured: a
+/// Mansilha et al.'s floor "no forwarding stall longer than 1 ms caused by storage", measured: a
 /// router whose RAM CS holds 64 chunks serves 4,000 chunks from L2 to four consumers at once
 /// (L2 reads saturated: the queue of 16 is full and refuses reads), and reports per
 /// forwarding-loop iteration the time spent on storage and the whole iteration.
@@ -627,7 +627,7 @@ fn storage_stalls_under_saturated_l2_reads() {
     // shared with 4 consumers and the I/O thread), lost the time to interrupts or the
     // hypervisor, or blocked in the kernel are printed above. Blocks were waits on the
     // process's mmap_lock (about 1 run in 10); with the worker's memory kept steady
-    // (router::mem) none was seen in 100 runs (README).
+    // (router::mem) none was seen in 100 runs (docs/performance.md).
     assert_eq!(st.on_cpu_over_1ms, 0, "{st:?}");
     assert!(l2.file.read_busy > 0, "L2 reads never saturated: {l2:?}");
     r.stop_handle().stop();

@@ -1,19 +1,21 @@
-//! An emulated L2, as seed 000 builds it to reproduce its curves (Table 1 of the seed).
+//! An emulated L2, as Mansilha et al. ("Exploiting parallelism in hierarchical content
+//! stores for high-speed ICN routers", Computer Networks, 2017) build it to reproduce their
+//! curves (their Table 1).
 //!
 //! A batch read of `n` chunks of `|c|` bytes takes `d = n·|c|/τ_L2` (with `n = B` for a full
 //! batch), spent by busy-waiting on the clock ([`EmuDelay::Busy`], precise, burns the core) or
 //! by sleeping ([`EmuDelay::Sleep`], imprecise below about a millisecond). The chunks come from
 //! memory allocated once at start-up ([`EmuMemory::Static`]: `|L2|` is bounded by RAM) or from
 //! a batch buffer allocated and filled on every read and freed afterwards
-//! ([`EmuMemory::Dynamic`]: any `|L2|`, at the cost of an allocation per read — the seed's
-//! technique, kept on purpose because its overhead is what the seed measured).
+//! ([`EmuMemory::Dynamic`]: any `|L2|`, at the cost of an allocation per read — the paper's
+//! technique, kept on purpose because its overhead is what the paper measured).
 //!
-//! The read is synchronous: the calling thread spends the delay, exactly like the seed's
+//! The read is synchronous: the calling thread spends the delay, exactly like the paper's
 //! single-threaded NFD-HCS. Chunks are addressed by their position in the catalogue.
 
 use std::time::{Duration, Instant};
 
-/// Where the emulated chunks live (seed 000, Table 1, `M`).
+/// Where the emulated chunks live (Mansilha et al., Table 1, `M`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EmuMemory {
     /// All of L2 preallocated at start-up.
@@ -23,7 +25,7 @@ pub enum EmuMemory {
     Dynamic,
 }
 
-/// How the read delay is spent (seed 000, Table 1, `D`).
+/// How the read delay is spent (Mansilha et al., Table 1, `D`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum EmuDelay {
     /// Spin on the clock.
@@ -39,9 +41,9 @@ pub struct EmulatedL2Config {
     /// Chunks L2 holds (static memory allocates `capacity_chunks × chunk_bytes`); positions
     /// beyond wrap around.
     pub capacity_chunks: u64,
-    /// Bytes per chunk `|c|` (seed: 8 KiB).
+    /// Bytes per chunk `|c|` (the paper: 8 KiB).
     pub chunk_bytes: u32,
-    /// L2 throughput `τ_L2` in Gbit/s (seed: 4..64).
+    /// L2 throughput `τ_L2` in Gbit/s (the paper: 4..64).
     pub throughput_gbps: f64,
     /// Static or dynamic memory.
     pub memory: EmuMemory,
@@ -61,7 +63,7 @@ impl Default for EmulatedL2Config {
     }
 }
 
-/// The seed's emulated L2.
+/// The paper's emulated L2.
 #[derive(Debug)]
 pub struct EmulatedL2 {
     config: EmulatedL2Config,

@@ -64,7 +64,7 @@ const WRITE_TAG: u64 = 1 << 63;
 /// setting is carried here so that every user of one store agrees).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Admission {
-    /// On L1 eviction: L2 holds what L1 drops (the seed's write-back hierarchy).
+    /// On L1 eviction: L2 holds what L1 drops (the write-back hierarchy of Mansilha et al., 2017).
     #[default]
     WriteBack,
     /// On L1 insertion: every chunk entering L1 is also written to L2.
@@ -74,7 +74,7 @@ pub enum Admission {
 /// Which offered batches L2 accepts (decided once per batch when it has no extent yet).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Decision {
-    /// Admit everything (the seed's policy).
+    /// Admit everything (Mansilha et al.'s policy).
     #[default]
     Always,
     /// Leave-copy-probabilistically: admit a new batch with probability `p` (0..=1).

@@ -119,7 +119,7 @@ impl L2Tier {
 
     /// Turns prefetch-ahead on (the default) or off: with it, a CS hit on the penultimate
     /// chunk of a batch (the last one when B = 1) reads the next batch into the CS, unless the
-    /// CS holds its first chunk already (seed 000's improvement, §3 of SPEC).
+    /// CS holds its first chunk already (the improvement Mansilha et al., 2017, left for later).
     pub fn with_prefetch_ahead(mut self, on: bool) -> Self {
         self.prefetch_ahead = on;
         self

@@ -265,7 +265,7 @@ pub struct DataView<'a> {
 }
 
 // The forwarding pipeline moves a view per packet: at 128 bytes or less the compiler moves it
-// with a few vector stores instead of a `memcpy` call (measured: README, session 9).
+// with a few vector stores instead of a `memcpy` call (measured: docs/experiments).
 const _: () = assert!(core::mem::size_of::<DataView<'static>>() <= 128);
 
 impl<'a> DataView<'a> {

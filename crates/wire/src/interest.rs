@@ -52,7 +52,7 @@ pub struct InterestView<'a> {
 }
 
 // The forwarding pipeline moves a view per packet: at 128 bytes or less the compiler moves it
-// with a few vector stores instead of a `memcpy` call (measured: README, session 9).
+// with a few vector stores instead of a `memcpy` call (measured: docs/experiments).
 const _: () = assert!(core::mem::size_of::<InterestView<'static>>() <= 128);
 
 impl<'a> InterestView<'a> {

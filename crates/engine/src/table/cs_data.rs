@@ -5,7 +5,7 @@
 //! Why not a heap buffer per CS entry: on a machine whose TLB caches 4 KB translations, every
 //! distinct page a Data path touches costs a page walk (~125 ns here, `memlat tlb`). The heap
 //! put the CS's 65,536 buffers wherever earlier frees had left holes, so the benchmark's Data
-//! figure moved by 1.7× with how the FIB generator allocated (session 10). Here the live Data
+//! figure moved by 1.7× with how the FIB generator allocated. Here the live Data
 //! of a class are packed from the front of the class's mapping.
 //!
 //! Owns: the slot mappings, per class a bump mark and an intrusive free list (the index of the

@@ -1,4 +1,5 @@
-//! The cache-line hash index shared by every table (seed 002, §3.1).
+//! The cache-line hash index shared by every table (So, Narayanan and Oran, "Named Data
+//! Networking on a Router: Fast and DoS-resistant Forwarding with Hash Tables", ANCS 2013, §3.1).
 //!
 //! A bucket is one 64-byte cache line holding 7 slots and the index of an overflow bucket. A slot
 //! packs a 32-bit fragment of the 64-bit hash (its high half) with a 32-bit entry index; the
@@ -65,7 +66,7 @@ impl Touch for Direct {
 /// Lines a planning pass may read (asked for in an earlier pass, so in cache or on their way).
 pub(crate) const PLAN_LINES: usize = 12;
 
-/// The lines of a lookup planned over several passes of a batch (seed 002's prefetching,
+/// The lines of a lookup planned over several passes of a batch (So et al.'s prefetching,
 /// generalised to dependent reads): each pass resumes the lookup where it stopped, reads only
 /// lines already requested, and requests the next one it needs, so that every packet of the
 /// batch has a miss in flight at once. The pass that reaches the end has the lookup's answer
@@ -75,7 +76,7 @@ pub(crate) const PLAN_LINES: usize = 12;
 /// last call. The pipeline issues a whole pass's requests together after the pass: on this
 /// project's machine a prefetch to a page whose translation is not cached holds up the core
 /// for its page walk, and walks started back to back overlap one another, while a walk between
-/// two packets' computations overlaps nothing (`memlat batch`, README).
+/// two packets' computations overlaps nothing (`memlat batch`, docs/performance.md).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LinePlan {
     lines: [usize; PLAN_LINES],

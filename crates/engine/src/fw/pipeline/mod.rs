@@ -71,7 +71,7 @@ fn prefetch_bytes(bytes: &[u8]) {
 /// Which LPM algorithm the FIB lookup uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LpmAlgorithm {
-    /// Seed 002's Algorithm 1.
+    /// Algorithm 1 of So et al. (ANCS 2013).
     TwoStage,
     /// The baseline: longest prefix first.
     LongestFirst,
@@ -244,14 +244,14 @@ pub struct Counters {
     pub drops: [u64; DROP_REASONS],
 }
 
-/// A slower CS tier behind the in-RAM CS (the SSD L2 of issue 5). A lookup answers miss, or
+/// A slower CS tier behind the in-RAM CS (the SSD L2). A lookup answers miss, or
 /// pending: the Interest then waits in its PIT entry until [`Engine::complete_pending`].
 pub trait SlowTier {
     /// Starts looking up exactly these name components; `true` means pending.
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
 
     /// Prefetch-ahead, asked after a CS hit on `name_value`: if this hit is the one that
-    /// should start reading the tier's next unit (seed 000's next batch, asked for at the
+    /// should start reading the tier's next unit (Mansilha et al.'s next batch, asked for at the
     /// penultimate chunk of the current one), writes the name of that unit's first chunk into
     /// `out` (empty on entry) and answers `true`. The engine then calls
     /// [`SlowTier::prefetch`] unless the CS already holds that chunk. Default: never.
@@ -507,7 +507,7 @@ impl Engine {
     }
 
     /// [`Engine::process`] with the full-name hashes the dispatcher computed to pick this
-    /// worker (seed 002's "precomputed hash"): `full_hashes[i]`, where present, is
+    /// worker (So et al.'s "precomputed hash"): `full_hashes[i]`, where present, is
     /// [`crate::hash::full_name_hash`] under this engine's key of the name of input `i`'s
     /// Interest, Data or Nack (checked in debug builds). A Nack then needs no hashing at all, a
     /// Data neither unless CanBePrefix or implicit-digest Interests are pending, and an

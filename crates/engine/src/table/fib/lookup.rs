@@ -142,7 +142,7 @@ impl Fib {
         }
     }
 
-    /// Longest-prefix match with the 2-stage algorithm of seed 002 (Algorithm 1). No lock, no
+    /// Longest-prefix match with the 2-stage algorithm of So et al. (Algorithm 1). No lock, no
     /// allocation. `h` must be the prefix hashes of `name` under this FIB's key.
     ///
     /// # Panics
@@ -270,7 +270,7 @@ impl Fib {
         }
     }
 
-    /// Longest-prefix match the basic way (the baseline of seed 002): from depth
+    /// Longest-prefix match the basic way (So et al.'s baseline): from depth
     /// min(n, deepest real prefix) down to `/`. Same contract as [`Fib::lookup`].
     ///
     /// # Panics
@@ -308,7 +308,7 @@ impl Fib {
     /// Only that one bucket: the next one (min(n, M) − 1 components) is needed only when the
     /// first probe misses, and on this project's machine every random line of a large table
     /// costs a page walk, during which the prefetch instruction itself holds up the core
-    /// (README, "Why the 16M figures stay above the floors"), so a speculative request costs
+    /// (docs/performance.md, on the 16M figures), so a speculative request costs
     /// every Interest what it saves the few whose first probe misses.
     #[inline]
     pub fn prefetch(&self, name: &NameView<'_>, h: &PrefixHashes, plan: &mut LinePlan) {

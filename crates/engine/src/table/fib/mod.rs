@@ -1,4 +1,6 @@
-//! The FIB: a shared, read-mostly hash table with the 2-stage longest-prefix match of seed 002
+//! The FIB: a shared, read-mostly hash table with the 2-stage longest-prefix match of So,
+//! Narayanan and Oran, "Named Data Networking on a Router: Fast and DoS-resistant Forwarding with
+//! Hash Tables" (ANCS 2013)
 //! (§2.3, Algorithm 1, Table 2).
 //!
 //! # Structure
@@ -37,7 +39,7 @@
 //!
 //! Updates are ordered so that a concurrent lookup never loses an unrelated route: the virtual
 //! entry and `md` a new deep prefix needs are published before the prefix itself, and lowered
-//! only after it is gone. Changing M follows the seed's safe order ([`Fib::set_m`]).
+//! only after it is gone. Changing M follows the paper's safe order ([`Fib::set_m`]).
 
 mod arena;
 mod entry;
@@ -215,7 +217,7 @@ impl Fib {
         self.virt.load(Ordering::Relaxed)
     }
 
-    /// FIB expansion: virtual entries as a percentage of real ones (Table 5 of seed 002).
+    /// FIB expansion: virtual entries as a percentage of real ones (Table 5 of So et al.).
     pub fn expansion_pct(&self) -> f64 {
         let real = self.real_len();
         if real == 0 {

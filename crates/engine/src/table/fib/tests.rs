@@ -182,7 +182,7 @@ fn paper_example_algorithm_1() {
         assert!(v.is_virtual);
         assert_eq!(v.md, 4);
     }
-    // Seed 002 §2.3: 2, 3 and 1 probes (instead of 3, 6 and 3 starting at n).
+    // So et al. §2.3: 2, 3 and 1 probes (instead of 3, 6 and 3 starting at n).
     assert_eq!(
         matched(&fib, "/a/b/c/d/e/f", true),
         (Some(n("/a/b/c/d")), 2)

@@ -502,7 +502,7 @@ impl Fib {
         v
     }
 
-    /// The M of the seed's most-likely heuristic: the depth (≥ 1) with the most real prefixes
+    /// The M of So et al.'s most-likely heuristic: the depth (≥ 1) with the most real prefixes
     /// (the shallower one on a tie); the current M when the FIB has no prefix below `/`.
     pub fn most_likely_m(&self) -> usize {
         let w = self.lock();
@@ -515,7 +515,7 @@ impl Fib {
         best.1
     }
 
-    /// Changes M (clamped to `1..=MAX_PREFIX_STATES`) without stopping readers, in the seed's
+    /// Changes M (clamped to `1..=MAX_PREFIX_STATES`) without stopping readers, in So et al.'s
     /// safe order: the virtual entries and `md` for the new M are put in place first, then the
     /// new M is published, then — once every reader that may still use the old M has unpinned —
     /// the virtual entries only the old M needed are deleted.

@@ -198,7 +198,7 @@ impl PitCs {
     /// Keeps a copy of every Data the replacement policy evicts from now on, up to `max_entries`
     /// Data and `max_bytes` bytes between two [`PitCs::drain_evicted`] calls (further evictions
     /// are counted in `cs_evictions_unlogged`); 0 turns it off. The memory is reserved now.
-    /// A slower tier uses it for write-back admission (seed 000: admission on eviction from L1).
+    /// A slower tier uses it for write-back admission (Mansilha et al., 2017: admission on eviction from L1).
     pub fn log_evictions(&mut self, max_entries: usize, max_bytes: usize) {
         let max_bytes = if max_entries == 0 { 0 } else { max_bytes };
         self.evicted = EvictionLog {

@@ -1,4 +1,4 @@
-//! One table for the PIT and the CS (seed 002 §3.2): one lookup per Interest and per Data.
+//! One table for the PIT and the CS (So, Narayanan and Oran, ANCS 2013, §3.2): one lookup per Interest and per Data.
 //!
 //! A [`NameEntry`] exists for each name that has pending Interests or cached Data. It holds up
 //! to four PIT entries (aggregation is by Name + CanBePrefix + MustBeFresh) and one CS slot,
