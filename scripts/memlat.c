@@ -1,4 +1,5 @@
-/* Memory latency probe for the README's figures (not part of the build or the tests).
+/* Memory latency probe behind the figures of docs/performance.md (not part of the build or
+ * the tests).
  *
  *   gcc -O2 -o /tmp/memlat scripts/memlat.c && /tmp/memlat 2560 1
  *
@@ -10,7 +11,7 @@
  *
  *   gcc -O2 -o /tmp/memlat scripts/memlat.c && /tmp/memlat tlb
  *
- * The address-translation probe of the README's "Why the 16M figures stay above the floors".
+ * The address-translation probe of docs/performance.md, "Why the 16M figures stay above the floors".
  * Maps 1 GB aligned to 2 MB and advised for transparent huge pages (the kernel's AnonHugePages
  * line is printed, to show they were granted), then reads the same amount of data, 65,536
  * cache lines (4 MB), laid out three ways, each as a dependent chain of random reads:
@@ -25,7 +26,8 @@
  *
  *   gcc -O2 -o /tmp/memlat scripts/memlat.c && /tmp/memlat batch
  *
- * The memory floor of a batched forwarding pipeline (README, "The floor this machine sets").
+ * The memory floor of a batched forwarding pipeline (docs/performance.md, "The floor this
+ * machine sets").
  * Maps 4 GB (the size of the 16M benchmark's tables), advised for huge pages and written once,
  * then runs batches of 64 "packets" the way the engine's pipeline does, without its work:
  * pass 1 spends C cycles of dependent arithmetic on each packet (its parse and hash) and
