@@ -16,7 +16,7 @@ use client::control::{Controller, CsTierInfo, ORIGIN_STATIC};
 use client::transport::TransportUri;
 use client::{Error, Face};
 use serde_json::{json, Value};
-use wire::mgmt::{
+use wire::nfd::{
     ControlParameters, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry, ForwarderStatus,
     LinkType, RibEntry, StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE,
     ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
@@ -841,7 +841,7 @@ fn render_params(what: &str, p: &ControlParameters, json: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wire::mgmt::{NextHopRecord, Route};
+    use wire::nfd::{NextHopRecord, Route};
 
     fn name(s: &str) -> Name {
         Name::from_uri(s).unwrap()

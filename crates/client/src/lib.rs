@@ -16,7 +16,7 @@
 //!   Interest's PitToken as NDNLPv2 requires; [`serve_file`] serves a file as versioned, segmented,
 //!   signed Data.
 //! - Management ([`control`]): signed command Interests (v0.3 signed-Interest form, DigestSha256)
-//!   answered by a [`wire::mgmt::ControlResponse`]; status datasets fetched segment by segment and
+//!   answered by a [`wire::nfd::ControlResponse`]; status datasets fetched segment by segment and
 //!   reassembled.
 //! - Segmented fetch ([`fetch`]): [`get`] discovers the version, then fetches the segments with an
 //!   AIMD window ([`Aimd`]) and RFC 6298 retransmission timers ([`RttEstimator`]).

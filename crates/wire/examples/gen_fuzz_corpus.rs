@@ -13,7 +13,7 @@ use std::path::Path;
 
 use wire::data::{content_type, signature_type};
 use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
-use wire::mgmt::{
+use wire::nfd::{
     ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FacePersistency, FaceScope,
     FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route,
     StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,

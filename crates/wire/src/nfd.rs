@@ -1,5 +1,6 @@
-//! TLVs of the NFD management protocol: ControlParameters, ControlResponse and the status
-//! dataset entries (ForwarderStatus, FaceStatus, FibEntry, RibEntry, CsInfo, StrategyChoice).
+//! The NFD management protocol's TLV records (ndn-cxx's `ndn::nfd` namespace): ControlParameters,
+//! ControlResponse and the status dataset entries (ForwarderStatus, FaceStatus, FibEntry, RibEntry,
+//! CsInfo, StrategyChoice).
 //!
 //! All structures are owned. Each has `encode`, which appends its TLV in exactly the order NFD and
 //! ndn-cxx use, and `decode`, which takes a buffer holding exactly one complete outer TLV (except
