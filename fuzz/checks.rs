@@ -9,7 +9,7 @@
 #![allow(dead_code)] // each fuzz target uses one check
 
 use wire::data::SignatureInfoView;
-use wire::mgmt::{
+use wire::nfd::{
     decode_dataset, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry,
     ForwarderStatus, NextHopRecord, RibEntry, Route, StrategyChoice,
 };
@@ -429,7 +429,7 @@ pub fn check_frame(data: &[u8]) {
     }
 }
 
-/// `mgmt`: every NFD management decoder in `wire::mgmt` runs on the input; whatever decodes
+/// `mgmt`: every NFD management decoder in `wire::nfd` runs on the input; whatever decodes
 /// re-encodes to bytes that decode to an equal value and re-encode identically, and a single
 /// entry decodes the same through `decode_dataset`.
 pub fn check_mgmt(data: &[u8]) {

@@ -1,4 +1,4 @@
-//! Fuzz target `mgmt`: every NFD management decoder in wire::mgmt (ControlParameters,
+//! Fuzz target `mgmt`: every NFD management decoder in wire::nfd (ControlParameters,
 //! ControlResponse, ForwarderStatus, the dataset entries and decode_dataset), with round trips.
 //! The invariants live in `fuzz/checks.rs`, shared with the corpus replay test.
 #![no_main]

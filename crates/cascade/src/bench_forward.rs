@@ -575,7 +575,7 @@ fn route_to_udp_producer(mgmt: &std::path::Path, prod: &Link) -> Result<(), Stri
         .command(
             "faces",
             "create",
-            &wire::mgmt::ControlParameters {
+            &wire::nfd::ControlParameters {
                 uri: Some(format!("udp4://{local}")),
                 ..Default::default()
             },
@@ -587,7 +587,7 @@ fn route_to_udp_producer(mgmt: &std::path::Path, prod: &Link) -> Result<(), Stri
     c.command(
         "rib",
         "register",
-        &wire::mgmt::ControlParameters {
+        &wire::nfd::ControlParameters {
             name: wire::Name::from_uri("/bench").ok(),
             face_id: Some(id),
             origin: Some(client::control::ORIGIN_STATIC),
@@ -624,7 +624,7 @@ fn register(prod: &mut Link) -> Result<(), String> {
                 p
             };
             if let Ok(PacketView::Data(d)) = PacketView::decode(bytes, &limits) {
-                if let Ok(r) = wire::mgmt::ControlResponse::decode(d.content().unwrap_or(&[])) {
+                if let Ok(r) = wire::nfd::ControlResponse::decode(d.content().unwrap_or(&[])) {
                     status = Some((r.status_code, r.status_text));
                 }
             }

@@ -392,7 +392,7 @@ fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
             asked.push(n.to_string());
             if n.to_string() == "/localhost/nfd/cs/info" {
                 let mut content = Vec::new();
-                wire::mgmt::CsInfo {
+                wire::nfd::CsInfo {
                     capacity: 65536,
                     flags: 3,
                     n_cs_entries: 7,

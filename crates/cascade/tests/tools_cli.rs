@@ -14,7 +14,7 @@ use std::time::Duration;
 use client::{Face, Received};
 use face::{LpHeaders, PitToken};
 use wire::lp::Nack;
-use wire::mgmt::{ControlParameters, FaceStatus};
+use wire::nfd::{ControlParameters, FaceStatus};
 use wire::{Component, Data, DataView, Interest, InterestView, Limits, NackReason, Name};
 
 fn name(s: &str) -> Name {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use wire::data::signature_type;
-use wire::mgmt::{
+use wire::nfd::{
     decode_dataset, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry,
     ForwarderStatus, RibEntry, StrategyChoice,
 };
@@ -296,7 +296,7 @@ pub fn register_params(prefix: &Name) -> ControlParameters {
         face_id: Some(0),
         origin: Some(ORIGIN_APP),
         cost: Some(0),
-        flags: Some(wire::mgmt::ROUTE_FLAG_CHILD_INHERIT),
+        flags: Some(wire::nfd::ROUTE_FLAG_CHILD_INHERIT),
         ..ControlParameters::default()
     }
 }

@@ -23,7 +23,7 @@ use wire::{tt, Component, Interest, NackReason, Name};
 
 use crate::aimd::{Aimd, AimdOptions};
 use crate::error::{Error, Result};
-use crate::face::{segment_number, Face, Outcome, Received};
+use crate::face::{segment_number, DataPacket, Face, Outcome, Received};
 use crate::rtt::{RttEstimator, RttOptions, RttStats, RttSummary};
 
 /// Options of a segmented fetch.
@@ -378,26 +378,14 @@ impl Fetcher {
     }
 }
 
-/// Fetches the segmented content under `name` and writes it to `out`. See the
-/// [module docs](self).
-pub fn get(
+/// Asks for the first segment under `name` (discovering the version unless `name` has one),
+/// retrying on timeouts and on congestion or duplicate Nacks. Returns that Data, its segment
+/// number and the last segment number (from its FinalBlockId).
+fn first_segment(
     face: &mut Face,
     name: &Name,
     opts: &FetchOptions,
-    out: &mut dyn Write,
-) -> Result<Stats> {
-    get_with_progress(face, name, opts, out, &mut |_| {})
-}
-
-/// As [`get`], calling `progress` after each segment written.
-pub fn get_with_progress(
-    face: &mut Face,
-    name: &Name,
-    opts: &FetchOptions,
-    out: &mut dyn Write,
-    progress: &mut dyn FnMut(&Progress),
-) -> Result<Stats> {
-    let start = Instant::now();
+) -> Result<(DataPacket, u64, u64)> {
     // A name that already ends with a version needs no discovery: ask for its first segment
     // by exact name (which any cache, RAM or disk, can answer without a fresh Data).
     let versioned_given = name
@@ -455,6 +443,30 @@ pub fn get_with_progress(
             first.name
         )));
     }
+    Ok((first, seg, last))
+}
+
+/// Fetches the segmented content under `name` and writes it to `out`. See the
+/// [module docs](self).
+pub fn get(
+    face: &mut Face,
+    name: &Name,
+    opts: &FetchOptions,
+    out: &mut dyn Write,
+) -> Result<Stats> {
+    get_with_progress(face, name, opts, out, &mut |_| {})
+}
+
+/// As [`get`], calling `progress` after each segment written.
+pub fn get_with_progress(
+    face: &mut Face,
+    name: &Name,
+    opts: &FetchOptions,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Stats> {
+    let start = Instant::now();
+    let (first, seg, last) = first_segment(face, name, opts)?;
     let versioned = first.name.prefix(first.name.len() - 1);
     let mut f = Fetcher::new(versioned.clone(), last, opts);
     f.add_unrequested(seg, first.content().to_vec());

@@ -16,8 +16,9 @@
 //!   Interest's PitToken as NDNLPv2 requires; [`serve_file`] serves a file as versioned, segmented,
 //!   signed Data.
 //! - Management ([`control`]): signed command Interests (v0.3 signed-Interest form, DigestSha256)
-//!   answered by a [`wire::mgmt::ControlResponse`]; status datasets fetched segment by segment and
-//!   reassembled.
+//!   answered by a [`wire::nfd::ControlResponse`]; status datasets fetched segment by segment and
+//!   reassembled. [`nfdc`]: the logic of an nfdc-like tool on top of it (`cascade ctl`): checked
+//!   commands, and datasets rendered as text tables or JSON.
 //! - Segmented fetch ([`fetch`]): [`get`] discovers the version, then fetches the segments with an
 //!   AIMD window ([`Aimd`]) and RFC 6298 retransmission timers ([`RttEstimator`]).
 //!
@@ -29,6 +30,7 @@ pub mod control;
 pub mod error;
 pub mod face;
 pub mod fetch;
+pub mod nfdc;
 pub mod producer;
 pub mod rtt;
 pub mod transport;

@@ -16,7 +16,7 @@ use client::control::Controller;
 use client::{get, Error, Face, FetchOptions, Outcome, ServeOptions};
 use face::{LpHeaders, PitToken, StreamFramer};
 use wire::lp::Nack;
-use wire::mgmt::{ControlParameters, FaceStatus};
+use wire::nfd::{ControlParameters, FaceStatus};
 use wire::{Component, Data, Interest, NackReason, Name, PacketView};
 
 fn name(s: &str) -> Name {

@@ -18,7 +18,7 @@ pub mod tiers;
 pub use tiers::CsTierInfo;
 
 use wire::data::SignatureInfoView;
-use wire::mgmt::{ControlParameters, ControlResponse};
+use wire::nfd::{ControlParameters, ControlResponse};
 use wire::tlv::Reader;
 use wire::{tt, Component, ComponentView, Data, InterestView, Limits, MetaInfo, Name};
 

@@ -225,7 +225,7 @@ impl CsTierInfo {
 
     /// Decodes a whole `cs/tiers` dataset.
     pub fn decode_dataset(content: &[u8]) -> wire::Result<Vec<Self>> {
-        wire::mgmt::decode_dataset(content, Self::from_element)
+        wire::nfd::decode_dataset(content, Self::from_element)
     }
 }
 

@@ -30,7 +30,7 @@ use face::udp::UdpBatch;
 use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
-use wire::mgmt::FacePersistency;
+use wire::nfd::FacePersistency;
 use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};

@@ -23,7 +23,7 @@ use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::lp_frag::{LpHeaders, PitToken};
 use mgmt::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
-use wire::mgmt::{
+use wire::nfd::{
     ControlParameters, ControlResponse, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
     ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route as RibRoute, StrategyChoice,
     CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,

@@ -11,7 +11,7 @@ use client::face::{Outcome, Received};
 use client::transport::TransportUri;
 use client::Face;
 use router::{Config, Router};
-use wire::mgmt::ControlParameters;
+use wire::nfd::ControlParameters;
 use wire::{Data, Interest, Name};
 
 /// A test's scratch directory (sockets, L2 files), removed with its contents when the test

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use wire::data::{content_type, signature_type};
 use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
-use wire::mgmt::{
+use wire::nfd::{
     ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FacePersistency, FaceScope,
     FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route,
     StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
@@ -325,12 +325,38 @@ fn frames() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
-    fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
-        let mut out = Vec::new();
-        f(&mut out);
-        out
+fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut out = Vec::new();
+    f(&mut out);
+    out
+}
+
+/// The FibEntry seed, also the raw body of a ControlResponse seed.
+fn sample_fib_entry() -> FibEntry {
+    FibEntry {
+        name: name("/ndn"),
+        next_hops: vec![
+            NextHopRecord {
+                face_id: 300,
+                cost: 10,
+            },
+            NextHopRecord {
+                face_id: 301,
+                cost: 20,
+            },
+        ],
     }
+}
+
+/// `mgmt` seeds: management commands and responses, then the status dataset entries.
+fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
+    let mut seeds = control_seeds();
+    seeds.extend(dataset_seeds());
+    seeds
+}
+
+/// ControlParameters and ControlResponse seeds.
+fn control_seeds() -> Vec<(&'static str, Vec<u8>)> {
     let all_params = ControlParameters {
         name: Some(name("/ndn/prefix")),
         face_id: Some(300),
@@ -357,6 +383,32 @@ fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
         flags: Some(ROUTE_FLAG_CHILD_INHERIT),
         ..ControlParameters::default()
     };
+    let mut raw_body = Vec::new();
+    sample_fib_entry().encode(&mut raw_body);
+    let raw = ControlResponse {
+        body: Some(ControlResponseBody::Raw(raw_body)),
+        ..ControlResponse::new(200, "OK")
+    };
+    vec![
+        (
+            "control-parameters-every-field",
+            enc(|o| all_params.encode(o)),
+        ),
+        ("control-parameters-route", enc(|o| route_params.encode(o))),
+        (
+            "control-response-parameters",
+            enc(|o| ControlResponse::with_parameters(200, "OK", route_params.clone()).encode(o)),
+        ),
+        (
+            "control-response-error",
+            enc(|o| ControlResponse::new(404, "Face not found").encode(o)),
+        ),
+        ("control-response-raw-body", enc(|o| raw.encode(o))),
+    ]
+}
+
+/// FaceStatus seeds: one entry, and a dataset of two.
+fn face_seeds() -> Vec<(&'static str, Vec<u8>)> {
     let face = FaceStatus {
         face_id: 300,
         uri: "tcp4://192.0.2.1:6363".to_string(),
@@ -387,6 +439,16 @@ fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
         link_type: LinkType::Other(9),
         ..FaceStatus::default()
     };
+    let mut faces = enc(|o| face.encode(o));
+    local_face.encode(&mut faces);
+    vec![
+        ("face-status", enc(|o| face.encode(o))),
+        ("face-status-dataset-two", faces),
+    ]
+}
+
+/// Status dataset entry seeds.
+fn dataset_seeds() -> Vec<(&'static str, Vec<u8>)> {
     let status = ForwarderStatus {
         nfd_version: "0.7.1-cascade".to_string(),
         start_timestamp: 1_700_000_000_000,
@@ -405,19 +467,7 @@ fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
         n_satisfied_interests: 870,
         n_unsatisfied_interests: 30,
     };
-    let fib = FibEntry {
-        name: name("/ndn"),
-        next_hops: vec![
-            NextHopRecord {
-                face_id: 300,
-                cost: 10,
-            },
-            NextHopRecord {
-                face_id: 301,
-                cost: 20,
-            },
-        ],
-    };
+    let fib = sample_fib_entry();
     let route = Route {
         face_id: 300,
         origin: 255,
@@ -447,39 +497,17 @@ fn mgmt() -> Vec<(&'static str, Vec<u8>)> {
         name: name("/"),
         strategy: name("/localhost/nfd/strategy/multicast/v=4"),
     };
-    let mut raw_body = Vec::new();
-    fib.encode(&mut raw_body);
-    let raw = ControlResponse {
-        body: Some(ControlResponseBody::Raw(raw_body)),
-        ..ControlResponse::new(200, "OK")
-    };
-    let mut faces = enc(|o| face.encode(o));
-    local_face.encode(&mut faces);
-    vec![
-        (
-            "control-parameters-every-field",
-            enc(|o| all_params.encode(o)),
-        ),
-        ("control-parameters-route", enc(|o| route_params.encode(o))),
-        (
-            "control-response-parameters",
-            enc(|o| ControlResponse::with_parameters(200, "OK", route_params.clone()).encode(o)),
-        ),
-        (
-            "control-response-error",
-            enc(|o| ControlResponse::new(404, "Face not found").encode(o)),
-        ),
-        ("control-response-raw-body", enc(|o| raw.encode(o))),
-        ("forwarder-status", enc(|o| status.encode(o))),
-        ("face-status", enc(|o| face.encode(o))),
-        ("face-status-dataset-two", faces),
+    let mut seeds = vec![("forwarder-status", enc(|o| status.encode(o)))];
+    seeds.extend(face_seeds());
+    seeds.extend([
         ("fib-entry", enc(|o| fib.encode(o))),
         ("next-hop-record", enc(|o| fib.next_hops[0].encode(o))),
         ("rib-entry", enc(|o| rib.encode(o))),
         ("route", enc(|o| route.encode(o))),
         ("cs-info", enc(|o| cs.encode(o))),
         ("strategy-choice", enc(|o| choice.encode(o))),
-    ]
+    ]);
+    seeds
 }
 
 fn write_target(root: &Path, target: &str, seeds: Vec<(&str, Vec<u8>)>) -> usize {

@@ -9,7 +9,7 @@
 //!   validate a buffer once and then read fields straight out of it. Making a view never
 //!   allocates and never panics, whatever the input; errors say what is wrong and at which byte.
 //!   This is what the forwarding path uses, and the forwarder sends the original bytes onwards.
-//! - **Owned types** ([`Name`], [`Interest`], [`Data`], [`LpPacket`], the [`mgmt`] structures)
+//! - **Owned types** ([`Name`], [`Interest`], [`Data`], [`LpPacket`], the [`nfd`] structures)
 //!   build packets and are produced from views with `to_owned`-style methods.
 //!
 //! Evolvability follows the packet format: an unrecognized or out-of-order element of critical
@@ -22,8 +22,8 @@ pub mod data;
 pub mod error;
 pub mod interest;
 pub mod lp;
-pub mod mgmt;
 pub mod name;
+pub mod nfd;
 pub mod packet;
 pub mod tlv;
 pub mod tt;
