@@ -51,23 +51,7 @@ pub fn random_nonce() -> [u8; 4] {
     n
 }
 
-/// Fills `buf` from the operating system's random source (falls back to a clock-seeded mix if
-/// that fails, which it does not on Linux).
-pub(crate) fn fill_random(buf: &mut [u8]) {
-    use ring::rand::SecureRandom;
-    if ring::rand::SystemRandom::new().fill(buf).is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let mut x = t ^ u64::from(std::process::id()).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
-        for b in buf.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *b = x as u8;
-        }
-    }
-}
+pub(crate) use wire::fill_random;
 
 /// Milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn unix_time_ms() -> u64 {

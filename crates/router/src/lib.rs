@@ -42,7 +42,7 @@ use engine::fw::pipeline::{Engine, EngineConfig};
 use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
-use wire::Limits;
+use wire::{fill_random, Limits};
 
 pub use config::{Config, Overrides};
 pub use io::Bound;
@@ -87,21 +87,6 @@ impl StopHandle {
     /// Has a stop been asked for?
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
-    }
-}
-
-fn fill_random(b: &mut [u8]) {
-    // SAFETY: `b` is a valid writable buffer of `b.len()` bytes.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    if n != b.len() as isize {
-        // No entropy from the kernel: fall back to the clock and an address (still per process).
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let a = b.as_ptr() as u64;
-        for (i, x) in b.iter_mut().enumerate() {
-            *x = ((t ^ a.rotate_left(i as u32 * 7)) >> ((i % 8) * 8)) as u8;
-        }
     }
 }
 

@@ -78,6 +78,24 @@ impl Default for Limits {
     }
 }
 
+/// Fills `buf` from the operating system's random source, for Interest nonces, hash keys and
+/// the like. Falls back to a clock-seeded xorshift if that fails, which it does not on Linux.
+pub fn fill_random(buf: &mut [u8]) {
+    use ring::rand::SecureRandom;
+    if ring::rand::SystemRandom::new().fill(buf).is_err() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut x = t ^ u64::from(std::process::id()).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
+        for b in buf.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+    }
+}
+
 /// SHA-256 of `parts` concatenated.
 pub fn sha256(parts: &[&[u8]]) -> [u8; 32] {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
