@@ -14,11 +14,13 @@
 //! (milliseconds on a monotonic clock of the caller's choosing), so behaviour is deterministic
 //! and testable.
 
+pub mod link;
 pub mod lp_frag;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod udp;
 
+pub use link::{encode_link, link_len, split_link, LinkParts, Split};
 pub use lp_frag::{
     FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyCounters,
     ReassemblyError, MAX_FRAGMENTS,

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use engine::fw::pipeline::FaceInfo;
 use engine::table::pit_cs::FaceId;
+use face::link::encode_link;
 use face::lp_frag::{Fragmenter, Reassembler};
 use face::stream::StreamFramer;
 use face::udp::UdpBatch;
@@ -35,7 +36,7 @@ use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
 use crate::pool::{PktKind, Pool};
-use crate::worker::{encode_link, Control, Wake, WorkerLink};
+use crate::worker::{Control, Wake, WorkerLink};
 
 /// First face id given out (NFD reserves the ids below 256).
 pub const FIRST_FACE_ID: FaceId = 256;
