@@ -49,7 +49,8 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum L2Replacement {
-    /// First in, first out (seed 000).
+    /// First in, first out (as in Mansilha et al., "Exploiting parallelism in hierarchical
+    /// content stores for high-speed ICN routers", Computer Networks, 2017).
     #[default]
     Fifo,
     /// Least recently used.
@@ -60,7 +61,7 @@ pub enum L2Replacement {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum L2Decision {
-    /// Every batch (seed 000).
+    /// Every batch (as in Mansilha et al. (2017)).
     #[default]
     Always,
     /// With probability `lcp_p` (leave copy probabilistically).
@@ -78,7 +79,7 @@ pub enum L2Admission {
     #[default]
     WriteThrough,
     /// Chunks are written to L2 when the RAM CS evicts them, and what the RAM CS still holds
-    /// at a clean stop (seed 000's hierarchy: L2 holds what L1 drops).
+    /// at a clean stop (the hierarchy of Mansilha et al. (2017): L2 holds what L1 drops).
     WriteBack,
 }
 

@@ -226,6 +226,17 @@ impl Dispatcher {
         }
     }
 
+    /// [`Dispatcher::classify_hashed`] of a network packet that came with these link headers
+    /// (its PIT token, whether it is a Nack), such as a reassembled one.
+    pub fn classify_network(
+        &self,
+        packet: &[u8],
+        token: Option<&[u8]>,
+        nack: bool,
+    ) -> (Route, PktKind, Option<u64>) {
+        self.route_network(packet, token, nack)
+    }
+
     fn route_network(
         &self,
         bytes: &[u8],

@@ -24,8 +24,8 @@ use std::time::{Duration, Instant};
 
 use engine::fw::pipeline::FaceInfo;
 use engine::table::pit_cs::FaceId;
-use face::link::encode_link;
-use face::lp_frag::{Fragmenter, Reassembler};
+use face::link::{encode_link, link_len, split_link, Split};
+use face::lp_frag::{Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler};
 use face::stream::StreamFramer;
 use face::udp::UdpBatch;
 use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
@@ -35,7 +35,7 @@ use wire::mgmt::FacePersistency;
 use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
-use crate::pool::{PktKind, Pool};
+use crate::pool::{Pkt, PktKind, Pool};
 use crate::worker::{Control, Wake, WorkerLink};
 
 /// First face id given out (NFD reserves the ids below 256).
@@ -470,7 +470,6 @@ impl Io {
                 workers: parts.workers,
                 mgmt: parts.mgmt,
                 wake: vec![false; n_workers],
-                scratch: Vec::new(),
             },
             worker_ctl: parts.worker_ctl,
             commands: parts.commands,
@@ -1015,8 +1014,8 @@ impl Io {
                 f.count_out(kind, bytes.len());
             }
             FaceIo::Udp(u) => {
-                // The worker already put the link headers on: strip them back to the network
-                // packet for the fragmenter only when the packet is too large for one datagram.
+                // A packet too large for one datagram goes to the fragmenter as the network
+                // packet and the header fields the worker encoded with it.
                 let sock = &mut self.udp[u.socket];
                 let remote = u.remote;
                 if bytes.len() <= u.frag.mtu() {
@@ -1024,20 +1023,14 @@ impl Io {
                     f.count_out(kind, bytes.len());
                     return;
                 }
-                let lp = if bytes.first() == Some(&(wire::tt::LP_PACKET as u8)) {
-                    LpPacketView::decode(bytes, &self.cfg.limits).ok()
-                } else {
-                    None
-                };
-                let (packet, headers) = match &lp {
-                    Some(lp) => match lp.fragment() {
-                        Some(frag) => (frag, face::lp_frag::LpHeaders::from_view(lp)),
-                        None => return,
-                    },
-                    None => (bytes, face::lp_frag::LpHeaders::default()),
+                let (packet, header_fields) = match split_link(bytes) {
+                    Split::Parts(p) => (p.packet, p.header_fields),
+                    Split::Idle => return,
+                    // Not an LpPacket after all: sent as it is, in fragments.
+                    Split::Malformed => (bytes, &[][..]),
                 };
                 let mut total = 0;
-                let r = u.frag.fragment_with(packet, &headers, |d| {
+                let r = u.frag.fragment_encoded(packet, header_fields, |d| {
                     total += d.len();
                     stage(sock, d, remote);
                 });
@@ -1320,15 +1313,14 @@ fn flush_udp(sock: &mut UdpSock) {
     sock.staged.clear();
 }
 
-/// What receiving needs: the classifier, the buffers, the rings (and which workers to wake),
-/// management's channel, and scratch space for reassembled packets.
+/// What receiving needs: the classifier, the buffers, the rings (and which workers to wake) and
+/// management's channel.
 struct Rx {
     dispatcher: Dispatcher,
     pool: Arc<Pool>,
     workers: Vec<Arc<WorkerLink>>,
     wake: Vec<bool>,
     mgmt: Sender<MgmtInput>,
-    scratch: Vec<u8>,
 }
 
 fn push_to(
@@ -1338,9 +1330,9 @@ fn push_to(
     face: FaceId,
     kind: PktKind,
     full_hash: Option<u64>,
-    bytes: &[u8],
+    link: Link<'_>,
 ) {
-    let Some(mut p) = ctx.pool.pkt_from(face, bytes) else {
+    let Some(mut p) = link.pkt(&ctx.pool, face) else {
         c.drop_no_buffer += 1;
         return;
     };
@@ -1368,64 +1360,126 @@ fn handle_packet(
 ) -> bool {
     let (route, kind, full_hash) = ctx.dispatcher.classify_hashed(bytes);
     c.in_bytes += bytes.len() as u64;
+    if route == Route::Reassemble {
+        let Some(reasm) = reasm else {
+            c.malformed += 1;
+            return true;
+        };
+        let Ok(lp) = LpPacketView::decode(bytes, ctx.dispatcher.limits()) else {
+            c.malformed += 1;
+            return true;
+        };
+        return match reasm.receive(u64::from(face), &lp, now) {
+            Ok(Some(whole)) => route_whole(ctx, c, face, local, &whole),
+            Ok(None) => false,
+            Err(e) if e.is_malformed() => {
+                c.malformed += 1;
+                true
+            }
+            Err(_) => false,
+        };
+    }
+    route_packet(
+        ctx,
+        c,
+        face,
+        local,
+        Link::Bytes(bytes),
+        (route, kind, full_hash),
+    )
+}
+
+/// Routes a reassembled packet as if it had come in one piece (its bytes were counted as they
+/// came), from the network packet and the first fragment's headers; returns true if it was
+/// malformed (and counted).
+fn route_whole(
+    ctx: &mut Rx,
+    c: &mut FaceCounters,
+    face: FaceId,
+    local: bool,
+    whole: &Reassembled<'_>,
+) -> bool {
+    let (headers, packet) = (&whole.headers, &whole.packet[..]);
+    if headers.is_empty() {
+        let class = ctx.dispatcher.classify_hashed(packet);
+        return route_packet(ctx, c, face, local, Link::Bytes(packet), class);
+    }
+    // The link-layer packet the face would have received whole must fit the packet limits.
+    if link_len(headers, packet.len()) > ctx.dispatcher.limits().max_packet_bytes {
+        c.malformed += 1;
+        return true;
+    }
+    let token = headers.pit_token.as_ref().map(PitToken::as_bytes);
+    let class = ctx
+        .dispatcher
+        .classify_network(packet, token, headers.nack.is_some());
+    route_packet(ctx, c, face, local, Link::Parts(headers, packet), class)
+}
+
+/// A received packet as the worker rings take it: link-layer bytes as received, or a network
+/// packet and its link headers (encoded once, into the pool buffer).
+#[derive(Clone, Copy)]
+enum Link<'a> {
+    Bytes(&'a [u8]),
+    Parts(&'a LpHeaders, &'a [u8]),
+}
+
+impl Link<'_> {
+    #[inline]
+    fn pkt(self, pool: &Pool, face: FaceId) -> Option<Pkt> {
+        match self {
+            Link::Bytes(b) => pool.pkt_from(face, b),
+            Link::Parts(h, p) => pool.pkt_link(face, h, p),
+        }
+    }
+
+    fn to_vec(self) -> Vec<u8> {
+        match self {
+            Link::Bytes(b) => b.to_vec(),
+            Link::Parts(h, p) => {
+                let mut v = Vec::with_capacity(link_len(h, p.len()));
+                encode_link(&mut v, h, p, usize::MAX);
+                v
+            }
+        }
+    }
+}
+
+/// Hands a classified packet to its worker(s) or to management; returns true if it was
+/// malformed (and counted).
+#[inline]
+fn route_packet(
+    ctx: &mut Rx,
+    c: &mut FaceCounters,
+    face: FaceId,
+    local: bool,
+    link: Link<'_>,
+    (route, kind, full_hash): (Route, PktKind, Option<u64>),
+) -> bool {
     match route {
-        Route::Malformed => {
+        // A fragment inside a reassembled packet is as malformed as garbage.
+        Route::Malformed | Route::Reassemble => {
             c.malformed += 1;
             return true;
         }
         Route::Idle => {}
-        Route::Reassemble => {
-            let Some(reasm) = reasm else {
-                c.malformed += 1;
-                return true;
-            };
-            let Ok(lp) = LpPacketView::decode(bytes, ctx.dispatcher.limits()) else {
-                c.malformed += 1;
-                return true;
-            };
-            match reasm.receive(u64::from(face), &lp, now) {
-                Ok(Some(whole)) => {
-                    let mut scratch = std::mem::take(&mut ctx.scratch);
-                    scratch.reserve(whole.packet.len() + 256);
-                    let room = scratch.capacity();
-                    let ok = encode_link(&mut scratch, &whole.headers, &whole.packet, room);
-                    let malformed = if ok {
-                        // The whole packet is routed as if it came in one piece (its bytes
-                        // were already counted).
-                        c.in_bytes -= scratch.len() as u64;
-                        handle_packet(ctx, c, face, local, &scratch, None, now)
-                    } else {
-                        c.malformed += 1;
-                        true
-                    };
-                    ctx.scratch = scratch;
-                    return malformed;
-                }
-                Ok(None) => {}
-                Err(e) if e.is_malformed() => {
-                    c.malformed += 1;
-                    return true;
-                }
-                Err(_) => {}
-            }
-        }
         Route::Mgmt => {
             c.in_interests += 1;
             let _ = ctx.mgmt.send(MgmtInput::Interest {
                 face,
                 local,
-                bytes: bytes.to_vec(),
+                bytes: link.to_vec(),
             });
         }
         Route::Worker(w) => {
             count_kind(c, kind);
-            push_to(ctx, c, w, face, kind, full_hash, bytes);
+            push_to(ctx, c, w, face, kind, full_hash, link);
         }
         Route::AllWorkers { owner } => {
             count_kind(c, kind);
-            push_to(ctx, c, owner, face, kind, full_hash, bytes);
+            push_to(ctx, c, owner, face, kind, full_hash, link);
             for w in (0..ctx.workers.len()).filter(|&w| w != owner) {
-                push_to(ctx, c, w, face, kind, full_hash, bytes);
+                push_to(ctx, c, w, face, kind, full_hash, link);
             }
         }
     }
@@ -1438,5 +1492,56 @@ fn count_kind(c: &mut FaceCounters, kind: PktKind) {
         PktKind::Data => c.in_data += 1,
         PktKind::Nack => c.in_nacks += 1,
         PktKind::Other | PktKind::Admit => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::hash::HashKey;
+    use wire::lp::{Nack, NackReason};
+    use wire::{Data, Interest, Name};
+
+    /// A reassembled packet is classified from its parts as its whole link-layer packet would be.
+    #[test]
+    fn reassembled_parts_classify_like_the_whole_link_packet() {
+        let d = Dispatcher::new(
+            HashKey::fixed(1, 2),
+            4,
+            crate::dispatch::WorkerMapping::Content,
+            Limits::default(),
+        );
+        let interest = Interest::new(Name::from_uri("/a/b").unwrap(), [1; 4]).to_wire();
+        let mgmt = Interest::new(Name::from_uri("/localhost/nfd/faces/list").unwrap(), [1; 4]);
+        let data = Data::new(Name::from_uri("/a/b").unwrap(), vec![7; 3000]).to_wire();
+        let ours = crate::dispatch::worker_token(2);
+        for packet in [&interest, &mgmt.to_wire(), &data] {
+            for h in [
+                LpHeaders {
+                    pit_token: PitToken::new(&ours),
+                    ..LpHeaders::default()
+                },
+                LpHeaders {
+                    pit_token: PitToken::new(&[9, 9]),
+                    congestion_mark: Some(1),
+                    ..LpHeaders::default()
+                },
+                LpHeaders {
+                    nack: Some(Nack {
+                        reason: Some(NackReason::NoRoute),
+                    }),
+                    ..LpHeaders::default()
+                },
+            ] {
+                let mut whole = Vec::new();
+                assert!(encode_link(&mut whole, &h, packet, usize::MAX));
+                let token = h.pit_token.as_ref().map(PitToken::as_bytes);
+                assert_eq!(
+                    d.classify_network(packet, token, h.nack.is_some()),
+                    d.classify_hashed(&whole),
+                    "{h:?}"
+                );
+            }
+        }
     }
 }
