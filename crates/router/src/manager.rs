@@ -23,6 +23,7 @@ use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
+use face::{CreateError, FaceDesc};
 use mgmt::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
 use wire::mgmt::{
     ControlParameters, ControlResponse, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
@@ -33,7 +34,7 @@ use wire::mgmt::{
 use wire::{tt, Component, InterestView, Limits, LpPacketView, Name};
 
 use crate::config::parse_face_uri;
-use crate::io::{CreateError, FaceDesc, IoCommand, IoWaker, MgmtInput};
+use crate::io::{IoCommand, IoWaker, MgmtInput};
 use crate::worker::{Control, Snapshot, WorkerLink};
 
 /// Origin NFD gives to `fib/add-nexthop` next hops in our RIB (never listed by `rib/list`).

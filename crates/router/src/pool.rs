@@ -76,6 +76,19 @@ impl PktKind {
     }
 }
 
+impl From<PktKind> for face::PacketKind {
+    /// The kind a face counts (an L2 admission is never sent or received by a face).
+    #[inline]
+    fn from(k: PktKind) -> Self {
+        match k {
+            PktKind::Interest => face::PacketKind::Interest,
+            PktKind::Data => face::PacketKind::Data,
+            PktKind::Nack => face::PacketKind::Nack,
+            PktKind::Other | PktKind::Admit => face::PacketKind::Other,
+        }
+    }
+}
+
 /// The shared buffer pool.
 #[derive(Debug)]
 pub struct Pool {
