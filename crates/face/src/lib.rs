@@ -10,7 +10,8 @@
 //! - framing of streams ([`stream`]) and batched datagram I/O ([`udp`]);
 //! - the faces and the face table ([`table`]): face ids, on-demand faces, idle expiry, closing,
 //!   per-face counters and descriptions ([`FaceCounters`], [`FaceDesc`]), the per-face send
-//!   queues and the listeners (Unix, TCP, UDP).
+//!   queues and the listeners (Unix, TCP, UDP);
+//! - face URIs ([`uri`]): one parser and formatter for the router's and the client's.
 //!
 //! What this crate must not do: call the forwarding engine or know about its tables, answer
 //! management, or touch storage. It hands whole packets (and their link headers) to its caller
@@ -28,6 +29,7 @@ pub mod stream;
 pub mod table;
 #[cfg(target_os = "linux")]
 pub mod udp;
+pub mod uri;
 
 pub use link::{encode_link, link_len, split_link, LinkParts, Split};
 pub use lp_frag::{
@@ -42,3 +44,4 @@ pub use table::{
 };
 #[cfg(target_os = "linux")]
 pub use udp::{UdpBatch, UdpCounters};
+pub use uri::FaceUri;

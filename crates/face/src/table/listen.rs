@@ -11,8 +11,9 @@ use mio::{Interest, Token};
 use wire::mgmt::FacePersistency;
 
 use super::tx::UdpSock;
-use super::{tcp_uri, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use super::{FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
+use crate::uri::FaceUri;
 
 /// Connections accepted per listener event.
 const ACCEPTS_PER_TURN: usize = 64;
@@ -158,7 +159,7 @@ impl FaceTable {
                     Ok((s, _)) => (
                         StreamSock::Unix(s),
                         None,
-                        format!("unix://{}", path.display()),
+                        FaceUri::Unix(path.clone()).to_string(),
                         true,
                     ),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -172,8 +173,8 @@ impl FaceTable {
                         let _ = s.set_nodelay(true);
                         (
                             StreamSock::Tcp(s),
-                            Some(tcp_uri(&peer)),
-                            tcp_uri(addr),
+                            Some(FaceUri::tcp(peer).to_string()),
+                            FaceUri::tcp(*addr).to_string(),
                             peer.ip().is_loopback(),
                         )
                     }

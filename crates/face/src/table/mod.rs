@@ -34,6 +34,7 @@ use crate::lp_frag::{
     Fragmenter, Reassembler, DEFAULT_REASSEMBLY_CAPACITY, DEFAULT_REASSEMBLY_TIMEOUT_MS,
 };
 use crate::stream::StreamFramer;
+use crate::uri::FaceUri;
 
 use listen::StreamSock;
 pub use listen::{bind_unix, Listener};
@@ -424,8 +425,8 @@ impl FaceTable {
         let frag = Fragmenter::new(mtu, u64::from(id) << 40).ok()?;
         let face = Face {
             id,
-            uri: udp_uri(&remote),
-            local_uri: udp_uri(&self.udp[socket].local),
+            uri: FaceUri::udp(remote).to_string(),
+            local_uri: FaceUri::udp(self.udp[socket].local).to_string(),
             local: false,
             persistency,
             local_fields: false,
@@ -524,7 +525,7 @@ impl FaceTable {
     ) -> Result<FaceDesc, CreateError> {
         let failed = |e: io::Error| CreateError::Failed(e.to_string());
         let peer = stream.peer_addr().map_err(failed)?;
-        let uri = tcp_uri(&peer);
+        let uri = FaceUri::tcp(peer).to_string();
         if let Some(f) = self.faces.values().find(|f| f.uri == uri) {
             return Err(CreateError::Exists(Box::new(f.desc())));
         }
@@ -532,7 +533,7 @@ impl FaceTable {
         stream.set_nonblocking(true).map_err(failed)?;
         let _ = stream.set_nodelay(true);
         let s = StreamSock::Tcp(TcpStream::from_std(stream));
-        let local_uri = tcp_uri(&local);
+        let local_uri = FaceUri::tcp(local).to_string();
         let loopback = peer.ip().is_loopback();
         let id = self
             .add_stream_face(s, Some(uri), local_uri, loopback, persistency, sink)
@@ -583,19 +584,5 @@ impl FaceTable {
             .add_udp_face(socket, remote, persistency, mtu, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
-    }
-}
-
-fn udp_uri(a: &SocketAddr) -> String {
-    match a {
-        SocketAddr::V4(_) => format!("udp4://{a}"),
-        SocketAddr::V6(_) => format!("udp6://{a}"),
-    }
-}
-
-fn tcp_uri(a: &SocketAddr) -> String {
-    match a {
-        SocketAddr::V4(_) => format!("tcp4://{a}"),
-        SocketAddr::V6(_) => format!("tcp6://{a}"),
     }
 }
