@@ -59,8 +59,9 @@ pub enum Route {
     Malformed,
 }
 
-/// How chunks are spread over workers (seed 000's H). Names that are not chunks always go by
-/// their full name.
+/// How chunks are spread over workers (the H of Mansilha et al., "Exploiting parallelism in
+/// hierarchical content stores for high-speed ICN routers", Computer Networks, 2017). Names
+/// that are not chunks always go by their full name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerMapping {
     /// H=Content: a chunk by its content name (the name without the segment), so that a
@@ -206,7 +207,9 @@ impl Dispatcher {
 
     /// [`Dispatcher::classify`], and the full-name hash of the Interest, Data or Nack routed to
     /// a worker ([`engine::hash::full_name_hash`]), which the worker's engine then uses instead
-    /// of computing it (seed 002's dispatcher precomputes it the same way).
+    /// of computing it (the dispatcher of So, Narayanan and Oran, "Named Data Networking on a
+    /// Router: Fast and DoS-resistant Forwarding with Hash Tables", ANCS 2013, precomputes it
+    /// the same way).
     pub fn classify_hashed(&self, bytes: &[u8]) -> (Route, PktKind, Option<u64>) {
         let Some(&first) = bytes.first() else {
             return (Route::Malformed, PktKind::Other, None);

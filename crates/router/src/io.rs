@@ -206,7 +206,7 @@ impl Io {
         let registry = poll
             .registry()
             .try_clone()
-            .map_err(|e| format!("cannot create poll: {e}"))?;
+            .map_err(|e| format!("poll registry: {e}"))?;
         let cfg = parts.cfg;
         let faces = FaceTable::new(
             registry,

@@ -299,8 +299,9 @@ pub trait FaceSink {
     fn face_changed(&mut self, face: &Face);
     /// A face was closed, for `why`.
     fn face_down(&mut self, face: &Face, why: &str);
-    /// One link-layer packet received on a face (already counted in `in_bytes` only if the sink
-    /// does so); returns true if it was malformed (and counted), which may close the face.
+    /// One link-layer packet received on a face, to be counted in `rx.counters` (bytes, kind,
+    /// drops) as the sink handles it; returns true if it was malformed (and counted), which may
+    /// close the face.
     fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool;
     /// Something worth logging.
     fn notice(&mut self, notice: Notice<'_>);
