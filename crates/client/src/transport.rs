@@ -11,10 +11,12 @@
 //! `client.conf` is an INI file: `key=value` lines, `;` or `#` comments, `[section]` headers;
 //! `transport` is a top-level key.
 
-use std::fmt;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
+
+/// A parsed transport URI: a face URI ([`face::uri`]: `unix://`, `tcp[46]://`, `udp[46]://`).
+pub use face::uri::FaceUri as TransportUri;
+pub use face::uri::{Family, DEFAULT_PORT, DEFAULT_UNIX_PATH};
+use face::uri::{ResolveError, UriError};
 
 use crate::error::{Error, Result};
 
@@ -24,190 +26,20 @@ pub const ENV_VAR: &str = "NDN_CLIENT_TRANSPORT";
 /// The transport used when nothing else says otherwise (NFD's Unix socket on Linux).
 pub const DEFAULT_TRANSPORT: &str = "unix:///run/nfd/nfd.sock";
 
-/// The Unix socket path of [`DEFAULT_TRANSPORT`].
-pub const DEFAULT_UNIX_PATH: &str = "/run/nfd/nfd.sock";
-
-/// NDN's TCP and UDP port.
-pub const DEFAULT_PORT: u16 = 6363;
-
-/// Which address family a `tcp`/`udp` URI may resolve to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Family {
-    /// `tcp://`, `udp://`: either.
-    Any,
-    /// `tcp4://`, `udp4://`: IPv4 only.
-    V4,
-    /// `tcp6://`, `udp6://`: IPv6 only.
-    V6,
-}
-
-impl Family {
-    fn suffix(self) -> &'static str {
-        match self {
-            Family::Any => "",
-            Family::V4 => "4",
-            Family::V6 => "6",
-        }
-    }
-
-    fn admits(self, a: &SocketAddr) -> bool {
-        match self {
-            Family::Any => true,
-            Family::V4 => a.is_ipv4(),
-            Family::V6 => a.is_ipv6(),
-        }
+impl From<UriError> for Error {
+    fn from(e: UriError) -> Self {
+        Error::Config(e.to_string())
     }
 }
 
-/// A parsed transport URI.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum TransportUri {
-    /// `unix:///path/to/socket`.
-    Unix(PathBuf),
-    /// `tcp[46]://host[:port]`.
-    Tcp {
-        /// Host name or address (IPv6 without brackets).
-        host: String,
-        /// Port (default 6363).
-        port: u16,
-        /// Address family.
-        family: Family,
-    },
-    /// `udp[46]://host[:port]`.
-    Udp {
-        /// Host name or address (IPv6 without brackets).
-        host: String,
-        /// Port (default 6363).
-        port: u16,
-        /// Address family.
-        family: Family,
-    },
-}
-
-impl Default for TransportUri {
-    fn default() -> Self {
-        TransportUri::Unix(PathBuf::from(DEFAULT_UNIX_PATH))
-    }
-}
-
-impl TransportUri {
-    /// The socket addresses a `tcp`/`udp` URI resolves to (in resolver order, filtered by
-    /// family); an error for a Unix URI or a name that does not resolve.
-    pub fn socket_addrs(&self) -> Result<Vec<SocketAddr>> {
-        let (host, port, family) = match self {
-            TransportUri::Unix(_) => {
-                return Err(Error::Config(format!("{self} has no socket address")));
+impl From<ResolveError> for Error {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::Lookup { host, source } => {
+                Error::io(format!("cannot resolve {host}"), source)
             }
-            TransportUri::Tcp { host, port, family } | TransportUri::Udp { host, port, family } => {
-                (host, *port, *family)
-            }
-        };
-        let addrs: Vec<SocketAddr> = (host.as_str(), port)
-            .to_socket_addrs()
-            .map_err(|e| Error::io(format!("cannot resolve {host}"), e))?
-            .filter(|a| family.admits(a))
-            .collect();
-        if addrs.is_empty() {
-            return Err(Error::Config(format!(
-                "{host} has no address of the family {self} asks for"
-            )));
+            other => Error::Config(other.to_string()),
         }
-        Ok(addrs)
-    }
-}
-
-impl fmt::Display for TransportUri {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let host_port = |f: &mut fmt::Formatter<'_>, host: &str, port: u16| {
-            if host.contains(':') {
-                write!(f, "[{host}]:{port}")
-            } else {
-                write!(f, "{host}:{port}")
-            }
-        };
-        match self {
-            TransportUri::Unix(p) => write!(f, "unix://{}", p.display()),
-            TransportUri::Tcp { host, port, family } => {
-                write!(f, "tcp{}://", family.suffix())?;
-                host_port(f, host, *port)
-            }
-            TransportUri::Udp { host, port, family } => {
-                write!(f, "udp{}://", family.suffix())?;
-                host_port(f, host, *port)
-            }
-        }
-    }
-}
-
-impl FromStr for TransportUri {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        let s = s.trim();
-        let bad = |why: &str| Error::Config(format!("bad transport URI '{s}': {why}"));
-        let (scheme, rest) = s
-            .split_once("://")
-            .ok_or_else(|| bad("expected SCHEME://..."))?;
-        let scheme = scheme.to_ascii_lowercase();
-        let (is_tcp, family) = match scheme.as_str() {
-            "unix" => {
-                if rest.is_empty() {
-                    return Ok(TransportUri::default());
-                }
-                if !rest.starts_with('/') {
-                    return Err(bad("a unix URI needs an absolute path (unix:///path)"));
-                }
-                return Ok(TransportUri::Unix(PathBuf::from(rest)));
-            }
-            "tcp" => (true, Family::Any),
-            "tcp4" => (true, Family::V4),
-            "tcp6" => (true, Family::V6),
-            "udp" => (false, Family::Any),
-            "udp4" => (false, Family::V4),
-            "udp6" => (false, Family::V6),
-            other => {
-                return Err(Error::Config(format!(
-                    "bad transport URI '{s}': unsupported scheme '{other}' \
-                     (expected unix, tcp, tcp4, tcp6, udp, udp4 or udp6)"
-                )))
-            }
-        };
-        let authority = rest.strip_suffix('/').unwrap_or(rest);
-        if authority.contains('/') {
-            return Err(bad("a tcp or udp URI takes no path"));
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed '['"))?;
-            let port = match after {
-                "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| bad("junk after ']'"))?),
-            };
-            (h, port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, _)) if h.contains(':') => {
-                    return Err(bad("an IPv6 address must be in brackets"))
-                }
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            }
-        };
-        if host.is_empty() {
-            return Err(bad("no host"));
-        }
-        let port = match port {
-            None => DEFAULT_PORT,
-            Some(p) => match p.parse::<u16>() {
-                Ok(p) if p != 0 => p,
-                _ => return Err(bad("port must be a number from 1 to 65535")),
-            },
-        };
-        let host = host.to_owned();
-        Ok(if is_tcp {
-            TransportUri::Tcp { host, port, family }
-        } else {
-            TransportUri::Udp { host, port, family }
-        })
     }
 }
 
@@ -281,7 +113,7 @@ pub fn resolve_from(
         if s.trim().is_empty() {
             Ok(TransportUri::default())
         } else {
-            s.parse()
+            Ok(s.parse()?)
         }
     };
     if let Some(f) = flag {

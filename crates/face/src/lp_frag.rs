@@ -24,8 +24,10 @@ use std::collections::HashMap;
 use std::fmt;
 
 use wire::lp::{Nack, MAX_PIT_TOKEN_LEN};
-use wire::tlv::{nni_len, var_number_len, write_nni_tlv, write_tlv, write_var_number};
+use wire::tlv::{nni_len, write_nni_tlv, write_tlv, write_var_number};
 use wire::{tt, LpPacketView};
+
+use crate::link::tlv_len;
 
 /// Most pieces one packet may be cut into, and the largest FragCount the reassembler accepts.
 pub const MAX_FRAGMENTS: u64 = 64;
@@ -180,12 +182,6 @@ impl LpHeaders {
             write_nni_tlv(out, tt::LP_CONGESTION_MARK, x);
         }
     }
-}
-
-/// Size of a TLV of type `typ` whose value is `value_len` bytes.
-#[inline]
-fn tlv_len(typ: u32, value_len: usize) -> usize {
-    var_number_len(u64::from(typ)) + var_number_len(value_len as u64) + value_len
 }
 
 #[inline]
@@ -404,11 +400,35 @@ impl Fragmenter {
         &mut self,
         packet: &[u8],
         headers: &LpHeaders,
-        mut emit: F,
+        emit: F,
     ) -> Result<u64, FragmentError> {
         self.headers.clear();
         headers.encode(&mut self.headers);
-        match self.plan(packet.len(), headers.is_empty(), self.headers.len())? {
+        self.fragment_prepared(packet, emit)
+    }
+
+    /// As [`Self::fragment_with`], with the link headers already encoded: `header_fields` are
+    /// the LpPacket fields [`LpHeaders::encode`] writes (empty for none), such as
+    /// [`crate::link::split_link`] finds in a packet [`crate::link::encode_link`] wrote. The
+    /// datagrams are the same bytes [`Self::fragment_with`] sends for the decoded headers.
+    pub fn fragment_encoded<F: FnMut(&[u8])>(
+        &mut self,
+        packet: &[u8],
+        header_fields: &[u8],
+        emit: F,
+    ) -> Result<u64, FragmentError> {
+        self.headers.clear();
+        self.headers.extend_from_slice(header_fields);
+        self.fragment_prepared(packet, emit)
+    }
+
+    /// Cuts `packet` with the header fields in `self.headers`.
+    fn fragment_prepared<F: FnMut(&[u8])>(
+        &mut self,
+        packet: &[u8],
+        mut emit: F,
+    ) -> Result<u64, FragmentError> {
+        match self.plan(packet.len(), self.headers.is_empty(), self.headers.len())? {
             Plan::Bare => {
                 emit(packet);
                 Ok(1)

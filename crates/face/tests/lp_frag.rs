@@ -610,3 +610,39 @@ proptest! {
         prop_assert_eq!(r.counters().malformed, 0);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// A link-layer packet split back into header fields and network packet fragments into the
+    /// same datagrams as the packet with its decoded headers.
+    #[test]
+    fn split_link_packets_fragment_like_their_headers(
+        len in 1usize..=8800,
+        mtu in 200usize..=9000,
+        h in arb_headers(),
+        seq in any::<u64>(),
+        seed in any::<u64>(),
+    ) {
+        let p = payload(len, seed);
+        let mut link = Vec::new();
+        prop_assert!(face::encode_link(&mut link, &h, &p, usize::MAX));
+        let face::Split::Parts(parts) = face::split_link(&link) else {
+            return Err(TestCaseError::fail("not split"));
+        };
+        prop_assert_eq!(parts.packet, &p[..]);
+        let mut a = Fragmenter::new(mtu, seq).unwrap();
+        let mut b = a.clone();
+        let mut want = vec![];
+        let mut got = vec![];
+        let r1 = a.fragment(&p, &h, &mut want);
+        let r2 = b.fragment_encoded(parts.packet, parts.header_fields, |d| got.push(d.to_vec()));
+        prop_assert_eq!(r1, r2);
+        prop_assert_eq!(want, got);
+        prop_assert_eq!(a.next_sequence(), b.next_sequence());
+    }
+}

@@ -6,13 +6,12 @@
 
 use std::net::SocketAddr;
 
+use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
-/// Where NDN applications look for a forwarder (NFD's default Unix socket).
-pub const DEFAULT_UNIX_PATH: &str = "/run/nfd/nfd.sock";
-
-/// The NDN port for TCP and UDP.
-pub const DEFAULT_PORT: u16 = 6363;
+/// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
+/// for TCP and UDP.
+pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -49,7 +48,8 @@ pub struct Config {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum L2Replacement {
-    /// First in, first out (seed 000).
+    /// First in, first out (as in Mansilha et al., "Exploiting parallelism in hierarchical
+    /// content stores for high-speed ICN routers", Computer Networks, 2017).
     #[default]
     Fifo,
     /// Least recently used.
@@ -60,7 +60,7 @@ pub enum L2Replacement {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum L2Decision {
-    /// Every batch (seed 000).
+    /// Every batch (as in Mansilha et al. (2017)).
     #[default]
     Always,
     /// With probability `lcp_p` (leave copy probabilistically).
@@ -78,7 +78,7 @@ pub enum L2Admission {
     #[default]
     WriteThrough,
     /// Chunks are written to L2 when the RAM CS evicts them, and what the RAM CS still holds
-    /// at a clean stop (seed 000's hierarchy: L2 holds what L1 drops).
+    /// at a clean stop (the hierarchy of Mansilha et al. (2017): L2 holds what L1 drops).
     WriteBack,
 }
 
@@ -375,38 +375,31 @@ pub fn parse_strategy(s: &str) -> Option<engine::fw::strategy::StrategyKind> {
     }
 }
 
-/// Parses `udp://host:port`-style face URIs: (is_udp, address).
+/// Parses a `udp://host:port`-style face URI ([`FaceUri`]) and resolves it: (is_udp, address).
+/// The errors name the URI; those about its scheme say "scheme".
 pub fn parse_face_uri(s: &str) -> Result<(bool, SocketAddr), String> {
-    let (scheme, rest) = s
-        .split_once("://")
-        .ok_or_else(|| format!("face URI {s:?} lacks a scheme (udp:// or tcp://)"))?;
-    let udp = match scheme {
-        "udp" | "udp4" | "udp6" => true,
-        "tcp" | "tcp4" | "tcp6" => false,
-        _ => return Err(format!("face URI {s:?}: unsupported scheme {scheme:?}")),
+    let unsupported = |scheme: &str| format!("face URI {s:?}: unsupported scheme {scheme:?}");
+    let uri = s
+        .parse::<FaceUri>()
+        .map_err(|e| match (e.kind(), e.scheme()) {
+            (UriErrorKind::NoScheme, _) => {
+                format!("face URI {s:?} lacks a scheme (udp:// or tcp://)")
+            }
+            (UriErrorKind::UnsupportedScheme | UriErrorKind::RelativeUnixPath, Some(scheme)) => {
+                unsupported(scheme)
+            }
+            _ => format!("face URI {s:?}: {}", e.reason()),
+        })?;
+    let udp = match uri {
+        FaceUri::Udp { .. } => true,
+        FaceUri::Tcp { .. } => false,
+        FaceUri::Unix(_) => return Err(unsupported("unix")),
     };
-    let rest = rest.trim_end_matches('/');
-    let has_port = if rest.starts_with('[') {
-        rest.contains("]:")
-    } else {
-        rest.contains(':')
-    };
-    let with_port = if has_port {
-        rest.to_string()
-    } else {
-        format!("{rest}:{DEFAULT_PORT}")
-    };
-    use std::net::ToSocketAddrs;
-    let addr = with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("face URI {s:?}: {e}"))?
-        .find(|a| match scheme {
-            "udp4" | "tcp4" => a.is_ipv4(),
-            "udp6" | "tcp6" => a.is_ipv6(),
-            _ => true,
-        })
-        .ok_or_else(|| format!("face URI {s:?}: no address of the right family"))?;
-    Ok((udp, addr))
+    let addrs = uri.socket_addrs().map_err(|e| match e {
+        ResolveError::Lookup { source, .. } => format!("face URI {s:?}: {source}"),
+        _ => format!("face URI {s:?}: no address of the right family"),
+    })?;
+    Ok((udp, addrs[0]))
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -702,6 +695,40 @@ mod tests {
             (true, "[::1]:7".parse().unwrap())
         );
         assert!(parse_face_uri("udp6://127.0.0.1:7").is_err());
+    }
+
+    /// Errors about the scheme say so (management answers them 406, the others 400).
+    #[test]
+    fn face_uri_errors() {
+        for (s, want) in [
+            (
+                "127.0.0.1:6363",
+                "face URI \"127.0.0.1:6363\" lacks a scheme (udp:// or tcp://)",
+            ),
+            (
+                "ether://x",
+                "face URI \"ether://x\": unsupported scheme \"ether\"",
+            ),
+            (
+                "unix:///run/x.sock",
+                "face URI \"unix:///run/x.sock\": unsupported scheme \"unix\"",
+            ),
+            (
+                "unix://x",
+                "face URI \"unix://x\": unsupported scheme \"unix\"",
+            ),
+            (
+                "udp6://127.0.0.1:7",
+                "face URI \"udp6://127.0.0.1:7\": no address of the right family",
+            ),
+            (
+                "udp://h:0",
+                "face URI \"udp://h:0\": port must be a number from 1 to 65535",
+            ),
+        ] {
+            assert_eq!(parse_face_uri(s).unwrap_err(), want);
+        }
+        assert!(!parse_face_uri("tcp://[::1").unwrap_err().contains("scheme"));
     }
 
     #[test]

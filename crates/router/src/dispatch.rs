@@ -59,8 +59,9 @@ pub enum Route {
     Malformed,
 }
 
-/// How chunks are spread over workers (Mansilha et al.'s H, Computer Networks 2017). Names that are not chunks always go by
-/// their full name.
+/// How chunks are spread over workers (the H of Mansilha et al., "Exploiting parallelism in
+/// hierarchical content stores for high-speed ICN routers", Computer Networks, 2017). Names
+/// that are not chunks always go by their full name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkerMapping {
     /// H=Content: a chunk by its content name (the name without the segment), so that a
@@ -206,7 +207,9 @@ impl Dispatcher {
 
     /// [`Dispatcher::classify`], and the full-name hash of the Interest, Data or Nack routed to
     /// a worker ([`engine::hash::full_name_hash`]), which the worker's engine then uses instead
-    /// of computing it (So et al.'s dispatcher, ANCS 2013, precomputes it the same way).
+    /// of computing it (the dispatcher of So, Narayanan and Oran, "Named Data Networking on a
+    /// Router: Fast and DoS-resistant Forwarding with Hash Tables", ANCS 2013, precomputes it
+    /// the same way).
     pub fn classify_hashed(&self, bytes: &[u8]) -> (Route, PktKind, Option<u64>) {
         let Some(&first) = bytes.first() else {
             return (Route::Malformed, PktKind::Other, None);
@@ -224,6 +227,17 @@ impl Dispatcher {
             None => (Route::Idle, PktKind::Other, None),
             Some(f) => self.route_network(f, lp.pit_token, lp.nack.is_some()),
         }
+    }
+
+    /// [`Dispatcher::classify_hashed`] of a network packet that came with these link headers
+    /// (its PIT token, whether it is a Nack), such as a reassembled one.
+    pub fn classify_network(
+        &self,
+        packet: &[u8],
+        token: Option<&[u8]>,
+        nack: bool,
+    ) -> (Route, PktKind, Option<u64>) {
+        self.route_network(packet, token, nack)
     }
 
     fn route_network(

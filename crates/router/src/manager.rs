@@ -21,7 +21,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use engine::fw::strategy::StrategyKind;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
+use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
+use face::{CreateError, FaceDesc};
 use mgmt::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
 use wire::nfd::{
     ControlParameters, ControlResponse, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
@@ -32,8 +34,8 @@ use wire::nfd::{
 use wire::{tt, Component, InterestView, Limits, LpPacketView, Name};
 
 use crate::config::parse_face_uri;
-use crate::io::{CreateError, FaceDesc, IoCommand, IoWaker, MgmtInput};
-use crate::worker::{encode_link, Control, Snapshot, WorkerLink};
+use crate::io::{IoCommand, IoWaker, MgmtInput};
+use crate::worker::{Control, Snapshot, WorkerLink};
 
 /// Origin NFD gives to `fib/add-nexthop` next hops in our RIB (never listed by `rib/list`).
 const FIB_ORIGIN: u64 = u64::MAX;

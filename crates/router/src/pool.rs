@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crossbeam_queue::ArrayQueue;
 use engine::table::pit_cs::FaceId;
+use face::link::{encode_link, link_len};
+use face::lp_frag::LpHeaders;
 
 /// One packet in a pool buffer, with the face it came from or goes to.
 ///
@@ -24,7 +26,9 @@ pub struct Pkt {
     /// The packet's bytes.
     pub buf: Vec<u8>,
     /// The full-name hash of its Interest, Data or Nack, when the I/O thread's dispatcher
-    /// computed it (the worker's engine then need not: seed 002's precomputed hash).
+    /// computed it (the worker's engine then need not: the precomputed hash of So, Narayanan and
+    /// Oran, "Named Data Networking on a Router: Fast and DoS-resistant Forwarding with Hash
+    /// Tables", ANCS 2013).
     pub full_hash: Option<u64>,
 }
 
@@ -68,6 +72,19 @@ impl PktKind {
                 _ => PktKind::Other,
             },
             _ => PktKind::Other,
+        }
+    }
+}
+
+impl From<PktKind> for face::PacketKind {
+    /// The kind a face counts (an L2 admission is never sent or received by a face).
+    #[inline]
+    fn from(k: PktKind) -> Self {
+        match k {
+            PktKind::Interest => face::PacketKind::Interest,
+            PktKind::Data => face::PacketKind::Data,
+            PktKind::Nack => face::PacketKind::Nack,
+            PktKind::Other | PktKind::Admit => face::PacketKind::Other,
         }
     }
 }
@@ -144,6 +161,24 @@ impl Pool {
         }
         let mut buf = self.get()?;
         buf.extend_from_slice(bytes);
+        Some(Pkt {
+            face,
+            kind: PktKind::Other,
+            buf,
+            full_hash: None,
+        })
+    }
+
+    /// A packet holding `packet` with link `headers`, as [`face::link::encode_link`] writes
+    /// them, for `face`; `None` if no buffer is free or the bytes do not fit.
+    #[inline]
+    pub fn pkt_link(&self, face: FaceId, headers: &LpHeaders, packet: &[u8]) -> Option<Pkt> {
+        if link_len(headers, packet.len()) > self.buf_bytes {
+            return None;
+        }
+        let mut buf = self.get()?;
+        let fits = encode_link(&mut buf, headers, packet, self.buf_bytes);
+        debug_assert!(fits);
         Some(Pkt {
             face,
             kind: PktKind::Other,

@@ -19,10 +19,11 @@ use crossbeam_queue::ArrayQueue;
 use engine::fw::pipeline::{Counters, Engine, FaceInfo, Output, PacketRef, SendKind, MAX_BATCH};
 use engine::fw::strategy::StrategyKind;
 use engine::table::pit_cs::{CsPolicy, FaceId};
+use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
 use store::{L2Tier, SharedL2Tier};
 use wire::lp::Nack;
-use wire::tlv::{write_var_number, Reader};
+use wire::tlv::Reader;
 use wire::{tt, Limits, Name, NameView};
 
 use crate::dispatch::{worker_token, Dispatcher};
@@ -665,44 +666,6 @@ impl L2 {
     }
 }
 
-/// Encoded length of a VAR-NUMBER.
-#[inline]
-fn var_len(x: usize) -> usize {
-    match x {
-        0..=252 => 1,
-        253..=0xFFFF => 3,
-        0x1_0000..=0xFFFF_FFFF => 5,
-        _ => 9,
-    }
-}
-
-/// Writes `packet` with `headers` into `buf`: bare when there are no headers, else an LpPacket.
-/// Returns false (leaving `buf` empty) when it would not fit in `room` bytes.
-pub fn encode_link(buf: &mut Vec<u8>, headers: &LpHeaders, packet: &[u8], room: usize) -> bool {
-    buf.clear();
-    if headers.is_empty() {
-        if packet.len() > room {
-            return false;
-        }
-        buf.extend_from_slice(packet);
-        return true;
-    }
-    let frag = var_len(tt::LP_FRAGMENT as usize) + var_len(packet.len()) + packet.len();
-    let inner = headers.encoded_len() + frag;
-    let total = var_len(tt::LP_PACKET as usize) + var_len(inner) + inner;
-    if total > room {
-        return false;
-    }
-    write_var_number(buf, u64::from(tt::LP_PACKET));
-    write_var_number(buf, inner as u64);
-    headers.encode(buf);
-    write_var_number(buf, u64::from(tt::LP_FRAGMENT));
-    write_var_number(buf, packet.len() as u64);
-    buf.extend_from_slice(packet);
-    debug_assert_eq!(buf.len(), total);
-    true
-}
-
 impl Worker {
     /// A worker around `engine`, with an optional L2 tier (already attached to the engine).
     #[allow(clippy::too_many_arguments)]
@@ -1137,34 +1100,5 @@ impl Worker {
             self.io.wake();
         }
         true
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bare_when_no_headers_else_lp_packet() {
-        let mut buf = Vec::with_capacity(64);
-        let pkt = [5u8, 2, 7, 0];
-        assert!(encode_link(&mut buf, &LpHeaders::default(), &pkt, 64));
-        assert_eq!(buf, pkt);
-        let h = LpHeaders {
-            pit_token: PitToken::new(&[1, 2, 3]),
-            nack: Some(Nack {
-                reason: Some(wire::NackReason::NoRoute),
-            }),
-            ..LpHeaders::default()
-        };
-        assert!(encode_link(&mut buf, &h, &pkt, 64));
-        let lp = wire::LpPacketView::decode(&buf, &wire::Limits::default()).unwrap();
-        assert_eq!(lp.pit_token, Some(&[1u8, 2, 3][..]));
-        assert_eq!(lp.fragment(), Some(&pkt[..]));
-        assert_eq!(lp.nack.unwrap().reason, Some(wire::NackReason::NoRoute));
-        // Too large for the room: refused, nothing written.
-        assert!(!encode_link(&mut buf, &h, &pkt, 10));
-        assert!(buf.is_empty());
-        assert!(!encode_link(&mut buf, &LpHeaders::default(), &[0; 65], 64));
     }
 }

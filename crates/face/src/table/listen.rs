@@ -1,0 +1,197 @@
+//! Listeners and sockets: the Unix and TCP listeners, the UDP sockets, accepting connections.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use mio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
+use mio::unix::SourceFd;
+use mio::{Interest, Token};
+use wire::nfd::FacePersistency;
+
+use super::tx::UdpSock;
+use super::{FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use crate::udp::UdpBatch;
+use crate::uri::FaceUri;
+
+/// Connections accepted per listener event.
+const ACCEPTS_PER_TURN: usize = 64;
+/// Socket buffer size asked of the kernel for UDP sockets.
+const UDP_SOCKET_BUFFER_BYTES: libc::c_int = 8 << 20;
+/// Datagrams read or sent in one system call.
+const UDP_BATCH: usize = 64;
+/// Largest datagram received.
+const UDP_MAX_DATAGRAM: usize = 9000;
+
+/// A listening socket: connections to it become on-demand stream faces.
+#[derive(Debug)]
+pub enum Listener {
+    /// A Unix socket (its faces are local), and its path.
+    Unix(UnixListener, PathBuf),
+    /// A TCP socket, and its address.
+    Tcp(TcpListener, SocketAddr),
+}
+
+/// The socket of a stream face.
+pub(super) enum StreamSock {
+    Unix(UnixStream),
+    Tcp(TcpStream),
+}
+
+impl StreamSock {
+    pub(super) fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            StreamSock::Unix(s) => s,
+            StreamSock::Tcp(s) => s,
+        }
+    }
+}
+
+impl Read for StreamSock {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            StreamSock::Unix(s) => s.read(buf),
+            StreamSock::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for StreamSock {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            StreamSock::Unix(s) => s.write(buf),
+            StreamSock::Tcp(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn set_socket_buffers(s: &UdpSocket) {
+    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+        let v: libc::c_int = UDP_SOCKET_BUFFER_BYTES;
+        // SAFETY: a valid fd, a c_int option value of the right size.
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
+}
+
+/// Binds the Unix listener at `path`: creates the directory, replaces a stale socket file (one
+/// nobody answers on), refuses to steal a live one.
+pub fn bind_unix(path: &Path) -> io::Result<UnixListener> {
+    if let Some(dir) = path.parent() {
+        if !dir.as_os_str().is_empty() {
+            std::fs::create_dir_all(dir)?;
+        }
+    }
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                "another forwarder is listening there",
+            ));
+        }
+        std::fs::remove_file(path)?;
+    }
+    UnixListener::bind(path)
+}
+
+impl FaceTable {
+    /// Starts accepting on a listener.
+    pub fn add_listener(&mut self, mut l: Listener) -> io::Result<()> {
+        if self.listeners.len() >= UDP_BASE - LISTENER_BASE {
+            return Err(io::Error::other("too many listeners"));
+        }
+        let token = Token(LISTENER_BASE + self.listeners.len());
+        match &mut l {
+            Listener::Unix(u, _) => self.registry.register(u, token, Interest::READABLE),
+            Listener::Tcp(t, _) => self.registry.register(t, token, Interest::READABLE),
+        }?;
+        self.listeners.push(l);
+        Ok(())
+    }
+
+    /// Adds a UDP socket; a `listener` socket creates on-demand faces for datagrams from
+    /// unknown remotes. Returns its index.
+    pub fn add_udp_socket(&mut self, s: UdpSocket, listener: bool) -> io::Result<usize> {
+        if self.udp.len() >= FACE_BASE - UDP_BASE {
+            return Err(io::Error::other("too many UDP sockets"));
+        }
+        s.set_nonblocking(true)?;
+        set_socket_buffers(&s);
+        let local = s.local_addr()?;
+        let idx = self.udp.len();
+        let fd = s.as_raw_fd();
+        self.registry.register(
+            &mut SourceFd(&fd),
+            Token(UDP_BASE + idx),
+            Interest::READABLE,
+        )?;
+        let batch = UdpBatch::with_capacity(s, UDP_BATCH, UDP_MAX_DATAGRAM)?;
+        self.udp
+            .push(UdpSock::new(batch, local, listener, self.cfg.udp_mtu));
+        Ok(idx)
+    }
+
+    /// Removes the Unix listeners' socket files (at a clean stop).
+    pub fn remove_socket_files(&self) {
+        for l in &self.listeners {
+            if let Listener::Unix(_, p) = l {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+
+    /// Accepts the connections waiting on listener `idx` (a bounded number per turn).
+    pub(super) fn accept(&mut self, idx: usize, sink: &mut impl FaceSink) {
+        for _ in 0..ACCEPTS_PER_TURN {
+            let (sock, uri, local_uri, local) = match &self.listeners[idx] {
+                Listener::Unix(l, path) => match l.accept() {
+                    Ok((s, _)) => (
+                        StreamSock::Unix(s),
+                        None,
+                        FaceUri::Unix(path.clone()).to_string(),
+                        true,
+                    ),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        sink.notice(Notice::AcceptFailed(&e));
+                        return;
+                    }
+                },
+                Listener::Tcp(l, addr) => match l.accept() {
+                    Ok((s, peer)) => {
+                        let _ = s.set_nodelay(true);
+                        (
+                            StreamSock::Tcp(s),
+                            Some(FaceUri::tcp(peer).to_string()),
+                            FaceUri::tcp(*addr).to_string(),
+                            peer.ip().is_loopback(),
+                        )
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        sink.notice(Notice::AcceptFailed(&e));
+                        return;
+                    }
+                },
+            };
+            let persistency = FacePersistency::OnDemand;
+            let id = self.add_stream_face(sock, uri, local_uri, local, persistency, sink);
+            if id.is_none() {
+                sink.notice(Notice::FaceLimit);
+            }
+        }
+        // More may be waiting: come back next turn.
+        self.pending_next.push(Token(LISTENER_BASE + idx));
+    }
+}

@@ -1,0 +1,201 @@
+//! Receiving: socket events, bounded reads, the turn's list of sockets with more to read.
+
+use std::io;
+
+use mio::Token;
+use wire::nfd::FacePersistency;
+
+use super::{
+    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
+    PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
+};
+
+/// Reads from one socket per turn before it goes to the back of the line.
+const READS_PER_TURN: usize = 8;
+/// Pending-read entries served per turn (each bounded by [`READS_PER_TURN`]).
+const MAX_PENDING_PER_TURN: usize = 1024;
+
+impl FaceTable {
+    /// Starts a turn of the driver's loop: the sockets left with more to read last turn are
+    /// served this turn ([`Self::serve_pending`]). True if there are any (the driver should not
+    /// sleep in its poll).
+    pub fn start_turn(&mut self) -> bool {
+        std::mem::swap(&mut self.pending_read, &mut self.pending_next);
+        self.pending_next.clear();
+        !self.pending_read.is_empty()
+    }
+
+    /// Handles a poll event for one of the table's tokens (others are ignored): accepts
+    /// connections, reads (a bounded amount) or writes what a stream face has queued.
+    pub fn on_event(
+        &mut self,
+        token: Token,
+        readable: bool,
+        writable: bool,
+        sink: &mut impl FaceSink,
+    ) {
+        match token.0 {
+            0 => {}
+            t if (LISTENER_BASE..UDP_BASE).contains(&t) => self.accept(t - LISTENER_BASE, sink),
+            t if (UDP_BASE..FACE_BASE).contains(&t) => {
+                if readable {
+                    self.read_udp(t - UDP_BASE, sink);
+                }
+            }
+            t => {
+                let id = (t - FACE_BASE) as FaceId;
+                if writable {
+                    self.flush_stream(id, sink);
+                }
+                if readable {
+                    self.read_stream(id, sink);
+                }
+            }
+        }
+    }
+
+    /// Reads from the sockets left with more to read last turn (at most
+    /// `MAX_PENDING_PER_TURN`; the rest stay in line).
+    pub fn serve_pending(&mut self, sink: &mut impl FaceSink) {
+        let pending = std::mem::take(&mut self.pending_read);
+        for &t in pending.iter().take(MAX_PENDING_PER_TURN) {
+            self.on_event(t, true, false, sink);
+        }
+        // Whatever was not served this turn stays in line.
+        self.pending_next
+            .extend(pending.iter().skip(MAX_PENDING_PER_TURN).copied());
+        self.pending_read = pending;
+    }
+
+    fn read_stream(&mut self, id: FaceId, sink: &mut impl FaceSink) {
+        let now = sink.now_ms();
+        let mut close: Option<&'static str> = None;
+        let mut more = false;
+        {
+            let Some(f) = self.faces.get_mut(&id) else {
+                return;
+            };
+            if let FaceIo::Stream(s) = &mut f.io {
+                for i in 0..=READS_PER_TURN {
+                    if i == READS_PER_TURN {
+                        more = true;
+                        break;
+                    }
+                    match s.framer.fill_from(&mut s.sock) {
+                        Ok(0) => {
+                            close = Some("closed by peer");
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(_) => {
+                            close = Some("read error");
+                            break;
+                        }
+                    }
+                    f.last_rx_ms = now;
+                    loop {
+                        match s.framer.next_packet() {
+                            Ok(Some(p)) => {
+                                let rx = FaceRx {
+                                    id,
+                                    local: f.local,
+                                    counters: &mut f.counters,
+                                    reassembler: None,
+                                };
+                                let malformed = sink.receive(rx, p, now);
+                                if malformed && f.counters.malformed >= self.cfg.malformed_limit {
+                                    close = Some("too many malformed packets");
+                                }
+                            }
+                            Ok(None) => break,
+                            Err(_) => {
+                                f.counters.malformed += 1;
+                                close = Some("framing error");
+                                break;
+                            }
+                        }
+                    }
+                    if close.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(why) = close {
+            self.close(id, why, sink);
+        } else if more {
+            self.pending_next.push(Token(FACE_BASE + id as usize));
+        }
+    }
+
+    fn read_udp(&mut self, idx: usize, sink: &mut impl FaceSink) {
+        let now = sink.now_ms();
+        let mut more = true;
+        for _ in 0..READS_PER_TURN {
+            let n = match self.udp[idx].batch.recv_batch() {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    more = false;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    sink.notice(Notice::RecvFailed(&e));
+                    continue;
+                }
+            };
+            for i in 0..n {
+                let (_, from) = self.udp[idx].batch.datagram(i);
+                let id = match self.udp_faces.get(&(idx, from)) {
+                    Some(&id) => id,
+                    None if self.penalty.get(&from).is_some_and(|&t| t > now) => {
+                        self.penalized_datagrams += 1;
+                        continue;
+                    }
+                    None if self.udp[idx].listener => {
+                        let mtu = self.cfg.udp_mtu;
+                        let p = FacePersistency::OnDemand;
+                        match self.add_udp_face(idx, from, p, mtu, sink) {
+                            Some(id) => id,
+                            None => continue,
+                        }
+                    }
+                    None => continue,
+                };
+                let Some(f) = self.faces.get_mut(&id) else {
+                    continue;
+                };
+                f.last_rx_ms = now;
+                let (bytes, _) = self.udp[idx].batch.datagram(i);
+                let reassembler = match &mut f.io {
+                    FaceIo::Udp(u) => Some(&mut u.reasm),
+                    FaceIo::Stream(_) => None,
+                };
+                let rx = FaceRx {
+                    id,
+                    local: f.local,
+                    counters: &mut f.counters,
+                    reassembler,
+                };
+                let malformed = sink.receive(rx, bytes, now);
+                let c = f.counters;
+                let good = c.in_interests + c.in_data + c.in_nacks;
+                let close = malformed
+                    && c.malformed >= self.cfg.malformed_limit
+                    && c.malformed > good
+                    && f.persistency == FacePersistency::OnDemand;
+                if close {
+                    self.close(id, "too many malformed packets", sink);
+                    if self.penalty.len() < PENALTY_CAPACITY {
+                        self.penalty.insert(from, now + PENALTY_MS);
+                    }
+                }
+            }
+        }
+        if more {
+            self.pending_next.push(Token(UDP_BASE + idx));
+        }
+    }
+}
