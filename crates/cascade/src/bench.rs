@@ -13,7 +13,7 @@ use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::mem::{arena, FixedArena};
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
-use engine::workload;
+use lab::workload;
 use router::dispatch::{Dispatcher, WorkerMapping};
 use serde_json::{json, Value};
 use wire::{tt, Data, DataView, Interest, InterestView, Limits, MetaInfo, Name};

@@ -39,8 +39,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
 use engine::table::mem::{arena, FixedArena};
+use lab::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
 use model::{predict_l1, predict_real_window, HcsParams, Policy, Streams};
 use serde_json::{json, Value};
 use store::emulated::fill_chunk;

@@ -1,0 +1,18 @@
+//! # lab — Cascade's research wiring
+//!
+//! Everything that measures the router or reproduces the papers it is built on, kept out of
+//! the product crates:
+//!
+//! - [`workload`]: synthetic name workloads (IRCache-like names, a FIB with the URLBlacklist
+//!   depth distribution, attack names) after So, Narayanan and Oran, "Named Data Networking on
+//!   a Router: Fast and DoS-resistant Forwarding with Hash Tables" (ANCS 2013);
+//! - [`hcs_workload`]: the chunk-request workloads Seq, Unif and Real of Mansilha et al.,
+//!   "Exploiting parallelism in hierarchical content stores for high-speed ICN routers"
+//!   (Computer Networks, 2017).
+//!
+//! The router must never depend on this crate: it is wiring for experiments, free to pull in
+//! whatever they need (sockets, threads, files, plotting), and it may depend on any product
+//! crate.
+
+pub mod hcs_workload;
+pub mod workload;
