@@ -1,6 +1,6 @@
 //! `cascade bench hcs`: the hierarchical content store of seed 000 driven by its workloads.
 //!
-//! Each worker thread owns one HCS (no shared state): the L1 logic of [`store::Hcs`] with the
+//! Each worker thread owns one HCS (no shared state): the L1 logic of [`lab::tier_sim::TierSim`] with the
 //! chunks' bytes in a slab beside it, and an L2 that is either a real file ([`store::L2File`],
 //! one per worker, `O_DIRECT` unless `--buffered`) or seed 000's emulated L2 (`--emulated`).
 //! Requests reach workers by hashing the content name (H=Content) or the batch id (H=Batch).
@@ -41,6 +41,7 @@ use std::time::Instant;
 
 use engine::table::mem::{arena, FixedArena};
 use lab::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use lab::tier_sim::{TierSim, TierSimConfig};
 use model::{predict_l1, predict_real_window, HcsParams, Policy, Streams};
 use serde_json::{json, Value};
 use store::emulated::fill_chunk;
@@ -48,8 +49,8 @@ use store::io::{AlignedBuf, Io, IoBackend, IoKind, IoOp};
 use store::l2::supports_direct;
 use store::layout::EXTENT_ALIGN_BYTES;
 use store::{
-    Admit, BatchRead, ChunkName, EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config, Hcs, HcsConfig,
-    L2Config, L2Error, L2File, ReadStart, Replacement,
+    Admit, BatchRead, ChunkName, EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config, L2Config,
+    L2Error, L2File, ReadStart, Replacement,
 };
 
 /// Chunk size `|c|` (seed 000, Table 3).
@@ -825,7 +826,7 @@ enum L2 {
 
 /// One worker's HCS: the L1 logic, the chunk bytes of its L1 slots, and its L2.
 struct Worker {
-    hcs: Hcs,
+    hcs: TierSim,
     slab: FixedArena<u8>,
     /// `(content << 32) | chunk` whose bytes are in each L1 slot (`u64::MAX`: none).
     slot_key: Vec<u64>,
@@ -851,7 +852,7 @@ impl Worker {
 
     /// Copies a chunk read from L2 into its L1 slot, if it is still in L1.
     fn fill(
-        hcs: &Hcs,
+        hcs: &TierSim,
         slab: &mut [u8],
         slot_key: &mut [u64],
         content: u32,
@@ -971,7 +972,7 @@ fn run_worker(
         L2::Emu(_) => "emulated".into(),
     };
     let mut wk = Worker {
-        hcs: Hcs::new(HcsConfig {
+        hcs: TierSim::new(TierSimConfig {
             l1_chunks: l1,
             batch,
             chunks_per_content: CHUNKS_PER_CONTENT,
@@ -1116,7 +1117,7 @@ fn run_worker(
 }
 
 /// Copies every chunk of a completed batch read into its L1 slot.
-fn fill_batch(hcs: &Hcs, slab: &mut [u8], slot_key: &mut [u64], b: &BatchRead<'_>) {
+fn fill_batch(hcs: &TierSim, slab: &mut [u8], slot_key: &mut [u64], b: &BatchRead<'_>) {
     for ch in b.chunks() {
         if let Some((c, k)) = parse_name(ch.name) {
             Worker::fill(hcs, slab, slot_key, c, k, ch.payload);
@@ -1483,7 +1484,7 @@ fn drop_cache(f: &File) {
 /// Median cost of an L1 hit with 10M entries, in ns (blocks of 1,000 random present keys).
 fn l1_hit_cost_ns(seed: u64) -> f64 {
     let contents = (HIT_COST_ENTRIES as u32).div_ceil(CHUNKS_PER_CONTENT);
-    let mut h = Hcs::new(HcsConfig {
+    let mut h = TierSim::new(TierSimConfig {
         l1_chunks: HIT_COST_ENTRIES,
         batch: 10,
         chunks_per_content: CHUNKS_PER_CONTENT,

@@ -8,11 +8,14 @@
 //!   a Router: Fast and DoS-resistant Forwarding with Hash Tables" (ANCS 2013);
 //! - [`hcs_workload`]: the chunk-request workloads Seq, Unif and Real of Mansilha et al.,
 //!   "Exploiting parallelism in hierarchical content stores for high-speed ICN routers"
-//!   (Computer Networks, 2017).
+//!   (Computer Networks, 2017);
+//! - [`tier_sim`]: the tier simulator, the hierarchical content store of that paper on chunk ids
+//!   (L1 FIFO/LRU, batch prefetch, L2 always hit), checked against the models.
 //!
 //! The router must never depend on this crate: it is wiring for experiments, free to pull in
 //! whatever they need (sockets, threads, files, plotting), and it may depend on any product
 //! crate.
 
 pub mod hcs_workload;
+pub mod tier_sim;
 pub mod workload;

@@ -1,4 +1,4 @@
-//! The measured L1 hit ratio of [`store::Hcs`] against the models over an |L1| sweep, for the
+//! The measured L1 hit ratio of [`lab::tier_sim::TierSim`] against the models over an |L1| sweep, for the
 //! `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO, 8 chunks/s), with the
 //! warm-up of 10 × |L1| requests of Mansilha et al., "Exploiting parallelism in hierarchical
 //! content stores for high-speed ICN routers" (Computer Networks, 2017).
@@ -16,8 +16,9 @@
 //! router's and `cascade bench hcs`'s default), against the models that include it.
 
 use lab::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use lab::tier_sim::{TierSim, TierSimConfig};
 use model::{predict_l1, predict_real_streams, predict_real_window, HcsParams, Policy, Streams};
-use store::{Hcs, HcsConfig, Replacement};
+use store::Replacement;
 
 const CATALOGUE: u32 = 100;
 const CHUNKS: u32 = 1280;
@@ -78,8 +79,8 @@ fn measure(
     window: u64,
     seed: u64,
     prefetch_ahead: bool,
-) -> store::Counters {
-    let mut hcs = Hcs::new(HcsConfig {
+) -> lab::tier_sim::Counters {
+    let mut hcs = TierSim::new(TierSimConfig {
         l1_chunks: l1 as usize,
         batch: BATCH,
         chunks_per_content: CHUNKS,
