@@ -1,6 +1,6 @@
 //! `cascade bench hcs`: the hierarchical content store of seed 000 driven by its workloads.
 //!
-//! Each worker thread owns one HCS (no shared state): the L1 logic of [`lab::tier_sim::TierSim`] with the
+//! Each worker thread owns one HCS (no shared state): the L1 logic of [`crate::tier_sim::TierSim`] with the
 //! chunks' bytes in a slab beside it, and an L2 that is either a real file ([`store::L2File`],
 //! one per worker, `O_DIRECT` unless `--buffered`) or seed 000's emulated L2 (`--emulated`).
 //! Requests reach workers by hashing the content name (H=Content) or the batch id (H=Batch).
@@ -39,9 +39,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use crate::tier_sim::{TierSim, TierSimConfig};
 use engine::table::mem::{arena, FixedArena};
-use lab::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
-use lab::tier_sim::{TierSim, TierSimConfig};
 use model::{predict_l1, predict_real_window, HcsParams, Policy, Streams};
 use serde_json::{json, Value};
 use store::emulated::fill_chunk;

@@ -8,12 +8,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::workload;
 use engine::fw::pipeline::{Engine, EngineConfig, LpmAlgorithm, MAX_BATCH};
 use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::mem::{arena, FixedArena};
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
-use lab::workload;
 use router::dispatch::{Dispatcher, WorkerMapping};
 use serde_json::{json, Value};
 use wire::{tt, Data, DataView, Interest, InterestView, Limits, MetaInfo, Name};
