@@ -33,10 +33,10 @@ enum Command {
     Run(run::RunArgs),
     /// Decode NDN packets (Interest, Data, NDNLPv2) and print them as trees or JSON.
     Decode(DecodeArgs),
-    /// Benchmarks that reproduce the seeds' published figures.
+    /// Benchmarks that reproduce the published figures of the papers Cascade builds on.
     #[command(subcommand)]
     Bench(lab::bench::BenchCommand),
-    /// Analytic models (seed 000): predicted hit ratios.
+    /// Analytic models (Mansilha et al. 2017): predicted hit ratios.
     #[command(subcommand)]
     Model(lab::model_cli::ModelCommand),
     /// Manage a running forwarder (Cascade or NFD) like nfdc, through the management protocol.

@@ -14,15 +14,15 @@ use model::{HcsParams, L1Prediction, WindowPrediction};
 #[derive(Subcommand, Debug)]
 pub enum ModelCommand {
     /// L1 hit ratio of the hierarchical content store for the Unif, Seq and Real workloads
-    /// (seed 000, eq. 2–6; Che's approximation for the Real workload's first chunks), and the
-    /// stream model of Real with a FIFO L1 (steady state and over the seed's measurement
-    /// window).
+    /// (Mansilha et al. 2017, eq. 2–6; Che's approximation for the Real workload's first
+    /// chunks), and the stream model of Real with a FIFO L1 (steady state and over the paper's
+    /// measurement window).
     Che(CheArgs),
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 enum PolicyArg {
-    /// FIFO (also Random replacement), the seed's default.
+    /// FIFO (also Random replacement), the paper's default.
     Fifo,
     /// Least recently used.
     Lru,
@@ -58,10 +58,10 @@ pub struct CheArgs {
     /// Real: the next batch is read at the current batch's penultimate chunk.
     #[arg(long)]
     prefetch_ahead: bool,
-    /// Real: warm-up requests before the measured window (default: 10 x |L1|, the seed's).
+    /// Real: warm-up requests before the measured window (default: 10 x |L1|, the paper's).
     #[arg(long)]
     warmup: Option<u64>,
-    /// Real: measured requests (default: the catalogue's chunks, the seed's |W| - 10 |L1|).
+    /// Real: measured requests (default: the catalogue's chunks, the paper's |W| - 10 |L1|).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     window: Option<u64>,
     /// Print one JSON object instead of a table.

@@ -1,7 +1,8 @@
-//! The measured L1 hit ratio of [`lab::tier_sim::TierSim`] against the models over an |L1| sweep, for the
-//! `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO, 8 chunks/s), with the
-//! warm-up of 10 × |L1| requests of Mansilha et al., "Exploiting parallelism in hierarchical
-//! content stores for high-speed ICN routers" (Computer Networks, 2017).
+//! The measured L1 hit ratio of [`lab::tier_sim::TierSim`] against the models over an |L1|
+//! sweep, for the `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO,
+//! 8 chunks/s), with the warm-up of 10 × |L1| requests of Mansilha et al., "Exploiting
+//! parallelism in hierarchical content stores for high-speed ICN routers" (Computer Networks,
+//! 2017).
 //!
 //! `Seq` and `Unif` are compared with eq. 2–3 of Mansilha et al. ([`model::predict_l1`]).
 //! `Real` is compared with the stream model ([`model::predict_real_window`]): the paper's

@@ -1,7 +1,9 @@
-//! `cascade bench engine`: the forwarding engine in-process on one thread (seed 002 §4).
+//! `cascade bench engine`: the forwarding engine in-process on one thread, as in §4 of So,
+//! Narayanan and Oran, "Named Data Networking on a Router: Fast and DoS-resistant Forwarding
+//! with Hash Tables" (ANCS 2013).
 //!
-//! Workload: a synthetic FIB whose prefix depths follow seed 002's Table 5, Interests shaped like
-//! its IRCache-derived names (Table 3) that extend FIB prefixes, and the matching Data. The
+//! Workload: a synthetic FIB whose prefix depths follow the paper's Table 5, Interests shaped
+//! like its IRCache-derived names (Table 3) that extend FIB prefixes, and the matching Data. The
 //! Interest phase is CS/PIT miss + PIT insert + FIB LPM for every packet; the Data phase is PIT
 //! hit + CS insert with replacement (the CS is full). Cycles are TSC ticks per packet.
 
@@ -45,8 +47,8 @@ pub struct EngineBenchArgs {
     /// for attaching a profiler (`perf record`) to one phase.
     #[arg(long, value_name = "N")]
     pub steady: Option<usize>,
-    /// The engine hashes every name itself. By default, as in the router (and in seed 002's
-    /// figures), the I/O thread's dispatcher computes each packet's full-name hash when it
+    /// The engine hashes every name itself. By default, as in the router (and in the figures of
+    /// So et al.), the I/O thread's dispatcher computes each packet's full-name hash when it
     /// picks the worker and hands it over with the packet; the benchmark runs that dispatcher
     /// code before the timed runs and reports its cost per packet separately.
     #[arg(long)]

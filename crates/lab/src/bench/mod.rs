@@ -20,14 +20,14 @@ pub mod hcs;
 /// The benchmarks of `cascade bench`.
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
-    /// The forwarding engine in-process on one thread (seed 002): cycles per packet, LPM
-    /// probes by algorithm and M, prefetching, the garbage-name attack.
+    /// The forwarding engine in-process on one thread (So et al., ANCS 2013): cycles per packet,
+    /// LPM probes by algorithm and M, prefetching, the garbage-name attack.
     Engine(engine::EngineBenchArgs),
-    /// The router over real sockets (seed 001): satisfied Interests/s, drops, RTT, with the
-    /// load generator's own ceiling measured in the same run.
+    /// The router over real sockets (Kirchner et al., ANCS 2016): satisfied Interests/s, drops,
+    /// RTT, with the load generator's own ceiling measured in the same run.
     Forward(forward::ForwardBenchArgs),
-    /// The hierarchical content store (seed 000): L1 hit ratio against the model, L2 on a
-    /// real file or emulated, throughput, L2 and device read bandwidth, L1-hit cost.
+    /// The hierarchical content store (Mansilha et al. 2017): L1 hit ratio against the model,
+    /// L2 on a real file or emulated, throughput, L2 and device read bandwidth, L1-hit cost.
     Hcs(hcs::HcsBenchArgs),
 }
 

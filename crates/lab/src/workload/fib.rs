@@ -8,7 +8,7 @@ use super::names::UrlGen;
 use super::rng::Rng;
 use super::vocab::{domain_label, word, HOSTS, TLDS};
 
-/// Seed 002's Table 5 FIB prefix-depth distribution (URLBlacklist): share of prefixes with
+/// Table 5 of So et al.: the FIB prefix-depth distribution (URLBlacklist): share of prefixes with
 /// `d + 1` components at index `d`. The ≤2 bucket (1.8%) is all depth 2 and the ≥8 bucket
 /// (3.4%) is spread over depths 8 to 11; the mean is about 4.26.
 pub const TABLE5_DEPTH_SHARES: [f64; 11] = [
