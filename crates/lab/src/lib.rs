@@ -16,6 +16,9 @@
 //!
 //! Research code still to come lives here too (the bypass model, emulation).
 //!
+//! The `plot` feature (on by default) draws `cascade bench hcs --plot` with plotters, png and
+//! font8x8; a build without it refuses `--plot` with one line.
+//!
 //! The router must never depend on this crate: it is wiring for experiments, free to pull in
 //! whatever they need (sockets, threads, files, plotting), and it may depend on any product
 //! crate. The `cascade` binary only parses its subcommands and dispatches to them.

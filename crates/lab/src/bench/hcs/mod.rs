@@ -39,6 +39,7 @@ mod args;
 mod device;
 mod hit_cost;
 mod models;
+#[cfg(feature = "plot")]
 mod plot;
 mod point;
 mod report;

@@ -8,7 +8,7 @@ use store::l2::supports_direct;
 use super::args::{window_for, HcsBenchArgs, IoArg, Mapping, Sweep};
 use super::device::{extent_bytes, Device, Scratch, SeqRead, DEVICE_PASSES};
 use super::hit_cost::l1_hit_cost_ns;
-use super::models::{model_name, models};
+use super::models::models;
 use super::point::Point;
 use super::report::{print_point_line, Report};
 use super::worker::run_worker;
@@ -17,6 +17,9 @@ use crate::hcs_workload::{warmup_requests, RealParams};
 
 /// Runs `cascade bench hcs`.
 pub fn run_hcs(args: &HcsBenchArgs) -> Result<(), String> {
+    if args.plot.is_some() && !cfg!(feature = "plot") {
+        return Err(NO_PLOT.into());
+    }
     // The worker count resolved once (the per-request mapping reads it).
     let args = &HcsBenchArgs {
         workers: Some(args.workers()),
@@ -221,7 +224,11 @@ fn rmse_against(points: &[Point], model: impl Fn(&Point) -> f64) -> f64 {
         .sqrt()
 }
 
+/// What `--plot` says in a build without the `plot` feature.
+const NO_PLOT: &str = "--plot: this build has no plotting (built without the `plot` feature)";
+
 /// Draws the sweep, the model as a curve over |L1|, to `path`.
+#[cfg(feature = "plot")]
 fn plot_sweep(
     args: &HcsBenchArgs,
     params: &RealParams,
@@ -234,7 +241,24 @@ fn plot_sweep(
             .map(|m| m.0)
             .unwrap_or(0.0)
     };
-    super::plot::plot(path, args.workload, points, model_at, model_name(args))
+    super::plot::plot(
+        path,
+        args.workload,
+        points,
+        model_at,
+        super::models::model_name(args),
+    )
+}
+
+/// Without the `plot` feature there is nothing to draw with.
+#[cfg(not(feature = "plot"))]
+fn plot_sweep(
+    _args: &HcsBenchArgs,
+    _params: &RealParams,
+    _path: &Path,
+    _points: &[Point],
+) -> Result<(), String> {
+    Err(NO_PLOT.into())
 }
 
 /// A temporary directory removed on drop (in the system temp dir, not tmpfs-only).
