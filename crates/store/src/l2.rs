@@ -37,13 +37,13 @@ use std::sync::Arc;
 
 use siphasher::sip::SipHasher13;
 
-use crate::hcs::Replacement;
 use crate::io::{ActiveBackend, AlignedBuf, Io, IoBackend, IoDone, IoKind, IoOp};
 use crate::layout::{
     le32, le64, ChunkName, LayoutError, SlotError, SlotHeader, Superblock, SLOT_HEADER_BYTES,
     SUPERBLOCK_BYTES,
 };
 use crate::list::{Order, NIL};
+use crate::replacement::Replacement;
 
 mod persist;
 

@@ -1,32 +1,35 @@
-//! Cascade's storage tiers behind the engine's in-RAM content store (seed 000, `SPEC.md` §3).
+//! Cascade's storage tiers behind the engine's in-RAM content store, after Mansilha et al.,
+//! "Exploiting parallelism in hierarchical content stores for high-speed ICN routers"
+//! (Computer Networks, 2017).
 //!
-//! - [`hcs`]: the hierarchical CS logic on chunk ids (L1 FIFO/LRU, batch prefetch), used to
-//!   check the L1 hit ratio against seed 000's model;
 //! - [`l2`]: the L2 tier on a real file or block device ([`L2File`]): batches of `B` chunks in
 //!   contiguous extents, non-blocking I/O through io_uring or a `pread`/`pwrite` thread pool
-//!   ([`io`]), FIFO/LRU replacement, admission decisions, CRC32C on every slot, an index that
-//!   survives clean restarts and is rebuilt by a scan after a crash ([`layout`] is the format);
-//! - [`emulated`]: seed 000's emulated L2 (delay `B·|c|/τ`, busy-wait or sleep, static or
-//!   dynamic memory);
+//!   ([`io`]), FIFO/LRU replacement ([`Replacement`], kept in [`list`] order), admission
+//!   decisions, CRC32C on every slot, an index that survives clean restarts and is rebuilt by a
+//!   scan after a crash ([`layout`] is the format);
+//! - [`emulated`]: the emulated L2 of Mansilha et al. (delay `B·|c|/τ`, busy-wait or sleep,
+//!   static or dynamic memory);
 //! - [`tier`]: the adapter that plugs an [`L2File`] behind the engine's CS as its
 //!   `SlowTier` and hands completed batches back in the shape of
 //!   `Engine::complete_pending`.
 //!
-//! The crate owns its disk I/O and nothing else: no sockets, no engine tables.
+//! The crate owns its disk I/O and nothing else: no sockets, no engine tables. The simulator
+//! of the hierarchical store on chunk ids (L1 FIFO/LRU with batch prefetch, checked against
+//! the models) is research code and lives in the `lab` crate.
 
 pub mod emulated;
-pub mod hcs;
 pub mod io;
 pub mod l2;
 pub mod layout;
-mod list;
+pub mod list;
+mod replacement;
 pub mod tier;
 
 pub use emulated::{EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config};
-pub use hcs::{Counters, Hcs, HcsConfig, Outcome, Replacement};
 pub use io::{ActiveBackend, IoBackend};
 pub use l2::{
     Admission, Admit, BatchRead, Chunk, Decision, L2Config, L2Counters, L2Error, L2File, ReadStart,
 };
 pub use layout::ChunkName;
+pub use replacement::Replacement;
 pub use tier::{L2Tier, SharedL2Tier, TierCompletion, TierCounters};

@@ -1,13 +1,14 @@
 //! The replacement order of a fixed set of items numbered `0..n`: a doubly linked list by
 //! index, kept beside the items (head = newest or most recently used, tail = next victim).
-//! Used for the L1 chunk slots, the L2 extents and the 2-LRU key filter.
+//! Used for the L2 extents, the 2-LRU key filter and the L1 chunk slots of the tier simulator
+//! in the `lab` crate.
 
 /// No item.
-pub(crate) const NIL: u32 = u32::MAX;
+pub const NIL: u32 = u32::MAX;
 
 /// Items in replacement order.
 #[derive(Debug, Clone)]
-pub(crate) struct Order {
+pub struct Order {
     prev: Vec<u32>,
     next: Vec<u32>,
     head: u32,
@@ -16,7 +17,7 @@ pub(crate) struct Order {
 
 impl Order {
     /// An empty order with room reserved for `capacity` items.
-    pub(crate) fn with_capacity(capacity: usize) -> Self {
+    pub fn with_capacity(capacity: usize) -> Self {
         Order {
             prev: Vec::with_capacity(capacity),
             next: Vec::with_capacity(capacity),
@@ -26,7 +27,7 @@ impl Order {
     }
 
     /// Makes items `0..n` known (unlinked) if they are not yet.
-    pub(crate) fn grow_to(&mut self, n: usize) {
+    pub fn grow_to(&mut self, n: usize) {
         if self.prev.len() < n {
             self.prev.resize(n, NIL);
             self.next.resize(n, NIL);
@@ -34,17 +35,17 @@ impl Order {
     }
 
     /// The next victim, or [`NIL`].
-    pub(crate) fn tail(&self) -> u32 {
+    pub fn tail(&self) -> u32 {
         self.tail
     }
 
     /// The item after `i` towards the head, or [`NIL`].
-    pub(crate) fn prev(&self, i: u32) -> u32 {
+    pub fn prev(&self, i: u32) -> u32 {
         self.prev[i as usize]
     }
 
     /// Forgets every link (the items stay known).
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.prev.fill(NIL);
         self.next.fill(NIL);
         self.head = NIL;
@@ -52,7 +53,7 @@ impl Order {
     }
 
     /// Takes linked item `i` out of the order.
-    pub(crate) fn unlink(&mut self, i: u32) {
+    pub fn unlink(&mut self, i: u32) {
         let (p, n) = (self.prev[i as usize], self.next[i as usize]);
         if p == NIL {
             self.head = n;
@@ -67,7 +68,7 @@ impl Order {
     }
 
     /// Puts unlinked item `i` at the head.
-    pub(crate) fn push_head(&mut self, i: u32) {
+    pub fn push_head(&mut self, i: u32) {
         self.prev[i as usize] = NIL;
         self.next[i as usize] = self.head;
         if self.head == NIL {
@@ -79,7 +80,7 @@ impl Order {
     }
 
     /// The items from the tail to the head.
-    pub(crate) fn tail_to_head(&self) -> impl Iterator<Item = u32> + '_ {
+    pub fn tail_to_head(&self) -> impl Iterator<Item = u32> + '_ {
         let mut i = self.tail;
         core::iter::from_fn(move || {
             let cur = i;

@@ -698,7 +698,57 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
         lifetime_ms: args.lifetime_ms.max(10),
         run: run_id & 0xFFFF_FFFF,
     };
-    let mk_producer = || Producer {
+    // Ceiling: consumer straight to producer, same code, no router.
+    let ceiling = if args.no_ceiling {
+        None
+    } else {
+        Some(measure_ceiling(args, &g, measure)?)
+    };
+    // The router: started here, or attached to.
+    let Endpoints { unix, udp, started } = router_endpoints(args)?;
+    let mut cons = connect(args.face, unix.as_ref(), udp)?;
+    let mut prod = connect(args.face, unix.as_ref(), udp)?;
+    match args.face {
+        FaceKind::Unix => register(&mut prod)?,
+        FaceKind::Udp => {
+            let mgmt = unix.clone().unwrap_or_else(|| args.mgmt.clone());
+            route_to_udp_producer(&mgmt, &prod)?;
+        }
+    }
+    let cpu0 = thread_cpu_seconds("cascade-");
+    let mut result =
+        drive(&g, &mut cons, &mut prod, &mut producer(args), measure).map_err(|e| e.to_string());
+    let cpu1 = thread_cpu_seconds("cascade-");
+    let (drops, workers) = match started {
+        Some((r, dir)) => stop_router(r, dir),
+        None => (Vec::new(), 0),
+    };
+    let res = result.as_mut().map_err(|e| e.clone())?.clone();
+    let router_cpu_s = cpu1 - cpu0;
+    let cpu_us = if res.satisfied > 0 && args.attach.is_none() {
+        Some(router_cpu_s * 1e6 / res.satisfied as f64)
+    } else {
+        None
+    };
+    let report = Report {
+        args,
+        res,
+        ceiling,
+        drops,
+        workers,
+        cpu_us,
+    };
+    if args.json {
+        report.print_json();
+    } else {
+        report.print_text();
+    }
+    Ok(())
+}
+
+/// The generator's producer end, with its buffers.
+fn producer(args: &ForwardBenchArgs) -> Producer {
+    Producer {
         payload: vec![0x5a; args.payload as usize],
         data: Vec::with_capacity(9000),
         signed: Vec::with_capacity(9000),
@@ -707,37 +757,55 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
         rx: Vec::with_capacity(1 << 20),
         rx_offs: Vec::with_capacity(1024),
         limits: Limits::default(),
-    };
-    // Ceiling: consumer straight to producer, same code, no router.
-    let mut ceiling = None;
-    if !args.no_ceiling {
-        let (mut c, mut p) = match args.face {
-            FaceKind::Udp => Link::udp_pair().map_err(|e| e.to_string())?,
-            FaceKind::Unix => {
-                let (a, b) = UnixStream::pair().map_err(|e| e.to_string())?;
-                (
-                    Link::stream(a).map_err(|e| e.to_string())?,
-                    Link::stream(b).map_err(|e| e.to_string())?,
-                )
-            }
-        };
-        let g2 = Gen {
-            workload: Workload::Unique,
-            ..g
-        };
-        ceiling = Some(
-            drive(&g2, &mut c, &mut p, &mut mk_producer(), measure).map_err(|e| e.to_string())?,
-        );
     }
-    // The router: started here, or attached to.
-    let mut started = None;
-    let (unix, udp) = match &args.attach {
+}
+
+/// The generator's own ceiling: its consumer straight to its producer (unique names), no
+/// router.
+fn measure_ceiling(
+    args: &ForwardBenchArgs,
+    g: &Gen,
+    measure: Duration,
+) -> Result<RunResult, String> {
+    let (mut c, mut p) = match args.face {
+        FaceKind::Udp => Link::udp_pair().map_err(|e| e.to_string())?,
+        FaceKind::Unix => {
+            let (a, b) = UnixStream::pair().map_err(|e| e.to_string())?;
+            (
+                Link::stream(a).map_err(|e| e.to_string())?,
+                Link::stream(b).map_err(|e| e.to_string())?,
+            )
+        }
+    };
+    let g2 = Gen {
+        workload: Workload::Unique,
+        ..*g
+    };
+    drive(&g2, &mut c, &mut p, &mut producer(args), measure).map_err(|e| e.to_string())
+}
+
+/// Where the router listens.
+struct Endpoints {
+    unix: Option<PathBuf>,
+    udp: Option<SocketAddr>,
+    /// The router started here and its directory (none with `--attach`).
+    started: Option<(router::Router, PathBuf)>,
+}
+
+/// The router's Unix and UDP listeners: those of `--attach`, or of a router started here (in
+/// a temporary directory).
+fn router_endpoints(args: &ForwardBenchArgs) -> Result<Endpoints, String> {
+    match &args.attach {
         Some(uri) => {
             if let Some(p) = uri.strip_prefix("unix://") {
                 if args.face != FaceKind::Unix {
                     return Err("--attach unix://... needs --face unix".into());
                 }
-                (Some(PathBuf::from(p)), None)
+                Ok(Endpoints {
+                    unix: Some(PathBuf::from(p)),
+                    udp: None,
+                    started: None,
+                })
             } else if let Some(a) = uri.strip_prefix("udp://") {
                 if args.face != FaceKind::Udp {
                     return Err("--attach udp://... needs --face udp".into());
@@ -745,11 +813,15 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
                 let a: SocketAddr = a
                     .parse()
                     .map_err(|_| format!("--attach {uri}: bad address"))?;
-                (None, Some(a))
+                Ok(Endpoints {
+                    unix: None,
+                    udp: Some(a),
+                    started: None,
+                })
             } else {
-                return Err(format!(
+                Err(format!(
                     "--attach {uri}: expected unix:///path or udp://host:port"
-                ));
+                ))
             }
         }
         None => {
@@ -764,86 +836,98 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
             }
             let r = router::Router::start(&cfg)?;
             let b = r.bound().clone();
-            started = Some((r, dir));
-            (b.unix, b.udp)
-        }
-    };
-    let mut cons = connect(args.face, unix.as_ref(), udp)?;
-    let mut prod = connect(args.face, unix.as_ref(), udp)?;
-    match args.face {
-        FaceKind::Unix => register(&mut prod)?,
-        FaceKind::Udp => {
-            let mgmt = unix.clone().unwrap_or_else(|| args.mgmt.clone());
-            route_to_udp_producer(&mgmt, &prod)?;
+            Ok(Endpoints {
+                unix: b.unix,
+                udp: b.udp,
+                started: Some((r, dir)),
+            })
         }
     }
-    let cpu0 = thread_cpu_seconds("cascade-");
-    let mut result =
-        drive(&g, &mut cons, &mut prod, &mut mk_producer(), measure).map_err(|e| e.to_string());
-    let cpu1 = thread_cpu_seconds("cascade-");
+}
+
+/// Stops a router started here and removes its directory; returns its drops by reason and
+/// its worker count.
+fn stop_router(r: router::Router, dir: PathBuf) -> (Vec<(String, u64)>, usize) {
     let mut drops: Vec<(String, u64)> = Vec::new();
-    let mut workers = 0;
-    if let Some((r, dir)) = started {
-        workers = r.workers();
-        let snaps = r.snapshots();
-        for reason in engine::fw::pipeline::DropReason::ALL {
-            let n: u64 = snaps.iter().map(|s| s.counters.drops[reason.index()]).sum();
-            if n > 0 {
-                drops.push((format!("{reason:?}"), n));
-            }
+    let workers = r.workers();
+    let snaps = r.snapshots();
+    for reason in engine::fw::pipeline::DropReason::ALL {
+        let n: u64 = snaps.iter().map(|s| s.counters.drops[reason.index()]).sum();
+        if n > 0 {
+            drops.push((format!("{reason:?}"), n));
         }
-        let ring = r.input_ring_full();
-        if ring > 0 {
-            drops.push(("InputRingFull".into(), ring));
-        }
-        let out_full: u64 = snaps
-            .iter()
-            .map(|s| s.out_ring_full + s.out_no_buffer)
-            .sum();
-        if out_full > 0 {
-            drops.push(("OutputRingFull".into(), out_full));
-        }
-        r.stop_handle().stop();
-        r.join();
-        let _ = std::fs::remove_dir_all(dir);
     }
-    let mut res = result.as_mut().map_err(|e| e.clone())?.clone();
-    let router_cpu_s = cpu1 - cpu0;
-    let rate = res.rate();
-    let (p50, p90, p99, max) = (res.pct(0.5), res.pct(0.9), res.pct(0.99), res.pct(1.0));
-    let face = match args.face {
-        FaceKind::Udp => "udp",
-        FaceKind::Unix => "unix",
-    };
-    let ceil_rate = ceiling.as_ref().map(RunResult::rate);
-    let cpu_us = if res.satisfied > 0 && args.attach.is_none() {
-        Some(router_cpu_s * 1e6 / res.satisfied as f64)
-    } else {
-        None
-    };
-    if args.json {
+    let ring = r.input_ring_full();
+    if ring > 0 {
+        drops.push(("InputRingFull".into(), ring));
+    }
+    let out_full: u64 = snaps
+        .iter()
+        .map(|s| s.out_ring_full + s.out_no_buffer)
+        .sum();
+    if out_full > 0 {
+        drops.push(("OutputRingFull".into(), out_full));
+    }
+    r.stop_handle().stop();
+    r.join();
+    let _ = std::fs::remove_dir_all(dir);
+    (drops, workers)
+}
+
+/// What `cascade bench forward` reports.
+struct Report<'a> {
+    args: &'a ForwardBenchArgs,
+    res: RunResult,
+    ceiling: Option<RunResult>,
+    drops: Vec<(String, u64)>,
+    workers: usize,
+    /// Router CPU time per satisfied Interest (a router started here only).
+    cpu_us: Option<f64>,
+}
+
+impl Report<'_> {
+    fn face(&self) -> &'static str {
+        match self.args.face {
+            FaceKind::Udp => "udp",
+            FaceKind::Unix => "unix",
+        }
+    }
+
+    fn print_json(mut self) {
+        let args = self.args;
+        let rate = self.res.rate();
+        let res = &mut self.res;
+        let (p50, p90, p99, max) = (res.pct(0.5), res.pct(0.9), res.pct(0.99), res.pct(1.0));
         let v = serde_json::json!({
-            "face": face,
+            "face": self.face(),
             "workload": args.workload,
             "window": args.window,
             "payload_bytes": args.payload,
-            "duration_s": res.seconds,
-            "workers": workers,
+            "duration_s": self.res.seconds,
+            "workers": self.workers,
             "satisfied_per_s": rate,
-            "satisfied": res.satisfied,
-            "timeouts": res.timeouts,
-            "nacks": res.nacks,
-            "router_drops": drops.iter().cloned().collect::<HashMap<String, u64>>(),
+            "satisfied": self.res.satisfied,
+            "timeouts": self.res.timeouts,
+            "nacks": self.res.nacks,
+            "router_drops": self.drops.iter().cloned().collect::<HashMap<String, u64>>(),
             "rtt_us": {"p50": p50, "p90": p90, "p99": p99, "max": max},
-            "router_cpu_us_per_interest": cpu_us,
-            "ceiling_per_s": ceil_rate,
-            "ceiling_timeouts": ceiling.as_ref().map(|c| c.timeouts),
+            "router_cpu_us_per_interest": self.cpu_us,
+            "ceiling_per_s": self.ceiling.as_ref().map(RunResult::rate),
+            "ceiling_timeouts": self.ceiling.as_ref().map(|c| c.timeouts),
         });
         println!("{v}");
-    } else {
+    }
+
+    fn print_text(mut self) {
+        let args = self.args;
+        let face = self.face();
+        let rate = self.res.rate();
+        let res = &mut self.res;
+        let (p50, p90, p99, max) = (res.pct(0.5), res.pct(0.9), res.pct(0.99), res.pct(1.0));
+        let res = &self.res;
         println!(
             "bench forward: face {face}, workload {}, window {}, payload {} B, {:.1} s, {} worker(s)",
-            args.workload, args.window, args.payload, res.seconds, workers
+            args.workload, args.window, args.payload, res.seconds, self.workers
         );
         println!(
             "  satisfied      {:>12.0} Interests/s ({} in total)",
@@ -859,7 +943,7 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
                 nacks.join(", ")
             }
         );
-        let d: Vec<String> = drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let d: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         println!(
             "  router drops   {:>12}",
             if d.is_empty() {
@@ -869,15 +953,14 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
             }
         );
         println!("  RTT us         p50 {p50:.0}  p90 {p90:.0}  p99 {p99:.0}  max {max:.0}");
-        if let Some(c) = cpu_us {
+        if let Some(c) = self.cpu_us {
             println!("  router CPU     {c:>12.2} us per satisfied Interest");
         }
-        if let Some(c) = ceil_rate {
+        if let Some(c) = self.ceiling.as_ref().map(RunResult::rate) {
             println!(
                 "  ceiling        {:>12.0} exchanges/s (generator consumer -> producer, no router)",
                 c
             );
         }
     }
-    Ok(())
 }

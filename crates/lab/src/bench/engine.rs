@@ -1,19 +1,21 @@
-//! `cascade bench engine`: the forwarding engine in-process on one thread (seed 002 §4).
+//! `cascade bench engine`: the forwarding engine in-process on one thread, as in §4 of So,
+//! Narayanan and Oran, "Named Data Networking on a Router: Fast and DoS-resistant Forwarding
+//! with Hash Tables" (ANCS 2013).
 //!
-//! Workload: a synthetic FIB whose prefix depths follow seed 002's Table 5, Interests shaped like
-//! its IRCache-derived names (Table 3) that extend FIB prefixes, and the matching Data. The
+//! Workload: a synthetic FIB whose prefix depths follow the paper's Table 5, Interests shaped
+//! like its IRCache-derived names (Table 3) that extend FIB prefixes, and the matching Data. The
 //! Interest phase is CS/PIT miss + PIT insert + FIB LPM for every packet; the Data phase is PIT
 //! hit + CS insert with replacement (the CS is full). Cycles are TSC ticks per packet.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::workload;
 use engine::fw::pipeline::{Engine, EngineConfig, LpmAlgorithm, MAX_BATCH};
 use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::mem::{arena, FixedArena};
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
-use engine::workload;
 use router::dispatch::{Dispatcher, WorkerMapping};
 use serde_json::{json, Value};
 use wire::{tt, Data, DataView, Interest, InterestView, Limits, MetaInfo, Name};
@@ -45,8 +47,8 @@ pub struct EngineBenchArgs {
     /// for attaching a profiler (`perf record`) to one phase.
     #[arg(long, value_name = "N")]
     pub steady: Option<usize>,
-    /// The engine hashes every name itself. By default, as in the router (and in seed 002's
-    /// figures), the I/O thread's dispatcher computes each packet's full-name hash when it
+    /// The engine hashes every name itself. By default, as in the router (and in the figures of
+    /// So et al.), the I/O thread's dispatcher computes each packet's full-name hash when it
     /// picks the worker and hands it over with the packet; the benchmark runs that dispatcher
     /// code before the timed runs and reports its cost per packet separately.
     #[arg(long)]
@@ -271,10 +273,75 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
         quiet,
         &format!("TSC {ghz:.3} GHz; generating a {fib_n}-prefix FIB (Table 5 depths)"),
     );
+    let key = HashKey::fixed(0x5EED_0000_0000_0001 ^ args.seed, 0xC0FF_EE00_0000_0002);
+    let (prefixes, fib, most_likely) = build_fib(args, key, fib_n, quiet)?;
+    let names = workload::interests_for_fib(args.seed ^ 0x1, &prefixes, packets_n);
+    drop(prefixes);
+    log_names(quiet, &names);
+    let mut traffic = Traffic::new(args, &names, packets_n);
+    drop(names);
+    // The I/O thread's work for these packets, before (and outside) the engine's timed runs.
+    let dispatch = (!args.no_precomputed_hash).then(|| traffic.dispatch(key, quiet));
+    let decode = traffic.decode(quiet);
+    let mut phases = Phases::warm(key, &fib, pit_n, &traffic, quiet);
+    if let Some(rounds) = args.steady {
+        phases.steady(rounds, args.json, dispatch.is_some(), decode);
+        return Ok(());
+    }
+    log(quiet, "measuring 2-stage with prefetch");
+    let (int_run, data_run) = phases.measure(LpmAlgorithm::TwoStage, true);
+    log(quiet, "measuring 2-stage without prefetch");
+    let (int_off, data_off) = phases.measure(LpmAlgorithm::TwoStage, false);
+    let combined =
+        |i: &Run, d: &Run| (i.packets + d.packets) as f64 / (i.seconds + d.seconds) / 1e6;
+    let lpm = phases.lpm_sweep(&fib, args.quick, most_likely, quiet)?;
+    let attack = phases.attack_rounds(&fib, most_likely, quiet)?;
+    let saving_pct = 100.0 * (1.0 - lpm.best_probes / lpm.longest_first_probes);
+    let out = json!({
+        "fib_entries": fib_n,
+        "pit_capacity": pit_n,
+        "packets_per_run": packets_n,
+        "tsc_ghz": round3(ghz),
+        "m_most_likely": most_likely,
+        "precomputed_hash": dispatch.is_some(),
+        "dispatcher": dispatch,
+        "decode": decode,
+        "interest": {
+            "mpps": round3(int_run.mpps()),
+            "cycles_per_packet": round1(int_run.cycles_per_packet()),
+            "fib_probes_per_interest": round3(int_run.probes_per_interest()),
+        },
+        "data": {
+            "mpps": round3(data_run.mpps()),
+            "cycles_per_packet": round1(data_run.cycles_per_packet()),
+        },
+        "lpm": lpm.rows,
+        "lpm_best_saving_pct": round3(saving_pct),
+        "prefetch": {
+            "on_mpps": round3(combined(&int_run, &data_run)),
+            "off_mpps": round3(combined(&int_off, &data_off)),
+        },
+        "attack": attack.json(most_likely),
+    });
+    if args.json {
+        println!("{out}");
+    } else {
+        print_table(&out);
+    }
+    Ok(())
+}
+
+/// Generates `fib_n` prefixes (Table 5 depths) and builds the FIB at the most likely M;
+/// returns the prefixes, the FIB and that M.
+fn build_fib(
+    args: &EngineBenchArgs,
+    key: HashKey,
+    fib_n: usize,
+    quiet: bool,
+) -> Result<(Vec<Name>, Arc<Fib>, usize), String> {
     let t = Instant::now();
     let prefixes = workload::synthetic_fib(args.seed, fib_n);
     let generated_s = t.elapsed().as_secs_f64();
-    let key = HashKey::fixed(0x5EED_0000_0000_0001 ^ args.seed, 0xC0FF_EE00_0000_0002);
     let mut depth_hist = [0usize; 64];
     for p in &prefixes {
         depth_hist[p.len().min(63)] += 1;
@@ -300,8 +367,11 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
             fib.m()
         ),
     );
-    let names = workload::interests_for_fib(args.seed ^ 0x1, &prefixes, packets_n);
-    drop(prefixes);
+    Ok((prefixes, fib, most_likely))
+}
+
+/// Logs the Interest names' mean size and how many are longer than a PIT entry holds inline.
+fn log_names(quiet: bool, names: &[Name]) {
     let count = names.len().max(1) as f64;
     let components = names.iter().map(|n| n.len()).sum::<usize>() as f64 / count;
     let bytes = names.iter().map(|n| n.value_len()).sum::<usize>() as f64 / count;
@@ -318,77 +388,166 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
             engine::table::pit_cs::NAME_INLINE
         ),
     );
-    let mut interests = encode_interests(&names, args.seed ^ 0x2);
-    let mut data = encode_data(&names);
-    let attack_names = workload::garbage_token_names(args.seed ^ 0x3, packets_n.min(100_000), 40);
-    let mut attack = encode_interests(&attack_names, args.seed ^ 0x4);
-    drop(names);
-    // The I/O thread's work for these packets, before (and outside) the engine's timed runs.
-    let dispatch = (!args.no_precomputed_hash).then(|| {
+}
+
+/// The benchmark's packets: the Interests, their Data, and the attack's Interests.
+struct Traffic {
+    interests: Packets,
+    data: Packets,
+    attack: Packets,
+}
+
+impl Traffic {
+    /// Encodes the Interests for `names`, their Data, and the 40-component garbage names of the
+    /// attack.
+    fn new(args: &EngineBenchArgs, names: &[Name], packets_n: usize) -> Self {
+        let interests = encode_interests(names, args.seed ^ 0x2);
+        let data = encode_data(names);
+        let attack_names =
+            workload::garbage_token_names(args.seed ^ 0x3, packets_n.min(100_000), 40);
+        let attack = encode_interests(&attack_names, args.seed ^ 0x4);
+        Traffic {
+            interests,
+            data,
+            attack,
+        }
+    }
+
+    /// Runs the router's dispatcher over every packet (the full-name hashes the engine is then
+    /// given); returns its cost per packet as JSON.
+    fn dispatch(&mut self, key: HashKey, quiet: bool) -> Value {
         let d = Dispatcher::new(key, 1, WorkerMapping::Name, EngineConfig::default().limits);
-        let i = interests.dispatch(&d);
-        let dd = data.dispatch(&d);
-        let a = attack.dispatch(&d);
+        let i = self.interests.dispatch(&d);
+        let dd = self.data.dispatch(&d);
+        let a = self.attack.dispatch(&d);
         log(
             quiet,
             &format!("dispatcher (full-name hash, precomputed for the engine): Interest {i:.0}, Data {dd:.0}, attack {a:.0} cycles/packet"),
         );
         json!({"interest_cycles_per_packet": round1(i), "data_cycles_per_packet": round1(dd), "attack_cycles_per_packet": round1(a)})
-    });
-    let limits = EngineConfig::default().limits;
-    let decode = (
-        interests.decode_cycles(&limits),
-        data.decode_cycles(&limits),
-    );
-    log(
-        quiet,
-        &format!(
-            "packet decode alone, in cache: Interest {:.0}, Data {:.0} cycles/packet",
-            decode.0, decode.1
-        ),
-    );
-    let decode = json!({"interest_cycles_per_packet": round1(decode.0), "data_cycles_per_packet": round1(decode.1)});
-    let config = EngineConfig {
-        pit_cs: PitCsConfig {
-            pit_capacity: pit_n,
-            cs_capacity: 65_536,
-            cs_policy: CsPolicy::Lru,
-            ..PitCsConfig::default()
-        },
-        ..EngineConfig::default()
-    };
-    let mut e = Engine::new(key, Arc::clone(&fib), config);
-    let downstream = 1;
-    let upstream = 100; // Data arrives from a FIB next hop's side
-                        // Warm-up: touches every page and gives every entry its buffers.
-    log(quiet, "warm-up run");
-    drive(&mut e, &interests, downstream, 1);
-    drive(&mut e, &data, upstream, 2);
-    clear_cs(&mut e);
-    let mut now = 10;
-    let measure = |e: &mut Engine, lpm: LpmAlgorithm, prefetch: bool, now: &mut u64| {
+    }
+
+    /// The wire decoder's cost alone, in cache, as JSON.
+    fn decode(&self, quiet: bool) -> Value {
+        let limits = EngineConfig::default().limits;
+        let decode = (
+            self.interests.decode_cycles(&limits),
+            self.data.decode_cycles(&limits),
+        );
+        log(
+            quiet,
+            &format!(
+                "packet decode alone, in cache: Interest {:.0}, Data {:.0} cycles/packet",
+                decode.0, decode.1
+            ),
+        );
+        json!({"interest_cycles_per_packet": round1(decode.0), "data_cycles_per_packet": round1(decode.1)})
+    }
+}
+
+/// The face Interests arrive on.
+const DOWNSTREAM: u32 = 1;
+/// The face Data arrives on: a FIB next hop's side.
+const UPSTREAM: u32 = 100;
+
+/// The engine under measurement, its traffic and its clock.
+struct Phases<'a> {
+    e: Engine,
+    traffic: &'a Traffic,
+    now: u64,
+}
+
+/// The LPM rows of the report.
+struct LpmSweep {
+    rows: Vec<Value>,
+    longest_first_probes: f64,
+    best_probes: f64,
+}
+
+/// The attack's rounds.
+struct Attack {
+    /// All attack runs summed.
+    run: Run,
+    /// Attack throughput over normal Interest throughput, per round.
+    round_ratios: Vec<f64>,
+    /// The median of `round_ratios`.
+    relative: f64,
+}
+
+impl Attack {
+    fn json(&self, m: usize) -> Value {
+        json!({
+            "components": 40,
+            "probes_per_interest": round3(self.run.probes_per_interest()),
+            "m": m,
+            "relative_throughput": round3(self.relative),
+            "cycles_per_packet": round1(self.run.cycles_per_packet()),
+            "rounds": ATTACK_ROUNDS,
+            "round_ratios": self.round_ratios,
+        })
+    }
+}
+
+impl<'a> Phases<'a> {
+    /// An engine over `fib` with a PIT of `pit_n` entries, after a warm-up run that touches
+    /// every page and gives every entry its buffers.
+    fn warm(key: HashKey, fib: &Arc<Fib>, pit_n: usize, traffic: &'a Traffic, quiet: bool) -> Self {
+        let config = EngineConfig {
+            pit_cs: PitCsConfig {
+                pit_capacity: pit_n,
+                cs_capacity: 65_536,
+                cs_policy: CsPolicy::Lru,
+                ..PitCsConfig::default()
+            },
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::new(key, Arc::clone(fib), config);
+        log(quiet, "warm-up run");
+        drive(&mut e, &traffic.interests, DOWNSTREAM, 1);
+        drive(&mut e, &traffic.data, UPSTREAM, 2);
+        clear_cs(&mut e);
+        Phases {
+            e,
+            traffic,
+            now: 10,
+        }
+    }
+
+    /// One Interest run and one Data run with `lpm` and prefetching on or off; the CS is
+    /// emptied after.
+    fn measure(&mut self, lpm: LpmAlgorithm, prefetch: bool) -> (Run, Run) {
+        let e = &mut self.e;
         e.set_lpm(lpm);
         e.set_prefetch(prefetch);
-        *now += 1;
-        let i = drive(e, &interests, downstream, *now);
-        *now += 1;
-        let d = drive(e, &data, upstream, *now);
+        self.now += 1;
+        let i = drive(e, &self.traffic.interests, DOWNSTREAM, self.now);
+        self.now += 1;
+        let d = drive(e, &self.traffic.data, UPSTREAM, self.now);
         clear_cs(e);
         (i, d)
-    };
-    if let Some(rounds) = args.steady {
+    }
+
+    /// One attack run; the attack's PIT entries then expire (their lifetime is 60 s).
+    fn attack(&mut self) -> Run {
+        self.now += 1;
+        let a = drive(&mut self.e, &self.traffic.attack, DOWNSTREAM, self.now);
+        self.now += 120_000;
+        self.e.advance(self.now);
+        a
+    }
+
+    /// `--steady`: `rounds` rounds of the normal Interests and Data (2-stage, prefetch on),
+    /// then as many of the attack; prints the median cycles per packet of each.
+    fn steady(&mut self, rounds: usize, as_json: bool, precomputed: bool, decode: Value) {
         let rounds = rounds.max(1);
         let (mut int_c, mut data_c, mut att_c) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..rounds {
-            let (i, d) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
+            let (i, d) = self.measure(LpmAlgorithm::TwoStage, true);
             int_c.push(i.cycles_per_packet());
             data_c.push(d.cycles_per_packet());
         }
         for _ in 0..rounds {
-            now += 1;
-            att_c.push(drive(&mut e, &attack, downstream, now).cycles_per_packet());
-            now += 120_000;
-            e.advance(now);
+            att_c.push(self.attack().cycles_per_packet());
         }
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
@@ -396,130 +555,105 @@ pub fn run_engine(args: &EngineBenchArgs) -> Result<(), String> {
         };
         let out = json!({
             "rounds": rounds,
-            "precomputed_hash": dispatch.is_some(),
+            "precomputed_hash": precomputed,
             "decode": decode,
             "interest_cycles_per_packet": median(&mut int_c),
             "data_cycles_per_packet": median(&mut data_c),
             "attack_cycles_per_packet": median(&mut att_c),
         });
-        if args.json {
+        if as_json {
             println!("{out}");
         } else {
             println!(
                 "steady state, median of {rounds} rounds (cycles/packet{}): Interest {}, Data {}, attack {}",
-                if dispatch.is_some() { ", full-name hash precomputed" } else { ", engine hashes" },
+                if precomputed { ", full-name hash precomputed" } else { ", engine hashes" },
                 out["interest_cycles_per_packet"], out["data_cycles_per_packet"], out["attack_cycles_per_packet"]
             );
         }
-        return Ok(());
     }
-    log(quiet, "measuring 2-stage with prefetch");
-    let (int_run, data_run) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
-    log(quiet, "measuring 2-stage without prefetch");
-    let (int_off, data_off) = measure(&mut e, LpmAlgorithm::TwoStage, false, &mut now);
-    let combined =
-        |i: &Run, d: &Run| (i.packets + d.packets) as f64 / (i.seconds + d.seconds) / 1e6;
-    // LPM rows.
-    let mut lpm_rows: Vec<Value> = Vec::new();
-    log(quiet, "measuring longest-first");
-    let (lf, _) = measure(&mut e, LpmAlgorithm::LongestFirst, true, &mut now);
-    lpm_rows.push(json!({
-        "algorithm": "longest-first", "m": Value::Null,
-        "probes_per_interest": round3(lf.probes_per_interest()),
-        "fib_expansion_pct": 0.0, "mpps": round3(lf.mpps()),
-    }));
-    let ms: Vec<usize> = if args.quick {
-        vec![3, 4, 5, 6]
-    } else {
-        (3..=8).collect()
-    };
-    let mut best = (f64::MAX, most_likely);
-    for &m in &ms {
-        fib.set_m(m)
-            .map_err(|e| format!("set_m({m}) failed: {e:?}"))?;
-        log(quiet, &format!("measuring 2-stage M={m}"));
-        let (r, _) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
-        if r.probes_per_interest() < best.0 {
-            best = (r.probes_per_interest(), m);
-        }
-        lpm_rows.push(json!({
-            "algorithm": "2-stage", "m": m,
-            "probes_per_interest": round3(r.probes_per_interest()),
-            "fib_expansion_pct": round3(fib.expansion_pct()), "mpps": round3(r.mpps()),
+
+    /// Longest-first, then 2-stage at each M (3 to 8, 3 to 6 with `quick`): FIB probes per
+    /// Interest, FIB expansion and throughput.
+    fn lpm_sweep(
+        &mut self,
+        fib: &Fib,
+        quick: bool,
+        most_likely: usize,
+        quiet: bool,
+    ) -> Result<LpmSweep, String> {
+        let mut rows: Vec<Value> = Vec::new();
+        log(quiet, "measuring longest-first");
+        let (lf, _) = self.measure(LpmAlgorithm::LongestFirst, true);
+        rows.push(json!({
+            "algorithm": "longest-first", "m": Value::Null,
+            "probes_per_interest": round3(lf.probes_per_interest()),
+            "fib_expansion_pct": 0.0, "mpps": round3(lf.mpps()),
         }));
+        let ms: Vec<usize> = if quick {
+            vec![3, 4, 5, 6]
+        } else {
+            (3..=8).collect()
+        };
+        let mut best = (f64::MAX, most_likely);
+        for &m in &ms {
+            fib.set_m(m)
+                .map_err(|e| format!("set_m({m}) failed: {e:?}"))?;
+            log(quiet, &format!("measuring 2-stage M={m}"));
+            let (r, _) = self.measure(LpmAlgorithm::TwoStage, true);
+            if r.probes_per_interest() < best.0 {
+                best = (r.probes_per_interest(), m);
+            }
+            rows.push(json!({
+                "algorithm": "2-stage", "m": m,
+                "probes_per_interest": round3(r.probes_per_interest()),
+                "fib_expansion_pct": round3(fib.expansion_pct()), "mpps": round3(r.mpps()),
+            }));
+        }
+        Ok(LpmSweep {
+            rows,
+            longest_first_probes: lf.probes_per_interest(),
+            best_probes: best.0,
+        })
     }
-    // Attack: long garbage-token names under the most-likely M.
-    fib.set_m(most_likely)
-        .map_err(|e| format!("set_m failed: {e:?}"))?;
-    e.set_lpm(LpmAlgorithm::TwoStage);
-    e.set_prefetch(true);
-    // Rounds of a normal Interest run and an attack run back to back: the ratio of each
-    // round, and the median of those, so that a disturbance of one run (the other core is
-    // shared) does not decide the figure.
-    log(
-        quiet,
-        &format!("measuring the garbage-token attack ({ATTACK_ROUNDS} rounds)"),
-    );
-    let mut ratios = Vec::with_capacity(ATTACK_ROUNDS);
-    let mut att = Run::default();
-    for _ in 0..ATTACK_ROUNDS {
-        let (normal, _) = measure(&mut e, LpmAlgorithm::TwoStage, true, &mut now);
-        now += 1;
-        let a = drive(&mut e, &attack, downstream, now);
-        // Let the attack's PIT entries expire (their lifetime is 60 s) before the next round.
-        now += 120_000;
-        e.advance(now);
-        ratios.push(a.mpps() / normal.mpps());
-        att.packets += a.packets;
-        att.cycles += a.cycles;
-        att.seconds += a.seconds;
-        att.probes += a.probes;
-        att.lookups += a.lookups;
+
+    /// The garbage-token attack (long names) under the most-likely M: [`ATTACK_ROUNDS`] rounds of
+    /// a normal Interest run and an attack run back to back.
+    fn attack_rounds(
+        &mut self,
+        fib: &Fib,
+        most_likely: usize,
+        quiet: bool,
+    ) -> Result<Attack, String> {
+        fib.set_m(most_likely)
+            .map_err(|e| format!("set_m failed: {e:?}"))?;
+        self.e.set_lpm(LpmAlgorithm::TwoStage);
+        self.e.set_prefetch(true);
+        // The ratio of each round, and the median of those, so that a disturbance of one run
+        // (the other core is shared) does not decide the figure.
+        log(
+            quiet,
+            &format!("measuring the garbage-token attack ({ATTACK_ROUNDS} rounds)"),
+        );
+        let mut ratios = Vec::with_capacity(ATTACK_ROUNDS);
+        let mut att = Run::default();
+        for _ in 0..ATTACK_ROUNDS {
+            let (normal, _) = self.measure(LpmAlgorithm::TwoStage, true);
+            let a = self.attack();
+            ratios.push(a.mpps() / normal.mpps());
+            att.packets += a.packets;
+            att.cycles += a.cycles;
+            att.seconds += a.seconds;
+            att.probes += a.probes;
+            att.lookups += a.lookups;
+        }
+        let round_ratios: Vec<f64> = ratios.iter().map(|&r| round3(r)).collect();
+        ratios.sort_by(f64::total_cmp);
+        Ok(Attack {
+            run: att,
+            round_ratios,
+            relative: ratios[ratios.len() / 2],
+        })
     }
-    let round_ratios: Vec<f64> = ratios.iter().map(|&r| round3(r)).collect();
-    ratios.sort_by(f64::total_cmp);
-    let relative = ratios[ratios.len() / 2];
-    let saving_pct = 100.0 * (1.0 - best.0 / lf.probes_per_interest());
-    let out = json!({
-        "fib_entries": fib_n,
-        "pit_capacity": pit_n,
-        "packets_per_run": packets_n,
-        "tsc_ghz": round3(ghz),
-        "m_most_likely": most_likely,
-        "precomputed_hash": dispatch.is_some(),
-        "dispatcher": dispatch,
-        "decode": decode,
-        "interest": {
-            "mpps": round3(int_run.mpps()),
-            "cycles_per_packet": round1(int_run.cycles_per_packet()),
-            "fib_probes_per_interest": round3(int_run.probes_per_interest()),
-        },
-        "data": {
-            "mpps": round3(data_run.mpps()),
-            "cycles_per_packet": round1(data_run.cycles_per_packet()),
-        },
-        "lpm": lpm_rows,
-        "lpm_best_saving_pct": round3(saving_pct),
-        "prefetch": {
-            "on_mpps": round3(combined(&int_run, &data_run)),
-            "off_mpps": round3(combined(&int_off, &data_off)),
-        },
-        "attack": {
-            "components": 40,
-            "probes_per_interest": round3(att.probes_per_interest()),
-            "m": most_likely,
-            "relative_throughput": round3(relative),
-            "cycles_per_packet": round1(att.cycles_per_packet()),
-            "rounds": ATTACK_ROUNDS,
-            "round_ratios": round_ratios,
-        },
-    });
-    if args.json {
-        println!("{out}");
-    } else {
-        print_table(&out);
-    }
-    Ok(())
 }
 
 /// Rounds of (normal Interests, attack) whose median ratio is the attack's relative throughput.

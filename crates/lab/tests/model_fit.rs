@@ -1,21 +1,25 @@
-//! The measured L1 hit ratio of [`store::Hcs`] against the models over an |L1| sweep, for the
-//! `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO, 8 chunks/s), with the seed's
-//! warm-up of 10 × |L1| requests.
+//! The measured L1 hit ratio of [`lab::tier_sim::TierSim`] against the models over an |L1|
+//! sweep, for the `Seq`, `Unif` and `Real` workloads (λ = 1, α = 1, B = 10, FIFO,
+//! 8 chunks/s), with the warm-up of 10 × |L1| requests of Mansilha et al., "Exploiting
+//! parallelism in hierarchical content stores for high-speed ICN routers" (Computer Networks,
+//! 2017).
 //!
-//! `Seq` and `Unif` are compared with seed 000's eq. 2–3 ([`model::predict_l1`]). `Real` is
-//! compared with the stream model ([`model::predict_real_window`]): the seed's eq. 4–6 assume
+//! `Seq` and `Unif` are compared with eq. 2–3 of Mansilha et al. ([`model::predict_l1`]).
+//! `Real` is compared with the stream model ([`model::predict_real_window`]): the paper's
+//! eq. 4–6 assume
 //! that L1 keeps each stream's prefetched batch until the stream reads it, which fails when
 //! L1 holds less than about a batch per active stream (|L1| = 1,280 here: the measured ratio
 //! collapses from 0.90 to 0.51 once about 140 streams are active), and the measured window of
 //! a small L1 lies on the workload's start-up ramp (streams start at t = 0; with |L1| = 1,280
 //! the window spans about 57–170 s, while streams last 160 s). The stream model derives both
-//! from the workload's parameters; nothing is fitted to these measurements. The floor of issue
-//! 5 is an RMSE ≤ 0.02 over the whole sweep. The same holds with prefetch-ahead on (the
+//! from the workload's parameters; nothing is fitted to these measurements. The floor is an
+//! RMSE ≤ 0.02 over the whole sweep. The same holds with prefetch-ahead on (the
 //! router's and `cascade bench hcs`'s default), against the models that include it.
 
-use engine::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use lab::hcs_workload::{warmup_requests, RealParams, WorkloadKind};
+use lab::tier_sim::{TierSim, TierSimConfig};
 use model::{predict_l1, predict_real_streams, predict_real_window, HcsParams, Policy, Streams};
-use store::{Hcs, HcsConfig, Replacement};
+use store::Replacement;
 
 const CATALOGUE: u32 = 100;
 const CHUNKS: u32 = 1280;
@@ -25,7 +29,7 @@ const SEED: u64 = 0x5eed_0000;
 const L1_SWEEP: [u64; 5] = [1_280, 6_400, 12_800, 32_000, 64_000];
 /// Smallest measured window, in requests (otherwise 20 × |L1|).
 const MIN_WINDOW: u64 = 100_000;
-/// The floor of issue 5: RMSE against the model.
+/// The floor: RMSE against the model.
 const MAX_RMSE: f64 = 0.02;
 
 /// One sweep point.
@@ -76,8 +80,8 @@ fn measure(
     window: u64,
     seed: u64,
     prefetch_ahead: bool,
-) -> store::Counters {
-    let mut hcs = Hcs::new(HcsConfig {
+) -> lab::tier_sim::Counters {
+    let mut hcs = TierSim::new(TierSimConfig {
         l1_chunks: l1 as usize,
         batch: BATCH,
         chunks_per_content: CHUNKS,

@@ -1,7 +1,9 @@
-//! Chunk-request workloads for the hierarchical content store (seed 000, Table 3, §3.3.3).
+//! Chunk-request workloads for the hierarchical content store (Table 3 and §3.3.3 of Mansilha
+//! et al., "Exploiting parallelism in hierarchical content stores for high-speed ICN routers",
+//! Computer Networks, 2017).
 //!
-//! Seed 000 drives its RAM+SSD content store with three synthetic workloads over a catalogue of
-//! equally sized contents, each made of `chunks_per_content` chunks:
+//! Mansilha et al. drive their RAM+SSD content store with three synthetic workloads over a
+//! catalogue of equally sized contents, each made of `chunks_per_content` chunks:
 //!
 //! - [`Seq`] (best case): every chunk of every content, in order, content after content;
 //! - [`Unif`] (worst case): each request is a uniformly random chunk of a uniformly random
@@ -11,7 +13,7 @@
 //!   constant `chunk_rate_per_s` (8 chunks/s, i.e. 512 kbit/s of 8 KB chunks), with no shaping,
 //!   so streams overlap; requests of all active streams come out merged in time order.
 //!
-//! The seed warms L1 up with `10 × |L1|` requests ([`warmup_requests`]) and then issues as many
+//! The paper warms L1 up with `10 × |L1|` requests ([`warmup_requests`]) and then issues as many
 //! requests as the catalogue has chunks.
 //!
 //! Every generator is an endless iterator (take what you need) whose memory is bounded and
@@ -38,7 +40,8 @@ pub const DEFAULT_CHUNK_BYTES: u32 = 8192;
 /// Table 3: catalogue of (up to) 10^6 chunks, i.e. 781 contents of 1,280 chunks.
 pub const DEFAULT_CATALOGUE_CONTENTS: u32 = 1_000_000 / DEFAULT_CHUNKS_PER_CONTENT;
 
-/// The warm-up length seed 000 uses before measuring: ten times the L1 size, in requests.
+/// The warm-up length Mansilha et al. (2017) use before measuring: ten times the L1 size, in
+/// requests.
 pub fn warmup_requests(l1_chunks: u64) -> u64 {
     l1_chunks.saturating_mul(10)
 }
@@ -353,7 +356,7 @@ impl Iterator for Real {
 // Selection by name
 // ---------------------------------------------------------------------------------------------
 
-/// The three workloads of seed 000's Table 3.
+/// The three workloads of Table 3 of Mansilha et al. (2017).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkloadKind {
     /// [`Seq`]: chunks in order.
@@ -365,7 +368,7 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    /// All kinds, in the seed's order of presentation.
+    /// All kinds, in the paper's order of presentation.
     pub const ALL: [WorkloadKind; 3] = [WorkloadKind::Seq, WorkloadKind::Unif, WorkloadKind::Real];
 
     /// The CLI name: `"seq"`, `"unif"` or `"real"`.

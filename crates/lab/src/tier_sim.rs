@@ -1,19 +1,26 @@
-//! Hierarchical content store logic of seed 000 on chunk ids, without disk.
+//! The tier simulator: the hierarchical content store of Mansilha et al., "Exploiting
+//! parallelism in hierarchical content stores for high-speed ICN routers" (Computer Networks,
+//! 2017), on chunk ids and without disk.
 //!
-//! - **L1** is a chunk cache of a fixed number of chunks with FIFO (the seed's) or LRU
+//! - **L1** is a chunk cache of a fixed number of chunks with FIFO (the paper's) or LRU
 //!   replacement: a `HashMap` index over a slab of slots linked in an intrusive doubly linked
 //!   list (head = newest / most recently used, tail = next victim).
-//! - **L2** holds every chunk (as in the seed's experiments) and is modelled as "always hit";
+//! - **L2** holds every chunk (as in the paper's experiments) and is modelled as "always hit";
 //!   only its reads are counted.
 //! - **Batch prefetch**: a request that misses L1 reads the whole batch of `B` chunks holding
 //!   it (chunks `⌊k/B⌋·B .. ⌊k/B⌋·B + B`, clipped to the content's length) from L2 into L1.
 //!   With `prefetch_ahead`, a request for the penultimate chunk of a batch also reads the next
-//!   batch of the same content (the improvement seed 000 left for later).
+//!   batch of the same content (the improvement the paper left for later).
+//!
+//! `cascade bench hcs` runs it with real chunk bytes and a real L2, and the model-fit test
+//! checks its L1 hit ratio against the models of the `model` crate.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::list::Order;
+use store::list::Order;
+use store::Replacement;
+
 /// Bit of an index value marking a prefetched chunk not requested since (kept in the map so
 /// that a FIFO hit touches nothing but the map).
 const PREFETCHED: u32 = 1 << 31;
@@ -42,42 +49,23 @@ impl Hasher for IdHasher {
 
 type IdMap = HashMap<(u32, u32), u32, BuildHasherDefault<IdHasher>>;
 
-/// L1 replacement policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Replacement {
-    /// First in, first out: hits do not reorder (seed 000's policy).
-    #[default]
-    Fifo,
-    /// Least recently used: a hit moves the chunk to the head.
-    Lru,
-}
-
-impl From<Replacement> for model::Policy {
-    fn from(r: Replacement) -> Self {
-        match r {
-            Replacement::Fifo => model::Policy::Fifo,
-            Replacement::Lru => model::Policy::Lru,
-        }
-    }
-}
-
-/// Configuration of one [`Hcs`]; the capacity is fixed at construction.
+/// Configuration of one [`TierSim`]; the capacity is fixed at construction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HcsConfig {
+pub struct TierSimConfig {
     /// L1 capacity in chunks (0 disables L1: every request misses).
     pub l1_chunks: usize,
-    /// Prefetch batch size `B` in chunks (at least 1; seed 000: 10).
+    /// Prefetch batch size `B` in chunks (at least 1; Mansilha et al.: 10).
     pub batch: u32,
     /// Chunks per content; batches are clipped to it.
     pub chunks_per_content: u32,
     /// L1 replacement policy.
     pub replacement: Replacement,
     /// Read the next batch when the penultimate chunk of the current one is requested (on by
-    /// default; seed 000 measured without it).
+    /// default; Mansilha et al. measured without it).
     pub prefetch_ahead: bool,
 }
 
-impl Default for HcsConfig {
+impl Default for TierSimConfig {
     fn default() -> Self {
         Self {
             l1_chunks: 0,
@@ -101,7 +89,7 @@ pub struct Outcome {
     pub ahead_batch: Option<(u32, u32)>,
 }
 
-/// Counters of an [`Hcs`] since construction.
+/// Counters of a [`TierSim`] since construction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Counters {
     /// Requests served.
@@ -165,8 +153,8 @@ struct Slot {
 
 /// One hierarchical content store (L1 chunk cache + always-hit L2) with batch prefetch.
 #[derive(Debug, Clone)]
-pub struct Hcs {
-    config: HcsConfig,
+pub struct TierSim {
+    config: TierSimConfig,
     /// Chunk → slot, with [`PREFETCHED`] set while a prefetched chunk is unrequested.
     index: IdMap,
     slots: Vec<Slot>,
@@ -175,18 +163,18 @@ pub struct Hcs {
     counters: Counters,
 }
 
-impl Hcs {
+impl TierSim {
     /// An empty store. Panics if `batch` or `chunks_per_content` is 0, or if `l1_chunks`
     /// does not fit in `u32` slot indices.
-    pub fn new(config: HcsConfig) -> Self {
-        assert!(config.batch > 0, "Hcs: batch must be at least 1");
+    pub fn new(config: TierSimConfig) -> Self {
+        assert!(config.batch > 0, "TierSim: batch must be at least 1");
         assert!(
             config.chunks_per_content > 0,
-            "Hcs: contents must have at least one chunk"
+            "TierSim: contents must have at least one chunk"
         );
         assert!(
             config.l1_chunks < PREFETCHED as usize,
-            "Hcs: L1 capacity {} too large",
+            "TierSim: L1 capacity {} too large",
             config.l1_chunks
         );
         Self {
@@ -199,7 +187,7 @@ impl Hcs {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &HcsConfig {
+    pub fn config(&self) -> &TierSimConfig {
         &self.config
     }
 
@@ -334,8 +322,8 @@ impl Hcs {
 mod tests {
     use super::*;
 
-    fn hcs(l1: usize, batch: u32, cpc: u32, replacement: Replacement, ahead: bool) -> Hcs {
-        Hcs::new(HcsConfig {
+    fn sim(l1: usize, batch: u32, cpc: u32, replacement: Replacement, ahead: bool) -> TierSim {
+        TierSim::new(TierSimConfig {
             l1_chunks: l1,
             batch,
             chunks_per_content: cpc,
@@ -348,7 +336,7 @@ mod tests {
     fn fifo_and_lru_evict_in_their_order() {
         // Batch 1: no prefetch, so insertion order is request order.
         for (policy, victim) in [(Replacement::Fifo, (0, 0)), (Replacement::Lru, (0, 1))] {
-            let mut h = hcs(3, 1, 100, policy, false);
+            let mut h = sim(3, 1, 100, policy, false);
             for c in 0..3 {
                 assert!(!h.request(0, c).l1_hit);
             }
@@ -367,7 +355,7 @@ mod tests {
 
     #[test]
     fn miss_fills_exactly_the_batch() {
-        let mut h = hcs(100, 10, 25, Replacement::Fifo, false);
+        let mut h = sim(100, 10, 25, Replacement::Fifo, false);
         let o = h.request(7, 13);
         assert_eq!(
             (o.l1_hit, o.miss_batch, o.ahead_batch),
@@ -399,7 +387,7 @@ mod tests {
 
     #[test]
     fn prefetch_ahead_triggers_on_the_penultimate_chunk() {
-        let mut h = hcs(100, 10, 30, Replacement::Fifo, true);
+        let mut h = sim(100, 10, 30, Replacement::Fifo, true);
         h.request(0, 0);
         assert_eq!(h.l1_len(), 10);
         for c in 1..8 {
@@ -420,7 +408,7 @@ mod tests {
         // No read beyond the content's end.
         assert!(!h.l1_contains(0, 30));
         // Without the option, the penultimate chunk reads nothing.
-        let mut h = hcs(100, 10, 30, Replacement::Fifo, false);
+        let mut h = sim(100, 10, 30, Replacement::Fifo, false);
         h.request(0, 8);
         assert_eq!(h.l1_len(), 10);
         h.request(0, 9);
@@ -430,7 +418,7 @@ mod tests {
     #[test]
     fn capacity_is_never_exceeded_and_unused_prefetch_is_counted() {
         for policy in [Replacement::Fifo, Replacement::Lru] {
-            let mut h = hcs(25, 10, 1280, policy, true);
+            let mut h = sim(25, 10, 1280, policy, true);
             let mut x = 12345u64;
             for _ in 0..10_000 {
                 x = x
@@ -448,7 +436,7 @@ mod tests {
             assert!(k.prefetch_used + k.prefetch_evicted_unused <= k.prefetched);
             assert_eq!(k.l2_chunk_reads, k.evictions + h.l1_len() as u64);
         }
-        let mut h = hcs(0, 10, 100, Replacement::Fifo, false);
+        let mut h = sim(0, 10, 100, Replacement::Fifo, false);
         assert!(!h.request(0, 0).l1_hit && !h.request(0, 0).l1_hit);
         assert_eq!(h.l1_len(), 0);
     }
