@@ -11,6 +11,7 @@
 mod ctl;
 mod decode;
 mod run;
+mod signals;
 mod tools;
 
 use std::io::{Read, Write};

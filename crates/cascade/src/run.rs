@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use router::{Config, Overrides, Router};
 
+use crate::signals::StopSignals;
+
 /// Arguments of `cascade run`.
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -29,29 +31,6 @@ pub struct RunArgs {
     /// Print the effective configuration's listeners and exit (checks the file).
     #[arg(long)]
     check: bool,
-}
-
-/// Blocks SIGINT and SIGTERM in this thread (and every thread it starts), so that
-/// [`wait_for_signal`] can take them synchronously.
-fn block_signals() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls only read and write it.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    }
-}
-
-fn wait_for_signal(set: &libc::sigset_t) -> i32 {
-    let mut sig: libc::c_int = 0;
-    // SAFETY: `set` is initialised, `sig` is a valid out pointer.
-    unsafe {
-        libc::sigwait(set, &mut sig);
-    }
-    sig
 }
 
 /// Runs the daemon until SIGINT or SIGTERM.
@@ -102,7 +81,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let set = block_signals();
+    let signals = StopSignals::block();
     let router = match Router::start(&cfg) {
         Ok(r) => r,
         Err(e) => {
@@ -120,7 +99,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
     );
-    let sig = wait_for_signal(&set);
+    let sig = signals.wait();
     tracing::info!(signal = sig, "stopping");
     router.stop_handle().stop();
     router.join();

@@ -21,6 +21,8 @@ use client::{Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
 use wire::{Data, Interest, MetaInfo, Name};
 
+use crate::signals::StopSignals;
+
 /// Exit status of a timeout.
 const EXIT_TIMEOUT: u8 = 3;
 /// Exit status of a Nack.
@@ -180,14 +182,12 @@ fn register(face: &mut Face, prefix: &Name) -> Result<(), Failure> {
     })
 }
 
-/// A flag set by SIGINT and SIGTERM.
+/// A flag set by SIGINT and SIGTERM (blocked from here on in this thread and the threads it
+/// starts).
 fn stop_flag() -> Result<Arc<AtomicBool>, Failure> {
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop))
-            .map_err(|e| Failure(1, format!("cannot install a signal handler: {e}")))?;
-    }
-    Ok(stop)
+    StopSignals::block()
+        .into_flag()
+        .map_err(|e| Failure(1, format!("cannot start the signal thread: {e}")))
 }
 
 /// Runs `cascade peek`.

@@ -1,0 +1,50 @@
+//! SIGINT and SIGTERM, taken synchronously by every subcommand that stops on them: blocked in
+//! the calling thread, and so in every thread it starts afterwards, then waited for with
+//! `sigwait`. No handler runs on another thread, so no system call of the router's threads is
+//! ever interrupted.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// SIGINT and SIGTERM, blocked from [`StopSignals::block`] on.
+pub struct StopSignals(libc::sigset_t);
+
+impl StopSignals {
+    /// Blocks SIGINT and SIGTERM in the calling thread. Call it before starting any thread, so
+    /// that every thread inherits the mask and the signals wait for [`StopSignals::wait`].
+    pub fn block() -> Self {
+        // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls only read and
+        // write it and the calling thread's signal mask.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            StopSignals(set)
+        }
+    }
+
+    /// Waits for SIGINT or SIGTERM and returns its number.
+    pub fn wait(&self) -> i32 {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: the set is initialised, `sig` is a valid out pointer.
+        unsafe {
+            libc::sigwait(&self.0, &mut sig);
+        }
+        sig
+    }
+
+    /// A flag that a thread waiting for the signals sets when one comes.
+    pub fn into_flag(self) -> std::io::Result<Arc<AtomicBool>> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                self.wait();
+                flag.store(true, Ordering::SeqCst);
+            })?;
+        Ok(stop)
+    }
+}
