@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::name::{Component, ComponentView, Name, NameView, DIGEST_LEN};
 use crate::packet::outer_element;
 use crate::tlv::{self, Element, OrderCheck, Span};
-use crate::{sha256, tt, Limits, MAX_VIEW_BYTES};
+use crate::{packet_element, sha256, tt, Limits};
 
 /// SignatureType values.
 pub mod signature_type {
@@ -276,10 +276,7 @@ impl<'a> DataView<'a> {
 
     /// Decodes a Data packet from an already delimited element.
     pub fn from_element(e: Element<'a>, limits: &Limits) -> Result<Self> {
-        let e = e.expect(tt::DATA)?;
-        if e.wire.len() > limits.max_packet_bytes.min(MAX_VIEW_BYTES) {
-            return Err(Error::new(ErrorKind::Oversize, e.offset));
-        }
+        let e = packet_element(e, tt::DATA, limits)?;
         let mut r = e.reader();
         if r.is_empty() {
             return Err(Error::new(ErrorKind::Missing(tt::NAME), e.value_offset));
@@ -386,17 +383,7 @@ impl<'a> DataView<'a> {
         Ok(())
     }
 
-    /// The whole Data TLV, as received.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Absolute offset of the Data in the decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
+    view_position!("Data");
 
     /// The name.
     #[inline]
@@ -543,17 +530,7 @@ impl Data {
         });
     }
 
-    /// The encoded Data as a new buffer.
-    pub fn to_wire(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.encode(&mut out);
-        out
-    }
-
-    /// Decodes a Data packet that fills `buf`.
-    pub fn decode(buf: &[u8]) -> Result<Self> {
-        Ok(DataView::decode(buf, &Limits::default())?.to_data())
-    }
+    owned_codec!("Data packet", DataView, to_data);
 
     /// The full name: the name plus the implicit digest component.
     pub fn full_name(&self) -> Name {

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::name::{Component, Name, NameView};
 use crate::packet::outer_element;
 use crate::tlv::{self, Element, OrderCheck, Span};
-use crate::{sha256, tt, Limits, MAX_VIEW_BYTES};
+use crate::{packet_element, sha256, tt, Limits};
 
 /// Default InterestLifetime when the element is absent, in milliseconds.
 pub const DEFAULT_LIFETIME_MS: u64 = 4000;
@@ -63,10 +63,7 @@ impl<'a> InterestView<'a> {
 
     /// Decodes an Interest from an already delimited element (for example an LpPacket fragment).
     pub fn from_element(e: Element<'a>, limits: &Limits) -> Result<Self> {
-        let e = e.expect(tt::INTEREST)?;
-        if e.wire.len() > limits.max_packet_bytes.min(MAX_VIEW_BYTES) {
-            return Err(Error::new(ErrorKind::Oversize, e.offset));
-        }
+        let e = packet_element(e, tt::INTEREST, limits)?;
         let mut r = e.reader();
         let first = if r.is_empty() {
             return Err(Error::new(ErrorKind::Missing(tt::NAME), e.value_offset));
@@ -181,17 +178,7 @@ impl<'a> InterestView<'a> {
         }
     }
 
-    /// The whole Interest TLV, as received.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Absolute offset of the Interest in the decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
+    view_position!("Interest");
 
     /// The name.
     #[inline]
@@ -447,17 +434,7 @@ impl Interest {
         std::borrow::Cow::Owned(name)
     }
 
-    /// The encoded Interest as a new buffer.
-    pub fn to_wire(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.encode(&mut out);
-        out
-    }
-
-    /// Decodes an Interest that fills `buf`.
-    pub fn decode(buf: &[u8]) -> Result<Self> {
-        Ok(InterestView::decode(buf, &Limits::default())?.to_interest())
-    }
+    owned_codec!("Interest", InterestView, to_interest);
 }
 
 #[cfg(test)]

@@ -18,6 +18,42 @@
 //!
 //! What this crate must not do: open sockets or files, keep global state, or know about tables.
 
+/// The accessors every decoded packet view has: its TLV as received, and where it starts in the
+/// decoded buffer.
+macro_rules! view_position {
+    ($what:literal) => {
+        #[doc = concat!("The whole ", $what, " TLV, as received.")]
+        #[inline]
+        pub fn wire(&self) -> &'a [u8] {
+            self.wire
+        }
+
+        #[doc = concat!("Absolute offset of the ", $what, " in the decoded buffer.")]
+        #[inline]
+        pub fn offset(&self) -> usize {
+            self.offset
+        }
+    };
+}
+
+/// An owned packet's whole-buffer codec: `to_wire` through its `encode`, `decode` through its
+/// view (`$view::decode`, then `$to_owned`) with the default limits.
+macro_rules! owned_codec {
+    ($what:literal, $view:ident, $to_owned:ident) => {
+        #[doc = concat!("The encoded ", $what, " as a new buffer.")]
+        pub fn to_wire(&self) -> Vec<u8> {
+            let mut out = Vec::new();
+            self.encode(&mut out);
+            out
+        }
+
+        #[doc = concat!("Decodes a ", $what, " that fills `buf`.")]
+        pub fn decode(buf: &[u8]) -> Result<Self> {
+            Ok($view::decode(buf, &Limits::default())?.$to_owned())
+        }
+    };
+}
+
 pub mod data;
 pub mod error;
 pub mod interest;
@@ -53,6 +89,21 @@ pub struct Limits {
 /// Largest packet a view decodes whatever the limits say (4 GiB − 1): views record positions
 /// inside a packet in 32 bits.
 pub const MAX_VIEW_BYTES: usize = u32::MAX as usize;
+
+/// `e` as a packet of type `typ` that a view can hold: of that type, and no larger than the
+/// limits and [`MAX_VIEW_BYTES`] allow.
+#[inline]
+pub(crate) fn packet_element<'a>(
+    e: tlv::Element<'a>,
+    typ: u32,
+    limits: &Limits,
+) -> Result<tlv::Element<'a>> {
+    let e = e.expect(typ)?;
+    if e.wire.len() > limits.max_packet_bytes.min(MAX_VIEW_BYTES) {
+        return Err(Error::new(ErrorKind::Oversize, e.offset));
+    }
+    Ok(e)
+}
 
 impl Limits {
     /// No limit at all: for reading again an element that was validated under real limits.

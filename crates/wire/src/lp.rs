@@ -239,17 +239,7 @@ impl<'a> LpPacketView<'a> {
         Ok(v)
     }
 
-    /// The whole LpPacket TLV.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Absolute offset of the LpPacket in the decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
+    view_position!("LpPacket");
 
     /// Fragment bytes (a whole network packet, or a piece of one), if any.
     #[inline]
@@ -418,17 +408,7 @@ impl LpPacket {
         });
     }
 
-    /// The encoded LpPacket as a new buffer.
-    pub fn to_wire(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        self.encode(&mut out);
-        out
-    }
-
-    /// Decodes an LpPacket that fills `buf`.
-    pub fn decode(buf: &[u8]) -> Result<Self> {
-        Ok(LpPacketView::decode(buf, &Limits::default())?.to_lp_packet())
-    }
+    owned_codec!("LpPacket", LpPacketView, to_lp_packet);
 }
 
 #[cfg(test)]

@@ -155,16 +155,7 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
     ) -> Option<&'g FibEntry> {
-        self.check_guard(guard);
-        stats.lookups += 1;
-        let mut c = FibCursor::default();
-        // `Direct` never stops.
-        let answer = self
-            .two_stage(name, h, guard, &mut c, &mut Direct)
-            .ok()
-            .flatten();
-        stats.probes += u64::from(c.probes);
-        answer
+        self.run_to_end(name, h, guard, FibCursor::default(), stats)
     }
 
     /// Plans [`Fib::lookup`] of `name` over passes of a batch: resumes the lookup where
@@ -283,15 +274,30 @@ impl Fib {
         guard: &'g Guard,
         stats: &mut LpmStats,
     ) -> Option<&'g FibEntry> {
-        self.check_guard(guard);
-        stats.lookups += 1;
         let start = h.len().min(self.max_real_depth.load(Ordering::Acquire));
         // Real entries from `start` down to 1, then `/`: the part of Algorithm 1 below M.
-        let mut c = FibCursor {
+        let c = FibCursor {
             phase: Phase::Descend,
             k: start.min(MAX_PREFIX_STATES) as u8,
             ..FibCursor::default()
         };
+        self.run_to_end(name, h, guard, c, stats)
+    }
+
+    /// Runs a lookup from cursor `c` to its end, reading memory directly, and counts it and
+    /// its probes in `stats`.
+    #[inline(always)]
+    fn run_to_end<'g>(
+        &self,
+        name: &NameView<'_>,
+        h: &PrefixHashes,
+        guard: &'g Guard,
+        mut c: FibCursor<'g>,
+        stats: &mut LpmStats,
+    ) -> Option<&'g FibEntry> {
+        self.check_guard(guard);
+        stats.lookups += 1;
+        // `Direct` never stops.
         let answer = self
             .two_stage(name, h, guard, &mut c, &mut Direct)
             .ok()
