@@ -360,8 +360,7 @@ impl Face {
                 let out: &[u8] = if headers.is_empty() {
                     packet
                 } else {
-                    self.scratch.clear();
-                    lp_wrap(&mut self.scratch, packet, headers);
+                    face::link::encode_link(&mut self.scratch, headers, packet, usize::MAX);
                     &self.scratch
                 };
                 if out.len() > wire::MAX_NDN_PACKET_BYTES {
@@ -569,18 +568,6 @@ fn fill(framer: &mut Option<StreamFramer>, mut s: StreamRef<'_>) -> io::Result<u
         Some(f) => f.fill_from(&mut s),
         None => Err(io::Error::other("stream face without framer")),
     }
-}
-
-/// Appends an LpPacket carrying `headers` and `packet` as its Fragment.
-fn lp_wrap(out: &mut Vec<u8>, packet: &[u8], headers: &LpHeaders) {
-    use wire::tlv::{var_number_len, write_var_number};
-    let frag_len = var_number_len(u64::from(tt::LP_FRAGMENT))
-        + var_number_len(packet.len() as u64)
-        + packet.len();
-    write_var_number(out, u64::from(tt::LP_PACKET));
-    write_var_number(out, (headers.encoded_len() + frag_len) as u64);
-    headers.encode(out);
-    wire::tlv::write_tlv(out, tt::LP_FRAGMENT, packet);
 }
 
 /// Decodes one received element (or datagram) into a network packet, through the reassembler

@@ -290,9 +290,12 @@ pub fn canonical_face_uri(s: &str) -> Result<String, Failure> {
         .socket_addrs()
         .map_err(|e| Failure::new(2, format!("cannot canonize face URI '{s}': {e}")))?;
     let a = addrs[0];
-    let scheme = if is_tcp { "tcp" } else { "udp" };
-    let v = if a.is_ipv4() { 4 } else { 6 };
-    Ok(format!("{scheme}{v}://{a}"))
+    Ok(if is_tcp {
+        TransportUri::tcp(a)
+    } else {
+        TransportUri::udp(a)
+    }
+    .to_string())
 }
 
 /// A strategy argument as a name: a bare word is `/localhost/nfd/strategy/<word>`.
