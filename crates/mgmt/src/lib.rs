@@ -13,8 +13,16 @@
 //! Signatures are parsed, never verified (NFD's default configuration accepts any signature on
 //! local faces).
 
+#[cfg(target_os = "linux")]
+pub mod forwarder;
+#[cfg(target_os = "linux")]
+pub mod manager;
 pub mod tiers;
 
+#[cfg(target_os = "linux")]
+pub use forwarder::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
+#[cfg(target_os = "linux")]
+pub use manager::{Manager, ManagerParts};
 pub use tiers::CsTierInfo;
 
 use wire::data::SignatureInfoView;

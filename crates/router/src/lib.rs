@@ -15,7 +15,7 @@
 //!   hash ([`dispatch`]) and hands each packet to the worker that owns the name.
 //! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
 //!   path, and writes link-layer packets into pool buffers ([`pool`]).
-//! - [`manager`]: NFD's management protocol; FIB and strategy changes reach every worker
+//! - [`mgmt_host`]: NFD's management protocol; FIB and strategy changes reach every worker
 //!   without a pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
@@ -27,8 +27,8 @@
 pub mod config;
 pub mod dispatch;
 pub mod io;
-pub mod manager;
 pub mod mem;
+pub mod mgmt_host;
 pub mod pool;
 pub mod worker;
 
@@ -49,7 +49,7 @@ pub use io::Bound;
 
 use crate::dispatch::{Dispatcher, WorkerMapping};
 use crate::io::{Io, IoCommand, IoConfig, IoParts, IoWaker};
-use crate::manager::{Manager, ManagerParts};
+use crate::mgmt_host::{Manager, ManagerParts};
 use crate::pool::Pool;
 use crate::worker::{Control, Worker, WorkerLink};
 

@@ -1,10 +1,10 @@
-//! The control plane: NFD's management protocol on its own thread.
+//! The manager: NFD's management protocol over a [`Forwarder`].
 //!
-//! Management Interests (`/localhost/nfd/...`, `/localhop/nfd/...`) come from the I/O thread;
+//! Management Interests (`/localhost/nfd/...`, `/localhop/nfd/...`) come from the forwarder;
 //! commands change the RIB (and through it the shared FIB, with no pause in forwarding), the
-//! faces (through the I/O thread), the strategy choices and CS settings (through each worker's
-//! control channel); datasets are generated on request, versioned and segmented, and kept a
-//! few seconds so their later segments can be fetched. Answers go back through the I/O thread.
+//! faces, the strategy choices and CS settings (through the [`Forwarder`]); datasets are
+//! generated on request, versioned and segmented, and kept a few seconds so their later
+//! segments can be fetched. Answers go back through the forwarder.
 //!
 //! The RIB is flat: a prefix's FIB next hops are the cheapest route per face among that
 //! prefix's own routes (ChildInherit and Capture are recorded and listed, but routes of shorter
@@ -12,30 +12,23 @@
 //! longer prefix has no entry of its own).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use engine::fw::strategy::StrategyKind;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
-use face::link::encode_link;
-use face::lp_frag::{LpHeaders, PitToken};
-use face::{CreateError, FaceDesc};
-use mgmt::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
+use face::FaceDesc;
 use wire::nfd::{
-    ControlParameters, ControlResponse, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
-    ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route as RibRoute, StrategyChoice,
-    CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
-    ROUTE_FLAG_CHILD_INHERIT,
+    ControlParameters, ControlResponse, CsInfo, FaceScope, FaceStatus, FibEntry, ForwarderStatus,
+    LinkType, NextHopRecord, RibEntry, Route as RibRoute, StrategyChoice, CS_FLAG_ENABLE_ADMIT,
+    CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED, ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::{tt, Component, InterestView, Limits, LpPacketView, Name};
 
-use crate::config::parse_face_uri;
-use crate::io::{IoCommand, IoWaker, MgmtInput};
-use crate::worker::{Control, Snapshot, WorkerLink};
+use crate as mgmt;
+use crate::forwarder::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
+use crate::{dataset_segments, parse_command, response_data, Command, DEFAULT_MAX_SEGMENT_BYTES};
 
 /// Origin NFD gives to `fib/add-nexthop` next hops in our RIB (never listed by `rib/list`).
 const FIB_ORIGIN: u64 = u64::MAX;
@@ -43,8 +36,6 @@ const FIB_ORIGIN: u64 = u64::MAX;
 const DATASET_CACHE: usize = 32;
 /// How long a generated dataset version stays fetchable.
 const DATASET_TTL_MS: u64 = 5_000;
-/// How long a control-plane request to another thread may take.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Route {
@@ -55,18 +46,13 @@ struct Route {
     expires_ms: Option<u64>,
 }
 
-/// The management thread's state.
-pub struct Manager {
+/// The manager's state.
+pub struct Manager<F> {
     fib: Arc<Fib>,
     rib: BTreeMap<Name, Vec<Route>>,
     installed: BTreeMap<Name, Vec<(FaceId, u32)>>,
     strategies: BTreeMap<Name, StrategyKind>,
-    workers: Vec<Arc<WorkerLink>>,
-    worker_ctl: Vec<Sender<Control>>,
-    io: Sender<IoCommand>,
-    io_waker: Arc<IoWaker>,
-    input: Receiver<MgmtInput>,
-    stop: Arc<AtomicBool>,
+    forwarder: F,
     start: Instant,
     start_wall_ms: u64,
     cs_capacity: usize,
@@ -75,23 +61,11 @@ pub struct Manager {
     limits: Limits,
 }
 
-/// What the manager needs from the router.
+/// The manager's settings.
 pub struct ManagerParts {
     /// The shared FIB.
     pub fib: Arc<Fib>,
-    /// Worker links (to wake them).
-    pub workers: Vec<Arc<WorkerLink>>,
-    /// Worker control channels.
-    pub worker_ctl: Vec<Sender<Control>>,
-    /// Commands to the I/O thread.
-    pub io: Sender<IoCommand>,
-    /// Wakes the I/O thread.
-    pub io_waker: Arc<IoWaker>,
-    /// Management input.
-    pub input: Receiver<MgmtInput>,
-    /// Stop flag.
-    pub stop: Arc<AtomicBool>,
-    /// Router time origin.
+    /// The forwarder's time origin (route expiry counts from it).
     pub start: Instant,
     /// Total CS capacity.
     pub cs_capacity: usize,
@@ -111,9 +85,9 @@ fn resp(code: u64, text: &str) -> ControlResponse {
     ControlResponse::new(code, text)
 }
 
-impl Manager {
-    /// A manager; strategy `/` is best-route.
-    pub fn new(p: ManagerParts) -> Self {
+impl<F: Forwarder> Manager<F> {
+    /// A manager of `forwarder`; strategy `/` is best-route.
+    pub fn new(forwarder: F, p: ManagerParts) -> Self {
         let mut strategies = BTreeMap::new();
         strategies.insert(Name::new(), StrategyKind::BestRoute);
         Manager {
@@ -121,12 +95,7 @@ impl Manager {
             rib: BTreeMap::new(),
             installed: BTreeMap::new(),
             strategies,
-            workers: p.workers,
-            worker_ctl: p.worker_ctl,
-            io: p.io,
-            io_waker: p.io_waker,
-            input: p.input,
-            stop: p.stop,
+            forwarder,
             start: p.start,
             start_wall_ms: wall_ms(),
             cs_capacity: p.cs_capacity,
@@ -140,98 +109,42 @@ impl Manager {
         self.start.elapsed().as_millis() as u64
     }
 
-    /// Runs until the stop flag is set.
-    pub fn run(mut self) {
-        while !self.stop.load(Ordering::Relaxed) {
-            match self.input.recv_timeout(Duration::from_millis(200)) {
-                Ok(MgmtInput::Interest { face, local, bytes }) => {
-                    self.on_interest(face, local, &bytes)
-                }
-                Ok(MgmtInput::FaceDown(id)) => self.face_down(id),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            self.expire_routes();
-        }
+    /// The forwarder this manager drives.
+    pub fn forwarder(&self) -> &F {
+        &self.forwarder
     }
 
-    /// Start-up configuration: static faces, their routes (origin 255, "static", as NFD) and
-    /// strategy choices. Runs before the manager thread starts; the I/O thread must be running.
-    pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
-        let mut ids = std::collections::HashMap::new();
-        for f in &cfg.static_faces {
-            let (udp, addr) = parse_face_uri(&f.uri)?;
-            let id = match self.create_face(udp, addr, FacePersistency::Permanent, None) {
-                Ok(d) => d.id,
-                Err(CreateError::Exists(d)) => d.id,
-                Err(CreateError::Failed(e)) => return Err(format!("face {}: {e}", f.uri)),
-            };
-            ids.insert(f.uri.clone(), id);
-        }
-        for r in &cfg.routes {
-            let name = crate::config::parse_prefix("route.prefix", &r.prefix)?;
-            let face = *ids
-                .get(&r.face)
-                .ok_or_else(|| format!("route {}: unknown face {}", r.prefix, r.face))?;
-            let route = Route {
-                face,
-                origin: 255,
-                cost: u64::from(r.cost),
-                flags: ROUTE_FLAG_CHILD_INHERIT,
-                expires_ms: None,
-            };
-            self.add_route(&name, route)
-                .map_err(|e| format!("route {}: {}", r.prefix, e.status_text))?;
-        }
-        for s in &cfg.strategies {
-            let name = crate::config::parse_prefix("strategy.prefix", &s.prefix)?;
-            let kind = crate::config::parse_strategy(&s.strategy)
-                .ok_or_else(|| format!("strategy {}: unknown {}", s.prefix, s.strategy))?;
-            self.strategies.insert(name.clone(), kind);
-            self.to_workers(|| Control::Strategy {
-                prefix: name.clone(),
-                kind: Some(kind),
-            });
-        }
-        Ok(())
+    /// Adds a route of origin 255 ("static", as NFD) with ChildInherit, never expiring: a
+    /// route of the start-up configuration. The error is the status text.
+    pub fn add_static_route(&mut self, name: &Name, face: FaceId, cost: u64) -> Result<(), String> {
+        let route = Route {
+            face,
+            origin: 255,
+            cost,
+            flags: ROUTE_FLAG_CHILD_INHERIT,
+            expires_ms: None,
+        };
+        self.add_route(name, route).map_err(|e| e.status_text)
+    }
+
+    /// Sets the strategy of `name` (as `strategy-choice/set` does).
+    pub fn set_strategy(&mut self, name: Name, kind: StrategyKind) {
+        self.strategies.insert(name.clone(), kind);
+        self.forwarder.set_strategy(&name, Some(kind));
     }
 
     // ---- plumbing ---------------------------------------------------------------------------
 
-    fn io_call<T>(&self, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
-        let (tx, rx) = channel();
-        self.io.send(make(tx)).ok()?;
-        self.io_waker.wake_now();
-        rx.recv_timeout(REPLY_TIMEOUT).ok()
-    }
-
-    fn to_workers(&self, mut make: impl FnMut() -> Control) {
-        for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
-            let _ = c.send(make());
-            w.wake();
-        }
-    }
-
-    /// A snapshot of every worker.
-    fn snapshots(&self) -> Vec<Snapshot> {
-        crate::worker::snapshots(&self.worker_ctl, &self.workers, REPLY_TIMEOUT)
-    }
-
     fn send(&self, face: FaceId, token: Option<&[u8]>, data: &[u8]) {
-        let headers = LpHeaders {
-            pit_token: token.and_then(PitToken::new),
-            ..LpHeaders::default()
-        };
-        let mut bytes = Vec::with_capacity(data.len() + 64);
-        if encode_link(&mut bytes, &headers, data, usize::MAX) {
-            let _ = self.io.send(IoCommand::Send { face, bytes });
-            self.io_waker.wake_now();
-        }
+        self.forwarder.send(face, token, data);
+    }
+
+    fn snapshots(&self) -> Vec<WorkerStats> {
+        self.forwarder.stats()
     }
 
     fn faces(&self) -> Vec<FaceDesc> {
-        self.io_call(|reply| IoCommand::List { reply })
-            .unwrap_or_default()
+        self.forwarder.faces()
     }
 
     fn face_exists(&self, id: FaceId) -> bool {
@@ -240,7 +153,9 @@ impl Manager {
 
     // ---- requests ---------------------------------------------------------------------------
 
-    fn on_interest(&mut self, face: FaceId, local: bool, bytes: &[u8]) {
+    /// Answers a management Interest (the received bytes, possibly an LpPacket) that arrived
+    /// on `face` (`local`: a local face).
+    pub fn on_interest(&mut self, face: FaceId, local: bool, bytes: &[u8]) {
         let (token, ibytes) = if bytes.first() == Some(&(tt::LP_PACKET as u8)) {
             match LpPacketView::decode(bytes, &self.limits) {
                 Ok(lp) => match lp.fragment() {
@@ -342,7 +257,7 @@ impl Manager {
         match kind {
             "status/general" => {
                 let snaps = self.snapshots();
-                let sum = |f: fn(&Snapshot) -> u64| snaps.iter().map(f).sum::<u64>();
+                let sum = |f: fn(&WorkerStats) -> u64| snaps.iter().map(f).sum::<u64>();
                 let s = ForwarderStatus {
                     nfd_version: format!("cascade-{}", env!("CARGO_PKG_VERSION")),
                     start_timestamp: self.start_wall_ms,
@@ -419,43 +334,9 @@ impl Manager {
             }
             "cs/tiers" => {
                 let snaps = self.snapshots();
-                let l2: Vec<&crate::worker::L2Snapshot> =
-                    snaps.iter().filter_map(|s| s.l2.as_ref()).collect();
-                if !l2.is_empty() {
-                    let sum = |f: fn(&crate::worker::L2Snapshot) -> u64| {
-                        l2.iter().map(|x| f(x)).sum::<u64>()
-                    };
-                    let max = |f: fn(&crate::worker::L2Snapshot) -> u64| {
-                        l2.iter().map(|x| f(x)).max().unwrap_or(0)
-                    };
-                    mgmt::CsTierInfo {
-                        level: 2,
-                        workers: l2.len() as u64,
-                        capacity: sum(|x| x.capacity_chunks),
-                        n_entries: sum(|x| x.stored_chunks),
-                        n_lookups: sum(|x| x.tier.lookups),
-                        n_hits: sum(|x| x.tier.pending),
-                        n_misses: sum(|x| x.tier.lookups - x.tier.pending),
-                        n_reads: sum(|x| x.file.reads_submitted),
-                        n_read_bytes: sum(|x| x.file.bytes_read),
-                        n_writes: sum(|x| x.file.writes_submitted),
-                        n_write_bytes: sum(|x| x.file.bytes_written),
-                        n_checksum_failures: sum(|x| x.file.checksum_failures),
-                        n_prefetched: sum(|x| x.prefetch_tracked),
-                        n_prefetch_used: sum(|x| x.prefetch_used),
-                        n_admit_dropped: sum(|x| x.admit_dropped),
-                        queue_depth: max(|x| x.queue_depth),
-                        n_in_flight: sum(|x| x.in_flight),
-                        batch: max(|x| x.batch),
-                        stall_max_us: max(|x| x.stalls.storage_max_ns / 1000),
-                        stall_p999_us: max(|x| x.stalls.storage_p999_ns / 1000),
-                        n_stalls_over_1ms: sum(|x| x.stalls.storage_over_1ms),
-                        loop_max_us: max(|x| x.stalls.loop_max_ns / 1000),
-                        loop_p999_us: max(|x| x.stalls.loop_p999_ns / 1000),
-                        n_ahead_offered: sum(|x| x.tier.ahead_offered),
-                        n_ahead_reads: sum(|x| x.tier.ahead_reads),
-                    }
-                    .encode(&mut out);
+                let mut l2 = snaps.iter().filter_map(|s| s.l2.as_ref());
+                if let Some(first) = l2.next() {
+                    l2.fold(*first, |all, x| all.merged(x)).encode(&mut out);
                 }
             }
             "strategy-choice/list" => {
@@ -493,7 +374,7 @@ impl Manager {
                 let Some(id) = p.face_id.and_then(|x| FaceId::try_from(x).ok()) else {
                     return mgmt::malformed();
                 };
-                let _ = self.io_call(|reply| IoCommand::Destroy { id, reply });
+                self.forwarder.destroy_face(id);
                 mgmt::ok(ControlParameters {
                     face_id: Some(u64::from(id)),
                     ..ControlParameters::default()
@@ -511,15 +392,10 @@ impl Manager {
                 let local_fields = (mask & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0)
                     .then_some(flags & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0);
                 let persistency = p.face_persistency;
-                match self.io_call(|reply| IoCommand::Update {
-                    id,
-                    persistency,
-                    local_fields,
-                    reply,
-                }) {
-                    Some(Ok(d)) => mgmt::ok(face_params(&d)),
-                    Some(Err(Some(text))) => resp(409, &text),
-                    _ => resp(404, "Face not found"),
+                match self.forwarder.update_face(id, persistency, local_fields) {
+                    Ok(d) => mgmt::ok(face_params(&d)),
+                    Err(UpdateFaceError::Refused(text)) => resp(409, &text),
+                    Err(UpdateFaceError::NotFound) => resp(404, "Face not found"),
                 }
             }
             ("strategy-choice", "set") => {
@@ -530,11 +406,7 @@ impl Manager {
                     return resp(404, "Strategy not found");
                 };
                 self.strategies.insert(name.clone(), kind);
-                let prefix = name.clone();
-                self.to_workers(|| Control::Strategy {
-                    prefix: prefix.clone(),
-                    kind: Some(kind),
-                });
+                self.forwarder.set_strategy(&name, Some(kind));
                 mgmt::ok(ControlParameters {
                     name: Some(name),
                     strategy: Some(strategy_name(kind)),
@@ -549,11 +421,7 @@ impl Manager {
                     return resp(400, "Cannot unset root prefix strategy");
                 }
                 self.strategies.remove(&name);
-                let prefix = name.clone();
-                self.to_workers(|| Control::Strategy {
-                    prefix: prefix.clone(),
-                    kind: None,
-                });
+                self.forwarder.set_strategy(&name, None);
                 mgmt::ok(ControlParameters {
                     name: Some(name),
                     ..ControlParameters::default()
@@ -562,12 +430,7 @@ impl Manager {
             ("cs", "config") => {
                 if let Some(cap) = p.capacity {
                     self.cs_capacity = usize::try_from(cap).unwrap_or(usize::MAX);
-                    let per = self.cs_capacity.div_ceil(self.workers.len().max(1));
-                    let policy = self.cs_policy;
-                    self.to_workers(|| Control::CsConfig {
-                        capacity: per,
-                        policy,
-                    });
+                    self.forwarder.cs_config(self.cs_capacity, self.cs_policy);
                 }
                 mgmt::ok(ControlParameters {
                     capacity: Some(self.cs_capacity as u64),
@@ -580,24 +443,7 @@ impl Manager {
                     return mgmt::malformed();
                 };
                 let limit = p.count.map_or(usize::MAX, |c| c as usize);
-                let mut prefix = Vec::new();
-                for comp in &name.components {
-                    comp.encode(&mut prefix);
-                }
-                let mut erased = 0usize;
-                for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
-                    let (tx, rx) = channel();
-                    let _ = c.send(Control::CsErase {
-                        prefix: prefix.clone(),
-                        limit: limit - erased,
-                        reply: tx,
-                    });
-                    w.wake();
-                    erased += rx.recv_timeout(REPLY_TIMEOUT).unwrap_or(0);
-                    if erased >= limit {
-                        break;
-                    }
-                }
+                let erased = self.forwarder.cs_erase(&name, limit);
                 mgmt::ok(ControlParameters {
                     name: Some(name),
                     count: Some(erased as u64),
@@ -664,15 +510,12 @@ impl Manager {
         let Some(uri) = p.uri.clone() else {
             return mgmt::malformed();
         };
-        let (udp, addr) = match parse_face_uri(&uri) {
-            Ok(x) => x,
-            Err(e) if e.contains("scheme") => return resp(406, "Unsupported protocol"),
-            Err(_) => return resp(400, "Malformed URI"),
-        };
         let persistency = p.face_persistency.unwrap_or_default();
         let wants_local_fields = p.mask.unwrap_or(0) & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0
             && p.flags.unwrap_or(0) & FACE_FLAG_LOCAL_FIELDS_ENABLED != 0;
-        let r = self.create_face(udp, addr, persistency, p.mtu.map(|m| m as usize));
+        let r = self
+            .forwarder
+            .create_face(&uri, persistency, p.mtu.map(|m| m as usize));
         match r {
             Ok(mut d) => {
                 if wants_local_fields {
@@ -683,50 +526,19 @@ impl Manager {
                         );
                     }
                     let id = d.id;
-                    if let Some(Ok(nd)) = self.io_call(|reply| IoCommand::Update {
-                        id,
-                        persistency: None,
-                        local_fields: Some(true),
-                        reply,
-                    }) {
+                    if let Ok(nd) = self.forwarder.update_face(id, None, Some(true)) {
                         d = nd;
                     }
                 }
                 mgmt::ok(face_params(&d))
             }
-            Err(CreateError::Exists(d)) => {
+            Err(CreateFaceError::UnsupportedScheme(_)) => resp(406, "Unsupported protocol"),
+            Err(CreateFaceError::BadUri(_)) => resp(400, "Malformed URI"),
+            Err(CreateFaceError::Exists(d)) => {
                 ControlResponse::with_parameters(409, "Face already exists", face_params(&d))
             }
-            Err(CreateError::Failed(e)) => resp(504, &format!("Face creation failed: {e}")),
+            Err(CreateFaceError::Failed(e)) => resp(504, &format!("Face creation failed: {e}")),
         }
-    }
-
-    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread (which answers
-    /// `Exists` when a face to that remote is already up).
-    fn create_face(
-        &self,
-        udp: bool,
-        addr: std::net::SocketAddr,
-        persistency: FacePersistency,
-        mtu: Option<usize>,
-    ) -> Result<FaceDesc, CreateError> {
-        let r = if udp {
-            self.io_call(|reply| IoCommand::CreateUdp {
-                remote: addr,
-                persistency,
-                mtu,
-                reply,
-            })
-        } else {
-            let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(4))
-                .map_err(|e| CreateError::Failed(format!("connection failed: {e}")))?;
-            self.io_call(|reply| IoCommand::AdoptTcp {
-                stream,
-                persistency,
-                reply,
-            })
-        };
-        r.unwrap_or_else(|| Err(CreateError::Failed("no answer from the I/O thread".into())))
     }
 
     // ---- RIB → FIB --------------------------------------------------------------------------
@@ -756,7 +568,8 @@ impl Manager {
         let _ = self.sync_fib(name);
     }
 
-    fn face_down(&mut self, id: FaceId) {
+    /// A face closed: its routes go.
+    pub fn face_down(&mut self, id: FaceId) {
         let names: Vec<Name> = self
             .rib
             .iter()
@@ -776,7 +589,8 @@ impl Manager {
         self.fib.remove_face(id);
     }
 
-    fn expire_routes(&mut self) {
+    /// Removes the routes whose expiration period has passed.
+    pub fn expire_routes(&mut self) {
         let now = self.now_ms();
         let expired: Vec<(Name, FaceId, u64)> = self
             .rib

@@ -1,0 +1,325 @@
+//! The management thread: [`mgmt::Manager`] driving this router through its channels.
+//!
+//! The manager itself (commands, the RIB, datasets) is the `mgmt` crate's. This module gives it
+//! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which owns the face
+//! table's driving, and control messages to the workers), reads the start-up configuration
+//! into it, and runs its thread: management Interests and face-down reports come from the I/O
+//! thread, expired routes go every turn.
+
+use std::collections::HashMap;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use engine::fw::strategy::StrategyKind;
+use engine::table::fib::Fib;
+use engine::table::pit_cs::{CsPolicy, FaceId};
+use face::link::encode_link;
+use face::lp_frag::{LpHeaders, PitToken};
+use face::{CreateError, FaceDesc};
+use mgmt::{CreateFaceError, CsTierInfo, Forwarder, UpdateFaceError, WorkerStats};
+use wire::nfd::FacePersistency;
+use wire::{Limits, Name};
+
+use crate::config::{parse_face_uri, parse_prefix, parse_strategy};
+use crate::io::{IoCommand, IoWaker, MgmtInput};
+use crate::worker::{Control, L2Snapshot, WorkerLink};
+
+/// How long a control-plane request to another thread may take.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the management thread needs from the router.
+pub struct ManagerParts {
+    /// The shared FIB.
+    pub fib: Arc<Fib>,
+    /// Worker links (to wake them).
+    pub workers: Vec<Arc<WorkerLink>>,
+    /// Worker control channels.
+    pub worker_ctl: Vec<Sender<Control>>,
+    /// Commands to the I/O thread.
+    pub io: Sender<IoCommand>,
+    /// Wakes the I/O thread.
+    pub io_waker: Arc<IoWaker>,
+    /// Management input.
+    pub input: Receiver<MgmtInput>,
+    /// Stop flag.
+    pub stop: Arc<AtomicBool>,
+    /// Router time origin.
+    pub start: Instant,
+    /// Total CS capacity.
+    pub cs_capacity: usize,
+    /// CS policy.
+    pub cs_policy: CsPolicy,
+    /// Packet limits.
+    pub limits: Limits,
+}
+
+/// The management thread's state: the manager and its input.
+pub struct Manager {
+    manager: mgmt::Manager<Channels>,
+    input: Receiver<MgmtInput>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Manager {
+    /// A manager of the router these parts belong to; strategy `/` is best-route.
+    pub fn new(p: ManagerParts) -> Self {
+        let channels = Channels {
+            workers: p.workers,
+            worker_ctl: p.worker_ctl,
+            io: p.io,
+            io_waker: p.io_waker,
+        };
+        let parts = mgmt::ManagerParts {
+            fib: p.fib,
+            start: p.start,
+            cs_capacity: p.cs_capacity,
+            cs_policy: p.cs_policy,
+            limits: p.limits,
+        };
+        Manager {
+            manager: mgmt::Manager::new(channels, parts),
+            input: p.input,
+            stop: p.stop,
+        }
+    }
+
+    /// Runs until the stop flag is set.
+    pub fn run(mut self) {
+        let m = &mut self.manager;
+        while !self.stop.load(Ordering::Relaxed) {
+            match self.input.recv_timeout(Duration::from_millis(200)) {
+                Ok(MgmtInput::Interest { face, local, bytes }) => {
+                    m.on_interest(face, local, &bytes)
+                }
+                Ok(MgmtInput::FaceDown(id)) => m.face_down(id),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            m.expire_routes();
+        }
+    }
+
+    /// Start-up configuration: static faces, their routes (origin 255, "static", as NFD) and
+    /// strategy choices. Runs before the manager thread starts; the I/O thread must be running.
+    pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
+        let m = &mut self.manager;
+        let mut ids = HashMap::new();
+        for f in &cfg.static_faces {
+            let created = m
+                .forwarder()
+                .create_face(&f.uri, FacePersistency::Permanent, None);
+            let id = match created {
+                Ok(d) => d.id,
+                Err(CreateFaceError::Exists(d)) => d.id,
+                Err(CreateFaceError::UnsupportedScheme(e) | CreateFaceError::BadUri(e)) => {
+                    return Err(e)
+                }
+                Err(CreateFaceError::Failed(e)) => return Err(format!("face {}: {e}", f.uri)),
+            };
+            ids.insert(f.uri.clone(), id);
+        }
+        for r in &cfg.routes {
+            let name = parse_prefix("route.prefix", &r.prefix)?;
+            let face = *ids
+                .get(&r.face)
+                .ok_or_else(|| format!("route {}: unknown face {}", r.prefix, r.face))?;
+            m.add_static_route(&name, face, u64::from(r.cost))
+                .map_err(|e| format!("route {}: {e}", r.prefix))?;
+        }
+        for s in &cfg.strategies {
+            let name = parse_prefix("strategy.prefix", &s.prefix)?;
+            let kind = parse_strategy(&s.strategy)
+                .ok_or_else(|| format!("strategy {}: unknown {}", s.prefix, s.strategy))?;
+            m.set_strategy(name, kind);
+        }
+        Ok(())
+    }
+}
+
+/// The router as management sees it: requests to the I/O thread (faces, sending) and control
+/// messages to the workers (strategies, CS settings, snapshots).
+pub struct Channels {
+    workers: Vec<Arc<WorkerLink>>,
+    worker_ctl: Vec<Sender<Control>>,
+    io: Sender<IoCommand>,
+    io_waker: Arc<IoWaker>,
+}
+
+impl Channels {
+    fn io_call<T>(&self, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
+        let (tx, rx) = channel();
+        self.io.send(make(tx)).ok()?;
+        self.io_waker.wake_now();
+        rx.recv_timeout(REPLY_TIMEOUT).ok()
+    }
+
+    fn to_workers(&self, mut make: impl FnMut() -> Control) {
+        for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
+            let _ = c.send(make());
+            w.wake();
+        }
+    }
+}
+
+impl Forwarder for Channels {
+    fn faces(&self) -> Vec<FaceDesc> {
+        self.io_call(|reply| IoCommand::List { reply })
+            .unwrap_or_default()
+    }
+
+    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread (which answers
+    /// `Exists` when a face to that remote is already up).
+    fn create_face(
+        &self,
+        uri: &str,
+        persistency: FacePersistency,
+        mtu: Option<usize>,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        let (udp, addr) = parse_face_uri(uri).map_err(|e| {
+            if e.contains("scheme") {
+                CreateFaceError::UnsupportedScheme(e)
+            } else {
+                CreateFaceError::BadUri(e)
+            }
+        })?;
+        let r = if udp {
+            self.io_call(|reply| IoCommand::CreateUdp {
+                remote: addr,
+                persistency,
+                mtu,
+                reply,
+            })
+        } else {
+            let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(4))
+                .map_err(|e| CreateError::Failed(format!("connection failed: {e}")))?;
+            self.io_call(|reply| IoCommand::AdoptTcp {
+                stream,
+                persistency,
+                reply,
+            })
+        };
+        r.unwrap_or_else(|| Err(CreateError::Failed("no answer from the I/O thread".into())))
+            .map_err(CreateFaceError::from)
+    }
+
+    fn update_face(
+        &self,
+        id: FaceId,
+        persistency: Option<FacePersistency>,
+        local_fields: Option<bool>,
+    ) -> Result<FaceDesc, UpdateFaceError> {
+        match self.io_call(|reply| IoCommand::Update {
+            id,
+            persistency,
+            local_fields,
+            reply,
+        }) {
+            Some(Ok(d)) => Ok(d),
+            Some(Err(Some(text))) => Err(UpdateFaceError::Refused(text)),
+            _ => Err(UpdateFaceError::NotFound),
+        }
+    }
+
+    fn destroy_face(&self, id: FaceId) {
+        let _ = self.io_call(|reply| IoCommand::Destroy { id, reply });
+    }
+
+    fn send(&self, face: FaceId, pit_token: Option<&[u8]>, data: &[u8]) {
+        let headers = LpHeaders {
+            pit_token: pit_token.and_then(PitToken::new),
+            ..LpHeaders::default()
+        };
+        let mut bytes = Vec::with_capacity(data.len() + 64);
+        if encode_link(&mut bytes, &headers, data, usize::MAX) {
+            let _ = self.io.send(IoCommand::Send { face, bytes });
+            self.io_waker.wake_now();
+        }
+    }
+
+    fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
+        self.to_workers(|| Control::Strategy {
+            prefix: prefix.clone(),
+            kind,
+        });
+    }
+
+    /// Each worker gets an equal share of the capacity.
+    fn cs_config(&self, capacity: usize, policy: CsPolicy) {
+        let per = capacity.div_ceil(self.workers.len().max(1));
+        self.to_workers(|| Control::CsConfig {
+            capacity: per,
+            policy,
+        });
+    }
+
+    /// Asks the workers in turn, each for what the ones before it left of `limit`.
+    fn cs_erase(&self, prefix: &Name, limit: usize) -> usize {
+        let mut bytes = Vec::new();
+        for comp in &prefix.components {
+            comp.encode(&mut bytes);
+        }
+        let mut erased = 0usize;
+        for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
+            let (tx, rx) = channel();
+            let _ = c.send(Control::CsErase {
+                prefix: bytes.clone(),
+                limit: limit - erased,
+                reply: tx,
+            });
+            w.wake();
+            erased += rx.recv_timeout(REPLY_TIMEOUT).unwrap_or(0);
+            if erased >= limit {
+                break;
+            }
+        }
+        erased
+    }
+
+    fn stats(&self) -> Vec<WorkerStats> {
+        crate::worker::snapshots(&self.worker_ctl, &self.workers, REPLY_TIMEOUT)
+            .into_iter()
+            .map(|s| WorkerStats {
+                counters: s.counters,
+                pit_len: s.pit_len,
+                cs_len: s.cs_len,
+                cs_hits: s.cs_hits,
+                cs_misses: s.cs_misses,
+                l2: s.l2.as_ref().map(tier_info),
+            })
+            .collect()
+    }
+}
+
+/// One worker's L2 tier as a `cs/tiers` entry.
+fn tier_info(x: &L2Snapshot) -> CsTierInfo {
+    CsTierInfo {
+        level: 2,
+        workers: 1,
+        capacity: x.capacity_chunks,
+        n_entries: x.stored_chunks,
+        n_lookups: x.tier.lookups,
+        n_hits: x.tier.pending,
+        n_misses: x.tier.lookups - x.tier.pending,
+        n_reads: x.file.reads_submitted,
+        n_read_bytes: x.file.bytes_read,
+        n_writes: x.file.writes_submitted,
+        n_write_bytes: x.file.bytes_written,
+        n_checksum_failures: x.file.checksum_failures,
+        n_prefetched: x.prefetch_tracked,
+        n_prefetch_used: x.prefetch_used,
+        n_admit_dropped: x.admit_dropped,
+        queue_depth: x.queue_depth,
+        n_in_flight: x.in_flight,
+        batch: x.batch,
+        stall_max_us: x.stalls.storage_max_ns / 1000,
+        stall_p999_us: x.stalls.storage_p999_ns / 1000,
+        n_stalls_over_1ms: x.stalls.storage_over_1ms,
+        loop_max_us: x.stalls.loop_max_ns / 1000,
+        loop_p999_us: x.stalls.loop_p999_ns / 1000,
+        n_ahead_offered: x.tier.ahead_offered,
+        n_ahead_reads: x.tier.ahead_reads,
+    }
+}
