@@ -1,10 +1,10 @@
 //! The management thread: [`mgmt::Manager`] driving this router through its channels.
 //!
 //! The manager itself (commands, the RIB, datasets) is the `mgmt` crate's. This module gives it
-//! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which owns the face
-//! table's driving, and control messages to the workers), reads the start-up configuration
-//! into it, and runs its thread: management Interests and face-down reports come from the I/O
-//! thread, expired routes go every turn.
+//! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which drives the
+//! face table, and control messages to the workers), reads the start-up configuration into it,
+//! and runs its thread: management Interests and face-down reports come from the I/O thread,
+//! and expired routes go every turn.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
