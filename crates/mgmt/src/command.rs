@@ -79,7 +79,7 @@ fn generic_str<'a>(c: &ComponentView<'a>) -> Option<&'a str> {
 }
 
 /// The scope rule: `/localhost/nfd` and `/localhop/nfd` are both accepted from local faces
-/// only; from a non-local face both are refused with 403, as the issue asks.
+/// only; from a non-local face both are refused with 403.
 ///
 /// (NFD itself serves `/localhop/nfd/rib` to non-local faces for remote prefix registration; if
 /// that is wanted, this is the one place to change.)

@@ -19,10 +19,10 @@
 //!
 //! What this crate must not touch: sockets, threads and the router's internals. The manager
 //! talks to the forwarder through the [`Forwarder`] trait (faces, sending, strategies, content
-//! stores, the workers' figures), which the router implements over its channels and whose
-//! thread runs the manager; the one table it writes directly is the shared FIB
-//! ([`engine::table::fib::Fib`], through the [`rib::Rib`]), whose updates reach the workers
-//! without a pause in forwarding. Signatures are parsed, never verified (NFD's default
+//! stores, the workers' figures), which the router implements over its channels; the router
+//! also runs the manager on a thread of its own. The one table the manager writes directly is
+//! the shared FIB ([`engine::table::fib::Fib`], through the [`rib::Rib`]), whose updates reach
+//! the workers without a pause in forwarding. Signatures are parsed, never verified (NFD's default
 //! configuration accepts any signature on local faces).
 //!
 //! The manager's modules speak of faces as the face table describes them ([`face::FaceDesc`]),
