@@ -1,195 +1,71 @@
-//! # mgmt — NFD-compatible management protocol
+//! # mgmt — NFD management
 //!
-//! Parsing control commands, building ControlResponses and status-dataset segments, the way NFD
-//! and ndn-cxx do it on the wire. No sockets, no threads, no tables: the router wires it.
+//! Cascade's side of NFD's management protocol, the way NFD and ndn-cxx do it on the wire:
 //!
-//! - [`parse_command`] turns a command Interest (`/localhost/nfd/<module>/<verb>/<ControlParameters>`
-//!   plus a signature, in either signed-Interest form) into a [`Command`], or into the
-//!   [`ControlResponse`] to send back.
-//! - [`response_data`] wraps a ControlResponse into the Data that answers the command.
-//! - [`dataset_segments`] cuts a status dataset into versioned, segmented Data packets.
-//! - [`tiers`]: Cascade's own `cs/tiers` dataset (the storage tiers behind the RAM CS).
+//! - [`command`]: parsing a control command (`/localhost/nfd/<module>/<verb>/<ControlParameters>`
+//!   plus a signature) and its authorization (local faces only, signed in either form), and the
+//!   signed Data that answers it ([`parse_command`], [`response_data`]);
+//! - [`manager`]: the [`Manager`], which takes management Interests, routes each command to its
+//!   module and each dataset request to [`dataset`], and sends the answers;
+//! - the modules, one per NFD management module: [`rib`] (the RIB: routes with origins, costs,
+//!   flags and expiry, and the FIB next hops it derives), [`fib`] (`fib/add-nexthop`), [`faces`],
+//!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
+//! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
+//!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`]), cut
+//!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
+//!   later segments.
 //!
-//! Signatures are parsed, never verified (NFD's default configuration accepts any signature on
-//! local faces).
+//! Later, notification streams (NFD's face events) belong here too.
+//!
+//! What this crate must not touch: sockets, threads and the router's internals. The manager
+//! talks to the forwarder through the [`Forwarder`] trait (faces, sending, strategies, content
+//! stores, the workers' figures), which the router implements over its channels; the router
+//! also runs the manager on a thread of its own. The one table the manager writes directly is
+//! the shared FIB ([`engine::table::fib::Fib`], through the [`rib::Rib`]), whose updates reach
+//! the workers without a pause in forwarding. Signatures are parsed, never verified (NFD's default
+//! configuration accepts any signature on local faces).
+//!
+//! The manager's modules speak of faces as the face table describes them ([`face::FaceDesc`]),
+//! which exists on Linux only; elsewhere this crate is the command parser and the datasets'
+//! encoding (what a client needs).
 
-pub mod tiers;
+pub mod command;
+#[cfg(target_os = "linux")]
+pub mod cs;
+pub mod dataset;
+#[cfg(target_os = "linux")]
+pub mod faces;
+#[cfg(target_os = "linux")]
+pub mod fib;
+#[cfg(target_os = "linux")]
+pub mod forwarder;
+#[cfg(target_os = "linux")]
+pub mod manager;
+#[cfg(target_os = "linux")]
+pub mod rib;
+#[cfg(target_os = "linux")]
+pub mod strategy;
+#[cfg(test)]
+mod test_support;
 
-pub use tiers::CsTierInfo;
+pub use command::{
+    malformed, not_found, ok, parse_command, response_data, status, unauthorized, unsupported,
+    Command, PARAMETERS_INDEX,
+};
+pub use dataset::tiers::CsTierInfo;
+pub use dataset::{dataset_segments, DEFAULT_MAX_SEGMENT_BYTES};
+#[cfg(target_os = "linux")]
+pub use forwarder::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
+#[cfg(target_os = "linux")]
+pub use manager::{Manager, ManagerParts};
 
-use wire::data::SignatureInfoView;
-use wire::nfd::{ControlParameters, ControlResponse};
-use wire::tlv::Reader;
-use wire::{tt, Component, ComponentView, Data, InterestView, Limits, MetaInfo, Name};
+use wire::{Component, Data, MetaInfo, Name};
 
 /// FreshnessPeriod of ControlResponse and dataset Data, in milliseconds (as NFD).
 pub const FRESHNESS_MS: u64 = 1000;
 
-/// Default largest Content per dataset segment, in bytes (NFD uses about 8000).
-pub const DEFAULT_MAX_SEGMENT_BYTES: usize = 8000;
-
-/// Index of the ControlParameters component in a command name.
-pub const PARAMETERS_INDEX: usize = 4;
-
-/// StatusCode and StatusText used by this crate (texts follow NFD where it has a fixed one).
-pub mod status {
-    /// 200: the command succeeded.
-    pub const OK: (u64, &str) = (200, "OK");
-    /// 400: the name or the ControlParameters could not be parsed, or are invalid for the verb.
-    pub const MALFORMED: (u64, &str) = (400, "Malformed command");
-    /// 403: the command came through the wrong scope, or carries no parsable signature.
-    pub const UNAUTHORIZED: (u64, &str) = (403, "Unauthorized command");
-    /// 404: the command refers to something that does not exist (a face, a route, ...).
-    pub const NOT_FOUND: (u64, &str) = (404, "Not found");
-    /// 501: unknown module or verb.
-    pub const UNSUPPORTED: (u64, &str) = (501, "Unknown command");
-}
-
-/// 200 "OK" echoing `params` (ndn-cxx wants Name, FaceId, Origin, Cost and Flags echoed).
-pub fn ok(params: ControlParameters) -> ControlResponse {
-    ControlResponse::with_parameters(status::OK.0, status::OK.1, params)
-}
-
-/// 400 "Malformed command".
-pub fn malformed() -> ControlResponse {
-    ControlResponse::new(status::MALFORMED.0, status::MALFORMED.1)
-}
-
-/// 403 "Unauthorized command".
-pub fn unauthorized() -> ControlResponse {
-    ControlResponse::new(status::UNAUTHORIZED.0, status::UNAUTHORIZED.1)
-}
-
-/// 404 "Not found".
-pub fn not_found() -> ControlResponse {
-    ControlResponse::new(status::NOT_FOUND.0, status::NOT_FOUND.1)
-}
-
-/// 501 "Unknown command" (unknown module or verb).
-pub fn unsupported() -> ControlResponse {
-    ControlResponse::new(status::UNSUPPORTED.0, status::UNSUPPORTED.1)
-}
-
-/// A parsed control command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
-    /// Module: `rib`, `faces`, `fib`, `cs`, `strategy-choice`, ...
-    pub module: String,
-    /// Verb: `register`, `unregister`, `create`, `add-nexthop`, ...
-    pub verb: String,
-    /// The ControlParameters from name component 4.
-    pub params: ControlParameters,
-}
-
-/// Which management prefix a name starts with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
-    Localhost,
-    Localhop,
-}
-
-fn generic_str<'a>(c: &ComponentView<'a>) -> Option<&'a str> {
-    if u32::from(c.typ) != tt::GENERIC_COMPONENT {
-        return None;
-    }
-    core::str::from_utf8(c.value).ok()
-}
-
-/// The scope rule: `/localhost/nfd` and `/localhop/nfd` are both accepted from local faces
-/// only; from a non-local face both are refused with 403, as the issue asks.
-///
-/// (NFD itself serves `/localhop/nfd/rib` to non-local faces for remote prefix registration; if
-/// that is wanted, this is the one place to change.)
-fn scope_allows(_scope: Scope, from_local_face: bool) -> bool {
-    from_local_face
-}
-
-/// True if the element that fills `buf` is a TLV of type `typ` whose value is a parsable
-/// SignatureInfo.
-fn parses_as_signature_info(buf: &[u8], typ: u32) -> bool {
-    let mut r = Reader::new(buf);
-    match r.read() {
-        Ok(e) if e.typ == typ && r.is_empty() => {
-            SignatureInfoView::from_element(e, &Limits::default()).is_ok()
-        }
-        _ => false,
-    }
-}
-
-/// True if `buf` is exactly one TLV element of type `typ`.
-fn is_single_tlv(buf: &[u8], typ: u32) -> bool {
-    let mut r = Reader::new(buf);
-    matches!(r.read(), Ok(e) if e.typ == typ) && r.is_empty()
-}
-
-/// Parses a control command Interest.
-///
-/// Accepted names are `/localhost/nfd/<module>/<verb>/<ControlParameters>/...` and
-/// `/localhop/nfd/...`, where component 4 is a generic component whose value is the
-/// ControlParameters TLV. The Interest must be signed, in either form (signatures are parsed,
-/// not verified):
-/// - v0.3 signed Interest: ParametersSha256Digest in the name, ApplicationParameters,
-///   InterestSignatureInfo and InterestSignatureValue;
-/// - the older form: four components after the ControlParameters, namely timestamp, nonce,
-///   SignatureInfo (a SignatureInfo TLV) and SignatureValue (a SignatureValue TLV).
-///
-/// Errors, as the ControlResponse to send back:
-/// - 403 ([`unauthorized`]): the command arrived on a non-local face (either prefix), or carries
-///   no parsable signature in either form;
-/// - 400 ([`malformed`]): anything wrong with the name or the ControlParameters.
-pub fn parse_command(
-    interest: &InterestView<'_>,
-    from_local_face: bool,
-) -> Result<Command, ControlResponse> {
-    let name = interest.name();
-    let comps: Vec<ComponentView<'_>> = name.components().collect();
-    let scope = match comps.first().and_then(generic_str) {
-        Some("localhost") => Scope::Localhost,
-        Some("localhop") => Scope::Localhop,
-        _ => return Err(malformed()),
-    };
-    if !scope_allows(scope, from_local_face) {
-        return Err(unauthorized());
-    }
-    if comps.get(1).and_then(generic_str) != Some("nfd") || comps.len() <= PARAMETERS_INDEX {
-        return Err(malformed());
-    }
-    let module = comps.get(2).and_then(generic_str).filter(|s| !s.is_empty());
-    let verb = comps.get(3).and_then(generic_str).filter(|s| !s.is_empty());
-    let (Some(module), Some(verb)) = (module, verb) else {
-        return Err(malformed());
-    };
-    let cp = &comps[PARAMETERS_INDEX];
-    if u32::from(cp.typ) != tt::GENERIC_COMPONENT {
-        return Err(malformed());
-    }
-    let params = ControlParameters::decode(cp.value).map_err(|_| malformed())?;
-
-    let v03_signed = interest.signature_info().is_some()
-        && interest.signature_value().is_some()
-        && name.params_digest_count() == 1;
-    let n = comps.len();
-    let old_signed = n == PARAMETERS_INDEX + 5
-        && parses_as_signature_info(comps[n - 2].value, tt::SIGNATURE_INFO)
-        && is_single_tlv(comps[n - 1].value, tt::SIGNATURE_VALUE);
-    if !v03_signed && !old_signed {
-        return Err(unauthorized());
-    }
-    Ok(Command {
-        module: module.to_owned(),
-        verb: verb.to_owned(),
-        params,
-    })
-}
-
-/// The Data answering a command: named exactly as the command Interest, FreshnessPeriod
-/// [`FRESHNESS_MS`], Content = the ControlResponse TLV, signed DigestSha256.
-pub fn response_data(command_interest_name: &Name, resp: &ControlResponse) -> Vec<u8> {
-    let mut content = Vec::new();
-    resp.encode(&mut content);
-    signed_data(command_interest_name.clone(), content, None)
-}
-
+/// A management answer: Data named `name` with this Content, FreshnessPeriod [`FRESHNESS_MS`],
+/// signed DigestSha256.
 fn signed_data(name: Name, content: Vec<u8>, final_block_id: Option<Component>) -> Vec<u8> {
     let mut d = Data::new(name, content);
     d.meta_info = Some(MetaInfo {
@@ -199,252 +75,4 @@ fn signed_data(name: Name, content: Vec<u8>, final_block_id: Option<Component>) 
     });
     d.sign_digest_sha256();
     d.to_wire()
-}
-
-/// Cuts a status dataset into Data packets named `<dataset_name>/v=<version>/seg=<n>`, each with
-/// at most `max_segment_bytes` of Content (a value of 0 is treated as 1), FreshnessPeriod
-/// [`FRESHNESS_MS`], signed DigestSha256. FinalBlockId (the last segment component) is put on
-/// every segment, as NFD does. An empty dataset yields one empty segment.
-pub fn dataset_segments(
-    dataset_name: &Name,
-    version: u64,
-    content: &[u8],
-    max_segment_bytes: usize,
-) -> Vec<Vec<u8>> {
-    let max = max_segment_bytes.max(1);
-    let chunks: Vec<&[u8]> = if content.is_empty() {
-        vec![&[]]
-    } else {
-        content.chunks(max).collect()
-    };
-    let last = Component::segment(chunks.len() as u64 - 1);
-    let base = dataset_name.clone().with(Component::version(version));
-    chunks
-        .iter()
-        .enumerate()
-        .map(|(i, chunk)| {
-            let name = base.clone().with(Component::segment(i as u64));
-            signed_data(name, chunk.to_vec(), Some(last.clone()))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wire::data::signature_type;
-    use wire::{DataView, Interest, SignatureInfo};
-
-    fn register_params() -> ControlParameters {
-        ControlParameters {
-            name: Some(Name::from_uri("/example/app").unwrap()),
-            face_id: Some(0),
-            origin: Some(0),
-            cost: Some(0),
-            flags: Some(1),
-            ..ControlParameters::default()
-        }
-    }
-
-    fn cp_component(p: &ControlParameters) -> Component {
-        let mut v = Vec::new();
-        p.encode(&mut v);
-        Component::generic(v)
-    }
-
-    fn digest_sig() -> SignatureInfo {
-        SignatureInfo {
-            signature_type: signature_type::DIGEST_SHA256,
-            ..SignatureInfo::default()
-        }
-    }
-
-    fn v03_interest(prefix: &str, cp: Component) -> Vec<u8> {
-        let mut sig_info = digest_sig();
-        sig_info.nonce = Some(vec![1, 2, 3, 4]);
-        sig_info.time_ms = Some(1_700_000_000_000);
-        let mut i = Interest::new(Name::from_uri(prefix).unwrap().with(cp), [9, 9, 9, 9]);
-        i.app_params = Some(Vec::new());
-        i.signature_info = Some(sig_info);
-        i.signature_value = Some(vec![0xAB; 32]);
-        i.to_wire()
-    }
-
-    fn old_interest(prefix: &str, cp: Component) -> Vec<u8> {
-        let mut si = Vec::new();
-        digest_sig().encode(&mut si, tt::SIGNATURE_INFO);
-        let mut sv = Vec::new();
-        wire::tlv::write_tlv(&mut sv, tt::SIGNATURE_VALUE, &[0xCD; 32]);
-        let name = Name::from_uri(prefix)
-            .unwrap()
-            .with(cp)
-            .with(Component::number(
-                tt::GENERIC_COMPONENT as u16,
-                1_700_000_000_000,
-            ))
-            .with(Component::generic(vec![1, 2, 3, 4, 5, 6, 7, 8]))
-            .with(Component::generic(si))
-            .with(Component::generic(sv));
-        Interest::new(name, [1, 2, 3, 4]).to_wire()
-    }
-
-    fn parse(buf: &[u8], local: bool) -> Result<Command, ControlResponse> {
-        let v = InterestView::decode(buf, &Limits::default()).unwrap();
-        parse_command(&v, local)
-    }
-
-    fn code(r: Result<Command, ControlResponse>) -> u64 {
-        r.unwrap_err().status_code
-    }
-
-    #[test]
-    fn v03_signed_command() {
-        let p = register_params();
-        let w = v03_interest("/localhost/nfd/rib/register", cp_component(&p));
-        let c = parse(&w, true).unwrap();
-        assert_eq!(c.module, "rib");
-        assert_eq!(c.verb, "register");
-        assert_eq!(c.params, p);
-    }
-
-    #[test]
-    fn old_signed_command() {
-        let p = register_params();
-        let w = old_interest("/localhost/nfd/rib/unregister", cp_component(&p));
-        let c = parse(&w, true).unwrap();
-        assert_eq!(c.module, "rib");
-        assert_eq!(c.verb, "unregister");
-        assert_eq!(c.params, p);
-        // /localhop from a local face is accepted too.
-        let w = old_interest("/localhop/nfd/faces/create", cp_component(&p));
-        let c = parse(&w, true).unwrap();
-        assert_eq!((c.module.as_str(), c.verb.as_str()), ("faces", "create"));
-    }
-
-    #[test]
-    fn missing_or_garbage_parameters_is_400() {
-        // No ControlParameters component at all (old-form signature directly after the verb
-        // would put it at index 4, so use a v0.3 Interest with a short name).
-        let mut i = Interest::new(
-            Name::from_uri("/localhost/nfd/rib/register").unwrap(),
-            [0; 4],
-        );
-        i.app_params = Some(Vec::new());
-        i.signature_info = Some(digest_sig());
-        i.signature_value = Some(vec![0; 32]);
-        // The name gets a ParametersSha256Digest at index 4: not a generic component.
-        assert_eq!(code(parse(&i.to_wire(), true)), 400);
-        let w = Interest::new(Name::from_uri("/localhost/nfd/rib").unwrap(), [0; 4]).to_wire();
-        assert_eq!(code(parse(&w, true)), 400);
-        // Garbage in component 4.
-        let w = v03_interest(
-            "/localhost/nfd/rib/register",
-            Component::generic(vec![1, 2, 3]),
-        );
-        assert_eq!(code(parse(&w, true)), 400);
-        // A well-formed TLV of the wrong type.
-        let w = v03_interest(
-            "/localhost/nfd/rib/register",
-            Component::generic(vec![7, 0]),
-        );
-        assert_eq!(code(parse(&w, true)), 400);
-        // Not a management prefix.
-        let w = v03_interest(
-            "/localhost/xyz/rib/register",
-            cp_component(&register_params()),
-        );
-        assert_eq!(code(parse(&w, true)), 400);
-    }
-
-    #[test]
-    fn non_local_faces_are_refused_403() {
-        let p = register_params();
-        let w = v03_interest("/localhost/nfd/rib/register", cp_component(&p));
-        assert_eq!(code(parse(&w, false)), 403);
-        let w = v03_interest("/localhop/nfd/rib/register", cp_component(&p));
-        assert_eq!(code(parse(&w, false)), 403);
-        let w = old_interest("/localhop/nfd/rib/register", cp_component(&p));
-        assert_eq!(code(parse(&w, false)), 403);
-        assert!(parse(&w, true).is_ok());
-    }
-
-    #[test]
-    fn unsigned_command_is_403() {
-        let name = Name::from_uri("/localhost/nfd/rib/register")
-            .unwrap()
-            .with(cp_component(&register_params()));
-        let w = Interest::new(name, [0; 4]).to_wire();
-        assert_eq!(code(parse(&w, true)), 403);
-    }
-
-    #[test]
-    fn response_data_round_trips() {
-        let p = register_params();
-        let w = v03_interest("/localhost/nfd/rib/register", cp_component(&p));
-        let iv = InterestView::decode(&w, &Limits::default()).unwrap();
-        let cmd = parse_command(&iv, true).unwrap();
-        let iname = iv.name().to_name();
-        for resp in [
-            ok(cmd.params.clone()),
-            malformed(),
-            unauthorized(),
-            not_found(),
-            unsupported(),
-        ] {
-            let d = response_data(&iname, &resp);
-            let dv = DataView::decode(&d, &Limits::default()).unwrap();
-            assert_eq!(dv.name().to_name(), iname);
-            assert_eq!(dv.freshness_ms(), Some(FRESHNESS_MS));
-            assert!(dv.verify_digest_sha256());
-            let back = ControlResponse::decode(dv.content().unwrap()).unwrap();
-            assert_eq!(back, resp);
-        }
-        let back = ControlResponse::decode(
-            DataView::decode(&response_data(&iname, &ok(p.clone())), &Limits::default())
-                .unwrap()
-                .content()
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(back.status_code, 200);
-        assert_eq!(back.status_text, "OK");
-        assert_eq!(back.parameters(), Some(&p));
-    }
-
-    fn check_segments(content: &[u8], max: usize, expect_count: usize) {
-        let ds = Name::from_uri("/localhost/nfd/faces/list").unwrap();
-        let segs = dataset_segments(&ds, 42, content, max);
-        assert_eq!(segs.len(), expect_count);
-        let last = Component::segment(expect_count as u64 - 1);
-        let mut all = Vec::new();
-        for (i, s) in segs.iter().enumerate() {
-            let dv = DataView::decode(s, &Limits::default()).unwrap();
-            let expect = ds
-                .clone()
-                .with(Component::version(42))
-                .with(Component::segment(i as u64));
-            assert_eq!(dv.name().to_name(), expect);
-            assert_eq!(
-                dv.final_block_id().map(|c| c.to_component()),
-                Some(last.clone())
-            );
-            assert_eq!(dv.freshness_ms(), Some(FRESHNESS_MS));
-            assert!(dv.verify_digest_sha256());
-            let c = dv.content().unwrap();
-            assert!(c.len() <= max);
-            all.extend_from_slice(c);
-        }
-        assert_eq!(all, content);
-    }
-
-    #[test]
-    fn dataset_segmentation() {
-        check_segments(&[], DEFAULT_MAX_SEGMENT_BYTES, 1);
-        let big: Vec<u8> = (0..20_000u32).map(|i| i as u8).collect();
-        check_segments(&big[..100], DEFAULT_MAX_SEGMENT_BYTES, 1);
-        check_segments(&big[..8000], DEFAULT_MAX_SEGMENT_BYTES, 1);
-        check_segments(&big[..8001], DEFAULT_MAX_SEGMENT_BYTES, 2);
-        check_segments(&big, DEFAULT_MAX_SEGMENT_BYTES, 3);
-        check_segments(&big[..10], 3, 4);
-    }
 }

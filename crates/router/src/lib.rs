@@ -11,18 +11,22 @@
 //!      └── per-face queues                 management thread ──► FIB (RCU), worker control
 //! ```
 //!
-//! - [`io`]: one poll loop owns every socket and face; it parses only as far as the name and its
-//!   hash ([`dispatch`]) and hands each packet to the worker that owns the name.
+//! - [`io`]: one poll loop drives the face table (the `face` crate's faces, listeners and send
+//!   queues); it parses only as far as the name and its hash ([`dispatch`]) and hands each
+//!   packet to the worker that owns the name.
 //! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
 //!   path, and writes link-layer packets into pool buffers ([`pool`]).
-//! - [`manager`]: NFD's management protocol; FIB and strategy changes reach every worker
-//!   without a pause in forwarding.
+//! - [`manager`]: the management thread. It runs `mgmt`'s manager (NFD's management protocol,
+//!   the RIB) and gives it the router as an `mgmt::Forwarder`: requests to the I/O thread and
+//!   control messages to the workers. FIB and strategy changes reach every worker without a
+//!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
-//! This crate owns threads and sockets; the engine, the wire format, the faces' framing and the
-//! management encoding live in their own crates and are only called from here.
+//! This crate owns the threads and wires the parts together; the engine, the wire format, the
+//! faces and their table, and management (commands, the RIB, datasets) live in their own crates
+//! and are only called from here.
 
 pub mod config;
 pub mod dispatch;

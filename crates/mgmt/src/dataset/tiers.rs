@@ -187,6 +187,24 @@ impl CsTierInfo {
         })
     }
 
+    /// This tier's figures and `other`'s (the same tier of another worker) together: the
+    /// per-worker maxima (queue depth, batch, stall and loop times) are the larger of the two,
+    /// the level is this one's, every other figure is summed.
+    pub fn merged(mut self, other: &CsTierInfo) -> CsTierInfo {
+        use tlv::*;
+        for (t, v) in other.fields() {
+            let Some(x) = self.field_mut(t) else { continue };
+            match t {
+                LEVEL => {}
+                QUEUE_DEPTH | BATCH | STALL_MAX_US | STALL_P999_US | LOOP_MAX_US | LOOP_P999_US => {
+                    *x = (*x).max(v)
+                }
+                _ => *x += v,
+            }
+        }
+        self
+    }
+
     /// Share of prefetched chunks served afterwards (`None` before any prefetch).
     pub fn prefetch_usefulness(&self) -> Option<f64> {
         (self.n_prefetched > 0).then(|| self.n_prefetch_used as f64 / self.n_prefetched as f64)

@@ -1,0 +1,114 @@
+//! What management asks of the forwarder it manages: the one door to faces and workers.
+//!
+//! The [`Manager`](crate::Manager) never touches a socket, a thread or a worker's tables: it
+//! calls a [`Forwarder`], which the router implements over its channels to the I/O thread and
+//! the workers (and a unit test with a fake). Only the FIB is written directly: it is shared,
+//! and changing it needs no pause in forwarding.
+
+use engine::fw::pipeline::Counters;
+use engine::fw::strategy::StrategyKind;
+use engine::table::pit_cs::{CsPolicy, FaceId};
+use face::{CreateError, FaceDesc};
+use wire::nfd::FacePersistency;
+use wire::Name;
+
+use crate::CsTierInfo;
+
+/// The forwarder's side of management: faces, strategies, the content stores and statistics.
+///
+/// Every call answers on the caller's thread; a forwarder that does not answer in time reports
+/// what its documentation says (nothing, no face, a failure).
+pub trait Forwarder {
+    /// Every face with its counters (empty if the forwarder does not answer).
+    fn faces(&self) -> Vec<FaceDesc>;
+
+    /// Creates a face to `uri` (a `udp://` or `tcp://` face URI, resolved by the forwarder;
+    /// a TCP face is connected first), with this persistency and MTU (`None`: the forwarder's
+    /// default). A face to that remote that is already up is [`CreateFaceError::Exists`].
+    fn create_face(
+        &self,
+        uri: &str,
+        persistency: FacePersistency,
+        mtu: Option<usize>,
+    ) -> Result<FaceDesc, CreateFaceError>;
+
+    /// Changes a face's persistency or LocalFieldsEnabled (`None`: unchanged); answers the face
+    /// after the change.
+    fn update_face(
+        &self,
+        id: FaceId,
+        persistency: Option<FacePersistency>,
+        local_fields: Option<bool>,
+    ) -> Result<FaceDesc, UpdateFaceError>;
+
+    /// Closes a face (nothing if there is none); returns once the forwarder has done it or did
+    /// not answer. Its routes go when the forwarder reports the face down.
+    fn destroy_face(&self, id: FaceId);
+
+    /// Sends a Data (a network-layer packet) on a face, with this NDNLPv2 PIT token if any.
+    fn send(&self, face: FaceId, pit_token: Option<&[u8]>, data: &[u8]);
+
+    /// Sets (`Some`) or unsets (`None`) the strategy of `prefix` in every worker.
+    fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>);
+
+    /// Sets the content store's total capacity (the forwarder shares it among its workers) and
+    /// its policy.
+    fn cs_config(&self, capacity: usize, policy: CsPolicy);
+
+    /// Erases at most `limit` content-store entries under `prefix`; answers how many went.
+    fn cs_erase(&self, prefix: &Name, limit: usize) -> usize;
+
+    /// The figures of every worker that answered.
+    fn stats(&self) -> Vec<WorkerStats>;
+}
+
+/// Why [`Forwarder::create_face`] made no face.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateFaceError {
+    /// The URI's scheme is one the forwarder cannot create faces for (NFD: 406); the text names
+    /// the URI.
+    UnsupportedScheme(String),
+    /// The URI does not parse or does not resolve (NFD: 400); the text names the URI.
+    BadUri(String),
+    /// A face to that remote exists (NFD: 409 with it).
+    Exists(Box<FaceDesc>),
+    /// Anything else, with a reason (NFD: 504).
+    Failed(String),
+}
+
+impl From<CreateError> for CreateFaceError {
+    fn from(e: CreateError) -> Self {
+        match e {
+            CreateError::Exists(d) => CreateFaceError::Exists(d),
+            CreateError::Failed(e) => CreateFaceError::Failed(e),
+        }
+    }
+}
+
+/// Why [`Forwarder::update_face`] changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateFaceError {
+    /// No such face (or no answer).
+    NotFound,
+    /// The face cannot take the change; the text says why.
+    Refused(String),
+}
+
+/// One worker's figures, as the status datasets report them (summed over workers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// The engine's counters.
+    pub counters: Counters,
+    /// PIT entries.
+    pub pit_len: usize,
+    /// CS entries.
+    pub cs_len: usize,
+    /// CS hits.
+    pub cs_hits: u64,
+    /// CS misses.
+    pub cs_misses: u64,
+    /// The worker's storage tier behind its RAM CS, if it has one: its figures for this worker
+    /// alone (`workers` = 1), which [`CsTierInfo::merged`] sums (or takes the maximum of) over
+    /// workers.
+    pub l2: Option<CsTierInfo>,
+}

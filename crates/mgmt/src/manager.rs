@@ -1,0 +1,223 @@
+//! The manager: NFD's management protocol over a [`Forwarder`].
+//!
+//! Management Interests (`/localhost/nfd/...`, `/localhop/nfd/...`) come from the forwarder
+//! ([`Manager::on_interest`]). A command is authorized and parsed ([`parse_command`]) and
+//! routed to its module: [`crate::rib`], [`crate::fib`], [`crate::faces`],
+//! [`crate::strategy`] (`strategy-choice`) or [`crate::cs`]; they change the RIB (and through
+//! it the shared FIB, with no pause in forwarding), the faces, the strategy choices and CS
+//! settings (through the [`Forwarder`]). Datasets ([`crate::dataset`]) are generated on
+//! request, versioned and segmented, and kept a few seconds so their later segments can be
+//! fetched. Answers go back through the forwarder.
+//!
+//! The manager runs no thread: its owner calls it with each Interest and each face that went
+//! down, and regularly asks it to expire routes ([`Manager::expire_routes`]).
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use engine::fw::strategy::StrategyKind;
+use engine::table::fib::Fib;
+use engine::table::pit_cs::{CsPolicy, FaceId};
+use wire::nfd::{ControlResponse, ROUTE_FLAG_CHILD_INHERIT};
+use wire::{tt, InterestView, Limits, LpPacketView, Name};
+
+use crate::cs::CsSettings;
+use crate::dataset::{Dataset, Sources, Versions};
+use crate::forwarder::Forwarder;
+use crate::rib::{Rib, RibError, Route, STATIC_ORIGIN};
+use crate::strategy::StrategyChoices;
+use crate::{faces, fib, parse_command, response_data, rib, Command};
+
+/// The manager's state: the RIB, the strategy choices, the CS settings, the dataset versions
+/// kept, and the forwarder it drives.
+pub struct Manager<F> {
+    forwarder: F,
+    rib: Rib,
+    strategies: StrategyChoices,
+    cs: CsSettings,
+    datasets: Versions,
+    start: Instant,
+    start_wall_ms: u64,
+    limits: Limits,
+}
+
+/// The manager's settings.
+pub struct ManagerParts {
+    /// The shared FIB.
+    pub fib: Arc<Fib>,
+    /// The forwarder's time origin (route expiry counts from it).
+    pub start: Instant,
+    /// Total CS capacity.
+    pub cs_capacity: usize,
+    /// CS policy.
+    pub cs_policy: CsPolicy,
+    /// Packet limits.
+    pub limits: Limits,
+}
+
+/// Milliseconds since the Unix epoch (dataset versions, `status/general` timestamps).
+pub(crate) fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl<F: Forwarder> Manager<F> {
+    /// A manager of `forwarder`; strategy `/` is best-route.
+    pub fn new(forwarder: F, p: ManagerParts) -> Self {
+        Manager {
+            forwarder,
+            rib: Rib::new(p.fib),
+            strategies: StrategyChoices::default(),
+            cs: CsSettings {
+                capacity: p.cs_capacity,
+                policy: p.cs_policy,
+            },
+            datasets: Versions::default(),
+            start: p.start,
+            start_wall_ms: wall_ms(),
+            limits: p.limits,
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.start.elapsed().as_millis() as u64
+    }
+
+    /// The forwarder this manager drives.
+    pub fn forwarder(&self) -> &F {
+        &self.forwarder
+    }
+
+    /// The RIB.
+    pub fn rib(&self) -> &Rib {
+        &self.rib
+    }
+
+    /// The strategy choices.
+    pub fn strategies(&self) -> &StrategyChoices {
+        &self.strategies
+    }
+
+    /// Adds a route of the start-up configuration: origin [`STATIC_ORIGIN`], ChildInherit,
+    /// never expiring.
+    pub fn add_static_route(
+        &mut self,
+        name: &Name,
+        face: FaceId,
+        cost: u64,
+    ) -> Result<(), RibError> {
+        let route = Route {
+            face,
+            origin: STATIC_ORIGIN,
+            cost,
+            flags: ROUTE_FLAG_CHILD_INHERIT,
+            expires_ms: None,
+        };
+        self.rib.add(name, route)
+    }
+
+    /// Sets the strategy of `name` (as `strategy-choice/set` does).
+    pub fn set_strategy(&mut self, name: Name, kind: StrategyKind) {
+        self.strategies.set(&self.forwarder, name, kind);
+    }
+
+    /// A face closed: its routes go.
+    pub fn face_down(&mut self, id: FaceId) {
+        self.rib.face_down(id);
+    }
+
+    /// Removes the routes whose expiration period has passed.
+    pub fn expire_routes(&mut self) {
+        let now = self.now_ms();
+        self.rib.expire(now);
+    }
+
+    /// Answers a management Interest (the received bytes, possibly an LpPacket) that arrived
+    /// on `face` (`local`: a local face). Datasets are served to local faces under
+    /// `/localhost` only, and nothing answers a refused or unknown dataset request; every
+    /// command gets a ControlResponse. The answer echoes the Interest's PIT token.
+    pub fn on_interest(&mut self, face: FaceId, local: bool, bytes: &[u8]) {
+        let (token, ibytes) = if bytes.first() == Some(&(tt::LP_PACKET as u8)) {
+            match LpPacketView::decode(bytes, &self.limits) {
+                Ok(lp) => match lp.fragment() {
+                    Some(f) => (lp.pit_token, f),
+                    None => return,
+                },
+                Err(_) => return,
+            }
+        } else {
+            (None, bytes)
+        };
+        let Ok(interest) = InterestView::decode(ibytes, &self.limits) else {
+            return;
+        };
+        let name = interest.name();
+        let comps: Vec<wire::ComponentView<'_>> = name.components().collect();
+        let text = |i: usize| {
+            comps
+                .get(i)
+                .filter(|c| u32::from(c.typ) == tt::GENERIC_COMPONENT)
+                .and_then(|c| std::str::from_utf8(c.value).ok())
+                .unwrap_or("")
+        };
+        let (module, verb) = (text(2).to_string(), text(3).to_string());
+        let localhost = text(0) == "localhost";
+        if let Some(dataset) = Dataset::from_module_verb(&module, &verb) {
+            // Datasets are served to local faces under /localhost only.
+            if !(localhost && local) {
+                return;
+            }
+            let full = name.to_name();
+            if let Some(d) = self.dataset_data(dataset, &full) {
+                self.forwarder.send(face, token, &d);
+            }
+            return;
+        }
+        let answer = match parse_command(&interest, local) {
+            Err(r) => r,
+            Ok(cmd) => self.command(face, &cmd),
+        };
+        let data = response_data(&name.to_name(), &answer);
+        self.forwarder.send(face, token, &data);
+    }
+
+    /// The Data answering a dataset Interest: a new version for the bare dataset name, or a
+    /// segment of a version generated in the last few seconds.
+    fn dataset_data(&mut self, dataset: Dataset, full: &Name) -> Option<Vec<u8>> {
+        let now = self.now_ms();
+        let sources = Sources {
+            forwarder: &self.forwarder,
+            rib: &self.rib,
+            strategies: &self.strategies,
+            cs: &self.cs,
+            start: self.start,
+            start_wall_ms: self.start_wall_ms,
+        };
+        self.datasets.answer(full, now, || {
+            let content = dataset.content(&sources);
+            (wall_ms(), content)
+        })
+    }
+
+    /// Routes a command to its module (`from`: the face it came from).
+    fn command(&mut self, from: FaceId, c: &Command) -> ControlResponse {
+        let (p, verb) = (&c.params, c.verb.as_str());
+        let fwd = &self.forwarder;
+        match c.module.as_str() {
+            "rib" => {
+                let start = self.start;
+                let now = move || start.elapsed().as_millis() as u64;
+                rib::command(&mut self.rib, fwd, from, verb, p, now)
+            }
+            "fib" => fib::command(&mut self.rib, fwd, from, verb, p),
+            "faces" => faces::command(fwd, from, verb, p),
+            "strategy-choice" => self.strategies.command(fwd, verb, p),
+            "cs" => self.cs.command(fwd, verb, p),
+            _ => crate::unsupported(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

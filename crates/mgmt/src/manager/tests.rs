@@ -1,0 +1,621 @@
+//! Command dispatch and datasets against a fake forwarder.
+
+use std::cell::RefCell;
+
+use engine::hash::HashKey;
+use face::{encode_link, FaceCounters, FaceDesc, LpHeaders, PitToken};
+use wire::nfd::{
+    decode_dataset, ControlParameters, CsInfo, FacePersistency, FaceStatus, ForwarderStatus,
+    RibEntry, StrategyChoice, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+};
+use wire::{Component, DataView, Interest};
+
+use super::*;
+use crate::forwarder::{CreateFaceError, UpdateFaceError, WorkerStats};
+use crate::rib::FIB_ORIGIN;
+use crate::test_support::{cp_component, v03_interest};
+use crate::CsTierInfo;
+
+/// A Data sent: (face, PIT token, bytes).
+type Sent = (FaceId, Option<Vec<u8>>, Vec<u8>);
+
+/// A forwarder that records what it is asked and answers from its fields.
+#[derive(Default)]
+struct Fake {
+    faces: RefCell<Vec<FaceDesc>>,
+    /// What the next `create_face` answers (`None`: a new face).
+    create: RefCell<Option<CreateFaceError>>,
+    sent: RefCell<Vec<Sent>>,
+    destroyed: RefCell<Vec<FaceId>>,
+    strategies: RefCell<Vec<(Name, Option<StrategyKind>)>>,
+    cs_configs: RefCell<Vec<(usize, CsPolicy)>>,
+    erase_asked: RefCell<Vec<(Name, usize)>>,
+    /// How many entries `cs_erase` finds.
+    erasable: usize,
+    stats: Vec<WorkerStats>,
+}
+
+fn face(id: FaceId, local: bool) -> FaceDesc {
+    FaceDesc {
+        id,
+        uri: format!("udp4://192.0.2.{id}:6363"),
+        local_uri: "udp4://0.0.0.0:6363".into(),
+        local,
+        persistency: FacePersistency::Persistent,
+        mtu: Some(1400),
+        local_fields: false,
+        counters: FaceCounters {
+            in_interests: u64::from(id),
+            ..FaceCounters::default()
+        },
+    }
+}
+
+impl Forwarder for Fake {
+    fn faces(&self) -> Vec<FaceDesc> {
+        self.faces.borrow().clone()
+    }
+
+    fn create_face(
+        &self,
+        uri: &str,
+        persistency: FacePersistency,
+        mtu: Option<usize>,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        if let Some(e) = self.create.borrow_mut().take() {
+            return Err(e);
+        }
+        let mut d = face(self.faces.borrow().len() as FaceId + 1, false);
+        d.uri = uri.to_string();
+        d.persistency = persistency;
+        d.mtu = mtu.map(|m| m as u64);
+        self.faces.borrow_mut().push(d.clone());
+        Ok(d)
+    }
+
+    fn update_face(
+        &self,
+        id: FaceId,
+        persistency: Option<FacePersistency>,
+        local_fields: Option<bool>,
+    ) -> Result<FaceDesc, UpdateFaceError> {
+        let mut faces = self.faces.borrow_mut();
+        let f = faces
+            .iter_mut()
+            .find(|f| f.id == id)
+            .ok_or(UpdateFaceError::NotFound)?;
+        if local_fields == Some(true) && !f.local {
+            return Err(UpdateFaceError::Refused("not a local face".into()));
+        }
+        f.persistency = persistency.unwrap_or(f.persistency);
+        f.local_fields = local_fields.unwrap_or(f.local_fields);
+        Ok(f.clone())
+    }
+
+    fn destroy_face(&self, id: FaceId) {
+        self.destroyed.borrow_mut().push(id);
+    }
+
+    fn send(&self, face: FaceId, pit_token: Option<&[u8]>, data: &[u8]) {
+        let token = pit_token.map(<[u8]>::to_vec);
+        self.sent.borrow_mut().push((face, token, data.to_vec()));
+    }
+
+    fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
+        self.strategies.borrow_mut().push((prefix.clone(), kind));
+    }
+
+    fn cs_config(&self, capacity: usize, policy: CsPolicy) {
+        self.cs_configs.borrow_mut().push((capacity, policy));
+    }
+
+    fn cs_erase(&self, prefix: &Name, limit: usize) -> usize {
+        self.erase_asked.borrow_mut().push((prefix.clone(), limit));
+        self.erasable.min(limit)
+    }
+
+    fn stats(&self) -> Vec<WorkerStats> {
+        self.stats.clone()
+    }
+}
+
+/// A manager of a fake with faces 1 (local) and 2 (not).
+fn manager(fake: Fake) -> Manager<Fake> {
+    fake.faces.replace(vec![face(1, true), face(2, false)]);
+    let fib = Arc::new(Fib::new(HashKey::from_bytes([3; 16]), 1024, 4));
+    let parts = ManagerParts {
+        fib,
+        start: Instant::now(),
+        cs_capacity: 1000,
+        cs_policy: CsPolicy::Lru,
+        limits: Limits::default(),
+    };
+    Manager::new(fake, parts)
+}
+
+fn name(uri: &str) -> Name {
+    Name::from_uri(uri).unwrap()
+}
+
+/// The last Data sent, as (face, token, Data bytes).
+fn last_sent(m: &Manager<Fake>) -> Sent {
+    m.forwarder()
+        .sent
+        .borrow()
+        .last()
+        .cloned()
+        .expect("an answer")
+}
+
+/// Sends a signed command from `from` and decodes the ControlResponse answering it.
+fn command(
+    m: &mut Manager<Fake>,
+    from: FaceId,
+    what: &str,
+    p: ControlParameters,
+) -> ControlResponse {
+    let local = m
+        .forwarder()
+        .faces()
+        .iter()
+        .any(|f| f.id == from && f.local);
+    let interest = v03_interest(&format!("/localhost/nfd/{what}"), cp_component(&p));
+    let before = m.forwarder().sent.borrow().len();
+    m.on_interest(from, local, &interest);
+    assert_eq!(
+        m.forwarder().sent.borrow().len(),
+        before + 1,
+        "{what}: one answer"
+    );
+    let (to, token, data) = last_sent(m);
+    assert_eq!((to, token), (from, None));
+    let dv = DataView::decode(&data, &Limits::default()).unwrap();
+    ControlResponse::decode(dv.content().unwrap()).unwrap()
+}
+
+fn code(r: &ControlResponse) -> (u64, &str) {
+    (r.status_code, r.status_text.as_str())
+}
+
+fn params(r: &ControlResponse) -> ControlParameters {
+    r.parameters().cloned().expect("parameters")
+}
+
+/// Fetches a dataset from face 1 and returns its content (one segment).
+fn dataset(m: &mut Manager<Fake>, what: &str) -> Vec<u8> {
+    let i = Interest::new(name(&format!("/localhost/nfd/{what}")), [1, 2, 3, 4]).to_wire();
+    m.on_interest(1, true, &i);
+    let (_, _, data) = last_sent(m);
+    let dv = DataView::decode(&data, &Limits::default()).unwrap();
+    dv.content().unwrap().to_vec()
+}
+
+#[test]
+fn rib_register_and_unregister() {
+    let mut m = manager(Fake::default());
+    let p = ControlParameters {
+        name: Some(name("/a")),
+        face_id: Some(2),
+        cost: Some(10),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "rib/register", p.clone());
+    assert_eq!(code(&r), (200, "OK"));
+    let echoed = params(&r);
+    assert_eq!(
+        (echoed.origin, echoed.cost, echoed.flags, echoed.face_id),
+        (Some(0), Some(10), Some(1), Some(2))
+    );
+    assert_eq!(m.rib().next_hops(&name("/a")), &[(2, 10)]);
+    // No FaceId: the face the command came from; an expiration period is kept.
+    let mine = ControlParameters {
+        name: Some(name("/b")),
+        origin: Some(65),
+        expiration_period: Some(60_000),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "rib/register", mine);
+    assert_eq!(params(&r).expiration_period, Some(60_000));
+    let route = &m.rib().routes(&name("/b"))[0];
+    assert_eq!((route.face, route.origin), (1, 65));
+    assert!(route.expires_ms.is_some_and(|e| e >= 60_000));
+    // rib/list lists both, in name order.
+    let listed = decode_dataset(&dataset(&mut m, "rib/list"), RibEntry::from_element).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].name, name("/a"));
+    assert_eq!(listed[1].routes[0].origin, 65);
+    assert!(listed[1].routes[0].expiration_period.unwrap() <= 60_000);
+    // Unregistering answers 200 even when there was nothing to remove.
+    let r = command(&mut m, 1, "rib/unregister", p.clone());
+    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(params(&r).cost, None);
+    assert!(m.rib().routes(&name("/a")).is_empty());
+    assert_eq!(code(&command(&mut m, 1, "rib/unregister", p)).0, 200);
+    // A face that went down takes its routes.
+    m.face_down(1);
+    assert!(m.rib().routes(&name("/b")).is_empty());
+}
+
+#[test]
+fn refused_commands() {
+    let mut m = manager(Fake::default());
+    let to_face_9 = ControlParameters {
+        name: Some(name("/a")),
+        face_id: Some(9),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "rib/register", to_face_9.clone());
+    assert_eq!(code(&r), (410, "Face not found"));
+    let r = command(&mut m, 1, "fib/add-nexthop", to_face_9);
+    assert_eq!(code(&r), (410, "Face not found"));
+    let nameless = ControlParameters::default();
+    assert_eq!(
+        code(&command(&mut m, 1, "rib/register", nameless.clone())).0,
+        400
+    );
+    assert_eq!(
+        code(&command(&mut m, 1, "cs/erase", nameless.clone())).0,
+        400
+    );
+    assert_eq!(
+        code(&command(&mut m, 1, "faces/create", nameless.clone())).0,
+        400
+    );
+    assert_eq!(
+        code(&command(&mut m, 1, "faces/destroy", nameless.clone())).0,
+        400
+    );
+    for what in [
+        "rib/add-nexthop",
+        "fib/register",
+        "faces/list-all",
+        "nope/verb",
+    ] {
+        let r = command(&mut m, 1, what, nameless.clone());
+        assert_eq!(code(&r), (501, "Unknown command"), "{what}");
+    }
+    // From a non-local face: 403, and nothing happens.
+    let p = ControlParameters {
+        name: Some(name("/a")),
+        ..ControlParameters::default()
+    };
+    assert_eq!(code(&command(&mut m, 2, "rib/register", p)).0, 403);
+    assert_eq!(m.rib().iter().count(), 0);
+    // Too long a prefix.
+    let long = ControlParameters {
+        name: Some(Name::from_uri(&"/x".repeat(40)).unwrap()),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "rib/register", long);
+    assert_eq!(code(&r), (400, "Prefix too long"));
+}
+
+#[test]
+fn fib_next_hops_are_routes_rib_list_does_not_show() {
+    let mut m = manager(Fake::default());
+    let p = ControlParameters {
+        name: Some(name("/n")),
+        face_id: Some(2),
+        cost: Some(3),
+        flags: Some(7),
+        expiration_period: Some(5),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "fib/add-nexthop", p.clone());
+    assert_eq!(code(&r), (200, "OK"));
+    let echoed = params(&r);
+    assert_eq!(
+        (
+            echoed.origin,
+            echoed.flags,
+            echoed.expiration_period,
+            echoed.cost
+        ),
+        (None, None, None, Some(3))
+    );
+    let route = m.rib().routes(&name("/n"))[0].clone();
+    assert_eq!(
+        (route.origin, route.flags, route.expires_ms),
+        (FIB_ORIGIN, 0, None)
+    );
+    assert_eq!(m.rib().next_hops(&name("/n")), &[(2, 3)]);
+    assert!(dataset(&mut m, "rib/list").is_empty());
+    assert!(!dataset(&mut m, "fib/list").is_empty());
+    assert_eq!(code(&command(&mut m, 1, "fib/remove-nexthop", p)).0, 200);
+    assert!(dataset(&mut m, "fib/list").is_empty());
+}
+
+#[test]
+fn faces_create_update_destroy() {
+    let mut m = manager(Fake::default());
+    let create = |uri: &str| ControlParameters {
+        uri: Some(uri.into()),
+        mtu: Some(1200),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "faces/create", create("udp4://192.0.2.9"));
+    assert_eq!(code(&r), (200, "OK"));
+    let made = params(&r);
+    assert_eq!(
+        (made.face_id, made.mtu, made.flags),
+        (Some(3), Some(1200), Some(0))
+    );
+    assert_eq!(made.face_persistency, Some(FacePersistency::Persistent));
+    for (error, want) in [
+        (
+            CreateFaceError::UnsupportedScheme("x".into()),
+            (406, "Unsupported protocol"),
+        ),
+        (CreateFaceError::BadUri("x".into()), (400, "Malformed URI")),
+        (
+            CreateFaceError::Failed("refused".into()),
+            (504, "Face creation failed: refused"),
+        ),
+        (
+            CreateFaceError::Exists(Box::new(face(2, false))),
+            (409, "Face already exists"),
+        ),
+    ] {
+        m.forwarder().create.replace(Some(error));
+        let r = command(&mut m, 1, "faces/create", create("udp4://192.0.2.9"));
+        assert_eq!(code(&r), want);
+        if want.0 == 409 {
+            assert_eq!(params(&r).face_id, Some(2), "409 carries the face");
+        }
+    }
+    assert_eq!(
+        params(&command(&mut m, 1, "faces/create", create("x"))).face_id,
+        Some(4)
+    );
+    // Local fields on a non-local face: 406, even though the face was made.
+    let mut local = create("tcp4://192.0.2.8");
+    local.mask = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
+    local.flags = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
+    let r = command(&mut m, 1, "faces/create", local);
+    assert_eq!(code(&r).0, 406);
+    // faces/update: the face itself by default; flags and mask go together.
+    let update = |mask, flags| ControlParameters {
+        mask,
+        flags,
+        ..ControlParameters::default()
+    };
+    let on = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
+    let r = command(&mut m, 1, "faces/update", update(on, on));
+    assert_eq!(
+        (code(&r).0, params(&r).face_id, params(&r).flags),
+        (200, Some(1), on)
+    );
+    assert_eq!(
+        code(&command(&mut m, 1, "faces/update", update(on, None))).0,
+        400
+    );
+    let mut other = update(on, on);
+    other.face_id = Some(2);
+    let r = command(&mut m, 1, "faces/update", other.clone());
+    assert_eq!(code(&r), (409, "not a local face"));
+    other.face_id = Some(99);
+    assert_eq!(
+        code(&command(&mut m, 1, "faces/update", other)),
+        (404, "Face not found")
+    );
+    // faces/destroy.
+    let gone = ControlParameters {
+        face_id: Some(2),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "faces/destroy", gone);
+    assert_eq!((code(&r).0, params(&r).face_id), (200, Some(2)));
+    assert_eq!(*m.forwarder().destroyed.borrow(), vec![2]);
+}
+
+#[test]
+fn strategy_choices() {
+    let mut m = manager(Fake::default());
+    let set = |prefix: &str, strategy: &str| ControlParameters {
+        name: Some(name(prefix)),
+        strategy: Some(name(strategy)),
+        ..ControlParameters::default()
+    };
+    let r = command(
+        &mut m,
+        1,
+        "strategy-choice/set",
+        set("/m", "/localhost/nfd/strategy/multicast"),
+    );
+    assert_eq!(code(&r).0, 200);
+    let chosen = params(&r).strategy.unwrap();
+    assert_eq!(
+        chosen,
+        name("/localhost/nfd/strategy/multicast").with(Component::version(4))
+    );
+    let r = command(
+        &mut m,
+        1,
+        "strategy-choice/set",
+        set("/m", "/localhost/nfd/strategy/nope"),
+    );
+    assert_eq!(code(&r), (404, "Strategy not found"));
+    let unset = |prefix: &str| ControlParameters {
+        name: Some(name(prefix)),
+        ..ControlParameters::default()
+    };
+    let r = command(&mut m, 1, "strategy-choice/unset", unset("/"));
+    assert_eq!(code(&r), (400, "Cannot unset root prefix strategy"));
+    let listed = decode_dataset(
+        &dataset(&mut m, "strategy-choice/list"),
+        StrategyChoice::from_element,
+    )
+    .unwrap();
+    let names: Vec<String> = listed.iter().map(|c| c.name.to_string()).collect();
+    assert_eq!(names, ["/", "/m"]);
+    assert_eq!(listed[0].strategy.len(), 5, "versioned best-route");
+    assert_eq!(
+        code(&command(&mut m, 1, "strategy-choice/unset", unset("/m"))).0,
+        200
+    );
+    assert_eq!(m.strategies().iter().count(), 1);
+    let told = m.forwarder().strategies.borrow().clone();
+    assert_eq!(
+        told,
+        vec![
+            (name("/m"), Some(StrategyKind::Multicast)),
+            (name("/m"), None)
+        ]
+    );
+}
+
+#[test]
+fn cs_config_and_erase() {
+    let mut m = manager(Fake {
+        erasable: 7,
+        ..Fake::default()
+    });
+    let r = command(&mut m, 1, "cs/config", ControlParameters::default());
+    assert_eq!(
+        (params(&r).capacity, params(&r).flags),
+        (Some(1000), Some(3))
+    );
+    assert!(m.forwarder().cs_configs.borrow().is_empty());
+    let cap = ControlParameters {
+        capacity: Some(50),
+        ..ControlParameters::default()
+    };
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", cap)).capacity,
+        Some(50)
+    );
+    assert_eq!(
+        *m.forwarder().cs_configs.borrow(),
+        vec![(50, CsPolicy::Lru)]
+    );
+    let erase = |count| ControlParameters {
+        name: Some(name("/e")),
+        count,
+        ..ControlParameters::default()
+    };
+    // Limit reached: the Count comes back as Capacity (there may be more).
+    let p = params(&command(&mut m, 1, "cs/erase", erase(Some(5))));
+    assert_eq!((p.count, p.capacity), (Some(5), Some(5)));
+    let p = params(&command(&mut m, 1, "cs/erase", erase(None)));
+    assert_eq!((p.count, p.capacity), (Some(7), None));
+    let asked = m.forwarder().erase_asked.borrow().clone();
+    assert_eq!(asked, vec![(name("/e"), 5), (name("/e"), usize::MAX)]);
+    let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
+    assert_eq!((info.capacity, info.flags), (50, 3));
+}
+
+fn worker(pit: usize, cs: usize, l2: Option<CsTierInfo>) -> WorkerStats {
+    let mut w = WorkerStats {
+        pit_len: pit,
+        cs_len: cs,
+        cs_hits: 10,
+        cs_misses: 1,
+        l2,
+        ..WorkerStats::default()
+    };
+    w.counters.in_interests = 100;
+    w
+}
+
+#[test]
+fn datasets_sum_the_workers() {
+    let tier = |n, stall| CsTierInfo {
+        level: 2,
+        workers: 1,
+        capacity: 1000,
+        n_entries: n,
+        batch: 10,
+        stall_max_us: stall,
+        ..CsTierInfo::default()
+    };
+    let stats = vec![
+        worker(1, 2, Some(tier(5, 40))),
+        worker(3, 4, None),
+        worker(5, 6, Some(tier(7, 30))),
+    ];
+    let mut m = manager(Fake {
+        stats,
+        ..Fake::default()
+    });
+    let s = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
+    assert_eq!(
+        s.nfd_version,
+        format!("cascade-{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
+        (9, 12, 21)
+    );
+    assert_eq!((s.n_in_interests, s.n_fib_entries), (300, 0));
+    assert!(s.start_timestamp <= s.current_timestamp);
+    let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
+    assert_eq!((info.n_cs_entries, info.n_hits, info.n_misses), (12, 30, 3));
+    let tiers = CsTierInfo::decode_dataset(&dataset(&mut m, "cs/tiers")).unwrap();
+    let want = CsTierInfo {
+        workers: 2,
+        capacity: 2000,
+        n_entries: 12,
+        stall_max_us: 40,
+        ..tier(0, 0)
+    };
+    assert_eq!(tiers, vec![want]);
+    let faces = decode_dataset(&dataset(&mut m, "faces/list"), FaceStatus::from_element).unwrap();
+    let ids: Vec<u64> = faces.iter().map(|f| f.face_id).collect();
+    assert_eq!(ids, [1, 2]);
+    assert_eq!(faces[1].n_in_interests, 2);
+    // No L2 anywhere: an empty cs/tiers.
+    let mut m = manager(Fake::default());
+    assert!(dataset(&mut m, "cs/tiers").is_empty());
+}
+
+#[test]
+fn datasets_are_versioned_segmented_and_local_only() {
+    let mut m = manager(Fake::default());
+    let first = dataset(&mut m, "faces/list");
+    let (_, _, data) = last_sent(&m);
+    let dv = DataView::decode(&data, &Limits::default()).unwrap();
+    let seg0 = dv.name().to_name();
+    assert_eq!(seg0.len(), 6);
+    // The version's segment 0, by name with and without the segment.
+    let sent = m.forwarder().sent.borrow().len();
+    for n in [seg0.clone(), seg0.prefix(5)] {
+        m.on_interest(1, true, &Interest::new(n, [0; 4]).to_wire());
+        let (_, _, again) = last_sent(&m);
+        assert_eq!(again, data);
+    }
+    // Nothing answers: a segment past the end, a non-local face, /localhop, an unknown version.
+    let past = seg0.prefix(5).with(Component::segment(1));
+    let unknown = seg0
+        .prefix(4)
+        .with(Component::version(1))
+        .with(Component::segment(0));
+    let bare = name("/localhost/nfd/faces/list");
+    let hop = name("/localhop/nfd/faces/list");
+    for (n, local) in [(past, true), (unknown, true), (bare, false), (hop, true)] {
+        m.on_interest(1, local, &Interest::new(n, [0; 4]).to_wire());
+    }
+    assert_eq!(m.forwarder().sent.borrow().len(), sent + 2);
+    assert!(!first.is_empty());
+}
+
+#[test]
+fn the_answer_echoes_the_pit_token() {
+    let mut m = manager(Fake::default());
+    let interest = v03_interest(
+        "/localhost/nfd/cs/config",
+        cp_component(&ControlParameters::default()),
+    );
+    let headers = LpHeaders {
+        pit_token: PitToken::new(&[0xAA, 0xBB]),
+        ..LpHeaders::default()
+    };
+    let mut lp = Vec::new();
+    assert!(encode_link(&mut lp, &headers, &interest, usize::MAX));
+    m.on_interest(1, true, &lp);
+    let (to, token, _) = last_sent(&m);
+    assert_eq!((to, token), (1, Some(vec![0xAA, 0xBB])));
+    // An LpPacket with no fragment, and garbage, are not answered.
+    m.on_interest(1, true, &[0x64, 0x00]);
+    m.on_interest(1, true, &[0x05, 0x01]);
+    assert_eq!(m.forwarder().sent.borrow().len(), 1);
+}
