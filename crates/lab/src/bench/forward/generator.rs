@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use wire::tlv::{write_nni_tlv, write_tlv, write_var_number};
 use wire::{tt, Limits, LpPacketView, PacketView};
 
+use super::cpu::{this_thread_cpu, threads_cpu, CpuTime};
 use super::link::{wait_any, Link};
 use super::ForwardBenchArgs;
 
@@ -135,6 +136,11 @@ pub(super) struct RunResult {
     pub(super) seconds: f64,
     pub(super) rtt_us: Vec<u32>,
     pub(super) produced: u64,
+    /// The generator thread's CPU time over the measured window.
+    pub(super) generator_cpu: CpuTime,
+    /// The CPU time of the router's threads (`cascade-*`) over the measured window; zero unless
+    /// [`Gen::router_cpu`].
+    pub(super) router_cpu: CpuTime,
 }
 
 impl RunResult {
@@ -157,6 +163,18 @@ pub(super) struct Gen {
     pub(super) workload: Workload,
     pub(super) lifetime_ms: u64,
     pub(super) run: u64,
+    /// Whether to measure the CPU time of a router started in this process.
+    pub(super) router_cpu: bool,
+}
+
+/// The CPU time so far of the router's threads (if `g` measures them) and of this thread.
+fn cpu_sample(g: &Gen) -> (CpuTime, CpuTime) {
+    let router = if g.router_cpu {
+        threads_cpu("cascade-")
+    } else {
+        CpuTime::default()
+    };
+    (router, this_thread_cpu())
 }
 
 /// Runs the generator: `cons` sends Interests, `prod` answers them; `measure` seconds after a
@@ -178,6 +196,7 @@ pub(super) fn drive(
     let end = warm + measure;
     let mut r = RunResult::default();
     let mut measuring = false;
+    let mut cpu0 = (CpuTime::default(), CpuTime::default());
     let mut last_sweep = Instant::now();
     let mut nonce: u32 = 0x9e37_79b9 ^ (g.run as u32);
     let fds = [cons.fd(), prod.fd()];
@@ -187,6 +206,7 @@ pub(super) fn drive(
         if !measuring && now >= warm {
             measuring = true;
             r = RunResult::default();
+            cpu0 = cpu_sample(g);
         }
         if now >= end {
             break;
@@ -265,6 +285,10 @@ pub(super) fn drive(
             wait_any(&fds, 1);
         }
     }
+    let gen1 = this_thread_cpu();
+    let (router1, _) = cpu_sample(g);
+    r.generator_cpu = gen1 - cpu0.1;
+    r.router_cpu = router1 - cpu0.0;
     r.seconds = measure.as_secs_f64();
     Ok(r)
 }

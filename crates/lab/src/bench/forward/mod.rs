@@ -9,6 +9,14 @@
 //! `payload` bytes signed DigestSha256, echoing the PIT token. Every socket is non-blocking and
 //! read and written in batches (`recvmmsg`/`sendmmsg` for UDP, large reads and coalesced writes
 //! for Unix streams); the thread sleeps in `poll` only when it has nothing to do.
+//!
+//! CPU time is counted over the measured window only, in user and system time: the router's
+//! threads (`cascade-*`) from `/proc/self/task`, the generator's thread from
+//! `getrusage(RUSAGE_THREAD)`. The generator's CPU per direct exchange in the ceiling run (its
+//! consumer straight to its producer: the same socket operations with no router) is the unit
+//! the router's CPU per satisfied Interest is compared with, and the ceiling's exchanges/s the
+//! unit of its rate, so that both ratios come from one run on a machine whose speed drifts.
+//! `--scale` repeats the measurement through the router for 1 to all cores' worth of workers.
 
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -20,11 +28,10 @@ mod link;
 mod report;
 mod setup;
 
-use cpu::thread_cpu_seconds;
 use generator::{drive, parse_workload, producer, Gen, RunResult, Workload};
 use link::Link;
 use report::Report;
-use setup::{connect, register, route_to_udp_producer, router_endpoints, stop_router, Endpoints};
+use setup::{links_to, router_endpoints, stop_router};
 
 /// Face kinds the generator uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -70,7 +77,12 @@ pub struct ForwardBenchArgs {
     /// Skip the ceiling measurement.
     #[arg(long)]
     no_ceiling: bool,
-    /// Print one JSON object.
+    /// Run the measurement through the router once per worker count, from 1 to the cores
+    /// available, starting one router for each (the ceiling is measured once), and print a
+    /// table.
+    #[arg(long, conflicts_with_all = ["workers", "attach"])]
+    scale: bool,
+    /// Print one JSON object (with `--scale`, an array of them, one per worker count).
     #[arg(long)]
     json: bool,
 }
@@ -91,6 +103,7 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
         workload,
         lifetime_ms: args.lifetime_ms.max(10),
         run: run_id & 0xFFFF_FFFF,
+        router_cpu: args.attach.is_none(),
     };
     // Ceiling: consumer straight to producer, same code, no router.
     let ceiling = if args.no_ceiling {
@@ -98,46 +111,59 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
     } else {
         Some(measure_ceiling(args, &g, measure)?)
     };
-    // The router: started here, or attached to.
-    let Endpoints { unix, udp, started } = router_endpoints(args)?;
-    let mut cons = connect(args.face, unix.as_ref(), udp)?;
-    let mut prod = connect(args.face, unix.as_ref(), udp)?;
-    match args.face {
-        FaceKind::Unix => register(&mut prod)?,
-        FaceKind::Udp => {
-            let mgmt = unix.clone().unwrap_or_else(|| args.mgmt.clone());
-            route_to_udp_producer(&mgmt, &prod)?;
+    if !args.scale {
+        let routed = measure_routed(args, &g, args.workers, measure)?;
+        let report = Report::new(args, routed, ceiling.as_ref());
+        if args.json {
+            println!("{}", report.json());
+        } else {
+            report.print_text();
         }
+        return Ok(());
     }
-    let cpu0 = thread_cpu_seconds("cascade-");
-    let mut result =
-        drive(&g, &mut cons, &mut prod, &mut producer(args), measure).map_err(|e| e.to_string());
-    let cpu1 = thread_cpu_seconds("cascade-");
-    let (drops, workers) = match started {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut rows = Vec::with_capacity(cores);
+    for n in 1..=cores {
+        let routed = measure_routed(args, &g, Some(n), measure)?;
+        rows.push(Report::new(args, routed, ceiling.as_ref()));
+    }
+    if args.json {
+        let rows: Vec<serde_json::Value> = rows.iter().map(Report::json).collect();
+        println!("{}", serde_json::Value::Array(rows));
+    } else {
+        report::print_scale(args, ceiling.as_ref(), &rows);
+    }
+    Ok(())
+}
+
+/// One measurement through the router: what the generator measured, and the router's drops
+/// and worker count (none with `--attach`).
+struct Routed {
+    res: RunResult,
+    drops: Vec<(String, u64)>,
+    workers: usize,
+}
+
+/// Starts a router with `workers` workers (or attaches to one), drives it for `measure` after
+/// the warm-up, and stops it.
+fn measure_routed(
+    args: &ForwardBenchArgs,
+    g: &Gen,
+    workers: Option<usize>,
+    measure: Duration,
+) -> Result<Routed, String> {
+    let at = router_endpoints(args, workers)?;
+    let (mut cons, mut prod) = links_to(args, &at)?;
+    let result = drive(g, &mut cons, &mut prod, &mut producer(args), measure);
+    let (drops, workers) = match at.started {
         Some((r, dir)) => stop_router(r, dir),
         None => (Vec::new(), 0),
     };
-    let res = result.as_mut().map_err(|e| e.clone())?.clone();
-    let router_cpu_s = cpu1 - cpu0;
-    let cpu_us = if res.satisfied > 0 && args.attach.is_none() {
-        Some(router_cpu_s * 1e6 / res.satisfied as f64)
-    } else {
-        None
-    };
-    let report = Report {
-        args,
-        res,
-        ceiling,
+    Ok(Routed {
+        res: result.map_err(|e| e.to_string())?,
         drops,
         workers,
-        cpu_us,
-    };
-    if args.json {
-        report.print_json();
-    } else {
-        report.print_text();
-    }
-    Ok(())
+    })
 }
 
 /// The generator's own ceiling: its consumer straight to its producer (unique names), no
@@ -159,6 +185,7 @@ fn measure_ceiling(
     };
     let g2 = Gen {
         workload: Workload::Unique,
+        router_cpu: false,
         ..*g
     };
     drive(&g2, &mut c, &mut p, &mut producer(args), measure).map_err(|e| e.to_string())

@@ -13,7 +13,7 @@ use super::{FaceKind, ForwardBenchArgs};
 
 /// Creates a UDP face to the producer's socket and routes `/bench` to it, through the router's
 /// Unix socket (what an operator does with `nfdc face create` and `nfdc route add`).
-pub(super) fn route_to_udp_producer(mgmt: &std::path::Path, prod: &Link) -> Result<(), String> {
+fn route_to_udp_producer(mgmt: &std::path::Path, prod: &Link) -> Result<(), String> {
     let Link::Udp { batch, .. } = prod else {
         return Err("not a UDP link".into());
     };
@@ -49,7 +49,7 @@ pub(super) fn route_to_udp_producer(mgmt: &std::path::Path, prod: &Link) -> Resu
 }
 
 /// Registers `/bench` from the producer's (local) link and waits for a 200.
-pub(super) fn register(prod: &mut Link) -> Result<(), String> {
+fn register(prod: &mut Link) -> Result<(), String> {
     let params =
         client::control::register_params(&wire::Name::from_uri("/bench").unwrap_or_default());
     let now_ms = std::time::SystemTime::now()
@@ -89,7 +89,7 @@ pub(super) fn register(prod: &mut Link) -> Result<(), String> {
     Err("rib/register: no answer within 5 s".into())
 }
 
-pub(super) fn connect(
+fn connect(
     kind: FaceKind,
     unix: Option<&PathBuf>,
     udp: Option<SocketAddr>,
@@ -107,6 +107,22 @@ pub(super) fn connect(
     }
 }
 
+/// The generator's consumer and producer links to the router at `at`, with the producer's
+/// route to `/bench` in place: registered from its own face over a Unix socket, or, over UDP
+/// (not a local face), created and routed through the router's Unix socket.
+pub(super) fn links_to(args: &ForwardBenchArgs, at: &Endpoints) -> Result<(Link, Link), String> {
+    let cons = connect(args.face, at.unix.as_ref(), at.udp)?;
+    let mut prod = connect(args.face, at.unix.as_ref(), at.udp)?;
+    match args.face {
+        FaceKind::Unix => register(&mut prod)?,
+        FaceKind::Udp => {
+            let mgmt = at.unix.clone().unwrap_or_else(|| args.mgmt.clone());
+            route_to_udp_producer(&mgmt, &prod)?;
+        }
+    }
+    Ok((cons, prod))
+}
+
 /// Where the router listens.
 pub(super) struct Endpoints {
     pub(super) unix: Option<PathBuf>,
@@ -116,8 +132,11 @@ pub(super) struct Endpoints {
 }
 
 /// The router's Unix and UDP listeners: those of `--attach`, or of a router started here (in
-/// a temporary directory).
-pub(super) fn router_endpoints(args: &ForwardBenchArgs) -> Result<Endpoints, String> {
+/// a temporary directory) with `workers` forwarding workers (default: the router's default).
+pub(super) fn router_endpoints(
+    args: &ForwardBenchArgs,
+    workers: Option<usize>,
+) -> Result<Endpoints, String> {
     match &args.attach {
         Some(uri) => {
             if let Some(p) = uri.strip_prefix("unix://") {
@@ -154,7 +173,7 @@ pub(super) fn router_endpoints(args: &ForwardBenchArgs) -> Result<Endpoints, Str
             cfg.listen.unix = dir.join("nfd.sock").display().to_string();
             cfg.listen.tcp = String::new();
             cfg.listen.udp = "127.0.0.1:0".into();
-            if let Some(w) = args.workers {
+            if let Some(w) = workers {
                 cfg.workers.count = w;
             }
             let r = router::Router::start(&cfg)?;
