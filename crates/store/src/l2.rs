@@ -18,7 +18,9 @@
 //!   `queue_depth` operations are in flight; a read or write that finds the queue full answers
 //!   [`ReadStart::Busy`] / [`Admit::Busy`] instead of waiting. Buffers are allocated at open.
 //! - Every slot read is verified (CRC32C over header, name and payload, batch key and slot
-//!   position). A slot that fails is dropped from the index and counted, never served.
+//!   position), then by the owner's payload check if it installed one
+//!   ([`L2File::set_payload_check`]; [`crate::L2Tier`] checks that the Data's Name is the
+//!   slot's name). A slot that fails is dropped from the index and counted, never served.
 //! - [`L2File::close`] writes the index to `<path>.idx` with a CRC32C; [`L2File::open`] loads
 //!   it and deletes it, so that after a crash (no valid index) the next open rebuilds the
 //!   index by scanning every slot header, dropping slots whose checksum fails.
@@ -58,6 +60,10 @@ const DECISION_CACHE_ENTRIES: usize = 4096;
 /// Extents read per `pread` while rebuilding the index.
 const REBUILD_EXTENTS_PER_READ: u32 = 32;
 const INDEX_MAGIC: &[u8; 8] = b"CASCIDX1";
+
+/// A check of a verified slot's content: `(name, payload) -> servable`
+/// ([`L2File::set_payload_check`]).
+pub type PayloadCheck = fn(name: &[u8], payload: &[u8]) -> bool;
 const WRITE_TAG: u64 = 1 << 63;
 
 /// When chunks are offered to L2 (the caller decides when to call [`L2File::admit`]; the
@@ -222,6 +228,10 @@ pub struct L2Counters {
     pub chunks_read: u64,
     /// Slots dropped because their checksum (or length or position) failed on read.
     pub checksum_failures: u64,
+    /// Slots dropped on read because their payload failed the payload check
+    /// ([`L2File::set_payload_check`]): with [`crate::L2Tier`], a Data whose Name is not the
+    /// name in the slot header.
+    pub name_mismatches: u64,
     /// Chunk writes submitted.
     pub writes_submitted: u64,
     /// Chunk writes that failed.
@@ -453,6 +463,8 @@ pub struct L2File {
     decisions: Vec<(u64, bool, u32)>,
     filter: Option<KeyLru>,
     rng: u64,
+    /// Checks every verified slot's (name, payload) before it is handed out.
+    payload_check: Option<PayloadCheck>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -529,6 +541,7 @@ impl L2File {
                 _ => None,
             },
             rng: config.seed | 1,
+            payload_check: None,
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -548,6 +561,14 @@ impl L2File {
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
         Ok(l2)
+    }
+
+    /// Installs a check that every slot read must pass, after its checksum, before its chunk
+    /// is handed out: a slot that fails is dropped from the index and counted
+    /// ([`L2Counters::name_mismatches`]), like a slot whose checksum fails. The check gets the
+    /// name from the slot header and the payload.
+    pub fn set_payload_check(&mut self, check: PayloadCheck) {
+        self.payload_check = Some(check);
     }
 
     /// The configuration.
@@ -892,10 +913,19 @@ impl L2File {
                 }
                 let at = s as usize * sbytes;
                 match SlotHeader::read(&buf[at..at + sbytes]) {
-                    Ok((h, _, _))
+                    Ok((h, name, payload))
                         if h.batch_key == key
                             && h.segment % u64::from(self.sb.batch) == u64::from(s) =>
                     {
+                        if self
+                            .payload_check
+                            .is_some_and(|check| !check(name, payload))
+                        {
+                            // Intact bytes, wrong content (a buggy writer, a crafted file).
+                            self.counters.name_mismatches += 1;
+                            self.extents[e as usize].present &= !(1 << s);
+                            continue;
+                        }
                         valid |= 1 << s;
                         self.lens[s as usize] = (h.name_len, h.payload_len);
                         self.segments[s as usize] = h.segment;

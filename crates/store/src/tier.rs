@@ -4,9 +4,10 @@
 //! - [`L2Tier::lookup`] has `SlowTier::lookup`'s signature: an L1 (engine CS) miss whose chunk
 //!   is in L2 answers `true` (pending) and starts (or joins) the read of its whole batch.
 //! - [`L2Tier::poll`] drains finished reads without blocking and hands out one
-//!   [`TierCompletion`] per chunk: every chunk that verified (the requested ones and the rest of
-//!   the batch, for L1), and one completion with `data: None` for each waiting chunk that did
-//!   not verify, so that every pending lookup is completed exactly once. A completion with
+//!   [`TierCompletion`] per chunk: every chunk that verified (its checksum, then
+//!   [`data_name_matches`]), the requested ones and the rest of the batch (for L1), and one
+//!   completion with `data: None` for each waiting chunk that did not verify, so that every
+//!   pending lookup is completed exactly once. A completion with
 //!   `full_hash: Some(h)` goes straight to `engine.complete_pending(now_ms, h, name_value,
 //!   data)`; one with `full_hash: None` (the batch's other chunks) to
 //!   `engine.insert_cs(now_ms, data)`.
@@ -23,12 +24,29 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use engine::fw::pipeline::SlowTier;
+use wire::{DataView, Limits};
 
 use crate::l2::{Admit, BatchRead, L2File, ReadStart};
 use crate::layout::ChunkName;
 
 /// Default longest name (name TLV value bytes) a pending lookup may have.
 pub const DEFAULT_MAX_NAME_BYTES: usize = 512;
+
+/// Limits for decoding a stored Data: none beyond the slot's own size (the engine applies the
+/// router's limits when it takes the Data).
+const STORED_DATA_LIMITS: Limits = Limits {
+    max_packet_bytes: usize::MAX,
+    max_name_components: usize::MAX,
+    max_name_bytes: usize::MAX,
+    verify_parameters_digest: false,
+};
+
+/// Whether `payload` is a Data packet whose Name is `name_value` (a name TLV value): the check
+/// every chunk read from L2 passes before it is served or put into the RAM CS. A slot whose
+/// checksum holds may still carry another Data (an older or buggy writer, a crafted file).
+pub fn data_name_matches(name_value: &[u8], payload: &[u8]) -> bool {
+    DataView::decode(payload, &STORED_DATA_LIMITS).is_ok_and(|d| d.name().value() == name_value)
+}
 
 /// One chunk coming back from L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +108,9 @@ pub struct L2Tier {
 
 impl L2Tier {
     /// Wraps an open store; names of pending lookups may have up to `max_name_bytes` bytes.
-    pub fn new(l2: L2File, max_name_bytes: usize) -> Self {
+    /// The store checks every chunk it reads with [`data_name_matches`] before handing it out.
+    pub fn new(mut l2: L2File, max_name_bytes: usize) -> Self {
+        l2.set_payload_check(data_name_matches);
         let qd = l2.config().queue_depth;
         let batch = l2.superblock().batch as usize;
         L2Tier {

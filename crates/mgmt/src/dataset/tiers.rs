@@ -66,6 +66,9 @@ pub mod tlv {
     /// Prefetch-ahead batch reads started (offers whose next batch was neither in the RAM CS
     /// nor already being read).
     pub const N_AHEAD_READS: u32 = 0xCA32;
+    /// Slots whose checksum held but whose Data carried another name than the slot's (dropped,
+    /// never served).
+    pub const N_NAME_MISMATCHES: u32 = 0xCA34;
 }
 
 /// One storage tier's state.
@@ -121,10 +124,12 @@ pub struct CsTierInfo {
     pub n_ahead_offered: u64,
     /// Prefetch-ahead batch reads started.
     pub n_ahead_reads: u64,
+    /// Slots whose Data carried another name.
+    pub n_name_mismatches: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 25] {
+    fn fields(&self) -> [(u32, u64); 26] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -152,6 +157,7 @@ impl CsTierInfo {
             (LOOP_P999_US, self.loop_p999_us),
             (N_AHEAD_OFFERED, self.n_ahead_offered),
             (N_AHEAD_READS, self.n_ahead_reads),
+            (N_NAME_MISMATCHES, self.n_name_mismatches),
         ]
     }
 
@@ -183,6 +189,7 @@ impl CsTierInfo {
             LOOP_P999_US => &mut self.loop_p999_us,
             N_AHEAD_OFFERED => &mut self.n_ahead_offered,
             N_AHEAD_READS => &mut self.n_ahead_reads,
+            N_NAME_MISMATCHES => &mut self.n_name_mismatches,
             _ => return None,
         })
     }
@@ -267,6 +274,7 @@ mod tests {
             loop_p999_us: 77,
             n_ahead_offered: 12,
             n_ahead_reads: 11,
+            n_name_mismatches: 2,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();
