@@ -2,6 +2,10 @@
 //! with their engines and L2 files, core placement, and the hash key (random, or kept beside
 //! the L2 files so that names map to the same worker after a restart).
 
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -33,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) start: Instant,
     pub(crate) cs_policy: CsPolicy,
+    /// The L2 directory's lock ([`lock_store_dir`]), kept by every worker's L2.
+    store_lock: Option<Arc<File>>,
     /// Cores available to the process.
     cores: usize,
 }
@@ -45,10 +51,14 @@ impl Shared {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cfg.worker_count(cores).min(255);
         let mapping = cfg.worker_mapping();
-        let key = if cfg.store.l2_path.is_empty() {
-            random_key()
+        let (key, store_lock) = if cfg.store.l2_path.is_empty() {
+            (random_key(), None)
         } else {
-            store_key(std::path::Path::new(&cfg.store.l2_path), n, mapping)?
+            let dir = Path::new(&cfg.store.l2_path);
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
+            let lock = lock_store_dir(dir)?;
+            (store_key(dir, n, mapping)?, Some(Arc::new(lock)))
         };
         let limits = Limits {
             max_packet_bytes: cfg.limits.max_packet_bytes,
@@ -77,6 +87,7 @@ impl Shared {
                 config::CsPolicy::Lru => CsPolicy::Lru,
                 config::CsPolicy::Fifo => CsPolicy::Fifo,
             },
+            store_lock,
             cores,
         })
     }
@@ -148,6 +159,7 @@ impl Shared {
                     self.links.clone(),
                     cfg.store.admission == config::L2Admission::WriteBack,
                     stopped_flushing.clone(),
+                    self.store_lock.clone(),
                 )
             });
             let w = Worker::new(
@@ -227,6 +239,61 @@ fn random_key() -> HashKey {
     let mut b = [0u8; 16];
     fill_random(&mut b);
     HashKey::from_bytes(b)
+}
+
+/// The lock file in `l2_path`: `flock`ed by the router using the directory, its pid inside.
+const LOCK_FILE: &str = "lock";
+
+/// What the error of a router whose L2 directory another router holds says.
+const IN_USE: &str = "in use by another router";
+
+/// The exit status `cascade run` gives a [`crate::Router::start`] error: 2 (a usage problem,
+/// like a bad configuration) when another router holds the L2 directory, 1 for every other
+/// error.
+pub fn start_exit_code(err: &str) -> u8 {
+    if err.contains(IN_USE) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Locks the L2 directory for this router: an exclusive `flock` on `<dir>/lock`, which lasts
+/// while the returned file is open (every worker's L2 keeps it) and ends with the process
+/// however it ends. The lock file holds the process id, so that a second router names the
+/// holder in its one-line error.
+fn lock_store_dir(dir: &Path) -> Result<File, String> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(LOCK_FILE);
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .open(&path)
+        .map_err(|e| format!("store.l2_path {}: {e}", path.display()))?;
+    // SAFETY: plain syscall on an open descriptor.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(format!("store.l2_path {}: {e}", path.display()));
+        }
+        let holder = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .map_or_else(|| "holder unknown".to_string(), |pid| format!("pid {pid}"));
+        return Err(format!(
+            "store.l2_path {}: {IN_USE} ({holder})",
+            dir.display()
+        ));
+    }
+    // Informative only: the lock is the flock, not the contents.
+    let pid = format!("{}\n", std::process::id());
+    let _ = f
+        .set_len(0)
+        .and_then(|()| f.write_all_at(pid.as_bytes(), 0));
+    Ok(f)
 }
 
 /// Bytes of `<l2_path>/hash.key`: the key, the worker count, the mapping's code and the

@@ -574,11 +574,15 @@ pub struct L2 {
     /// Workers that finished writing their RAM CS back at stop (shared by all workers, so
     /// that chunks handed to a peer at stop are stored before it closes its file).
     pub stopped_flushing: Arc<AtomicUsize>,
+    /// The L2 directory's lock, shared by every worker's L2: released when the last worker
+    /// that uses the directory has closed its file.
+    pub dir_lock: Option<Arc<std::fs::File>>,
 }
 
 impl L2 {
     /// A tier with an empty backlog.
-    /// Write-through unless `write_back`; `stopped_flushing` is shared by every worker's L2.
+    /// Write-through unless `write_back`; `stopped_flushing` and `dir_lock` are shared by every
+    /// worker's L2.
     pub fn new(
         tier: SharedL2Tier,
         dispatcher: Dispatcher,
@@ -586,6 +590,7 @@ impl L2 {
         peers: Vec<Arc<WorkerLink>>,
         write_back: bool,
         stopped_flushing: Arc<AtomicUsize>,
+        dir_lock: Option<Arc<std::fs::File>>,
     ) -> Self {
         L2 {
             tier,
@@ -597,6 +602,7 @@ impl L2 {
             peers,
             write_back,
             stopped_flushing,
+            dir_lock,
         }
     }
 
