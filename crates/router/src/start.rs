@@ -308,13 +308,7 @@ const OLD_KEY_FILE_BYTES: usize = 17;
 /// The file also records the worker count and the mapping; a different count or mapping is
 /// refused (one line naming the key), since chunks would sit in the files of workers that no
 /// longer own them.
-fn store_key(
-    dir: &std::path::Path,
-    workers: usize,
-    mapping: WorkerMapping,
-) -> Result<HashKey, String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
+fn store_key(dir: &Path, workers: usize, mapping: WorkerMapping) -> Result<HashKey, String> {
     let path = dir.join("hash.key");
     std::fs::create_dir_all(dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
     let batch_of = |m: WorkerMapping| match m {
@@ -350,28 +344,54 @@ fn store_key(
             k.copy_from_slice(&b[..16]);
             Ok(HashKey::from_bytes(k))
         }
+        // Shorter than a key file: what an older router left when it crashed while writing
+        // the key, before any L2 file was created (they are created after it). A new key.
+        Ok(b) if b.len() < KEY_FILE_BYTES => {
+            tracing::warn!(
+                path = %path.display(),
+                bytes = b.len(),
+                "partial key file (a crash while it was written): writing a new key"
+            );
+            new_key(&path, workers, mapping.code(), batch_of(mapping))
+        }
         Ok(_) => Err(format!("{}: not a Cascade key file", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut k = [0u8; 16];
-            fill_random(&mut k);
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            let mut rec = [0u8; KEY_FILE_BYTES];
-            rec[..16].copy_from_slice(&k);
-            rec[16] = workers as u8;
-            rec[17] = mapping.code();
-            rec[18..].copy_from_slice(&batch_of(mapping).to_le_bytes());
-            f.write_all(&rec)
-                .and_then(|()| f.sync_all())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok(HashKey::from_bytes(k))
+            new_key(&path, workers, mapping.code(), batch_of(mapping))
         }
         Err(e) => Err(format!("{}: {e}", path.display())),
     }
+}
+
+/// Writes a new random key to `path` (mode 0600) with the worker count and the mapping, all
+/// or nothing: into a temporary file, synced, then renamed over `path` (the directory is
+/// synced too), so that a crash leaves either no key file or a whole one.
+fn new_key(path: &Path, workers: usize, code: u8, batch: u32) -> Result<HashKey, String> {
+    use std::io::Write as _;
+    let mut k = [0u8; 16];
+    fill_random(&mut k);
+    let mut rec = [0u8; KEY_FILE_BYTES];
+    rec[..16].copy_from_slice(&k);
+    rec[16] = workers as u8;
+    rec[17] = code;
+    rec[18..].copy_from_slice(&batch.to_le_bytes());
+    let tmp = path.with_extension("key.tmp");
+    let write = || -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&rec)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
+    };
+    write().map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(HashKey::from_bytes(k))
 }
 
 fn pin_to(core: usize) {

@@ -62,3 +62,50 @@ fn a_second_router_on_the_same_store_is_refused_in_one_line_naming_the_holder() 
     stop(a);
     stop(Router::start(&config(&dir.0, "b", &l2)).unwrap());
 }
+
+#[test]
+fn what_a_crash_while_creating_the_store_leaves_starts() {
+    let dir = tmp_dir("crash");
+    let l2 = dir.0.join("l2");
+    let cfg = config(&dir.0, "r", &l2);
+    stop(Router::start(&cfg).unwrap());
+    let key = std::fs::read(l2.join("hash.key")).unwrap();
+    assert_eq!(key.len(), 22);
+    let key_states: [(&str, &[u8]); 3] = [
+        ("empty key file", b""),
+        ("partial key file", &key[..9]),
+        ("key file cut after the worker count", &key[..20]),
+    ];
+    for (state, bytes) in key_states {
+        // A crash before any L2 file was created: only the key file (and the lock) exist.
+        std::fs::remove_dir_all(&l2).unwrap();
+        std::fs::create_dir_all(&l2).unwrap();
+        std::fs::write(l2.join("hash.key"), bytes).unwrap();
+        let r = Router::start(&cfg).unwrap_or_else(|e| panic!("{state}: {e}"));
+        assert!(r.snapshots().iter().all(|s| s.l2.is_some()), "{state}");
+        stop(r);
+        let new = std::fs::read(l2.join("hash.key")).unwrap();
+        assert_eq!(new.len(), 22, "{state}: a whole key written");
+        stop(Router::start(&cfg).unwrap());
+        assert_eq!(
+            std::fs::read(l2.join("hash.key")).unwrap(),
+            new,
+            "{state}: kept"
+        );
+    }
+    // A temporary key file a crash left behind is not read; the L2 files a crash left empty
+    // or with a superblock but no extents are created again or extended.
+    std::fs::write(l2.join("hash.key.tmp"), &key[..5]).unwrap();
+    std::fs::remove_file(l2.join("hash.key")).unwrap();
+    std::fs::write(l2.join("l2-w0.dat"), b"").unwrap();
+    let w1 = std::fs::OpenOptions::new()
+        .write(true)
+        .open(l2.join("l2-w1.dat"))
+        .unwrap();
+    w1.set_len(4096).unwrap();
+    drop(w1);
+    let r = Router::start(&cfg).unwrap();
+    assert!(r.snapshots().iter().all(|s| s.l2.is_some()));
+    stop(r);
+    assert_eq!(std::fs::read(l2.join("hash.key")).unwrap().len(), 22);
+}

@@ -49,7 +49,7 @@ use crate::replacement::Replacement;
 
 mod persist;
 
-use persist::superblock;
+use persist::{superblock, Found};
 
 /// Default queue depth (operations in flight).
 pub const DEFAULT_QUEUE_DEPTH: usize = 16;
@@ -484,7 +484,9 @@ impl fmt::Debug for L2File {
 impl L2File {
     /// Opens (or creates and preallocates) the L2 file, then loads the index file written at
     /// the last clean shutdown, or rebuilds the index by scanning every slot if there is none.
-    /// An existing file must have the configured geometry.
+    /// An existing file must have the configured geometry. What a crash while the file was
+    /// created leaves (an empty or short file, a superblock of zeros) is created again, and a
+    /// file shorter than its superblock says is extended back and its index rebuilt.
     pub fn open(config: &L2Config) -> Result<Self, L2Error> {
         config.validate()?;
         let want = Superblock {
@@ -504,7 +506,7 @@ impl L2File {
         let file = opts
             .open(path)
             .map_err(io_err(format!("cannot open L2 file {}", path.display())))?;
-        let (sb, fresh) = superblock(&file, path, want)?;
+        let (sb, found) = superblock(&file, path, want)?;
         let file = Arc::new(file);
         let io = Io::new(
             file.clone(),
@@ -553,11 +555,20 @@ impl L2File {
             // Refused (e.g. the memlock limit): plain reads and writes, as before.
             unsafe { l2.io.register_buffers(&bufs) };
         }
-        if fresh {
-            l2.free.extend((0..sb.extents).rev());
-            let _ = std::fs::remove_file(config.index_path());
-        } else if !l2.load_index()? {
-            l2.rebuild()?;
+        match found {
+            Found::Fresh => {
+                l2.free.extend((0..sb.extents).rev());
+                let _ = std::fs::remove_file(config.index_path());
+            }
+            Found::Extended => {
+                let _ = std::fs::remove_file(config.index_path());
+                l2.rebuild()?;
+            }
+            Found::Whole => {
+                if !l2.load_index()? {
+                    l2.rebuild()?;
+                }
+            }
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
         Ok(l2)
