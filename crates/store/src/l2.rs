@@ -23,7 +23,11 @@
 //!   slot's name). A slot that fails is dropped from the index and counted, never served.
 //! - [`L2File::close`] writes the index to `<path>.idx` with a CRC32C; [`L2File::open`] loads
 //!   it and deletes it, so that after a crash (no valid index) the next open rebuilds the
-//!   index by scanning every slot header, dropping slots whose checksum fails.
+//!   index by scanning every slot header, dropping slots whose checksum fails. A file that a
+//!   crash left without a superblock is created again, one shorter than its superblock says
+//!   is extended back and scanned.
+//! - The first read or write that fails turns the store off for good ([`L2File::fault`]):
+//!   reads then miss and offers are refused, without I/O.
 //!
 //! `O_DIRECT` is an option ([`L2Config::direct`]); all buffers are 4 KiB-aligned and all
 //! offsets and lengths are multiples of 512 bytes (slots) or 4 KiB (extents).
@@ -254,6 +258,32 @@ pub struct L2Counters {
     pub rebuild_corrupt: u64,
     /// At open: whether the index came from a valid index file (else a rebuild scan).
     pub loaded_index_file: bool,
+    /// Reads and offers refused because a storage fault turned the store off
+    /// ([`L2File::fault`]).
+    pub refused_off: u64,
+}
+
+/// The storage fault that turned an [`L2File`] off: a read or write that failed (EIO, ENOSPC,
+/// EROFS, or any other error but an interruption), or came up short because the file shrank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Fault {
+    /// A write failed (else a read).
+    pub write: bool,
+    /// The OS error number; 0 for a transfer that came up short.
+    pub errno: i32,
+}
+
+impl fmt::Display for L2Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = if self.write { "write" } else { "read" };
+        match self.errno {
+            0 => write!(
+                f,
+                "{op} came up short (the file is shorter than its superblock says)"
+            ),
+            e => write!(f, "{op} failed: {}", io::Error::from_raw_os_error(e)),
+        }
+    }
 }
 
 /// The answer to [`L2File::read`].
@@ -285,6 +315,8 @@ pub enum Admit {
     Rejected,
     /// Queue full or nothing evictable.
     Busy,
+    /// A storage fault turned the store off ([`L2File::fault`]).
+    Off,
     /// Name + payload do not fit a slot (or the name is not valid TLV).
     TooLarge,
 }
@@ -465,6 +497,8 @@ pub struct L2File {
     rng: u64,
     /// Checks every verified slot's (name, payload) before it is handed out.
     payload_check: Option<PayloadCheck>,
+    /// Set by the first storage fault: from then on nothing is read or written.
+    fault: Option<L2Fault>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -544,6 +578,7 @@ impl L2File {
             },
             rng: config.seed | 1,
             payload_check: None,
+            fault: None,
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -602,6 +637,15 @@ impl L2File {
         &self.counters
     }
 
+    /// The storage fault that turned the store off, if one did. A read or write that fails
+    /// (except for an interruption) or comes up short turns it off for good: every later
+    /// [`L2File::read`] answers [`ReadStart::Miss`] and every [`L2File::admit`] [`Admit::Off`]
+    /// (both counted in [`L2Counters::refused_off`]), rather than failing again on every
+    /// packet; the operations in flight complete as usual (a failed read serves nothing).
+    pub fn fault(&self) -> Option<L2Fault> {
+        self.fault
+    }
+
     /// Operations in flight.
     pub fn in_flight(&self) -> usize {
         self.io.in_flight()
@@ -643,14 +687,20 @@ impl L2File {
     pub fn contains(&self, name: &ChunkName<'_>) -> bool {
         let key = self.batch_key(name.prefix, name.segment);
         let bit = 1u64 << self.slot_of(name.segment);
-        self.map
-            .get(&key)
-            .is_some_and(|&e| self.extents[e as usize].present & bit != 0)
+        self.fault.is_none()
+            && self
+                .map
+                .get(&key)
+                .is_some_and(|&e| self.extents[e as usize].present & bit != 0)
     }
 
     /// Starts reading the batch holding `name` (one contiguous read of its extent), or joins
     /// the read already in flight. Never blocks.
     pub fn read(&mut self, name: &ChunkName<'_>) -> ReadStart {
+        if self.fault.is_some() {
+            self.counters.refused_off += 1;
+            return ReadStart::Miss;
+        }
         let key = self.batch_key(name.prefix, name.segment);
         let slot = self.slot_of(name.segment);
         let Some(&e) = self.map.get(&key) else {
@@ -712,6 +762,10 @@ impl L2File {
     /// extent, allocating one (and evicting) if the decision policy accepts a new batch.
     /// Never blocks.
     pub fn admit(&mut self, name: &ChunkName<'_>, payload: &[u8]) -> Admit {
+        if self.fault.is_some() {
+            self.counters.refused_off += 1;
+            return Admit::Off;
+        }
         if name.name.len() > usize::from(u16::MAX)
             || name.name.len() + payload.len() > self.sb.slot_capacity_bytes()
             || payload.len() > u32::MAX as usize
@@ -887,6 +941,9 @@ impl L2File {
 
     fn finish(&mut self, done: IoDone, f: &mut impl FnMut(&BatchRead<'_>)) {
         let ok = done.complete();
+        if !ok {
+            self.note_failure(&done);
+        }
         let IoDone { op, .. } = done;
         if op.tag & WRITE_TAG != 0 {
             let (e, gen, slot) = untag(op.tag);
@@ -963,6 +1020,26 @@ impl L2File {
         };
         f(&view);
         self.read_bufs.push(op.buf);
+    }
+
+    /// Turns the store off at its first storage fault (an interrupted operation is not one).
+    fn note_failure(&mut self, done: &IoDone) {
+        let errno = match &done.result {
+            Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            Ok(_) => 0,
+        };
+        if self.fault.is_none() && !matches!(errno, libc::EINTR | libc::EAGAIN | libc::ECANCELED) {
+            self.fault = Some(L2Fault {
+                write: done.op.kind == IoKind::Write,
+                errno,
+            });
+        }
+    }
+
+    /// Test hook: the next operation of `kind` to complete fails with OS error `errno`.
+    #[cfg(test)]
+    pub(crate) fn fail_next_io(&mut self, kind: IoKind, errno: i32) {
+        self.io.fail_next(kind, errno);
     }
 
     /// The extents' keys from the next victim to the newest (for tests).

@@ -452,3 +452,75 @@ impl SlowTier for L2Tier {
         L2Tier::prefetch(self, name_value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::IoKind;
+    use crate::l2::{L2Config, L2File};
+    use wire::{Data, Name};
+
+    fn chunk(uri: &str) -> (Vec<u8>, Vec<u8>) {
+        let name = Name::from_uri(uri).unwrap();
+        let mut d = Data::new(name.clone(), uri.as_bytes().to_vec());
+        d.sign_digest_sha256();
+        (name.to_wire()[2..].to_vec(), d.to_wire())
+    }
+
+    /// A tier holding segments 0..4 of /f (one batch).
+    fn tier(dir: &std::path::Path) -> L2Tier {
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 4,
+            queue_depth: 4,
+            ..L2Config::new(dir.join("l2"), 8)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        for s in 0..4 {
+            let (n, d) = chunk(&format!("/f/seg={s}"));
+            assert_eq!(t.admit(&n, &d), Admit::Writing);
+        }
+        t.l2_mut().flush();
+        t
+    }
+
+    #[test]
+    fn a_failed_read_completes_the_waiting_lookups_without_data_and_turns_l2_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        let (n1, _) = chunk("/f/seg=1");
+        let (n2, _) = chunk("/f/seg=2");
+        assert!(t.lookup(11, &n1) && t.lookup(12, &n2));
+        t.l2_mut().fail_next_io(IoKind::Read, libc::EIO);
+        let mut got = Vec::new();
+        assert!(t.wait(|c| got.push((c.full_hash, c.name_value.to_vec(), c.data.is_some()))));
+        got.sort();
+        assert_eq!(
+            got,
+            vec![(Some(11), n1.clone(), false), (Some(12), n2, false)]
+        );
+        assert_eq!((t.counters().served, t.counters().failed), (0, 2));
+        assert!(t.l2().fault().is_some());
+        // Off: a miss at once (the engine forwards upstream), nothing admitted, no I/O.
+        assert!(!t.lookup(13, &n1));
+        let (n5, d5) = chunk("/f/seg=5");
+        assert_eq!(t.admit(&n5, &d5), Admit::Off);
+        assert_eq!(t.l2().in_flight(), 0);
+        assert!(!t.wait(|_| panic!("nothing in flight")));
+    }
+
+    #[test]
+    fn a_failed_write_turns_l2_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        let (n, d) = chunk("/g/seg=0");
+        t.l2_mut().fail_next_io(IoKind::Write, libc::ENOSPC);
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        let fault = t.l2().fault().expect("off");
+        assert!(fault.write && fault.errno == libc::ENOSPC, "{fault}");
+        let (n1, _) = chunk("/f/seg=1");
+        assert!(!t.lookup(1, &n1), "what was stored is not read any more");
+        assert_eq!(t.l2().counters().refused_off, 1);
+    }
+}

@@ -69,6 +69,11 @@ pub mod tlv {
     /// Slots whose checksum held but whose Data carried another name than the slot's (dropped,
     /// never served).
     pub const N_NAME_MISMATCHES: u32 = 0xCA34;
+    /// Workers whose tier a storage fault (EIO, ENOSPC, a read-only file system...) turned
+    /// off, at open or since: they forward from RAM only.
+    pub const N_WORKERS_OFF: u32 = 0xCA36;
+    /// Reads and writes that failed.
+    pub const N_IO_ERRORS: u32 = 0xCA38;
 }
 
 /// One storage tier's state.
@@ -126,10 +131,14 @@ pub struct CsTierInfo {
     pub n_ahead_reads: u64,
     /// Slots whose Data carried another name.
     pub n_name_mismatches: u64,
+    /// Workers whose tier a storage fault turned off.
+    pub n_workers_off: u64,
+    /// Reads and writes that failed.
+    pub n_io_errors: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 26] {
+    fn fields(&self) -> [(u32, u64); 28] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -158,6 +167,8 @@ impl CsTierInfo {
             (N_AHEAD_OFFERED, self.n_ahead_offered),
             (N_AHEAD_READS, self.n_ahead_reads),
             (N_NAME_MISMATCHES, self.n_name_mismatches),
+            (N_WORKERS_OFF, self.n_workers_off),
+            (N_IO_ERRORS, self.n_io_errors),
         ]
     }
 
@@ -190,6 +201,8 @@ impl CsTierInfo {
             N_AHEAD_OFFERED => &mut self.n_ahead_offered,
             N_AHEAD_READS => &mut self.n_ahead_reads,
             N_NAME_MISMATCHES => &mut self.n_name_mismatches,
+            N_WORKERS_OFF => &mut self.n_workers_off,
+            N_IO_ERRORS => &mut self.n_io_errors,
             _ => return None,
         })
     }
@@ -275,6 +288,8 @@ mod tests {
             n_ahead_offered: 12,
             n_ahead_reads: 11,
             n_name_mismatches: 2,
+            n_workers_off: 1,
+            n_io_errors: 3,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();

@@ -6,9 +6,14 @@ use super::*;
 impl L2File {
     /// Waits for every operation in flight, then writes the index to
     /// [`L2Config::index_path`] (with a CRC32C) and syncs, so that the next open needs no
-    /// scan. Dropping an `L2File` without `close` is like a crash.
+    /// scan. Dropping an `L2File` without `close` is like a crash. A store that a fault turned
+    /// off ([`L2File::fault`]) writes no index: the next open scans it (and turns it off again
+    /// if the fault persists).
     pub fn close(mut self) -> Result<(), L2Error> {
         self.flush();
+        if self.fault.is_some() {
+            return Ok(());
+        }
         self.file
             .sync_all()
             .map_err(io_err("cannot sync L2 file"))?;

@@ -476,3 +476,61 @@ fn a_partial_index_file_is_ignored_and_the_index_rebuilt() {
     assert!(!l2.counters().loaded_index_file);
     assert_eq!(l2.stored_chunks(), 16);
 }
+
+#[test]
+fn a_failed_read_or_write_turns_the_store_off_for_good() {
+    for (kind, errno) in [
+        (IoKind::Read, libc::EIO),
+        (IoKind::Write, libc::ENOSPC),
+        (IoKind::Write, libc::EROFS),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path(), 8);
+        let mut l2 = L2File::open(&cfg).unwrap();
+        fill(&mut l2, 1, 8);
+        l2.fail_next_io(kind, errno);
+        let what = format!("{kind:?} errno {errno}");
+        match kind {
+            IoKind::Read => assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(0), "{what}"),
+            IoKind::Write => fill_one(&mut l2, 1, 1),
+        }
+        let fault = l2.fault().unwrap_or_else(|| panic!("{what}: still on"));
+        assert_eq!((fault.write, fault.errno), (kind == IoKind::Write, errno));
+        assert!(fault.to_string().contains("failed"), "{fault}");
+        // Off: nothing read or written any more, and no I/O started.
+        let n = name(0, 5);
+        assert_eq!(l2.read(&ChunkName::parse(&n).unwrap()), ReadStart::Miss);
+        assert!(!l2.contains(&ChunkName::parse(&n).unwrap()));
+        let n = name(2, 0);
+        assert_eq!(l2.admit(&ChunkName::parse(&n).unwrap(), b"x"), Admit::Off);
+        assert_eq!(l2.in_flight(), 0);
+        assert_eq!(l2.counters().refused_off, 2, "{what}");
+        // Closed like after a crash: no index, the next open scans what is there.
+        l2.close().unwrap();
+        assert!(!cfg.index_path().exists(), "{what}");
+        let mut l2 = L2File::open(&cfg).unwrap();
+        assert!(l2.fault().is_none());
+        assert_eq!(servable(&mut l2, 1, 8), 8, "{what}");
+    }
+}
+
+#[test]
+fn an_interrupted_operation_is_not_a_fault_and_a_short_read_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    fill(&mut l2, 1, 8);
+    l2.fail_next_io(IoKind::Read, libc::EINTR);
+    assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(0));
+    assert!(l2.fault().is_none());
+    assert_eq!(l2.counters().read_errors, 1);
+    assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(4));
+    // The file shrinks under the store: the next read comes up short.
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.set_len(SUPERBLOCK_BYTES).unwrap();
+    drop(f);
+    assert_eq!(read(&mut l2, 0, 4).map(|v| v.len()), Some(0));
+    let fault = l2.fault().expect("off");
+    assert_eq!((fault.write, fault.errno), (false, 0));
+    assert!(fault.to_string().contains("short"), "{fault}");
+}
