@@ -86,7 +86,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cascade run: {e}");
-            return ExitCode::from(1);
+            return ExitCode::from(router::start_exit_code(&e));
         }
     };
     let b = router.bound();

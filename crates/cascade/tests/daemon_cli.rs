@@ -427,3 +427,43 @@ fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
     assert_eq!(asked, ["/localhost/nfd/cs/info", "/localhost/nfd/cs/tiers"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_second_daemon_on_the_same_store_exits_2_naming_the_directory() {
+    let dir = std::env::temp_dir().join(format!("cascade-cli-l2lock-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let l2 = dir.join("l2");
+    let cfg = dir.join("store.toml");
+    let toml = format!(
+        "[store]\nl2_path = \"{}\"\nl2_capacity = 1000\n",
+        l2.display()
+    );
+    std::fs::write(&cfg, toml).unwrap();
+    let d = Daemon::start_in(dir.clone(), &["--config", cfg.to_str().unwrap()]);
+    let out = Command::new(BIN)
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--tcp",
+            "",
+            "--udp",
+            "",
+        ])
+        .arg("--unix")
+        .arg(dir.join("second.sock"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("cascade run:"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        line.contains(&l2.display().to_string()) && line.contains(&format!("pid {}", d.child.id())),
+        "{line}"
+    );
+    assert!(d.stop().success());
+}

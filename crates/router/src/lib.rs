@@ -45,6 +45,7 @@ use std::time::Duration;
 
 pub use config::{Config, Overrides};
 pub use io::Bound;
+pub use start::start_exit_code;
 
 use crate::io::{IoCommand, IoWaker};
 use crate::manager::{Manager, ManagerParts};

@@ -321,5 +321,8 @@ fn tier_info(x: &L2Snapshot) -> CsTierInfo {
         loop_p999_us: x.stalls.loop_p999_ns / 1000,
         n_ahead_offered: x.tier.ahead_offered,
         n_ahead_reads: x.tier.ahead_reads,
+        n_name_mismatches: x.file.name_mismatches,
+        n_workers_off: u64::from(x.off),
+        n_io_errors: x.file.read_errors + x.file.write_errors,
     }
 }

@@ -1,8 +1,12 @@
 //! Starting a router's threads: the state every thread shares, the I/O thread, the workers
 //! with their engines and L2 files, core placement, and the hash key (random, or kept beside
-//! the L2 files so that names map to the same worker after a restart).
+//! the L2 files so that names map to the same worker after a restart: [`store_dir`]).
 
-use std::sync::atomic::AtomicBool;
+mod store_dir;
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -16,10 +20,23 @@ use wire::{fill_random, Limits};
 
 use crate::config::{self, Config};
 use crate::dispatch::{Dispatcher, WorkerMapping};
+use store_dir::{open_l2, open_store_dir, StoreError};
+
 use crate::io::{Io, IoCommand, IoConfig, IoParts, IoWaker, MgmtInput};
 use crate::pool::Pool;
 use crate::worker::{self, Control, Worker, WorkerLink};
 use crate::{mem, LINK_HEADROOM_BYTES};
+pub use store_dir::start_exit_code;
+
+/// The L2 store's directory as start-up found it.
+enum StoreDir {
+    /// No `[store]`: no L2.
+    None,
+    /// Locked for this router (the lock is kept by every worker's L2).
+    Locked(Arc<File>),
+    /// A storage fault made the directory unusable: every worker forwards from RAM only.
+    Off,
+}
 
 /// What every thread of a router shares, built before any of them starts.
 pub(crate) struct Shared {
@@ -33,6 +50,8 @@ pub(crate) struct Shared {
     pub(crate) stop: Arc<AtomicBool>,
     pub(crate) start: Instant,
     pub(crate) cs_policy: CsPolicy,
+    /// The L2 directory, if the configuration has one.
+    store: StoreDir,
     /// Cores available to the process.
     cores: usize,
 }
@@ -45,10 +64,17 @@ impl Shared {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let n = cfg.worker_count(cores).min(255);
         let mapping = cfg.worker_mapping();
-        let key = if cfg.store.l2_path.is_empty() {
-            random_key()
+        let (key, store) = if cfg.store.l2_path.is_empty() {
+            (random_key(), StoreDir::None)
         } else {
-            store_key(std::path::Path::new(&cfg.store.l2_path), n, mapping)?
+            match open_store_dir(Path::new(&cfg.store.l2_path), n, mapping) {
+                Ok((key, lock)) => (key, StoreDir::Locked(Arc::new(lock))),
+                Err(StoreError::Refused(e)) => return Err(e),
+                Err(StoreError::Fault(e)) => {
+                    tracing::warn!("{e}: L2 off, forwarding from RAM only");
+                    (random_key(), StoreDir::Off)
+                }
+            }
         };
         let limits = Limits {
             max_packet_bytes: cfg.limits.max_packet_bytes,
@@ -77,6 +103,7 @@ impl Shared {
                 config::CsPolicy::Lru => CsPolicy::Lru,
                 config::CsPolicy::Fifo => CsPolicy::Fifo,
             },
+            store,
             cores,
         })
     }
@@ -135,21 +162,10 @@ impl Shared {
     ) -> Result<(), String> {
         let auto_pin = self.auto_pin(cfg);
         let prefault_bytes = cfg.workers.prefault_mb << 20;
-        let stopped_flushing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let stopped_flushing = Arc::new(AtomicUsize::new(0));
         for (i, rx) in ctl_rx.into_iter().enumerate() {
             let mut engine = self.engine(cfg);
-            let tier = open_l2(cfg, i, self.workers)?.map(|t| {
-                let h = store::SharedL2Tier::new(t);
-                engine.set_slow_tier(Box::new(h.clone()));
-                worker::L2::new(
-                    h,
-                    self.dispatcher(),
-                    self.limits,
-                    self.links.clone(),
-                    cfg.store.admission == config::L2Admission::WriteBack,
-                    stopped_flushing.clone(),
-                )
-            });
+            let (tier, l2_off) = self.worker_l2(cfg, i, &mut engine, &stopped_flushing)?;
             let w = Worker::new(
                 i,
                 engine,
@@ -161,6 +177,7 @@ impl Shared {
                 self.start,
                 Duration::from_millis(cfg.workers.tick_ms),
                 tier,
+                l2_off,
             );
             let core = cfg
                 .workers
@@ -180,6 +197,42 @@ impl Shared {
             )?);
         }
         Ok(())
+    }
+
+    /// Worker `i`'s L2 (attached to its `engine`), and whether a storage fault turned it off
+    /// at open (logged here, in one line).
+    fn worker_l2(
+        &self,
+        cfg: &Config,
+        i: usize,
+        engine: &mut Engine,
+        stopped_flushing: &Arc<AtomicUsize>,
+    ) -> Result<(Option<worker::L2>, bool), String> {
+        let lock = match &self.store {
+            StoreDir::None => return Ok((None, false)),
+            StoreDir::Off => return Ok((None, true)),
+            StoreDir::Locked(lock) => lock,
+        };
+        let tier = match open_l2(cfg, i, self.workers) {
+            Ok(t) => t,
+            Err(StoreError::Refused(e)) => return Err(e),
+            Err(StoreError::Fault(e)) => {
+                tracing::warn!(worker = i, "{e}: L2 off, forwarding from RAM only");
+                return Ok((None, true));
+            }
+        };
+        let h = store::SharedL2Tier::new(tier);
+        engine.set_slow_tier(Box::new(h.clone()));
+        let l2 = worker::L2::new(
+            h,
+            self.dispatcher(),
+            self.limits,
+            self.links.clone(),
+            cfg.store.admission == config::L2Admission::WriteBack,
+            stopped_flushing.clone(),
+            Some(lock.clone()),
+        );
+        Ok((Some(l2), false))
     }
 
     /// A worker's engine: its share of the PIT and CS, the shared FIB.
@@ -229,84 +282,6 @@ fn random_key() -> HashKey {
     HashKey::from_bytes(b)
 }
 
-/// Bytes of `<l2_path>/hash.key`: the key, the worker count, the mapping's code and the
-/// mapping's batch (u32 little-endian; 0 unless `batch`).
-const KEY_FILE_BYTES: usize = 22;
-
-/// Key files written before `workers.mapping` existed: key and worker count (mapping `name`).
-const OLD_KEY_FILE_BYTES: usize = 17;
-
-/// The hash key of a router with an L2 store: kept in `<l2_path>/hash.key` (mode 0600) so that
-/// after a restart every name maps to the same worker, and so to the L2 file that holds it.
-/// The file also records the worker count and the mapping; a different count or mapping is
-/// refused (one line naming the key), since chunks would sit in the files of workers that no
-/// longer own them.
-fn store_key(
-    dir: &std::path::Path,
-    workers: usize,
-    mapping: WorkerMapping,
-) -> Result<HashKey, String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let path = dir.join("hash.key");
-    std::fs::create_dir_all(dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
-    let batch_of = |m: WorkerMapping| match m {
-        WorkerMapping::Batch { batch } => batch as u32,
-        _ => 0,
-    };
-    match std::fs::read(&path) {
-        Ok(b) if b.len() == KEY_FILE_BYTES || b.len() == OLD_KEY_FILE_BYTES => {
-            if usize::from(b[16]) != workers {
-                return Err(format!(
-                    "store.l2_path {}: written by a router with {} workers, this one has {workers} (use --workers {})",
-                    dir.display(),
-                    b[16],
-                    b[16]
-                ));
-            }
-            let (code, batch) = if b.len() == KEY_FILE_BYTES {
-                (b[17], u32::from_le_bytes([b[18], b[19], b[20], b[21]]))
-            } else {
-                (WorkerMapping::Name.code(), 0)
-            };
-            if workers > 1 && (code, batch) != (mapping.code(), batch_of(mapping)) {
-                let was = match (WorkerMapping::config_name(code), batch) {
-                    ("batch", b) => format!("\"batch\" with store.batch = {b}"),
-                    (name, _) => format!("{name:?}"),
-                };
-                return Err(format!(
-                    "workers.mapping: store.l2_path {} was written with workers.mapping = {was}; set it back, or use another l2_path (chunks would sit on workers that no longer own them)",
-                    dir.display()
-                ));
-            }
-            let mut k = [0u8; 16];
-            k.copy_from_slice(&b[..16]);
-            Ok(HashKey::from_bytes(k))
-        }
-        Ok(_) => Err(format!("{}: not a Cascade key file", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let mut k = [0u8; 16];
-            fill_random(&mut k);
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            let mut rec = [0u8; KEY_FILE_BYTES];
-            rec[..16].copy_from_slice(&k);
-            rec[16] = workers as u8;
-            rec[17] = mapping.code();
-            rec[18..].copy_from_slice(&batch_of(mapping).to_le_bytes());
-            f.write_all(&rec)
-                .and_then(|()| f.sync_all())
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok(HashKey::from_bytes(k))
-        }
-        Err(e) => Err(format!("{}: {e}", path.display())),
-    }
-}
-
 fn pin_to(core: usize) {
     // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays within it for core < CPU_SETSIZE.
     unsafe {
@@ -315,83 +290,5 @@ fn pin_to(core: usize) {
             libc::CPU_SET(core, &mut set);
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
-    }
-}
-
-/// Opens worker `i`'s L2 file (`<l2_path>/l2-w<i>.dat`) if the config has a store: an existing
-/// file is reopened with its index (or rebuilt from its slot headers after a crash).
-fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<Option<store::L2Tier>, String> {
-    let s = &cfg.store;
-    if s.l2_path.is_empty() {
-        return Ok(None);
-    }
-    let dir = std::path::PathBuf::from(&s.l2_path);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
-    let per_worker = s.l2_capacity.div_ceil(workers as u64);
-    let extents = per_worker.div_ceil(u64::from(s.batch)).max(1);
-    let extents = u32::try_from(extents)
-        .map_err(|_| format!("store.l2_capacity {} is too large", s.l2_capacity))?;
-    let mut c = store::L2Config::new(dir.join(format!("l2-w{i}.dat")), extents);
-    c.batch = s.batch;
-    c.queue_depth = s.queue_depth;
-    c.io_threads = s.queue_depth.min(16);
-    c.direct = s.direct;
-    c.replacement = match s.replacement {
-        config::L2Replacement::Fifo => store::Replacement::Fifo,
-        config::L2Replacement::Lru => store::Replacement::Lru,
-    };
-    c.admission = match s.admission {
-        config::L2Admission::WriteThrough => store::l2::Admission::WriteThrough,
-        config::L2Admission::WriteBack => store::l2::Admission::WriteBack,
-    };
-    c.decision = match s.decision {
-        config::L2Decision::Always => store::l2::Decision::Always,
-        config::L2Decision::Lcp => store::l2::Decision::Lcp { p: s.lcp_p },
-        config::L2Decision::TwoLru => store::l2::Decision::TwoLru {
-            filter_batches: extents,
-        },
-    };
-    c.seed = i as u64 + 1;
-    let file = store::L2File::open(&c).map_err(|e| format!("store: {}: {e}", c.path.display()))?;
-    tracing::info!(
-        worker = i,
-        path = %c.path.display(),
-        chunks = file.stored_chunks(),
-        backend = ?file.backend(),
-        "L2 open"
-    );
-    Ok(Some(
-        store::L2Tier::new(file, store::tier::DEFAULT_MAX_NAME_BYTES)
-            .with_prefetch_ahead(s.prefetch_ahead),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_store_key_file_keeps_the_key_workers_and_mapping() {
-        let dir = std::env::temp_dir().join(format!("cascade-key-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let batch = WorkerMapping::Batch { batch: 10 };
-        let k = store_key(&dir, 2, batch).unwrap();
-        assert_eq!(std::fs::read(dir.join("hash.key")).unwrap().len(), 22);
-        assert_eq!(store_key(&dir, 2, batch).unwrap(), k, "same key again");
-        for (workers, mapping, needle) in [
-            (3, batch, "2 workers"),
-            (2, WorkerMapping::Content, "\"batch\" with store.batch = 10"),
-            (2, WorkerMapping::Batch { batch: 16 }, "workers.mapping"),
-        ] {
-            let e = store_key(&dir, workers, mapping).unwrap_err();
-            assert!(e.contains(needle) && !e.contains('\n'), "{e}");
-        }
-        // A key file from before the mapping was recorded: its chunks were mapped by full name.
-        let old = std::fs::read(dir.join("hash.key")).unwrap()[..17].to_vec();
-        std::fs::write(dir.join("hash.key"), &old).unwrap();
-        assert_eq!(store_key(&dir, 2, WorkerMapping::Name).unwrap(), k);
-        let e = store_key(&dir, 2, WorkerMapping::Content).unwrap_err();
-        assert!(e.contains("workers.mapping = \"name\""), "{e}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

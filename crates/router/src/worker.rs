@@ -101,6 +101,9 @@ pub struct Snapshot {
 /// A worker's L2 tier state.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct L2Snapshot {
+    /// A storage fault turned this worker's L2 off, when it was opened (every other figure is
+    /// then 0) or since ([`store::L2File::fault`]): the worker forwards from RAM only.
+    pub off: bool,
     /// Chunks not admitted because the write backlog was full.
     pub admit_dropped: u64,
     /// Chunks stored.
@@ -362,6 +365,8 @@ pub struct Worker {
     batch: Vec<Pkt>,
     batches: u64,
     tier: Option<L2>,
+    /// A storage fault turned this worker's L2 off when it was opened (there is no `tier`).
+    l2_off_at_open: bool,
     stalls: Option<Box<Stalls>>,
 }
 
@@ -574,11 +579,17 @@ pub struct L2 {
     /// Workers that finished writing their RAM CS back at stop (shared by all workers, so
     /// that chunks handed to a peer at stop are stored before it closes its file).
     pub stopped_flushing: Arc<AtomicUsize>,
+    /// The L2 directory's lock, shared by every worker's L2: released when the last worker
+    /// that uses the directory has closed its file.
+    pub dir_lock: Option<Arc<std::fs::File>>,
+    /// The storage fault that turned the tier off was logged.
+    pub fault_logged: bool,
 }
 
 impl L2 {
     /// A tier with an empty backlog.
-    /// Write-through unless `write_back`; `stopped_flushing` is shared by every worker's L2.
+    /// Write-through unless `write_back`; `stopped_flushing` and `dir_lock` are shared by every
+    /// worker's L2.
     pub fn new(
         tier: SharedL2Tier,
         dispatcher: Dispatcher,
@@ -586,6 +597,7 @@ impl L2 {
         peers: Vec<Arc<WorkerLink>>,
         write_back: bool,
         stopped_flushing: Arc<AtomicUsize>,
+        dir_lock: Option<Arc<std::fs::File>>,
     ) -> Self {
         L2 {
             tier,
@@ -597,6 +609,17 @@ impl L2 {
             peers,
             write_back,
             stopped_flushing,
+            dir_lock,
+            fault_logged: false,
+        }
+    }
+
+    /// Logs, once, the storage fault that turned the tier off (`fault`, read from the tier
+    /// after it handled completions: faults are found there).
+    fn log_fault(&mut self, fault: Option<store::L2Fault>, worker: usize) {
+        if let (Some(f), false) = (fault, self.fault_logged) {
+            self.fault_logged = true;
+            tracing::warn!(worker, "store: L2 {f}: L2 off, forwarding from RAM only");
         }
     }
 
@@ -667,7 +690,8 @@ impl L2 {
 }
 
 impl Worker {
-    /// A worker around `engine`, with an optional L2 tier (already attached to the engine).
+    /// A worker around `engine`, with an optional L2 tier (already attached to the engine);
+    /// `l2_off`: the configuration has an L2 that a storage fault kept from opening.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: usize,
@@ -680,6 +704,7 @@ impl Worker {
         start: Instant,
         tick: Duration,
         tier: Option<L2>,
+        l2_off: bool,
     ) -> Self {
         let mut engine = engine;
         if let Some(t) = tier.as_ref().filter(|t| t.write_back) {
@@ -716,6 +741,7 @@ impl Worker {
             batches: 0,
             stalls: tier.as_ref().map(|_| Box::new(Stalls::new())),
             tier,
+            l2_off_at_open: l2_off,
         }
     }
 
@@ -777,8 +803,10 @@ impl Worker {
             }
         }
         self.flush_at_stop();
-        if let Some(t) = self.tier.take() {
+        if let Some(mut t) = self.tier.take() {
             drop(self.engine); // releases the engine's handle to the tier
+            let fault = t.tier.lock().l2().fault();
+            t.log_fault(fault, self.emit.index);
             match t.tier.into_inner() {
                 Ok(tier) => {
                     if let Err(e) = tier.close() {
@@ -812,24 +840,26 @@ impl Worker {
         let engine = &mut self.engine;
         let emit = &mut self.emit;
         let mut sent = 0;
-        let n = t
-            .tier
-            .lock()
-            .poll_max(POLL_OPS_PER_ITERATION, |c| match c.full_hash {
-                Some(h) => {
-                    let out = engine.complete_pending(now, h, c.name_value, c.data);
-                    sent += emit.emit(&out, &[]).0;
-                }
-                None => {
-                    if let Some(d) = c.data {
-                        if engine.insert_cs(now, d) {
-                            if let Some(p) = emit.prefetch.as_mut() {
-                                p.note(c.name_value);
-                            }
+        let mut tier = t.tier.lock();
+        let n = tier.poll_max(POLL_OPS_PER_ITERATION, |c| match c.full_hash {
+            Some(h) => {
+                let out = engine.complete_pending(now, h, c.name_value, c.data);
+                sent += emit.emit(&out, &[]).0;
+            }
+            None => {
+                if let Some(d) = c.data {
+                    if engine.insert_cs(now, d) {
+                        if let Some(p) = emit.prefetch.as_mut() {
+                            p.note(c.name_value);
                         }
                     }
                 }
-            });
+            }
+        });
+        // A fault is found only while completions are handled.
+        let fault = if n > 0 { tier.l2().fault() } else { None };
+        drop(tier);
+        t.log_fault(fault, emit.index);
         if n > 0 {
             self.write_back();
         }
@@ -883,6 +913,10 @@ impl Worker {
             }
             Control::Snapshot(reply) => {
                 let t = self.engine.table();
+                let off_at_open = self.l2_off_at_open.then(|| L2Snapshot {
+                    off: true,
+                    ..L2Snapshot::default()
+                });
                 let l2 = self.tier.as_ref().map(|x| {
                     let g = x.tier.lock();
                     let (prefetch_tracked, prefetch_used) = self
@@ -891,6 +925,7 @@ impl Worker {
                         .as_ref()
                         .map_or((0, 0), |p| (p.tracked, p.used));
                     L2Snapshot {
+                        off: g.l2().fault().is_some(),
                         admit_dropped: x.admit_dropped,
                         stored_chunks: g.l2().stored_chunks(),
                         capacity_chunks: u64::from(g.l2().config().extents)
@@ -920,7 +955,7 @@ impl Worker {
                     batches: self.batches,
                     cs_hits: t.counters.cs_hits,
                     cs_misses: t.counters.cs_misses,
-                    l2,
+                    l2: l2.or(off_at_open),
                 });
             }
         }

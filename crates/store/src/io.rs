@@ -168,6 +168,9 @@ pub struct Io {
     inner: Inner,
     queue_depth: usize,
     in_flight: usize,
+    /// Test hook ([`Io::fail_next`]).
+    #[cfg(test)]
+    fail_next: Option<(IoKind, i32)>,
 }
 
 enum Inner {
@@ -219,6 +222,8 @@ impl Io {
             inner,
             queue_depth,
             in_flight: 0,
+            #[cfg(test)]
+            fail_next: None,
         })
     }
 
@@ -299,6 +304,24 @@ impl Io {
         if d.is_some() {
             self.in_flight -= 1;
         }
+        #[cfg(test)]
+        let d = d.map(|d| self.injected(d));
+        d
+    }
+
+    /// Test hook: the next operation of `kind` to complete reports OS error `errno` instead of
+    /// its result (the operation itself was carried out).
+    #[cfg(test)]
+    pub(crate) fn fail_next(&mut self, kind: IoKind, errno: i32) {
+        self.fail_next = Some((kind, errno));
+    }
+
+    #[cfg(test)]
+    fn injected(&mut self, mut d: IoDone) -> IoDone {
+        if let Some((_, errno)) = self.fail_next.filter(|&(k, _)| k == d.op.kind) {
+            self.fail_next = None;
+            d.result = Err(io::Error::from_raw_os_error(errno));
+        }
         d
     }
 
@@ -316,6 +339,8 @@ impl Io {
         if d.is_some() {
             self.in_flight -= 1;
         }
+        #[cfg(test)]
+        let d = d.map(|d| self.injected(d));
         d
     }
 }

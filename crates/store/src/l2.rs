@@ -18,10 +18,16 @@
 //!   `queue_depth` operations are in flight; a read or write that finds the queue full answers
 //!   [`ReadStart::Busy`] / [`Admit::Busy`] instead of waiting. Buffers are allocated at open.
 //! - Every slot read is verified (CRC32C over header, name and payload, batch key and slot
-//!   position). A slot that fails is dropped from the index and counted, never served.
+//!   position), then by the owner's payload check if it installed one
+//!   ([`L2File::set_payload_check`]; [`crate::L2Tier`] checks that the Data's Name is the
+//!   slot's name). A slot that fails is dropped from the index and counted, never served.
 //! - [`L2File::close`] writes the index to `<path>.idx` with a CRC32C; [`L2File::open`] loads
 //!   it and deletes it, so that after a crash (no valid index) the next open rebuilds the
-//!   index by scanning every slot header, dropping slots whose checksum fails.
+//!   index by scanning every slot header, dropping slots whose checksum fails. A file that a
+//!   crash left without a superblock is created again, one shorter than its superblock says
+//!   is extended back and scanned.
+//! - The first read or write that fails turns the store off for good ([`L2File::fault`]):
+//!   reads then miss and offers are refused, without I/O.
 //!
 //! `O_DIRECT` is an option ([`L2Config::direct`]); all buffers are 4 KiB-aligned and all
 //! offsets and lengths are multiples of 512 bytes (slots) or 4 KiB (extents).
@@ -47,7 +53,7 @@ use crate::replacement::Replacement;
 
 mod persist;
 
-use persist::superblock;
+use persist::{superblock, Found};
 
 /// Default queue depth (operations in flight).
 pub const DEFAULT_QUEUE_DEPTH: usize = 16;
@@ -58,6 +64,10 @@ const DECISION_CACHE_ENTRIES: usize = 4096;
 /// Extents read per `pread` while rebuilding the index.
 const REBUILD_EXTENTS_PER_READ: u32 = 32;
 const INDEX_MAGIC: &[u8; 8] = b"CASCIDX1";
+
+/// A check of a verified slot's content: `(name, payload) -> servable`
+/// ([`L2File::set_payload_check`]).
+pub type PayloadCheck = fn(name: &[u8], payload: &[u8]) -> bool;
 const WRITE_TAG: u64 = 1 << 63;
 
 /// When chunks are offered to L2 (the caller decides when to call [`L2File::admit`]; the
@@ -222,6 +232,10 @@ pub struct L2Counters {
     pub chunks_read: u64,
     /// Slots dropped because their checksum (or length or position) failed on read.
     pub checksum_failures: u64,
+    /// Slots dropped on read because their payload failed the payload check
+    /// ([`L2File::set_payload_check`]): with [`crate::L2Tier`], a Data whose Name is not the
+    /// name in the slot header.
+    pub name_mismatches: u64,
     /// Chunk writes submitted.
     pub writes_submitted: u64,
     /// Chunk writes that failed.
@@ -244,6 +258,32 @@ pub struct L2Counters {
     pub rebuild_corrupt: u64,
     /// At open: whether the index came from a valid index file (else a rebuild scan).
     pub loaded_index_file: bool,
+    /// Reads and offers refused because a storage fault turned the store off
+    /// ([`L2File::fault`]).
+    pub refused_off: u64,
+}
+
+/// The storage fault that turned an [`L2File`] off: a read or write that failed (EIO, ENOSPC,
+/// EROFS, or any other error but an interruption), or came up short because the file shrank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Fault {
+    /// A write failed (else a read).
+    pub write: bool,
+    /// The OS error number; 0 for a transfer that came up short.
+    pub errno: i32,
+}
+
+impl fmt::Display for L2Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = if self.write { "write" } else { "read" };
+        match self.errno {
+            0 => write!(
+                f,
+                "{op} came up short (the file is shorter than its superblock says)"
+            ),
+            e => write!(f, "{op} failed: {}", io::Error::from_raw_os_error(e)),
+        }
+    }
 }
 
 /// The answer to [`L2File::read`].
@@ -275,6 +315,8 @@ pub enum Admit {
     Rejected,
     /// Queue full or nothing evictable.
     Busy,
+    /// A storage fault turned the store off ([`L2File::fault`]).
+    Off,
     /// Name + payload do not fit a slot (or the name is not valid TLV).
     TooLarge,
 }
@@ -453,6 +495,10 @@ pub struct L2File {
     decisions: Vec<(u64, bool, u32)>,
     filter: Option<KeyLru>,
     rng: u64,
+    /// Checks every verified slot's (name, payload) before it is handed out.
+    payload_check: Option<PayloadCheck>,
+    /// Set by the first storage fault: from then on nothing is read or written.
+    fault: Option<L2Fault>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -472,7 +518,9 @@ impl fmt::Debug for L2File {
 impl L2File {
     /// Opens (or creates and preallocates) the L2 file, then loads the index file written at
     /// the last clean shutdown, or rebuilds the index by scanning every slot if there is none.
-    /// An existing file must have the configured geometry.
+    /// An existing file must have the configured geometry. What a crash while the file was
+    /// created leaves (an empty or short file, a superblock of zeros) is created again, and a
+    /// file shorter than its superblock says is extended back and its index rebuilt.
     pub fn open(config: &L2Config) -> Result<Self, L2Error> {
         config.validate()?;
         let want = Superblock {
@@ -492,7 +540,7 @@ impl L2File {
         let file = opts
             .open(path)
             .map_err(io_err(format!("cannot open L2 file {}", path.display())))?;
-        let (sb, fresh) = superblock(&file, path, want)?;
+        let (sb, found) = superblock(&file, path, want)?;
         let file = Arc::new(file);
         let io = Io::new(
             file.clone(),
@@ -529,6 +577,8 @@ impl L2File {
                 _ => None,
             },
             rng: config.seed | 1,
+            payload_check: None,
+            fault: None,
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -540,14 +590,31 @@ impl L2File {
             // Refused (e.g. the memlock limit): plain reads and writes, as before.
             unsafe { l2.io.register_buffers(&bufs) };
         }
-        if fresh {
-            l2.free.extend((0..sb.extents).rev());
-            let _ = std::fs::remove_file(config.index_path());
-        } else if !l2.load_index()? {
-            l2.rebuild()?;
+        match found {
+            Found::Fresh => {
+                l2.free.extend((0..sb.extents).rev());
+                let _ = std::fs::remove_file(config.index_path());
+            }
+            Found::Extended => {
+                let _ = std::fs::remove_file(config.index_path());
+                l2.rebuild()?;
+            }
+            Found::Whole => {
+                if !l2.load_index()? {
+                    l2.rebuild()?;
+                }
+            }
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
         Ok(l2)
+    }
+
+    /// Installs a check that every slot read must pass, after its checksum, before its chunk
+    /// is handed out: a slot that fails is dropped from the index and counted
+    /// ([`L2Counters::name_mismatches`]), like a slot whose checksum fails. The check gets the
+    /// name from the slot header and the payload.
+    pub fn set_payload_check(&mut self, check: PayloadCheck) {
+        self.payload_check = Some(check);
     }
 
     /// The configuration.
@@ -568,6 +635,15 @@ impl L2File {
     /// Counters since open.
     pub fn counters(&self) -> &L2Counters {
         &self.counters
+    }
+
+    /// The storage fault that turned the store off, if one did. A read or write that fails
+    /// (except for an interruption) or comes up short turns it off for good: every later
+    /// [`L2File::read`] answers [`ReadStart::Miss`] and every [`L2File::admit`] [`Admit::Off`]
+    /// (both counted in [`L2Counters::refused_off`]), rather than failing again on every
+    /// packet; the operations in flight complete as usual (a failed read serves nothing).
+    pub fn fault(&self) -> Option<L2Fault> {
+        self.fault
     }
 
     /// Operations in flight.
@@ -611,14 +687,20 @@ impl L2File {
     pub fn contains(&self, name: &ChunkName<'_>) -> bool {
         let key = self.batch_key(name.prefix, name.segment);
         let bit = 1u64 << self.slot_of(name.segment);
-        self.map
-            .get(&key)
-            .is_some_and(|&e| self.extents[e as usize].present & bit != 0)
+        self.fault.is_none()
+            && self
+                .map
+                .get(&key)
+                .is_some_and(|&e| self.extents[e as usize].present & bit != 0)
     }
 
     /// Starts reading the batch holding `name` (one contiguous read of its extent), or joins
     /// the read already in flight. Never blocks.
     pub fn read(&mut self, name: &ChunkName<'_>) -> ReadStart {
+        if self.fault.is_some() {
+            self.counters.refused_off += 1;
+            return ReadStart::Miss;
+        }
         let key = self.batch_key(name.prefix, name.segment);
         let slot = self.slot_of(name.segment);
         let Some(&e) = self.map.get(&key) else {
@@ -680,6 +762,10 @@ impl L2File {
     /// extent, allocating one (and evicting) if the decision policy accepts a new batch.
     /// Never blocks.
     pub fn admit(&mut self, name: &ChunkName<'_>, payload: &[u8]) -> Admit {
+        if self.fault.is_some() {
+            self.counters.refused_off += 1;
+            return Admit::Off;
+        }
         if name.name.len() > usize::from(u16::MAX)
             || name.name.len() + payload.len() > self.sb.slot_capacity_bytes()
             || payload.len() > u32::MAX as usize
@@ -855,6 +941,9 @@ impl L2File {
 
     fn finish(&mut self, done: IoDone, f: &mut impl FnMut(&BatchRead<'_>)) {
         let ok = done.complete();
+        if !ok {
+            self.note_failure(&done);
+        }
         let IoDone { op, .. } = done;
         if op.tag & WRITE_TAG != 0 {
             let (e, gen, slot) = untag(op.tag);
@@ -892,10 +981,19 @@ impl L2File {
                 }
                 let at = s as usize * sbytes;
                 match SlotHeader::read(&buf[at..at + sbytes]) {
-                    Ok((h, _, _))
+                    Ok((h, name, payload))
                         if h.batch_key == key
                             && h.segment % u64::from(self.sb.batch) == u64::from(s) =>
                     {
+                        if self
+                            .payload_check
+                            .is_some_and(|check| !check(name, payload))
+                        {
+                            // Intact bytes, wrong content (a buggy writer, a crafted file).
+                            self.counters.name_mismatches += 1;
+                            self.extents[e as usize].present &= !(1 << s);
+                            continue;
+                        }
                         valid |= 1 << s;
                         self.lens[s as usize] = (h.name_len, h.payload_len);
                         self.segments[s as usize] = h.segment;
@@ -922,6 +1020,26 @@ impl L2File {
         };
         f(&view);
         self.read_bufs.push(op.buf);
+    }
+
+    /// Turns the store off at its first storage fault (an interrupted operation is not one).
+    fn note_failure(&mut self, done: &IoDone) {
+        let errno = match &done.result {
+            Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+            Ok(_) => 0,
+        };
+        if self.fault.is_none() && !matches!(errno, libc::EINTR | libc::EAGAIN | libc::ECANCELED) {
+            self.fault = Some(L2Fault {
+                write: done.op.kind == IoKind::Write,
+                errno,
+            });
+        }
+    }
+
+    /// Test hook: the next operation of `kind` to complete fails with OS error `errno`.
+    #[cfg(test)]
+    pub(crate) fn fail_next_io(&mut self, kind: IoKind, errno: i32) {
+        self.io.fail_next(kind, errno);
     }
 
     /// The extents' keys from the next victim to the newest (for tests).

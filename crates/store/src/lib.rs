@@ -6,12 +6,15 @@
 //!   contiguous extents, non-blocking I/O through io_uring or a `pread`/`pwrite` thread pool
 //!   ([`io`]), FIFO/LRU replacement ([`Replacement`], kept in [`list`] order), admission
 //!   decisions, CRC32C on every slot, an index that survives clean restarts and is rebuilt by a
-//!   scan after a crash ([`layout`] is the format);
+//!   scan after a crash ([`layout`] is the format), start-up from whatever a crash while the
+//!   file was created left, and a storage fault that turns the store off ([`L2Fault`]) instead
+//!   of failing on every packet;
 //! - [`emulated`]: the emulated L2 of Mansilha et al. (delay `B·|c|/τ`, busy-wait or sleep,
 //!   static or dynamic memory);
 //! - [`tier`]: the adapter that plugs an [`L2File`] behind the engine's CS as its
 //!   `SlowTier` and hands completed batches back in the shape of
-//!   `Engine::complete_pending`.
+//!   `Engine::complete_pending`; it serves a chunk only if its Data carries the name asked for
+//!   ([`tier::data_name_matches`]).
 //!
 //! The crate owns its disk I/O and nothing else: no sockets, no engine tables. The simulator
 //! of the hierarchical store on chunk ids (L1 FIFO/LRU with batch prefetch, checked against
@@ -28,7 +31,8 @@ pub mod tier;
 pub use emulated::{EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config};
 pub use io::{ActiveBackend, IoBackend};
 pub use l2::{
-    Admission, Admit, BatchRead, Chunk, Decision, L2Config, L2Counters, L2Error, L2File, ReadStart,
+    Admission, Admit, BatchRead, Chunk, Decision, L2Config, L2Counters, L2Error, L2Fault, L2File,
+    ReadStart,
 };
 pub use layout::ChunkName;
 pub use replacement::Replacement;

@@ -4,9 +4,10 @@
 //! - [`L2Tier::lookup`] has `SlowTier::lookup`'s signature: an L1 (engine CS) miss whose chunk
 //!   is in L2 answers `true` (pending) and starts (or joins) the read of its whole batch.
 //! - [`L2Tier::poll`] drains finished reads without blocking and hands out one
-//!   [`TierCompletion`] per chunk: every chunk that verified (the requested ones and the rest of
-//!   the batch, for L1), and one completion with `data: None` for each waiting chunk that did
-//!   not verify, so that every pending lookup is completed exactly once. A completion with
+//!   [`TierCompletion`] per chunk: every chunk that verified (its checksum, then
+//!   [`data_name_matches`]), the requested ones and the rest of the batch (for L1), and one
+//!   completion with `data: None` for each waiting chunk that did not verify, so that every
+//!   pending lookup is completed exactly once. A completion with
 //!   `full_hash: Some(h)` goes straight to `engine.complete_pending(now_ms, h, name_value,
 //!   data)`; one with `full_hash: None` (the batch's other chunks) to
 //!   `engine.insert_cs(now_ms, data)`.
@@ -23,12 +24,29 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use engine::fw::pipeline::SlowTier;
+use wire::{DataView, Limits};
 
 use crate::l2::{Admit, BatchRead, L2File, ReadStart};
 use crate::layout::ChunkName;
 
 /// Default longest name (name TLV value bytes) a pending lookup may have.
 pub const DEFAULT_MAX_NAME_BYTES: usize = 512;
+
+/// Limits for decoding a stored Data: none beyond the slot's own size (the engine applies the
+/// router's limits when it takes the Data).
+const STORED_DATA_LIMITS: Limits = Limits {
+    max_packet_bytes: usize::MAX,
+    max_name_components: usize::MAX,
+    max_name_bytes: usize::MAX,
+    verify_parameters_digest: false,
+};
+
+/// Whether `payload` is a Data packet whose Name is `name_value` (a name TLV value): the check
+/// every chunk read from L2 passes before it is served or put into the RAM CS. A slot whose
+/// checksum holds may still carry another Data (an older or buggy writer, a crafted file).
+pub fn data_name_matches(name_value: &[u8], payload: &[u8]) -> bool {
+    DataView::decode(payload, &STORED_DATA_LIMITS).is_ok_and(|d| d.name().value() == name_value)
+}
 
 /// One chunk coming back from L2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +108,9 @@ pub struct L2Tier {
 
 impl L2Tier {
     /// Wraps an open store; names of pending lookups may have up to `max_name_bytes` bytes.
-    pub fn new(l2: L2File, max_name_bytes: usize) -> Self {
+    /// The store checks every chunk it reads with [`data_name_matches`] before handing it out.
+    pub fn new(mut l2: L2File, max_name_bytes: usize) -> Self {
+        l2.set_payload_check(data_name_matches);
         let qd = l2.config().queue_depth;
         let batch = l2.superblock().batch as usize;
         L2Tier {
@@ -430,5 +450,77 @@ impl SlowTier for L2Tier {
 
     fn prefetch(&mut self, name_value: &[u8]) {
         L2Tier::prefetch(self, name_value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::IoKind;
+    use crate::l2::{L2Config, L2File};
+    use wire::{Data, Name};
+
+    fn chunk(uri: &str) -> (Vec<u8>, Vec<u8>) {
+        let name = Name::from_uri(uri).unwrap();
+        let mut d = Data::new(name.clone(), uri.as_bytes().to_vec());
+        d.sign_digest_sha256();
+        (name.to_wire()[2..].to_vec(), d.to_wire())
+    }
+
+    /// A tier holding segments 0..4 of /f (one batch).
+    fn tier(dir: &std::path::Path) -> L2Tier {
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 4,
+            queue_depth: 4,
+            ..L2Config::new(dir.join("l2"), 8)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        for s in 0..4 {
+            let (n, d) = chunk(&format!("/f/seg={s}"));
+            assert_eq!(t.admit(&n, &d), Admit::Writing);
+        }
+        t.l2_mut().flush();
+        t
+    }
+
+    #[test]
+    fn a_failed_read_completes_the_waiting_lookups_without_data_and_turns_l2_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        let (n1, _) = chunk("/f/seg=1");
+        let (n2, _) = chunk("/f/seg=2");
+        assert!(t.lookup(11, &n1) && t.lookup(12, &n2));
+        t.l2_mut().fail_next_io(IoKind::Read, libc::EIO);
+        let mut got = Vec::new();
+        assert!(t.wait(|c| got.push((c.full_hash, c.name_value.to_vec(), c.data.is_some()))));
+        got.sort();
+        assert_eq!(
+            got,
+            vec![(Some(11), n1.clone(), false), (Some(12), n2, false)]
+        );
+        assert_eq!((t.counters().served, t.counters().failed), (0, 2));
+        assert!(t.l2().fault().is_some());
+        // Off: a miss at once (the engine forwards upstream), nothing admitted, no I/O.
+        assert!(!t.lookup(13, &n1));
+        let (n5, d5) = chunk("/f/seg=5");
+        assert_eq!(t.admit(&n5, &d5), Admit::Off);
+        assert_eq!(t.l2().in_flight(), 0);
+        assert!(!t.wait(|_| panic!("nothing in flight")));
+    }
+
+    #[test]
+    fn a_failed_write_turns_l2_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        let (n, d) = chunk("/g/seg=0");
+        t.l2_mut().fail_next_io(IoKind::Write, libc::ENOSPC);
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        let fault = t.l2().fault().expect("off");
+        assert!(fault.write && fault.errno == libc::ENOSPC, "{fault}");
+        let (n1, _) = chunk("/f/seg=1");
+        assert!(!t.lookup(1, &n1), "what was stored is not read any more");
+        assert_eq!(t.l2().counters().refused_off, 1);
     }
 }

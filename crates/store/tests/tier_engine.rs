@@ -11,7 +11,8 @@ use engine::fw::pipeline::{Engine, EngineConfig, SendKind};
 use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId, PitCsConfig};
-use store::{Admit, L2Config, L2File, L2Tier, SharedL2Tier, TierCompletion};
+use store::layout::SlotHeader;
+use store::{Admit, ChunkName, L2Config, L2File, L2Tier, SharedL2Tier, TierCompletion};
 use wire::{Data, DataView, Interest, Limits, Name};
 
 const KEY: HashKey = HashKey::fixed(0x1234, 0x5678);
@@ -268,4 +269,79 @@ fn without_prefetch_ahead_the_next_batch_waits_for_its_own_miss() {
     // Segment 4 misses L1 and goes to L2.
     assert!(process(&mut e, 1003, DOWNSTREAM, &interest("/v/p/seg=4", 3)).is_empty());
     assert_eq!(tier.lock().counters().lookups, 2);
+}
+
+/// Writes a slot with the crate's own layout functions: a valid header (batch key, segment,
+/// CRC32C) naming `header_uri`, around the Data `payload`.
+fn craft_slot(cfg: &L2Config, l2: &L2File, extent: u32, header_uri: &str, payload: &[u8]) {
+    let name = name_value(header_uri);
+    let chunk = ChunkName::parse(&name).unwrap();
+    let sb = *l2.superblock();
+    let header = SlotHeader {
+        batch_key: l2.batch_key(chunk.prefix, chunk.segment),
+        segment: chunk.segment,
+        seq: 1000 + u64::from(extent),
+        name_len: name.len() as u16,
+        payload_len: payload.len() as u32,
+    };
+    let mut slot = vec![0u8; sb.slot_bytes as usize];
+    header.write(&mut slot, &name, payload);
+    let slot_no = (chunk.segment % u64::from(sb.batch)) as u32;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&cfg.path)
+        .unwrap();
+    f.write_at(&slot, sb.slot_offset(extent, slot_no)).unwrap();
+}
+
+#[test]
+fn a_slot_whose_data_carries_another_name_is_never_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, tier) = tier_in(dir.path());
+    drop(tier);
+    // A file whose slots verify (checksum, batch key, position) but two of which hold a Data
+    // named otherwise than their header says. No index file: the next open scans.
+    let l2 = L2File::open(&cfg).unwrap();
+    craft_slot(&cfg, &l2, 0, "/v/m/seg=0", &data_wire("/v/m/seg=0"));
+    craft_slot(&cfg, &l2, 0, "/v/m/seg=2", &data_wire("/v/evil/seg=2"));
+    craft_slot(&cfg, &l2, 1, "/v/n/seg=1", &data_wire("/v/evil/seg=1"));
+    drop(l2);
+    let tier = SharedL2Tier::new(L2Tier::new(L2File::open(&cfg).unwrap(), 256));
+    assert_eq!(
+        tier.lock().l2().stored_chunks(),
+        3,
+        "the scan accepts the slots"
+    );
+    let mut e = engine_with(&tier);
+
+    // The batch of /v/m: segment 0 is served, segment 2 is not put into the RAM CS.
+    assert!(process(&mut e, 1000, DOWNSTREAM, &interest("/v/m/seg=0", 1)).is_empty());
+    let (sent, prefetched) = complete(&mut e, &tier, 1001);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (sent[0].0, sent[0].2.clone()),
+        (DOWNSTREAM, data_wire("/v/m/seg=0"))
+    );
+    assert_eq!(
+        prefetched, 0,
+        "the mismatched chunk never reaches the RAM CS"
+    );
+    assert!(!tier
+        .lock()
+        .l2()
+        .contains(&ChunkName::parse(&name_value("/v/m/seg=2")).unwrap()));
+    let sent = process(&mut e, 1002, DOWNSTREAM, &interest("/v/m/seg=2", 2));
+    assert_eq!(sent.len(), 1, "dropped from the index: a plain miss");
+    assert_eq!((sent[0].0, sent[0].1), (UPSTREAM, SendKind::Interest));
+
+    // A waiting Interest whose slot holds another Data goes upstream.
+    assert!(process(&mut e, 1003, DOWNSTREAM, &interest("/v/n/seg=1", 3)).is_empty());
+    let (sent, prefetched) = complete(&mut e, &tier, 1004);
+    assert_eq!((sent.len(), prefetched), (1, 0), "{sent:?}");
+    assert_eq!((sent[0].0, sent[0].1), (UPSTREAM, SendKind::Interest));
+    let t = tier.lock();
+    assert_eq!(t.l2().counters().name_mismatches, 2);
+    assert_eq!(t.l2().counters().checksum_failures, 0);
+    assert_eq!((t.counters().served, t.counters().failed), (1, 1));
+    assert_eq!(t.l2().stored_chunks(), 1);
 }

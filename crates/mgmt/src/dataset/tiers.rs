@@ -66,6 +66,14 @@ pub mod tlv {
     /// Prefetch-ahead batch reads started (offers whose next batch was neither in the RAM CS
     /// nor already being read).
     pub const N_AHEAD_READS: u32 = 0xCA32;
+    /// Slots whose checksum held but whose Data carried another name than the slot's (dropped,
+    /// never served).
+    pub const N_NAME_MISMATCHES: u32 = 0xCA34;
+    /// Workers whose tier a storage fault (EIO, ENOSPC, a read-only file system...) turned
+    /// off, at open or since: they forward from RAM only.
+    pub const N_WORKERS_OFF: u32 = 0xCA36;
+    /// Reads and writes that failed.
+    pub const N_IO_ERRORS: u32 = 0xCA38;
 }
 
 /// One storage tier's state.
@@ -121,10 +129,16 @@ pub struct CsTierInfo {
     pub n_ahead_offered: u64,
     /// Prefetch-ahead batch reads started.
     pub n_ahead_reads: u64,
+    /// Slots whose Data carried another name.
+    pub n_name_mismatches: u64,
+    /// Workers whose tier a storage fault turned off.
+    pub n_workers_off: u64,
+    /// Reads and writes that failed.
+    pub n_io_errors: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 25] {
+    fn fields(&self) -> [(u32, u64); 28] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -152,6 +166,9 @@ impl CsTierInfo {
             (LOOP_P999_US, self.loop_p999_us),
             (N_AHEAD_OFFERED, self.n_ahead_offered),
             (N_AHEAD_READS, self.n_ahead_reads),
+            (N_NAME_MISMATCHES, self.n_name_mismatches),
+            (N_WORKERS_OFF, self.n_workers_off),
+            (N_IO_ERRORS, self.n_io_errors),
         ]
     }
 
@@ -183,6 +200,9 @@ impl CsTierInfo {
             LOOP_P999_US => &mut self.loop_p999_us,
             N_AHEAD_OFFERED => &mut self.n_ahead_offered,
             N_AHEAD_READS => &mut self.n_ahead_reads,
+            N_NAME_MISMATCHES => &mut self.n_name_mismatches,
+            N_WORKERS_OFF => &mut self.n_workers_off,
+            N_IO_ERRORS => &mut self.n_io_errors,
             _ => return None,
         })
     }
@@ -267,6 +287,9 @@ mod tests {
             loop_p999_us: 77,
             n_ahead_offered: 12,
             n_ahead_reads: 11,
+            n_name_mismatches: 2,
+            n_workers_off: 1,
+            n_io_errors: 3,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();

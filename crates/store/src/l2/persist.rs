@@ -6,9 +6,14 @@ use super::*;
 impl L2File {
     /// Waits for every operation in flight, then writes the index to
     /// [`L2Config::index_path`] (with a CRC32C) and syncs, so that the next open needs no
-    /// scan. Dropping an `L2File` without `close` is like a crash.
+    /// scan. Dropping an `L2File` without `close` is like a crash. A store that a fault turned
+    /// off ([`L2File::fault`]) writes no index: the next open scans it (and turns it off again
+    /// if the fault persists).
     pub fn close(mut self) -> Result<(), L2Error> {
         self.flush();
+        if self.fault.is_some() {
+            return Ok(());
+        }
         self.file
             .sync_all()
             .map_err(io_err("cannot sync L2 file"))?;
@@ -201,74 +206,120 @@ pub(super) fn preallocate(file: &File, bytes: u64) -> io::Result<()> {
     }
 }
 
-/// The superblock of the L2 file just opened as `file`: a new one (random hash key and file
-/// id) written to an empty file or a block device without one, which is then `fresh`, or the
-/// existing one, which must have the geometry of `want`.
+/// What [`superblock`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Found {
+    /// A new superblock: the file was empty, held no superblock yet (a crash while it was
+    /// created), or was shorter than a superblock; every extent is free.
+    Fresh,
+    /// A superblock, and the file as long as it says.
+    Whole,
+    /// A superblock, but the file was shorter than its geometry (truncated): it was extended
+    /// back, and the index must be rebuilt from the slots (an index file would name slots that
+    /// are gone).
+    Extended,
+}
+
+/// The superblock of the L2 file just opened as `file`, and what was found: a new one (random
+/// hash key and file id) written to a file that has none, which is then [`Found::Fresh`], or
+/// the existing one, which must have the geometry of `want`.
+///
+/// Every state a crash while creating the file can leave opens: an empty file, a file shorter
+/// than a superblock or whose superblock is still zeros (preallocated, superblock not yet
+/// written) is created again; a file shorter than its superblock says is extended back. A
+/// block device without a superblock gets one; one with a superblock is used as it is.
 pub(super) fn superblock(
     file: &File,
     path: &Path,
     want: Superblock,
-) -> Result<(Superblock, bool), L2Error> {
+) -> Result<(Superblock, Found), L2Error> {
     let mut block = AlignedBuf::new(SUPERBLOCK_BYTES as usize);
-    let len = file
-        .metadata()
-        .map_err(io_err(format!("cannot stat {}", path.display())))?
-        .len();
-    let is_blockdev = {
-        use std::os::unix::fs::FileTypeExt;
-        file.metadata()
-            .map(|m| m.file_type().is_block_device())
-            .unwrap_or(false)
+    let (len, is_blockdev) =
+        file_len(file).map_err(io_err(format!("cannot stat {}", path.display())))?;
+    let fresh = len < SUPERBLOCK_BYTES || {
+        read_full(file, block.as_mut_slice(), 0).map_err(io_err(format!(
+            "cannot read superblock of {}",
+            path.display()
+        )))?;
+        let b = &block.as_slice()[..SUPERBLOCK_BYTES as usize];
+        b.iter().all(|&x| x == 0)
+            || (is_blockdev && Superblock::decode(b) == Err(LayoutError::NotAnL2File))
     };
-    let fresh = len == 0
-        || (is_blockdev && {
-            let _ = file.read_at(block.as_mut_slice(), 0);
-            Superblock::decode(block.as_slice()) == Err(LayoutError::NotAnL2File)
-        });
-    let sb = if fresh {
-        let mut rand = [0u8; 24];
-        File::open("/dev/urandom")
-            .and_then(|mut f| f.read_exact(&mut rand))
-            .map_err(io_err("cannot read /dev/urandom"))?;
-        let mut hash_key = [0u8; 16];
-        hash_key.copy_from_slice(&rand[..16]);
-        let sb = Superblock {
-            hash_key,
-            file_id: le64(&rand, 16),
-            ..want
-        };
-        if !is_blockdev {
-            preallocate(file, sb.file_bytes())
-                .map_err(io_err(format!("cannot preallocate {}", path.display())))?;
-        }
-        sb.encode(block.as_mut_slice());
-        file.write_at(&block.as_slice()[..SUPERBLOCK_BYTES as usize], 0)
-            .map_err(io_err(format!(
-                "cannot write superblock of {}",
-                path.display()
-            )))?;
-        sb
-    } else {
-        file.read_at(block.as_mut_slice(), 0)
-            .map_err(io_err(format!(
-                "cannot read superblock of {}",
-                path.display()
-            )))?;
-        let sb = Superblock::decode(block.as_slice())?;
-        if (sb.slot_bytes, sb.batch, sb.extents) != (want.slot_bytes, want.batch, want.extents) {
-            return Err(L2Error::Config(format!(
-                "{} has slot_bytes={} batch={} extents={}, the configuration asks for \
-                 slot_bytes={} batch={} extents={}",
-                path.display(),
-                sb.slot_bytes,
-                sb.batch,
-                sb.extents,
-                want.slot_bytes,
-                want.batch,
-                want.extents
-            )));
-        }
-        sb
+    if fresh {
+        return create(file, path, want, is_blockdev, &mut block).map(|sb| (sb, Found::Fresh));
+    }
+    let sb = Superblock::decode(block.as_slice())?;
+    if (sb.slot_bytes, sb.batch, sb.extents) != (want.slot_bytes, want.batch, want.extents) {
+        return Err(L2Error::Config(format!(
+            "{} has slot_bytes={} batch={} extents={}, the configuration asks for \
+             slot_bytes={} batch={} extents={}",
+            path.display(),
+            sb.slot_bytes,
+            sb.batch,
+            sb.extents,
+            want.slot_bytes,
+            want.batch,
+            want.extents
+        )));
+    }
+    if len >= sb.file_bytes() {
+        return Ok((sb, Found::Whole));
+    }
+    if is_blockdev {
+        return Err(L2Error::Config(format!(
+            "{} holds {len} bytes, its superblock says {}",
+            path.display(),
+            sb.file_bytes()
+        )));
+    }
+    preallocate(file, sb.file_bytes())
+        .map_err(io_err(format!("cannot extend {}", path.display())))?;
+    Ok((sb, Found::Extended))
+}
+
+/// (bytes, is a block device): a block device's size is not in its metadata.
+fn file_len(file: &File) -> io::Result<(u64, bool)> {
+    use std::io::{Seek as _, SeekFrom};
+    use std::os::unix::fs::FileTypeExt;
+    let meta = file.metadata()?;
+    if meta.file_type().is_block_device() {
+        // `Seek` on `&File` moves the shared offset, which positional I/O never uses.
+        let mut f = file;
+        return Ok((f.seek(SeekFrom::End(0))?, true));
+    }
+    Ok((meta.len(), false))
+}
+
+/// Writes a new superblock (random hash key and file id, the geometry of `want`) into a file
+/// preallocated first, so that a crash in between leaves a file of zeros, created again at
+/// the next open.
+fn create(
+    file: &File,
+    path: &Path,
+    want: Superblock,
+    is_blockdev: bool,
+    block: &mut AlignedBuf,
+) -> Result<Superblock, L2Error> {
+    let mut rand = [0u8; 24];
+    File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut rand))
+        .map_err(io_err("cannot read /dev/urandom"))?;
+    let mut hash_key = [0u8; 16];
+    hash_key.copy_from_slice(&rand[..16]);
+    let sb = Superblock {
+        hash_key,
+        file_id: le64(&rand, 16),
+        ..want
     };
-    Ok((sb, fresh))
+    if !is_blockdev {
+        preallocate(file, sb.file_bytes())
+            .map_err(io_err(format!("cannot preallocate {}", path.display())))?;
+    }
+    sb.encode(block.as_mut_slice());
+    file.write_all_at(&block.as_slice()[..SUPERBLOCK_BYTES as usize], 0)
+        .map_err(io_err(format!(
+            "cannot write superblock of {}",
+            path.display()
+        )))?;
+    Ok(sb)
 }

@@ -380,3 +380,157 @@ fn geometry_mismatch_and_bad_config_are_errors() {
     .unwrap_err();
     assert!(e.to_string().contains("not a Cascade L2 file"), "{e}");
 }
+
+#[test]
+fn what_a_crash_while_creating_leaves_is_created_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let want = L2File::open(&cfg).unwrap().superblock().file_bytes();
+    std::fs::remove_file(&cfg.path).unwrap();
+    let states: [(&str, Vec<u8>); 4] = [
+        ("created, nothing written", vec![]),
+        ("shorter than a superblock", vec![0x5a; 1000]),
+        ("superblock of zeros", vec![0; SUPERBLOCK_BYTES as usize]),
+        ("preallocated, no superblock yet", vec![0; want as usize]),
+    ];
+    for (state, bytes) in states {
+        std::fs::write(&cfg.path, &bytes).unwrap();
+        let mut l2 = L2File::open(&cfg).unwrap_or_else(|e| panic!("{state}: {e}"));
+        assert_eq!(l2.stored_chunks(), 0, "{state}");
+        fill(&mut l2, 2, 8);
+        assert_eq!(servable(&mut l2, 2, 8), 16, "{state}");
+        l2.close().unwrap();
+        assert_eq!(std::fs::metadata(&cfg.path).unwrap().len(), want, "{state}");
+        let l2 = L2File::open(&cfg).unwrap();
+        assert!(
+            l2.counters().loaded_index_file,
+            "{state}: a file like any other"
+        );
+        assert_eq!(l2.stored_chunks(), 16, "{state}");
+        drop(l2);
+        std::fs::remove_file(&cfg.path).unwrap();
+    }
+    // Not zeros and not a superblock: someone else's file, refused (not overwritten).
+    std::fs::write(&cfg.path, vec![0x5a; 2 * SUPERBLOCK_BYTES as usize]).unwrap();
+    let e = L2File::open(&cfg).unwrap_err();
+    assert!(e.to_string().contains("not a Cascade L2 file"), "{e}");
+}
+
+#[test]
+fn a_truncated_file_is_extended_back_and_its_index_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    // Superblock written, file not preallocated yet.
+    let l2 = L2File::open(&cfg).unwrap();
+    let sb = *l2.superblock();
+    drop(l2);
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.set_len(SUPERBLOCK_BYTES).unwrap();
+    drop(f);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    assert_eq!(*l2.superblock(), sb, "the same file, extended");
+    assert_eq!(std::fs::metadata(&cfg.path).unwrap().len(), sb.file_bytes());
+    // Contents 0, 1, 2 in extents 0..6, two each; a clean stop writes the index.
+    fill(&mut l2, 3, 8);
+    assert_eq!(l2.map[&key_of(&l2, 2, 0)], 4);
+    l2.close().unwrap();
+    assert!(cfg.index_path().exists());
+    // Cut in the middle of extent 4: content 2 is gone, the index file names it still.
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.set_len(sb.extent_offset(4) + 100).unwrap();
+    drop(f);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    let k = *l2.counters();
+    assert!(!k.loaded_index_file, "the index file is not trusted");
+    assert!(!cfg.index_path().exists());
+    assert_eq!(k.recovered_chunks, 16);
+    assert_eq!(std::fs::metadata(&cfg.path).unwrap().len(), sb.file_bytes());
+    assert_eq!(servable(&mut l2, 3, 8), 16);
+    assert_eq!(l2.counters().checksum_failures, 0);
+    fill_one(&mut l2, 2, 8);
+    assert_eq!(
+        servable(&mut l2, 3, 8),
+        24,
+        "the extended part takes chunks again"
+    );
+}
+
+#[test]
+fn a_partial_index_file_is_ignored_and_the_index_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    fill(&mut l2, 2, 8);
+    l2.close().unwrap();
+    let whole = std::fs::read(cfg.index_path()).unwrap();
+    for cut in [0, 8, 31, whole.len() / 2, whole.len() - 1] {
+        std::fs::write(cfg.index_path(), &whole[..cut]).unwrap();
+        let mut l2 = L2File::open(&cfg).unwrap();
+        assert!(!l2.counters().loaded_index_file, "cut at {cut}");
+        assert_eq!(servable(&mut l2, 2, 8), 16, "cut at {cut}");
+        l2.close().unwrap();
+    }
+    // A crash while it was written leaves only its temporary file, which nothing reads.
+    std::fs::rename(cfg.index_path(), cfg.index_path().with_extension("idx.tmp")).unwrap();
+    let l2 = L2File::open(&cfg).unwrap();
+    assert!(!l2.counters().loaded_index_file);
+    assert_eq!(l2.stored_chunks(), 16);
+}
+
+#[test]
+fn a_failed_read_or_write_turns_the_store_off_for_good() {
+    for (kind, errno) in [
+        (IoKind::Read, libc::EIO),
+        (IoKind::Write, libc::ENOSPC),
+        (IoKind::Write, libc::EROFS),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(dir.path(), 8);
+        let mut l2 = L2File::open(&cfg).unwrap();
+        fill(&mut l2, 1, 8);
+        l2.fail_next_io(kind, errno);
+        let what = format!("{kind:?} errno {errno}");
+        match kind {
+            IoKind::Read => assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(0), "{what}"),
+            IoKind::Write => fill_one(&mut l2, 1, 1),
+        }
+        let fault = l2.fault().unwrap_or_else(|| panic!("{what}: still on"));
+        assert_eq!((fault.write, fault.errno), (kind == IoKind::Write, errno));
+        assert!(fault.to_string().contains("failed"), "{fault}");
+        // Off: nothing read or written any more, and no I/O started.
+        let n = name(0, 5);
+        assert_eq!(l2.read(&ChunkName::parse(&n).unwrap()), ReadStart::Miss);
+        assert!(!l2.contains(&ChunkName::parse(&n).unwrap()));
+        let n = name(2, 0);
+        assert_eq!(l2.admit(&ChunkName::parse(&n).unwrap(), b"x"), Admit::Off);
+        assert_eq!(l2.in_flight(), 0);
+        assert_eq!(l2.counters().refused_off, 2, "{what}");
+        // Closed like after a crash: no index, the next open scans what is there.
+        l2.close().unwrap();
+        assert!(!cfg.index_path().exists(), "{what}");
+        let mut l2 = L2File::open(&cfg).unwrap();
+        assert!(l2.fault().is_none());
+        assert_eq!(servable(&mut l2, 1, 8), 8, "{what}");
+    }
+}
+
+#[test]
+fn an_interrupted_operation_is_not_a_fault_and_a_short_read_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    fill(&mut l2, 1, 8);
+    l2.fail_next_io(IoKind::Read, libc::EINTR);
+    assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(0));
+    assert!(l2.fault().is_none());
+    assert_eq!(l2.counters().read_errors, 1);
+    assert_eq!(read(&mut l2, 0, 0).map(|v| v.len()), Some(4));
+    // The file shrinks under the store: the next read comes up short.
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.set_len(SUPERBLOCK_BYTES).unwrap();
+    drop(f);
+    assert_eq!(read(&mut l2, 0, 4).map(|v| v.len()), Some(0));
+    let fault = l2.fault().expect("off");
+    assert_eq!((fault.write, fault.errno), (false, 0));
+    assert!(fault.to_string().contains("short"), "{fault}");
+}
