@@ -308,6 +308,9 @@ pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String
                 "loop_p999_us": t.loop_p999_us,
                 "n_ahead_offered": t.n_ahead_offered,
                 "n_ahead_reads": t.n_ahead_reads,
+                "n_name_mismatches": t.n_name_mismatches,
+                "n_workers_off": t.n_workers_off,
+                "n_io_errors": t.n_io_errors,
             });
         }
         return format!("{v}\n");
@@ -327,7 +330,7 @@ pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n",
             t.level,
             t.workers,
             t.capacity,
@@ -352,7 +355,10 @@ pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String
             t.stall_p999_us,
             t.n_stalls_over_1ms,
             t.loop_max_us,
-            t.loop_p999_us
+            t.loop_p999_us,
+            t.n_name_mismatches,
+            t.n_workers_off,
+            t.n_io_errors
         ));
     }
     out
@@ -575,6 +581,9 @@ mod tests {
             n_prefetch_used: 6,
             n_ahead_offered: 5,
             n_ahead_reads: 3,
+            n_name_mismatches: 7,
+            n_workers_off: 1,
+            n_io_errors: 2,
             ..CsTierInfo::default()
         };
         let t = render_cs(&cs, &[l2], false);
@@ -584,8 +593,18 @@ mod tests {
         );
         assert!(t.contains("used=6 (75.0%)"), "{t}");
         assert!(t.contains("readAhead offered=5 reads=3"), "{t}");
+        assert!(t.contains("nameMismatches=7"), "{t}");
+        assert!(t.contains("workersOff=1 ioErrors=2"), "{t}");
         let j: Value = serde_json::from_str(render_cs(&cs, &[l2], true).trim()).unwrap();
         assert_eq!(j["l2"]["n_entries"], 40);
+        assert_eq!(
+            (
+                j["l2"]["n_name_mismatches"].clone(),
+                j["l2"]["n_workers_off"].clone(),
+                j["l2"]["n_io_errors"].clone()
+            ),
+            (json!(7), json!(1), json!(2))
+        );
         assert_eq!(j["l2"]["prefetch_usefulness"], 0.75);
         assert_eq!(
             (
