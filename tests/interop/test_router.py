@@ -74,16 +74,23 @@ def _run(sock: str, scenario) -> None:
     asyncio.run(main())
 
 
+async def _register(app: NDNApp, prefix: str, handler) -> None:
+    """Registers ``prefix`` through the router's ``rib/register`` once ``app`` is connected, and
+    waits for the router's answer (a fixed sleep raced a slow registration on a loaded machine)."""
+    while not app.face.running:
+        await asyncio.sleep(0.005)
+    assert await app.register(prefix, handler), f"rib/register {prefix} refused"
+
+
 def test_python_ndn_producer_and_consumer_through_cascade(router):
     async def scenario(prod: NDNApp, cons: NDNApp):
         served = []
 
-        @prod.route("/py/hello")
         def on_interest(name, _param, _app_param):
             served.append(Name.to_str(name))
             prod.put_data(name, content=b"hello " + Name.to_str(name).encode(), freshness_period=1000)
 
-        await asyncio.sleep(0.5)  # registration
+        await _register(prod, "/py/hello", on_interest)
         for i in range(20):
             name, _meta, content = await cons.express_interest(
                 f"/py/hello/{i}", must_be_fresh=True, can_be_prefix=False, lifetime=2000
@@ -97,12 +104,11 @@ def test_python_ndn_producer_and_consumer_through_cascade(router):
 
 def test_can_be_prefix_reaches_a_longer_data_name(router):
     async def scenario(prod: NDNApp, cons: NDNApp):
-        @prod.route("/py/file")
         def on_interest(name, _param, _app_param):
             full = Name.normalize(name) + [Component.from_version(7), Component.from_segment(0)]
             prod.put_data(full, content=b"segment zero", freshness_period=1000)
 
-        await asyncio.sleep(0.5)
+        await _register(prod, "/py/file", on_interest)
         for i in range(8):
             name, _meta, content = await cons.express_interest(
                 f"/py/file/{i}", must_be_fresh=True, can_be_prefix=True, lifetime=2000
