@@ -147,6 +147,12 @@ impl Default for Listen {
     }
 }
 
+/// Default of [`Workers::spin_us`].
+pub const DEFAULT_SPIN_US: u64 = 0;
+
+/// Largest [`Workers::spin_us`]: a millisecond, the shortest tick.
+pub const MAX_SPIN_US: u64 = 1000;
+
 /// Forwarding workers and thread placement.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -172,6 +178,9 @@ pub struct Workers {
     pub prefault_mb: usize,
     /// Worker tick: the longest a worker sleeps when idle (PIT expiry runs at least this often).
     pub tick_ms: u64,
+    /// Microseconds an idle worker spins checking its input before it parks, and the I/O
+    /// thread polls without blocking before it sleeps (0: park and sleep at once).
+    pub spin_us: u64,
     /// How chunks are spread over workers: `content` (H=Content), `batch` (H=Batch, by content
     /// name and `floor(segment / store.batch)`), or `name` (each chunk by its full name).
     pub mapping: Mapping,
@@ -201,6 +210,7 @@ impl Default for Workers {
             prefault_buffers: 2_048,
             prefault_mb: 16,
             tick_ms: 10,
+            spin_us: DEFAULT_SPIN_US,
             mapping: Mapping::Content,
         }
     }
@@ -469,6 +479,12 @@ impl Config {
         )?;
         range("workers.prefault_mb", self.workers.prefault_mb, 0, 1 << 16)?;
         range("workers.tick_ms", self.workers.tick_ms as usize, 1, 1000)?;
+        range(
+            "workers.spin_us",
+            self.workers.spin_us.min(usize::MAX as u64) as usize,
+            0,
+            MAX_SPIN_US as usize,
+        )?;
         range("cs.capacity", self.cs.capacity, 0, 1 << 30)?;
         range("pit.capacity", self.pit.capacity, 64, 1 << 30)?;
         range("fib.capacity", self.fib.capacity, 64, 1 << 30)?;
@@ -591,6 +607,7 @@ mod tests {
             count = 3
             cores = [0, 1, 1]
             mapping = "batch"
+            spin_us = 50
             [cs]
             capacity = 1000
             policy = "fifo"
@@ -614,6 +631,12 @@ mod tests {
         .unwrap();
         assert_eq!(c.workers.count, 3);
         assert_eq!(c.workers.mapping, Mapping::Batch);
+        assert_eq!(c.workers.spin_us, 50);
+        assert_eq!(Workers::default().spin_us, DEFAULT_SPIN_US);
+        for ok in ["0", "1000"] {
+            let c = Config::from_toml(&format!("[workers]\nspin_us = {ok}\n")).unwrap();
+            assert_eq!(c.workers.spin_us.to_string(), ok);
+        }
         assert_eq!(Workers::default().mapping, Mapping::Content);
         assert_eq!(c.cs.policy, CsPolicy::Fifo);
         assert_eq!(c.routes[0].cost, 10);
@@ -649,6 +672,11 @@ mod tests {
             ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
             ("[store]\nadmission = \"write-around\"\n", "line 2"),
             ("[workers]\nmapping = \"random\"\n", "line 2"),
+            (
+                "[workers]\nspin_us = 1001\n",
+                "workers.spin_us: 1001 is outside 0..=1000",
+            ),
+            ("[workers]\nspin_us = -1\n", "line 2"),
         ];
         for (text, needle) in cases {
             let e = Config::from_toml(text).unwrap_err();

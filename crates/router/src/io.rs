@@ -30,7 +30,7 @@ use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
 use crate::pool::{Pkt, PktKind, Pool};
-use crate::worker::{Control, Wake, WorkerLink};
+use crate::worker::{spin_until, Control, Wake, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
@@ -150,6 +150,8 @@ pub struct IoConfig {
     pub malformed_limit: u64,
     /// Packet limits.
     pub limits: Limits,
+    /// How long the thread, idle, polls without blocking before it sleeps in the poll.
+    pub spin: Duration,
 }
 
 /// The listeners actually bound (with ephemeral ports resolved).
@@ -173,6 +175,7 @@ pub struct Io {
     stop: Arc<AtomicBool>,
     last_sweep_ms: u64,
     bound: Bound,
+    spin: Duration,
 }
 
 /// What the I/O thread needs from the router.
@@ -240,6 +243,7 @@ impl Io {
             stop: parts.stop,
             last_sweep_ms: 0,
             bound: Bound::default(),
+            spin: cfg.spin,
         };
         io.listen(unix, tcp, udp)?;
         Ok(io)
@@ -312,19 +316,12 @@ impl Io {
                 self.faces.sweep(now, &mut self.rx);
             }
             let pending = self.faces.start_turn();
-            let timeout = if busy || pending {
-                Some(Duration::ZERO)
+            let polled = if busy || pending {
+                self.poll.poll(&mut events, Some(Duration::ZERO))
             } else {
-                self.waker.sleeping.store(true, Ordering::SeqCst);
-                let outputs = self.rx.workers.iter().any(|w| !w.output.is_empty());
-                if outputs {
-                    self.waker.sleeping.store(false, Ordering::SeqCst);
-                    Some(Duration::ZERO)
-                } else {
-                    Some(Duration::from_millis(100))
-                }
+                self.idle_poll(&mut events)
             };
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            if let Err(e) = polled {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     tracing::error!("poll: {e}");
                     break;
@@ -344,6 +341,38 @@ impl Io {
         }
         // Clean shutdown: remove the Unix socket file.
         self.faces.remove_socket_files();
+    }
+
+    /// Polls with nothing to do: spins first (up to the spin budget) on the workers' output
+    /// rings, the stop flag and non-blocking polls, then sleeps in the poll until an event, a
+    /// worker's wake-up or the 100 ms timeout.
+    fn idle_poll(&mut self, events: &mut Events) -> std::io::Result<()> {
+        let (poll, workers, stop) = (&mut self.poll, &self.rx.workers, &self.stop);
+        let mut polled = Ok(false);
+        let ready = spin_until(self.spin, || {
+            if workers.iter().any(|w| !w.output.is_empty()) || stop.load(Ordering::Relaxed) {
+                return true;
+            }
+            // Events a poll returns are not returned again: they go back to the loop.
+            polled = poll
+                .poll(events, Some(Duration::ZERO))
+                .map(|()| !events.is_empty());
+            !matches!(polled, Ok(false))
+        });
+        match polled {
+            Ok(true) => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(false) if ready => return self.poll.poll(events, Some(Duration::ZERO)),
+            Ok(false) => {}
+        }
+        self.waker.sleeping.store(true, Ordering::SeqCst);
+        let timeout = if self.rx.workers.iter().any(|w| !w.output.is_empty()) {
+            self.waker.sleeping.store(false, Ordering::SeqCst);
+            Duration::ZERO
+        } else {
+            Duration::from_millis(100)
+        };
+        self.poll.poll(events, Some(timeout))
     }
 
     fn wake_workers(&mut self) {

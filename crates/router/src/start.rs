@@ -126,6 +126,7 @@ impl Shared {
                     udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
                     malformed_limit: f.malformed_limit,
                     limits: self.limits,
+                    spin: Duration::from_micros(cfg.workers.spin_us),
                 },
                 dispatcher: self.dispatcher(),
                 pool: self.pool.clone(),
@@ -176,6 +177,7 @@ impl Shared {
                 self.stop.clone(),
                 self.start,
                 Duration::from_millis(cfg.workers.tick_ms),
+                Duration::from_micros(cfg.workers.spin_us),
                 tier,
                 l2_off,
             );

@@ -205,6 +205,32 @@ pub trait Wake: Send + Sync {
     fn wake(&self);
 }
 
+/// Times `ready` is asked between two reads of the clock while spinning.
+const SPIN_CHECKS_PER_CLOCK_READ: u32 = 16;
+
+/// Spins (`std::hint::spin_loop`) until `ready` answers true or `budget` has passed, without
+/// a system call of its own: what an idle thread does before it parks (or sleeps in
+/// `epoll_wait`), so that work coming within `budget` finds it awake and needs no wake-up.
+/// Returns whether `ready` answered true; a zero budget returns false without asking.
+/// `ready` should answer true for a stop request too, so that a stop is honoured at once.
+pub fn spin_until(budget: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    if budget.is_zero() {
+        return false;
+    }
+    let t0 = Instant::now();
+    loop {
+        for _ in 0..SPIN_CHECKS_PER_CLOCK_READ {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        if t0.elapsed() >= budget {
+            return false;
+        }
+    }
+}
+
 /// Prefetched chunks tracked for usefulness, per worker.
 pub const PREFETCH_TRACKED: usize = 4096;
 
@@ -362,6 +388,8 @@ pub struct Worker {
     stop: Arc<AtomicBool>,
     start: Instant,
     tick: Duration,
+    /// How long the worker spins for input before it parks (zero: it parks at once).
+    spin: Duration,
     batch: Vec<Pkt>,
     batches: u64,
     tier: Option<L2>,
@@ -691,7 +719,8 @@ impl L2 {
 
 impl Worker {
     /// A worker around `engine`, with an optional L2 tier (already attached to the engine);
-    /// `l2_off`: the configuration has an L2 that a storage fault kept from opening.
+    /// `l2_off`: the configuration has an L2 that a storage fault kept from opening. When idle
+    /// it spins for up to `spin` before it parks for up to `tick`.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         index: usize,
@@ -703,6 +732,7 @@ impl Worker {
         stop: Arc<AtomicBool>,
         start: Instant,
         tick: Duration,
+        spin: Duration,
         tier: Option<L2>,
         l2_off: bool,
     ) -> Self {
@@ -737,6 +767,7 @@ impl Worker {
             stop,
             start,
             tick,
+            spin,
             batch: Vec::with_capacity(MAX_BATCH),
             batches: 0,
             stalls: tier.as_ref().map(|_| Box::new(Stalls::new())),
@@ -784,6 +815,9 @@ impl Worker {
             if !busy && completed == 0 {
                 let now = self.now_ms();
                 self.engine.advance(now);
+                if self.spin_for_work() {
+                    continue;
+                }
                 // Storage completions do not wake the worker: poll them often while any read
                 // is in flight.
                 let in_flight = self
@@ -816,6 +850,25 @@ impl Worker {
                 Err(_) => tracing::warn!("L2 tier still shared; index not written"),
             }
         }
+    }
+
+    /// Spins for up to the spin budget until input, a control message (applied here) or a
+    /// stop request comes; true if one came. The worker is not marked parked meanwhile, so
+    /// the I/O thread pushes input without unparking it.
+    fn spin_for_work(&mut self) -> bool {
+        let (input, stop, control) = (&self.emit.link.input, &self.stop, &self.control);
+        let mut message = None;
+        let ready = spin_until(self.spin, || {
+            if !input.is_empty() || stop.load(Ordering::Relaxed) {
+                return true;
+            }
+            message = control.try_recv().ok();
+            message.is_some()
+        });
+        if let Some(c) = message {
+            self.apply(c);
+        }
+        ready
     }
 
     /// Hands finished L2 reads to the engine: waiting Interests are answered (or forwarded on a

@@ -94,10 +94,26 @@ fn spawn_producer(
 
 #[test]
 fn two_routers_over_udp_forward_data_larger_than_the_mtu() {
-    let dir = tmp_dir("udp2");
-    let b = Router::start(&config(&dir, "b")).unwrap();
+    two_routers_over_udp(0);
+}
+
+/// With the idle threads spinning before they park or sleep (the longest spin allowed), both
+/// routers still forward, answer management and stop when asked.
+#[test]
+fn two_routers_over_udp_forward_and_stop_with_spinning_threads() {
+    two_routers_over_udp(router::config::MAX_SPIN_US);
+}
+
+/// Router A forwards `/big` over UDP (MTU 1400) to router B, whose producer answers with Data
+/// larger than the MTU; both routers' workers and I/O threads spin `spin_us` when idle.
+fn two_routers_over_udp(spin_us: u64) {
+    let dir = tmp_dir(&format!("udp2-spin{spin_us}"));
+    let mut cb = config(&dir, "b");
+    cb.workers.spin_us = spin_us;
+    let b = Router::start(&cb).unwrap();
     let b_udp = b.bound().udp.unwrap();
     let mut ca = config(&dir, "a");
+    ca.workers.spin_us = spin_us;
     ca.faces.udp_mtu = 1400;
     let uri = format!("udp4://{b_udp}");
     ca.static_faces
@@ -128,6 +144,8 @@ fn two_routers_over_udp_forward_data_larger_than_the_mtu() {
     let to_b = faces.iter().find(|f| f.uri.starts_with("udp4://")).unwrap();
     assert_eq!(to_b.counters.in_data, 3);
     assert!(to_b.counters.in_bytes > 3 * 6000);
+    // Every worker answers a control message, spinning or parked.
+    assert_eq!(a.snapshots().len(), a.workers());
     for r in [a, b] {
         r.stop_handle().stop();
         r.join();

@@ -71,6 +71,10 @@ pub struct ForwardBenchArgs {
     /// Forwarding workers of the router started here (default: the router's default).
     #[arg(long)]
     workers: Option<usize>,
+    /// `[workers] spin_us` of the router started here: microseconds its idle threads spin
+    /// before they park or sleep (default: the router's default).
+    #[arg(long, conflicts_with = "attach", value_parser = clap::value_parser!(u64).range(0..=router::config::MAX_SPIN_US))]
+    spin_us: Option<u64>,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

@@ -132,7 +132,8 @@ pub(super) struct Endpoints {
 }
 
 /// The router's Unix and UDP listeners: those of `--attach`, or of a router started here (in
-/// a temporary directory) with `workers` forwarding workers (default: the router's default).
+/// a temporary directory) with `workers` forwarding workers and `--spin-us` (default: the
+/// router's defaults).
 pub(super) fn router_endpoints(
     args: &ForwardBenchArgs,
     workers: Option<usize>,
@@ -175,6 +176,9 @@ pub(super) fn router_endpoints(
             cfg.listen.udp = "127.0.0.1:0".into();
             if let Some(w) = workers {
                 cfg.workers.count = w;
+            }
+            if let Some(s) = args.spin_us {
+                cfg.workers.spin_us = s;
             }
             let r = router::Router::start(&cfg)?;
             let b = r.bound().clone();
