@@ -1,0 +1,167 @@
+//! How long a worker's loop iterations take, and how much of each storage takes.
+
+/// Buckets (1 µs each) of the stall histograms; longer times fall in the last one.
+pub const STALL_BUCKETS: usize = 16_384;
+
+/// How long a worker's loop iterations take, and how much of each is spent on storage
+/// (L2 lookups, admissions and write-back, polling and handing out completions).
+pub(super) struct Stalls {
+    pub(super) storage: Vec<u32>,
+    pub(super) looped: Vec<u32>,
+    pub(super) storage_max_ns: u64,
+    pub(super) loop_max_ns: u64,
+    pub(super) storage_over_1ms: u64,
+    pub(super) iterations: u64,
+    /// Storage time of the current iteration so far.
+    pub(super) current_ns: u64,
+    /// Longest L2 poll (completions handed to the engine included), ns.
+    pub(super) poll_max_ns: u64,
+    /// Longest L2 lookups of one iteration (starting batch reads), ns.
+    pub(super) lookups_max_ns: u64,
+    /// Storage time of iterations in which the thread was not preempted (no involuntary
+    /// context switch): the stalls storage itself caused, on CPU or blocked in a system call.
+    pub(super) unpreempted_max_ns: u64,
+    pub(super) unpreempted_over_1ms: u64,
+    /// Iterations whose storage time exceeded 1 ms while the scheduler preempted the thread.
+    pub(super) preempted_over_1ms: u64,
+    /// Unpreempted iterations over 1 ms in which the thread blocked (a voluntary switch: a
+    /// system call or a page fault waited).
+    pub(super) blocked_over_1ms: u64,
+    /// Unpreempted, unblocked iterations over 1 ms whose thread CPU time also exceeded 1 ms.
+    pub(super) on_cpu_over_1ms: u64,
+    /// Context switches (voluntary, involuntary) and CPU time (µs) at the start of the
+    /// iteration.
+    pub(super) switches: (i64, i64, i64),
+}
+
+/// The calling thread's (voluntary, involuntary) context switches and CPU time in µs.
+pub(super) fn context_switches() -> (i64, i64, i64) {
+    // SAFETY: getrusage writes into the zeroed struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut u);
+        let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        (u.ru_nvcsw, u.ru_nivcsw, us(u.ru_utime) + us(u.ru_stime))
+    }
+}
+
+impl Stalls {
+    pub(super) fn new() -> Self {
+        Stalls {
+            storage: vec![0; STALL_BUCKETS],
+            looped: vec![0; STALL_BUCKETS],
+            storage_max_ns: 0,
+            loop_max_ns: 0,
+            storage_over_1ms: 0,
+            iterations: 0,
+            current_ns: 0,
+            poll_max_ns: 0,
+            lookups_max_ns: 0,
+            unpreempted_max_ns: 0,
+            unpreempted_over_1ms: 0,
+            preempted_over_1ms: 0,
+            blocked_over_1ms: 0,
+            on_cpu_over_1ms: 0,
+            switches: (0, 0, 0),
+        }
+    }
+
+    pub(super) fn bucket(ns: u64) -> usize {
+        ((ns / 1000) as usize).min(STALL_BUCKETS - 1)
+    }
+
+    /// Records an iteration; `preempted`: the scheduler switched the thread out during it;
+    /// `blocked`: the thread waited in the kernel during it; `on_cpu`: its CPU time exceeded
+    /// 1 ms.
+    pub(super) fn record(
+        &mut self,
+        storage_ns: u64,
+        loop_ns: u64,
+        preempted: bool,
+        blocked: bool,
+        on_cpu: bool,
+    ) {
+        let over = u64::from(storage_ns > 1_000_000);
+        if preempted {
+            self.preempted_over_1ms += over;
+        } else {
+            self.unpreempted_max_ns = self.unpreempted_max_ns.max(storage_ns);
+            self.unpreempted_over_1ms += over;
+            self.blocked_over_1ms += over * u64::from(blocked);
+            self.on_cpu_over_1ms += over * u64::from(!blocked && on_cpu);
+        }
+        let b = &mut self.storage[Self::bucket(storage_ns)];
+        *b = b.saturating_add(1);
+        let b = &mut self.looped[Self::bucket(loop_ns)];
+        *b = b.saturating_add(1);
+        self.storage_max_ns = self.storage_max_ns.max(storage_ns);
+        self.loop_max_ns = self.loop_max_ns.max(loop_ns);
+        self.storage_over_1ms += u64::from(storage_ns > 1_000_000);
+        self.iterations += 1;
+    }
+
+    /// Upper edge (ns) of the bucket holding quantile `q`, capped at `max`.
+    pub(super) fn quantile(h: &[u32], n: u64, max: u64, q: f64) -> u64 {
+        let want = ((q * n as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for (i, &c) in h.iter().enumerate() {
+            seen += u64::from(c);
+            if seen >= want {
+                return ((i as u64 + 1) * 1000).min(max);
+            }
+        }
+        max
+    }
+
+    pub(super) fn summary(&self) -> StallSummary {
+        let n = self.iterations;
+        StallSummary {
+            iterations: n,
+            storage_max_ns: self.storage_max_ns,
+            storage_p999_ns: Self::quantile(&self.storage, n, self.storage_max_ns, 0.999),
+            storage_over_1ms: self.storage_over_1ms,
+            loop_max_ns: self.loop_max_ns,
+            loop_p999_ns: Self::quantile(&self.looped, n, self.loop_max_ns, 0.999),
+            poll_max_ns: self.poll_max_ns,
+            lookups_max_ns: self.lookups_max_ns,
+            unpreempted_max_ns: self.unpreempted_max_ns,
+            unpreempted_over_1ms: self.unpreempted_over_1ms,
+            preempted_over_1ms: self.preempted_over_1ms,
+            blocked_over_1ms: self.blocked_over_1ms,
+            on_cpu_over_1ms: self.on_cpu_over_1ms,
+        }
+    }
+}
+
+/// A worker's loop iterations that did work, since start (with an L2 tier only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StallSummary {
+    /// Iterations that processed packets or L2 completions.
+    pub iterations: u64,
+    /// Longest storage time in one iteration (lookups, admissions, write-back, completions), ns.
+    pub storage_max_ns: u64,
+    /// 99.9th percentile of it (1 µs resolution), ns.
+    pub storage_p999_ns: u64,
+    /// Iterations whose storage time exceeded 1 ms.
+    pub storage_over_1ms: u64,
+    /// Longest whole iteration (control, a batch through the engine, L2 polling), ns.
+    pub loop_max_ns: u64,
+    /// 99.9th percentile of it (1 µs resolution), ns.
+    pub loop_p999_ns: u64,
+    /// Longest L2 poll of one iteration (completions handed to the engine included), ns.
+    pub poll_max_ns: u64,
+    /// Longest L2 lookups of one iteration (batch reads started), ns.
+    pub lookups_max_ns: u64,
+    /// Longest storage time of an iteration the scheduler did not preempt (storage's own
+    /// stall: on CPU, or blocked in a system call), ns.
+    pub unpreempted_max_ns: u64,
+    /// Unpreempted iterations whose storage time exceeded 1 ms.
+    pub unpreempted_over_1ms: u64,
+    /// Preempted iterations whose storage time exceeded 1 ms (the scheduler's, not storage's).
+    pub preempted_over_1ms: u64,
+    /// Of the unpreempted ones over 1 ms, those in which the thread blocked in the kernel.
+    pub blocked_over_1ms: u64,
+    /// Of the unpreempted, unblocked ones over 1 ms, those that also used over 1 ms of CPU
+    /// (the rest lost the time to interrupts or to the hypervisor, without a switch).
+    pub on_cpu_over_1ms: u64,
+}
