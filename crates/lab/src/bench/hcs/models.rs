@@ -12,13 +12,13 @@ pub(super) fn model_name(args: &HcsBenchArgs) -> &'static str {
         (WorkloadKind::Seq, _) if args.ahead() => {
             "Seq with prefetch-ahead, 1 - 1/chunks per content"
         }
-        (WorkloadKind::Seq, _) => "seed 000 eq. 3",
-        (WorkloadKind::Unif, _) => "seed 000 eq. 2",
+        (WorkloadKind::Seq, _) => "Mansilha et al. (2017) eq. 3",
+        (WorkloadKind::Unif, _) => "Mansilha et al. (2017) eq. 2",
         (WorkloadKind::Real, ReplacementArg::Fifo) => "stream model over the measured window",
         (WorkloadKind::Real, ReplacementArg::Lru) if args.ahead() => {
-            "seed 000 eq. 4 with Che-LRU, which has no prefetch-ahead term"
+            "Mansilha et al. (2017) eq. 4 with Che-LRU, which has no prefetch-ahead term"
         }
-        (WorkloadKind::Real, ReplacementArg::Lru) => "seed 000 eq. 4 with Che-LRU",
+        (WorkloadKind::Real, ReplacementArg::Lru) => "Mansilha et al. (2017) eq. 4 with Che-LRU",
     }
 }
 

@@ -144,10 +144,10 @@ impl Report<'_> {
         );
         match args.workload {
             WorkloadKind::Real => println!(
-                "  against seed 000's eq. 4 (L1 keeps every stream's batch): {rmse_seed:.4}"
+                "  against Mansilha et al.'s (2017) eq. 4 (L1 keeps every stream's batch): {rmse_seed:.4}"
             ),
             WorkloadKind::Seq if args.ahead() => {
-                println!("  against seed 000's eq. 3 (no prefetch-ahead): {rmse_seed:.4}")
+                println!("  against Mansilha et al.'s (2017) eq. 3 (no prefetch-ahead): {rmse_seed:.4}")
             }
             _ => {}
         }
