@@ -251,11 +251,20 @@ impl Default for Cs {
 pub struct Pit {
     /// Most pending Interests, over all workers.
     pub capacity: usize,
+    /// Longest an Interest waits in the PIT: a longer InterestLifetime is cut to this.
+    pub max_lifetime_ms: u64,
+    /// PIT occupancy (percent of a worker's share of `capacity`) from which a face holding
+    /// its fair share of the PIT gets Nack (Congestion) for a new Interest.
+    pub share_watermark_percent: u8,
 }
 
 impl Default for Pit {
     fn default() -> Self {
-        Pit { capacity: 131_072 }
+        Pit {
+            capacity: 131_072,
+            max_lifetime_ms: engine::table::pit_cs::DEFAULT_MAX_LIFETIME_MS,
+            share_watermark_percent: engine::table::pit_cs::DEFAULT_SHARE_WATERMARK_PERCENT,
+        }
     }
 }
 
@@ -487,6 +496,18 @@ impl Config {
         )?;
         range("cs.capacity", self.cs.capacity, 0, 1 << 30)?;
         range("pit.capacity", self.pit.capacity, 64, 1 << 30)?;
+        range(
+            "pit.max_lifetime_ms",
+            self.pit.max_lifetime_ms.min(usize::MAX as u64) as usize,
+            1000,
+            3_600_000,
+        )?;
+        range(
+            "pit.share_watermark_percent",
+            usize::from(self.pit.share_watermark_percent),
+            1,
+            100,
+        )?;
         range("fib.capacity", self.fib.capacity, 64, 1 << 30)?;
         range("fib.m", self.fib.m, 1, engine::hash::MAX_PREFIX_STATES)?;
         range(
@@ -563,6 +584,17 @@ impl Config {
         Ok(())
     }
 
+    /// The PIT's per-face limits for each worker's engine: `[pit]`'s lifetime cap and
+    /// watermark, and a per-face counter for every face id the face table can give out.
+    pub fn pit_limits(&self) -> engine::table::pit_cs::PitLimits {
+        engine::table::pit_cs::PitLimits {
+            max_lifetime_ms: self.pit.max_lifetime_ms,
+            share_watermark_percent: self.pit.share_watermark_percent,
+            face_slots: (face::table::FIRST_FACE_ID as usize + self.faces.max_faces)
+                .next_power_of_two(),
+        }
+    }
+
     /// The dispatcher's mapping of names to workers.
     pub fn worker_mapping(&self) -> crate::dispatch::WorkerMapping {
         use crate::dispatch::WorkerMapping;
@@ -611,6 +643,9 @@ mod tests {
             [cs]
             capacity = 1000
             policy = "fifo"
+            [pit]
+            max_lifetime_ms = 60000
+            share_watermark_percent = 75
             [[face]]
             uri = "udp://127.0.0.1:6364"
             [[route]]
@@ -639,6 +674,11 @@ mod tests {
         }
         assert_eq!(Workers::default().mapping, Mapping::Content);
         assert_eq!(c.cs.policy, CsPolicy::Fifo);
+        let limits = c.pit_limits();
+        assert_eq!(limits.max_lifetime_ms, 60_000);
+        assert_eq!(limits.share_watermark_percent, 75);
+        assert_eq!(limits.face_slots, 8192); // 256 reserved ids + 4096 faces
+        assert_eq!(Pit::default().max_lifetime_ms, 120_000);
         assert_eq!(c.routes[0].cost, 10);
         assert_eq!(c.listen.tcp, "");
         assert_eq!(c.store.decision, L2Decision::TwoLru);
@@ -677,6 +717,18 @@ mod tests {
                 "workers.spin_us: 1001 is outside 0..=1000",
             ),
             ("[workers]\nspin_us = -1\n", "line 2"),
+            (
+                "[pit]\nmax_lifetime_ms = 999\n",
+                "pit.max_lifetime_ms: 999 is outside 1000..=3600000",
+            ),
+            (
+                "[pit]\nshare_watermark_percent = 0\n",
+                "pit.share_watermark_percent: 0 is outside 1..=100",
+            ),
+            (
+                "[pit]\nshare_watermark_percent = 101\n",
+                "pit.share_watermark_percent",
+            ),
         ];
         for (text, needle) in cases {
             let e = Config::from_toml(text).unwrap_err();

@@ -247,6 +247,7 @@ impl Shared {
                 cs_policy: self.cs_policy,
                 ..PitCsConfig::default()
             },
+            pit_limits: cfg.pit_limits(),
             limits: self.limits,
             ..EngineConfig::default()
         };

@@ -115,7 +115,8 @@ impl Engine {
 
     /// PIT insert or aggregate for Interest `i` (input `idx` from `face`), in name entry
     /// `entry` if the name is in the table: the PIT entry, whether it is new, and the
-    /// in-record's expiry. `None` when the Interest was refused (Nacked or dropped).
+    /// in-record's expiry (InterestLifetime capped by [`PitLimits::max_lifetime_ms`]). `None`
+    /// when the Interest was refused (Nacked or dropped).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(super) fn pit_insert(
@@ -132,6 +133,14 @@ impl Engine {
         let is_digest = name
             .last()
             .is_some_and(|c| u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST);
+        let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
+        // Near full, a face at its fair share gets no new in-record (a refresh of its own is
+        // not new).
+        if self.table.share_refuses(face) && !self.table.has_in_record(entry, cbp, mbf, face) {
+            self.nack_input(face, idx, wire, i, NackReason::Congestion, token);
+            self.drop_packet(DropReason::PitShare);
+            return None;
+        }
         let h = &self.hashes[idx];
         let full = h.full();
         let e = match entry {
@@ -146,7 +155,6 @@ impl Engine {
                 }
             },
         };
-        let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
         let (p, is_new) = match self.table.pit_get_or_insert(e, cbp, mbf, is_digest) {
             Ok(x) => x,
             Err(TableFull::Pit | TableFull::Names | TableFull::Index) => {
@@ -161,7 +169,8 @@ impl Engine {
             self.table.pit_mut(p).retx_interval_ms = strategy::RETX_INITIAL_MS;
         }
         let nonce = i.nonce().unwrap_or([0; 4]);
-        let expiry = now_ms.saturating_add(i.effective_lifetime_ms());
+        let lifetime_ms = i.effective_lifetime_ms().min(self.table.max_lifetime_ms());
+        let expiry = now_ms.saturating_add(lifetime_ms);
         if !self.table.add_in_record(p, face, nonce, expiry, token) {
             if is_new {
                 self.table.pit_remove(p, |_| {});

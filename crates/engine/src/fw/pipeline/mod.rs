@@ -25,7 +25,8 @@
 //! - a (name, nonce) in the dead-nonce list, or a nonce already on the PIT entry from another
 //!   face or sent upstream, is a loop: Nack Duplicate to a point-to-point downstream (the same
 //!   nonce again from the same point-to-point downstream is a retransmission, as in NFD);
-//! - no route: Nack NoRoute; PIT full: Nack Congestion; unsolicited Data is dropped;
+//! - no route: Nack NoRoute; PIT full, or nearly full and the downstream already holding its
+//!   fair share of it: Nack Congestion; unsolicited Data is dropped;
 //! - a Nack from an upstream is recorded; when every upstream has Nacked, the downstreams get a
 //!   Nack with the least severe reason.
 
@@ -37,7 +38,7 @@ use crate::hash::{HashKey, PrefixHashes};
 use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
 use crate::table::fib::{Fib, FibCursor, LpmStats};
 use crate::table::index::{prefetch_lines, LinePlan};
-use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, TableFull, NONE};
+use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, PitLimits, TableFull, NONE};
 use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
@@ -82,6 +83,8 @@ pub enum LpmAlgorithm {
 pub struct EngineConfig {
     /// PIT and CS sizes and policies.
     pub pit_cs: PitCsConfig,
+    /// The InterestLifetime cap and each face's share of the PIT.
+    pub pit_limits: PitLimits,
     /// Dead-nonce list capacity.
     pub dead_nonce_capacity: usize,
     /// Dead-nonce lifetime.
@@ -98,6 +101,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             pit_cs: PitCsConfig::default(),
+            pit_limits: PitLimits::default(),
             dead_nonce_capacity: 65_536,
             dead_nonce_lifetime_ms: DEFAULT_LIFETIME_MS,
             limits: Limits {
@@ -140,6 +144,9 @@ pub enum DropReason {
     NoRoute,
     /// The PIT is full.
     PitFull,
+    /// The PIT is nearly full and the face already holds its fair share of it
+    /// ([`PitLimits`]).
+    PitShare,
     /// Too many downstreams on one PIT entry.
     InRecordsFull,
     /// Data that no PIT entry wanted.
@@ -153,7 +160,7 @@ pub enum DropReason {
 }
 
 /// Number of [`DropReason`]s.
-pub const DROP_REASONS: usize = 13;
+pub const DROP_REASONS: usize = 14;
 
 impl DropReason {
     /// Index for counter arrays.
@@ -171,6 +178,7 @@ impl DropReason {
         DropReason::Loop,
         DropReason::NoRoute,
         DropReason::PitFull,
+        DropReason::PitShare,
         DropReason::InRecordsFull,
         DropReason::Unsolicited,
         DropReason::NackUnmatched,
@@ -395,7 +403,7 @@ impl Engine {
         Engine {
             key,
             config,
-            table: PitCs::new(config.pit_cs),
+            table: PitCs::with_limits(config.pit_cs, config.pit_limits),
             fib,
             dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
             strategies: StrategyChoice::new(key),

@@ -4,8 +4,9 @@ use super::*;
 
 impl PitCs {
     /// Checks the table's invariants (for tests and the simulator): counts agree with the
-    /// arenas, every live PIT entry is reachable from its name entry and scheduled, the CS list
-    /// holds exactly the CS entries, and capacities are respected.
+    /// arenas (the per-face in-record counts with the in-records present), every live PIT
+    /// entry is reachable from its name entry and scheduled, the CS list holds exactly the CS
+    /// entries, and capacities are respected.
     pub fn check_invariants(&self) -> Result<(), String> {
         let live_pits = self.pits.iter().filter(|p| p.in_use).count();
         if live_pits != self.pit_len || live_pits + self.free_pits.len() != self.pits.len() {
@@ -14,6 +15,12 @@ impl PitCs {
         if self.pit_len > self.config.pit_capacity || self.cs_len > self.config.cs_capacity {
             return Err("capacity exceeded".into());
         }
+        self.shares.check(
+            self.pits
+                .iter()
+                .filter(|p| p.in_use)
+                .flat_map(|p| p.in_records.iter()),
+        )?;
         let live_cbp = self
             .pits
             .iter()

@@ -30,9 +30,14 @@ use wire::NameView;
 mod check;
 mod cs;
 mod long_names;
+mod share;
 mod wheel;
 
 use long_names::LongNames;
+use share::FaceShares;
+pub use share::{
+    PitLimits, DEFAULT_FACE_SLOTS, DEFAULT_MAX_LIFETIME_MS, DEFAULT_SHARE_WATERMARK_PERCENT,
+};
 
 /// A face number.
 pub type FaceId = u32;
@@ -411,13 +416,22 @@ pub struct PitCs {
     digest_pits: u32,
     /// Evicted Data kept for write-back (empty and unused unless enabled).
     evicted: EvictionLog,
+    /// In-records per face and the fair share ([`PitLimits`]).
+    shares: FaceShares,
     /// Counters.
     pub counters: PitCsCounters,
 }
 
 impl PitCs {
-    /// A table with the capacities of `config`, all memory allocated now.
+    /// A table with the capacities of `config` and the default [`PitLimits`], all memory
+    /// allocated now.
     pub fn new(config: PitCsConfig) -> Self {
+        Self::with_limits(config, PitLimits::default())
+    }
+
+    /// A table with the capacities of `config` and the per-face `limits`, all memory allocated
+    /// now.
+    pub fn with_limits(config: PitCsConfig, limits: PitLimits) -> Self {
         // One spare: Data for a new name gets its entry before the CS evicts, even when the PIT
         // and the CS are both full.
         let names_cap = config.pit_capacity + config.cs_capacity + 1;
@@ -448,6 +462,7 @@ impl PitCs {
             cbp_pits: 0,
             digest_pits: 0,
             evicted: EvictionLog::default(),
+            shares: FaceShares::new(limits, config.pit_capacity),
             counters: PitCsCounters::default(),
         }
     }
@@ -764,6 +779,7 @@ impl PitCs {
             };
             r.set_token(token);
             pe.in_records.push(r);
+            self.shares.add(face);
         }
         let new_expiry = pe
             .in_records
@@ -825,6 +841,9 @@ impl PitCs {
         }
         for r in &pe.out_records {
             on_out_nonce(r.nonce);
+        }
+        for r in &pe.in_records {
+            self.shares.remove(r.face);
         }
         pe.in_use = false;
         if pe.has_interest {
