@@ -33,8 +33,8 @@ pub mod uri;
 
 pub use link::{encode_link, link_len, split_link, LinkParts, Split};
 pub use lp_frag::{
-    FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyCounters,
-    ReassemblyError, MAX_FRAGMENTS,
+    FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyBudget,
+    ReassemblyCounters, ReassemblyError, MAX_FRAGMENTS,
 };
 pub use stream::{FramingError, StreamCounters, StreamFramer};
 #[cfg(target_os = "linux")]

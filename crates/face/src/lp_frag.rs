@@ -14,8 +14,12 @@
 //! are keyed by (sender, Sequence − FragIndex), kept until all FragCount pieces are in (any order;
 //! duplicates ignored), then joined; the link headers come from the piece with FragIndex 0.
 //! Memory is bounded: at most `capacity` partial packets (the least recently active one is dropped
-//! to make room), at most `max_packet_bytes` per packet, and a partial that receives no new piece
-//! for `timeout_ms` is dropped (NFD restarts its reassembly timer on every piece too).
+//! to make room), at most `max_packet_bytes` per packet, nothing reserved ahead of the pieces
+//! actually received (a buffer grows with them, whatever FragCount announces), all of it charged
+//! to a byte budget that the reassemblers of every face can share ([`ReassemblyBudget`]: a piece
+//! that would exceed it is refused, with its packet, and counted); and a partial that receives no
+//! new piece for `timeout_ms` is dropped and its memory freed (NFD restarts its reassembly timer on
+//! every piece too).
 //!
 //! Time is always passed in, in milliseconds on any monotonic clock.
 
@@ -499,7 +503,9 @@ fn write_frame(frame: &mut Vec<u8>, frag: Option<(u64, u64, u64)>, headers: &[u8
 
 mod reassembler;
 
-pub use reassembler::{Reassembled, Reassembler, ReassemblyCounters, ReassemblyError};
+pub use reassembler::{
+    Reassembled, Reassembler, ReassemblyBudget, ReassemblyCounters, ReassemblyError, PARTIAL_BYTES,
+};
 
 #[cfg(test)]
 mod tests {

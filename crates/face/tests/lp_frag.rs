@@ -1,9 +1,9 @@
 //! NDNLPv2 fragmentation and reassembly: round trips, bounds, hostile pieces.
 
-use face::lp_frag::DEFAULT_REASSEMBLY_TIMEOUT_MS;
+use face::lp_frag::{DEFAULT_REASSEMBLY_TIMEOUT_MS, PARTIAL_BYTES};
 use face::{
-    FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyError,
-    MAX_FRAGMENTS,
+    FragmentError, Fragmenter, LpHeaders, PitToken, Reassembled, Reassembler, ReassemblyBudget,
+    ReassemblyError, MAX_FRAGMENTS,
 };
 use proptest::prelude::*;
 use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
@@ -423,6 +423,119 @@ fn oversize_rejection() {
     ));
     assert_eq!(r.counters().dropped_oversize, 2);
     assert_eq!(r.in_flight(), 0);
+}
+
+/// A piece of a fragmented packet: `count` pieces announced, this one `index`, `len` bytes.
+fn piece(sequence: u64, index: u64, count: u64, len: usize) -> Vec<u8> {
+    LpPacket {
+        sequence: Some(sequence),
+        frag_index: Some(index),
+        frag_count: Some(count),
+        fragment: Some(vec![0x06; len]),
+        ..LpPacket::default()
+    }
+    .to_wire()
+}
+
+fn receive(r: &mut Reassembler, remote: u64, d: &[u8], now: u64) -> Result<bool, ReassemblyError> {
+    let v = LpPacketView::decode(d, &Limits::default()).unwrap();
+    r.receive(remote, &v, now).map(|p| p.is_some())
+}
+
+#[test]
+fn a_piece_announcing_many_reserves_only_its_own_bytes_until_it_expires() {
+    let budget = ReassemblyBudget::new(1 << 20);
+    let mut r = Reassembler::with_budget(256, 500, 8800, budget.clone());
+    // One 40-byte piece announcing 64: only its bytes and the bookkeeping are held.
+    assert_eq!(
+        receive(&mut r, 1, &piece(1000, 0, MAX_FRAGMENTS, 40), 0),
+        Ok(false)
+    );
+    assert_eq!(r.held_bytes(), PARTIAL_BYTES + 40);
+    assert_eq!(budget.used(), PARTIAL_BYTES + 40);
+    // A second piece at most doubles the buffer.
+    assert_eq!(
+        receive(&mut r, 1, &piece(1001, 1, MAX_FRAGMENTS, 40), 1),
+        Ok(false)
+    );
+    assert_eq!(budget.used(), PARTIAL_BYTES + 80);
+    assert_eq!(
+        receive(&mut r, 1, &piece(1002, 2, MAX_FRAGMENTS, 10), 2),
+        Ok(false)
+    );
+    assert_eq!(budget.used(), PARTIAL_BYTES + 160);
+    // 256 such partials from one remote hold 256 pieces' worth, not 256 packets'.
+    for k in 1..256u64 {
+        assert_eq!(
+            receive(&mut r, 1, &piece(k * 100_000, 0, MAX_FRAGMENTS, 40), 3),
+            Ok(false)
+        );
+    }
+    assert_eq!(r.in_flight(), 256);
+    assert_eq!(budget.used(), 256 * PARTIAL_BYTES + 255 * 40 + 160);
+    assert_eq!(budget.used(), r.held_bytes());
+    // At the timeout everything goes back to the allocator and the budget.
+    assert_eq!(r.expire(503), 256);
+    assert_eq!((r.in_flight(), r.held_bytes(), budget.used()), (0, 0, 0));
+    assert_eq!(budget.refused(), 0);
+}
+
+#[test]
+fn the_shared_budget_refuses_and_counts_at_the_bound() {
+    let mtu = 1500;
+    let mut f = Fragmenter::new(mtu, 0).unwrap();
+    let packets: Vec<Vec<u8>> = (0..3).map(|k| payload(4000, 10 + k)).collect();
+    let frags: Vec<Vec<Vec<u8>>> = packets
+        .iter()
+        .map(|p| cut(&mut f, p, &LpHeaders::default()))
+        .collect();
+    let first = LpPacketView::decode(&frags[0][0], &limits(mtu))
+        .unwrap()
+        .fragment()
+        .unwrap()
+        .len();
+    // Room for two first pieces, on two faces' reassemblers.
+    let budget = ReassemblyBudget::new(2 * (PARTIAL_BYTES + first));
+    let mut a = Reassembler::with_budget(16, 500, 8800, budget.clone());
+    let mut b = Reassembler::with_budget(16, 500, 8800, budget.clone());
+    fn dec(d: &[u8]) -> LpPacketView<'_> {
+        LpPacketView::decode(d, &limits(1500)).unwrap()
+    }
+    assert_eq!(a.receive(1, &dec(&frags[0][0]), 0), Ok(None));
+    assert_eq!(b.receive(2, &dec(&frags[1][0]), 0), Ok(None));
+    assert_eq!(budget.used(), budget.limit());
+    // A third packet's first piece does not fit: refused, counted, nothing held for it.
+    let e = b.receive(2, &dec(&frags[2][0]), 1).unwrap_err();
+    assert_eq!(
+        e,
+        ReassemblyError::OverBudget {
+            bytes: PARTIAL_BYTES,
+            budget: budget.limit()
+        }
+    );
+    assert!(!e.is_malformed());
+    assert_eq!((b.in_flight(), b.counters().dropped_budget), (1, 1));
+    // The second piece of a packet cannot grow its buffer either: that packet is dropped
+    // whole and its memory given back.
+    assert!(matches!(
+        a.receive(1, &dec(&frags[0][1]), 2),
+        Err(ReassemblyError::OverBudget { .. })
+    ));
+    assert_eq!((a.in_flight(), a.held_bytes()), (0, 0));
+    assert_eq!(budget.refused(), 2);
+    assert_eq!(budget.used(), b.held_bytes());
+    // With that room back, another packet reassembles whole on `a`, in the budget.
+    // (A buffer at most doubles as pieces arrive: 470 + 230 bytes hold at most 940.)
+    let mut f500 = Fragmenter::new(500, 0).unwrap();
+    let small: Vec<Vec<u8>> = cut(&mut f500, &payload(700, 20), &LpHeaders::default());
+    assert_eq!(small.len(), 2);
+    let got = feed(&mut a, 1, &small.iter().collect::<Vec<_>>(), mtu, 3);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].packet, payload(700, 20));
+    assert_eq!(a.held_bytes(), 0);
+    // Closing a face (dropping its reassembler) gives back what it held.
+    drop(b);
+    assert_eq!(budget.used(), 0);
 }
 
 #[test]

@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use wire::LpPacketView;
 
@@ -64,13 +66,25 @@ pub enum ReassemblyError {
         /// The limit.
         max: usize,
     },
+    /// Holding the piece would take the reassemblers past their shared [`ReassemblyBudget`];
+    /// what had arrived of its packet is dropped.
+    OverBudget {
+        /// Bytes the piece needed.
+        bytes: usize,
+        /// The budget.
+        budget: usize,
+    },
 }
 
 impl ReassemblyError {
-    /// Is this a malformed piece (everything but [`ReassemblyError::Oversize`])?
+    /// Is this a malformed piece (everything but [`ReassemblyError::Oversize`] and
+    /// [`ReassemblyError::OverBudget`])?
     #[inline]
     pub fn is_malformed(&self) -> bool {
-        !matches!(self, ReassemblyError::Oversize { .. })
+        !matches!(
+            self,
+            ReassemblyError::Oversize { .. } | ReassemblyError::OverBudget { .. }
+        )
     }
 }
 
@@ -90,6 +104,12 @@ impl fmt::Display for ReassemblyError {
             ReassemblyError::MissingFragment => f.write_str("fragmented LpPacket without Fragment"),
             ReassemblyError::Oversize { bytes, max } => {
                 write!(f, "reassembled packet of {bytes} bytes exceeds {max}")
+            }
+            ReassemblyError::OverBudget { bytes, budget } => {
+                write!(
+                    f,
+                    "{bytes} more bytes would exceed the reassembly budget of {budget}"
+                )
             }
         }
     }
@@ -112,13 +132,103 @@ pub struct ReassemblyCounters {
     pub duplicates: u64,
     /// Malformed pieces (see [`ReassemblyError::is_malformed`]).
     pub malformed: u64,
+    /// Pieces refused because the shared [`ReassemblyBudget`] had no room for them (with
+    /// their packets).
+    pub dropped_budget: u64,
+}
+
+/// A byte budget shared by many [`Reassembler`]s (one per face): the memory their partial
+/// packets hold together, buffers and bookkeeping. A piece that would take them past it is
+/// refused, with its packet, and counted here and in the reassembler's counters.
+///
+/// A handle: clones share one budget. The reassemblers of one face table all run on its
+/// thread; the counts are atomics only so that the handle is `Send`.
+#[derive(Clone)]
+pub struct ReassemblyBudget(Arc<BudgetState>);
+
+struct BudgetState {
+    limit: usize,
+    used: AtomicUsize,
+    refused: AtomicU64,
+}
+
+impl fmt::Debug for ReassemblyBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReassemblyBudget")
+            .field("limit", &self.limit())
+            .field("used", &self.used())
+            .field("refused", &self.refused())
+            .finish()
+    }
+}
+
+impl ReassemblyBudget {
+    /// A budget of `limit_bytes`.
+    pub fn new(limit_bytes: usize) -> Self {
+        ReassemblyBudget(Arc::new(BudgetState {
+            limit: limit_bytes,
+            used: AtomicUsize::new(0),
+            refused: AtomicU64::new(0),
+        }))
+    }
+
+    /// No limit beyond each reassembler's own (partials × `max_packet_bytes`).
+    pub fn unlimited() -> Self {
+        Self::new(usize::MAX)
+    }
+
+    /// The limit, in bytes.
+    pub fn limit(&self) -> usize {
+        self.0.limit
+    }
+
+    /// Bytes held now by the reassemblers that share it.
+    pub fn used(&self) -> usize {
+        self.0.used.load(Ordering::Relaxed)
+    }
+
+    /// Pieces refused at the limit so far.
+    pub fn refused(&self) -> u64 {
+        self.0.refused.load(Ordering::Relaxed)
+    }
+
+    /// Takes `n` bytes if they fit.
+    fn try_take(&self, n: usize) -> bool {
+        let s = &self.0;
+        s.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                u.checked_add(n).filter(|&t| t <= s.limit)
+            })
+            .is_ok()
+    }
+
+    /// Takes `n` bytes whatever the limit (an allocator's slack beyond what was asked for).
+    fn force_take(&self, n: usize) {
+        self.0.used.fetch_add(n, Ordering::Relaxed);
+    }
+
+    fn give_back(&self, n: usize) {
+        let prev = self.0.used.fetch_sub(n, Ordering::Relaxed);
+        debug_assert!(prev >= n, "reassembly budget given back more than it lent");
+    }
+
+    fn count_refused(&self) {
+        self.0.refused.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 const NIL: u32 = u32::MAX;
 const MAX_PIECES: usize = MAX_FRAGMENTS as usize;
 
-/// One packet being reassembled. Pieces are appended to `buf` in arrival order; `pieces[i]` says
-/// where piece `i` is.
+/// Bytes of bookkeeping a partial packet takes, charged to the budget besides its buffer.
+pub const PARTIAL_BYTES: usize = std::mem::size_of::<Partial>();
+
+/// A reassembler that held more than this many partials at once gives its slot tables back
+/// to the allocator when it holds none again.
+const SHRINK_ABOVE: usize = 8;
+
+/// One packet being reassembled (boxed: it exists only while pieces of its packet are held).
+/// Pieces are appended to `buf` in arrival order; `pieces[i]` says where piece `i` is.
 struct Partial {
     remote: u64,
     base: u64,
@@ -131,42 +241,31 @@ struct Partial {
     headers: LpHeaders,
     last_ms: u64,
     pieces: [(u32, u32); MAX_PIECES],
+    /// Grows with the pieces received, never ahead of them by more than it already holds.
     buf: Vec<u8>,
+    /// Bytes taken from the budget for this partial: [`PARTIAL_BYTES`] and `buf`'s capacity.
+    charged: usize,
     /// Neighbours in the activity list (least recently active first).
     prev: u32,
     next: u32,
 }
 
-impl Partial {
-    fn empty() -> Self {
-        Partial {
-            remote: 0,
-            base: 0,
-            count: 0,
-            received: 0,
-            nreceived: 0,
-            in_order: true,
-            headers: LpHeaders::default(),
-            last_ms: 0,
-            pieces: [(0, 0); MAX_PIECES],
-            buf: Vec::new(),
-            prev: NIL,
-            next: NIL,
-        }
-    }
-}
-
 /// Joins NDNLPv2 fragments back into network packets, with bounded memory.
 ///
-/// Memory held: at most `capacity` partial packets of at most `max_packet_bytes` each, plus a
-/// fixed ~600 bytes of bookkeeping per partial. Every operation does work bounded by the size of
-/// the piece (a completed packet is copied once when its pieces arrived out of order) plus the
+/// Memory held: at most `capacity` partial packets of at most `max_packet_bytes` each, plus
+/// [`PARTIAL_BYTES`] of bookkeeping per partial, all of it charged to a [`ReassemblyBudget`]
+/// that may be shared with other reassemblers. Nothing is reserved ahead of the pieces: a
+/// partial's buffer grows as its pieces arrive (at most doubling), whatever FragCount
+/// announces, and a partial's memory goes back to the allocator (and to the budget) when it
+/// completes, times out or is dropped. Every operation does work bounded by the size of the
+/// piece (a completed packet is copied once when its pieces arrived out of order) plus the
 /// number of partials that have timed out.
 pub struct Reassembler {
     capacity: usize,
     timeout_ms: u64,
     max_packet_bytes: usize,
-    slots: Vec<Partial>,
+    budget: ReassemblyBudget,
+    slots: Vec<Option<Box<Partial>>>,
     free: Vec<u32>,
     index: HashMap<(u64, u64), u32>,
     /// Least recently active partial.
@@ -183,13 +282,15 @@ impl fmt::Debug for Reassembler {
             .field("timeout_ms", &self.timeout_ms)
             .field("max_packet_bytes", &self.max_packet_bytes)
             .field("in_flight", &self.in_flight())
+            .field("held_bytes", &self.held_bytes())
             .field("counters", &self.counters)
             .finish()
     }
 }
 
 impl Default for Reassembler {
-    /// [`DEFAULT_REASSEMBLY_CAPACITY`] partials, NFD's 500 ms timeout, 8800-byte packets.
+    /// [`DEFAULT_REASSEMBLY_CAPACITY`] partials, NFD's 500 ms timeout, 8800-byte packets, a
+    /// budget of its own with no limit beyond those.
     fn default() -> Self {
         Reassembler::new(
             DEFAULT_REASSEMBLY_CAPACITY,
@@ -199,18 +300,42 @@ impl Default for Reassembler {
     }
 }
 
+impl Drop for Reassembler {
+    fn drop(&mut self) {
+        // What it holds goes back to the shared budget.
+        self.clear();
+    }
+}
+
 impl Reassembler {
     /// At most `capacity` (at least 1) partial packets in flight, each dropped after `timeout_ms`
-    /// without a new piece, each at most `max_packet_bytes` once joined.
+    /// without a new piece, each at most `max_packet_bytes` once joined; a budget of its own
+    /// with no further limit.
     pub fn new(capacity: usize, timeout_ms: u64, max_packet_bytes: usize) -> Self {
+        Self::with_budget(
+            capacity,
+            timeout_ms,
+            max_packet_bytes,
+            ReassemblyBudget::unlimited(),
+        )
+    }
+
+    /// As [`Reassembler::new`], its memory charged to `budget` (shared with other reassemblers).
+    pub fn with_budget(
+        capacity: usize,
+        timeout_ms: u64,
+        max_packet_bytes: usize,
+        budget: ReassemblyBudget,
+    ) -> Self {
         let capacity = capacity.clamp(1, (NIL - 1) as usize);
         Reassembler {
             capacity,
             timeout_ms,
             max_packet_bytes: max_packet_bytes.min(u32::MAX as usize),
+            budget,
             slots: Vec::new(),
             free: Vec::new(),
-            index: HashMap::with_capacity(capacity.min(4096)),
+            index: HashMap::new(),
             head: NIL,
             tail: NIL,
             counters: ReassemblyCounters::default(),
@@ -239,6 +364,17 @@ impl Reassembler {
     #[inline]
     pub fn in_flight(&self) -> usize {
         self.index.len()
+    }
+
+    /// Bytes this reassembler holds now (charged to its budget): bookkeeping and buffers of
+    /// its partial packets.
+    pub fn held_bytes(&self) -> usize {
+        self.slots.iter().flatten().map(|p| p.charged).sum()
+    }
+
+    /// The budget it charges.
+    pub fn budget(&self) -> &ReassemblyBudget {
+        &self.budget
     }
 
     /// The counters.
@@ -303,9 +439,9 @@ impl Reassembler {
         }
         let slot = match existing {
             Some(slot) => slot,
-            None => self.allocate(key, count, frag.len(), now_ms),
+            None => self.allocate(key, count, now_ms)?,
         };
-        let p = &mut self.slots[slot as usize];
+        let p = self.partial(slot);
         if p.count != count {
             let expected = p.count;
             return self.malformed(ReassemblyError::InconsistentFragCount {
@@ -324,6 +460,8 @@ impl Reassembler {
             self.counters.dropped_oversize += 1;
             return Err(ReassemblyError::Oversize { bytes, max });
         }
+        self.grow(slot, frag.len())?;
+        let p = self.partial(slot);
         p.pieces[index as usize] = (p.buf.len() as u32, frag.len() as u32);
         p.buf.extend_from_slice(frag);
         p.in_order &= index == p.nreceived;
@@ -357,13 +495,13 @@ impl Reassembler {
         }))
     }
 
-    /// Drops the partial packets that have had no new piece for `timeout_ms` or more by `now_ms`.
-    /// Returns how many.
+    /// Drops the partial packets that have had no new piece for `timeout_ms` or more by `now_ms`
+    /// (their memory goes back to the allocator and the budget). Returns how many.
     pub fn expire(&mut self, now_ms: u64) -> usize {
         let mut n = 0;
         while self.head != NIL {
-            let p = &self.slots[self.head as usize];
-            if now_ms.saturating_sub(p.last_ms) < self.timeout_ms {
+            let last_ms = self.partial(self.head).last_ms;
+            if now_ms.saturating_sub(last_ms) < self.timeout_ms {
                 break;
             }
             self.remove(self.head);
@@ -385,59 +523,121 @@ impl Reassembler {
         Err(e)
     }
 
-    /// A fresh partial for `key`, making room first if needed.
-    fn allocate(&mut self, key: (u64, u64), count: u64, piece_len: usize, now_ms: u64) -> u32 {
+    /// A refusal at the budget for `bytes` more bytes, counted.
+    fn over_budget<T>(&mut self, bytes: usize) -> Result<T, ReassemblyError> {
+        self.counters.dropped_budget += 1;
+        self.budget.count_refused();
+        let budget = self.budget.limit();
+        Err(ReassemblyError::OverBudget { bytes, budget })
+    }
+
+    #[inline]
+    fn partial(&mut self, slot: u32) -> &mut Partial {
+        match self.slots[slot as usize].as_deref_mut() {
+            Some(p) => p,
+            None => unreachable!("partial {slot} is not held"),
+        }
+    }
+
+    /// A fresh partial for `key` (its bookkeeping charged, no buffer yet), making room first if
+    /// the reassembler is at its capacity.
+    fn allocate(
+        &mut self,
+        key: (u64, u64),
+        count: u64,
+        now_ms: u64,
+    ) -> Result<u32, ReassemblyError> {
         if self.index.len() >= self.capacity {
             self.remove(self.head);
             self.counters.dropped_full += 1;
         }
+        if !self.budget.try_take(PARTIAL_BYTES) {
+            return self.over_budget(PARTIAL_BYTES);
+        }
+        let p = Box::new(Partial {
+            remote: key.0,
+            base: key.1,
+            count,
+            received: 0,
+            nreceived: 0,
+            in_order: true,
+            headers: LpHeaders::default(),
+            last_ms: now_ms,
+            pieces: [(0, 0); MAX_PIECES],
+            buf: Vec::new(),
+            charged: PARTIAL_BYTES,
+            prev: NIL,
+            next: NIL,
+        });
         let slot = match self.free.pop() {
-            Some(s) => s,
+            Some(s) => {
+                self.slots[s as usize] = Some(p);
+                s
+            }
             None => {
-                self.slots.push(Partial::empty());
+                self.slots.push(Some(p));
                 (self.slots.len() - 1) as u32
             }
         };
-        let p = &mut self.slots[slot as usize];
-        (p.remote, p.base) = key;
-        p.count = count;
-        p.received = 0;
-        p.nreceived = 0;
-        p.in_order = true;
-        p.headers = LpHeaders::default();
-        p.last_ms = now_ms;
-        p.buf.clear();
-        // Pieces are about the same size: one reservation usually covers the packet.
-        let estimate = (count as usize).saturating_mul(piece_len);
-        p.buf.reserve(estimate.min(self.max_packet_bytes));
         self.index.insert(key, slot);
         self.push_back(slot);
-        slot
+        Ok(slot)
+    }
+
+    /// Makes room in partial `slot`'s buffer for `more` bytes, charging the budget; at the
+    /// budget, drops the partial.
+    fn grow(&mut self, slot: u32, more: usize) -> Result<(), ReassemblyError> {
+        let max = self.max_packet_bytes;
+        let p = self.partial(slot);
+        let (len, cap) = (p.buf.len(), p.buf.capacity());
+        if len + more <= cap {
+            return Ok(());
+        }
+        // At most double what is already held: the first piece gets exactly its own size.
+        let want = (len + more).max(cap.saturating_mul(2).min(max));
+        if !self.budget.try_take(want - cap) {
+            self.remove(slot);
+            return self.over_budget(want - cap);
+        }
+        let budget = self.budget.clone();
+        let p = self.partial(slot);
+        p.buf.reserve_exact(want - len);
+        // Whatever the allocator gave beyond the request is held too.
+        let slack = p.buf.capacity() - want;
+        budget.force_take(slack);
+        p.charged += want - cap + slack;
+        Ok(())
     }
 
     fn remove(&mut self, slot: u32) {
         self.unlink(slot);
-        let p = &mut self.slots[slot as usize];
-        p.buf.clear();
-        let key = (p.remote, p.base);
-        self.index.remove(&key);
+        let Some(p) = self.slots[slot as usize].take() else {
+            return;
+        };
+        self.budget.give_back(p.charged);
+        self.index.remove(&(p.remote, p.base));
         self.free.push(slot);
+        if self.index.is_empty() && self.slots.len() > SHRINK_ABOVE {
+            self.slots = Vec::new();
+            self.free = Vec::new();
+            self.index = HashMap::new();
+        }
     }
 
     fn unlink(&mut self, slot: u32) {
         let (prev, next) = {
-            let p = &self.slots[slot as usize];
+            let p = self.partial(slot);
             (p.prev, p.next)
         };
         match prev {
             NIL => self.head = next,
-            x => self.slots[x as usize].next = next,
+            x => self.partial(x).next = next,
         }
         match next {
             NIL => self.tail = prev,
-            x => self.slots[x as usize].prev = prev,
+            x => self.partial(x).prev = prev,
         }
-        let p = &mut self.slots[slot as usize];
+        let p = self.partial(slot);
         p.prev = NIL;
         p.next = NIL;
     }
@@ -445,13 +645,13 @@ impl Reassembler {
     fn push_back(&mut self, slot: u32) {
         let tail = self.tail;
         {
-            let p = &mut self.slots[slot as usize];
+            let p = self.partial(slot);
             p.prev = tail;
             p.next = NIL;
         }
         match tail {
             NIL => self.head = slot,
-            t => self.slots[t as usize].next = slot,
+            t => self.partial(t).next = slot,
         }
         self.tail = slot;
     }
