@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use face::table::{bind_unix, FaceTable, Listener, Notice};
+use face::table::{bind_unix, BoundCounters, FaceBounds, FaceTable, Listener, Notice};
 use face::{
     encode_link, CreateError, Face, FaceConfig, FaceId, FaceRx, FaceSink, LpHeaders, PacketKind,
     PitToken, Reassembler, FIRST_FACE_ID,
@@ -28,6 +28,7 @@ struct Sink {
     changed: Vec<FaceId>,
     down: Vec<(FaceId, String)>,
     packets: Vec<(FaceId, Vec<u8>, LpHeaders)>,
+    bounds: Vec<BoundCounters>,
 }
 
 impl FaceSink for Sink {
@@ -50,21 +51,37 @@ impl FaceSink for Sink {
             return true;
         }
         if bytes.first() != Some(&0x64) {
-            rx.counters.count_in(PacketKind::Data);
+            rx.counters.count_in(kind_of(bytes));
             self.packets
                 .push((rx.id, bytes.to_vec(), LpHeaders::default()));
             return false;
         }
         let lp = LpPacketView::decode(bytes, &Limits::default()).unwrap();
         let r: &mut Reassembler = rx.reassembler.expect("a datagram face");
-        if let Some(whole) = r.receive(u64::from(rx.id), &lp, now_ms).unwrap() {
-            rx.counters.count_in(PacketKind::Data);
-            self.packets
-                .push((rx.id, whole.packet.into_owned(), whole.headers));
+        match r.receive(u64::from(rx.id), &lp, now_ms) {
+            Ok(Some(whole)) => {
+                rx.counters.count_in(kind_of(&whole.packet));
+                self.packets
+                    .push((rx.id, whole.packet.into_owned(), whole.headers));
+            }
+            Ok(None) => {}
+            Err(e) => assert!(!e.is_malformed(), "{e}"),
         }
         false
     }
-    fn notice(&mut self, _: Notice<'_>) {}
+    fn notice(&mut self, n: Notice<'_>) {
+        if let Notice::Bounds(b) = n {
+            self.bounds.push(b);
+        }
+    }
+}
+
+/// An Interest (0x05) or, for the test, anything else: a Data.
+fn kind_of(bytes: &[u8]) -> PacketKind {
+    match bytes.first() {
+        Some(0x05) => PacketKind::Interest,
+        _ => PacketKind::Data,
+    }
 }
 
 fn config() -> FaceConfig {
@@ -75,6 +92,7 @@ fn config() -> FaceConfig {
         udp_idle_timeout_ms: 10_000,
         malformed_limit: 3,
         max_packet_bytes: 8800,
+        bounds: FaceBounds::default(),
     }
 }
 
@@ -122,6 +140,14 @@ impl Driver {
     }
 }
 
+/// A well-formed Data packet of about `len` bytes (what a new remote's first datagram must
+/// be for the table to give it a face).
+fn data(len: usize) -> Vec<u8> {
+    let mut d = wire::Data::new(wire::Name::from_uri("/t").unwrap(), vec![7; len]);
+    d.sign_digest_sha256();
+    d.to_wire()
+}
+
 /// A Data-like packet of `len` bytes (first byte 0x06).
 fn packet(len: usize) -> Vec<u8> {
     let mut v: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
@@ -147,7 +173,7 @@ fn udp_on_demand_faces_send_and_fragment() {
     let mut d = Driver::new(config());
     let addr = listening_udp(&mut d);
     let peer = remote();
-    let small = packet(100);
+    let small = data(100);
     peer.send_to(&small, addr).unwrap();
     d.until(|d| !d.sink.packets.is_empty());
     let id = d.sink.packets[0].0;
@@ -159,7 +185,7 @@ fn udp_on_demand_faces_send_and_fragment() {
     assert_eq!(desc.local_uri, format!("udp4://{addr}"));
     assert_eq!(desc.persistency, FacePersistency::OnDemand);
     assert_eq!(desc.mtu, Some(1400));
-    assert_eq!(desc.counters.in_bytes, 100);
+    assert_eq!(desc.counters.in_bytes, small.len() as u64);
 
     // An oversized packet with link headers goes out in fragments that reassemble to the
     // packet and its headers; a small one goes out as it is.
@@ -257,7 +283,7 @@ fn udp_faces_by_management_idle_expiry_and_garbage() {
 
     // Idle on-demand faces close; persistent ones stay.
     let other = remote();
-    other.send_to(&packet(10), addr).unwrap();
+    other.send_to(&data(10), addr).unwrap();
     d.until(|d| d.sink.up.len() == 2);
     let on_demand = d.sink.up[1];
     d.table.sweep(10_001, &mut d.sink);
@@ -266,13 +292,14 @@ fn udp_faces_by_management_idle_expiry_and_garbage() {
 
     // Garbage past the limit closes an on-demand face and keeps its remote out.
     let bad = remote();
+    bad.send_to(&data(1), addr).unwrap();
     for _ in 0..3 {
         bad.send_to(&[GARBAGE, 0], addr).unwrap();
     }
     d.until(|d| d.sink.down.len() == 2);
     assert_eq!(d.sink.down[1].1, "too many malformed packets");
     let ups = d.sink.up.len();
-    bad.send_to(&packet(10), addr).unwrap();
+    bad.send_to(&data(10), addr).unwrap();
     for _ in 0..5 {
         d.turn();
     }
@@ -346,4 +373,206 @@ fn the_face_limit_holds() {
         Err(CreateError::Failed(e)) => assert_eq!(e, "face limit reached"),
         other => panic!("{other:?}"),
     }
+}
+
+fn interest(n: u32) -> Vec<u8> {
+    wire::Interest::new(wire::Name::from_uri("/t").unwrap(), n.to_be_bytes()).to_wire()
+}
+
+/// A socket on loopback address `ip` (any of 127.0.0.0/8: another host to the table).
+fn remote_on(ip: &str) -> UdpSocket {
+    let s = UdpSocket::bind(format!("{ip}:0")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+fn bounded(max_faces: usize, bounds: FaceBounds) -> Driver {
+    Driver::new(FaceConfig {
+        max_faces,
+        bounds,
+        ..config()
+    })
+}
+
+#[test]
+fn on_demand_faces_have_a_quota_and_the_least_recently_active_goes() {
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            max_on_demand_faces: 3,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let peers: Vec<UdpSocket> = (0..4).map(|_| remote()).collect();
+    for (t, p) in peers[..3].iter().enumerate() {
+        d.sink.now = 1000 + t as u64;
+        p.send_to(&interest(t as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == t + 1);
+    }
+    let ids = d.sink.up.clone();
+    // The first remote is active again; the second is now the least recently active.
+    d.sink.now = 2000;
+    peers[0].send_to(&interest(9), addr).unwrap();
+    d.until(|d| d.sink.packets.len() == 4);
+    d.sink.now = 2001;
+    peers[3].send_to(&interest(10), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(
+        d.sink.down,
+        [(ids[1], "evicted: on-demand face quota".to_string())]
+    );
+    assert_eq!(d.table.on_demand_faces(), 3);
+    let c = d.table.bound_counters();
+    assert_eq!((c.on_demand_created, c.on_demand_evicted), (4, 1));
+    // Made persistent, a face leaves the quota: the next remote evicts nothing.
+    let u = d
+        .table
+        .update(ids[0], Some(FacePersistency::Persistent), None, &mut d.sink)
+        .unwrap();
+    assert_eq!(u.persistency, FacePersistency::Persistent);
+    assert_eq!(d.table.on_demand_faces(), 2);
+    let fifth = remote();
+    fifth.send_to(&interest(11), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 5);
+    assert_eq!(d.table.bound_counters().on_demand_evicted, 1);
+    // The sweep tells the driver once what the bounds did.
+    d.table.sweep(3000, &mut d.sink);
+    d.table.sweep(4000, &mut d.sink);
+    assert_eq!(d.sink.bounds.len(), 1);
+    assert_eq!(d.sink.bounds[0].on_demand_evicted, 1);
+}
+
+#[test]
+fn one_host_cannot_take_the_quota_and_garbage_creates_no_face() {
+    let mut d = bounded(
+        16,
+        FaceBounds {
+            max_on_demand_faces: 8,
+            max_on_demand_per_host: 2,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    // One host varying its source port: two faces, the third port is refused.
+    let same: Vec<UdpSocket> = (0..3).map(|_| remote_on("127.0.0.1")).collect();
+    for (n, p) in same.iter().enumerate() {
+        p.send_to(&interest(n as u32), addr).unwrap();
+    }
+    d.until(|d| d.table.bound_counters().on_demand_refused_host == 1);
+    assert_eq!(d.sink.up.len(), 2);
+    // Another host still gets a face.
+    let other = remote_on("127.0.0.2");
+    other.send_to(&interest(7), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 3);
+    // A datagram that is no NDN packet creates no face, from any host.
+    let bad = remote_on("127.0.0.3");
+    bad.send_to(&[GARBAGE, 0, 1], addr).unwrap();
+    bad.send_to(&packet(40), addr).unwrap();
+    d.until(|d| d.table.bound_counters().on_demand_refused_malformed == 2);
+    assert_eq!(d.sink.up.len(), 3);
+    // Once one of the host's faces closes, it may have another.
+    d.table.close(d.sink.up[0], "bye", &mut d.sink);
+    same[2].send_to(&interest(8), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(d.table.on_demand_faces(), 3);
+}
+
+#[test]
+fn a_local_face_takes_the_place_of_an_on_demand_face_in_a_full_table() {
+    let dir = TmpPath(std::env::temp_dir().join(format!("face-bounds-{}", std::process::id())));
+    let path = dir.0.join("face.sock");
+    let mut d = bounded(
+        3,
+        FaceBounds {
+            max_on_demand_faces: 2,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let l = bind_unix(&path).unwrap();
+    d.table
+        .add_listener(Listener::Unix(l, path.clone()))
+        .unwrap();
+    let persistent = remote().local_addr().unwrap();
+    d.table
+        .create_udp(persistent, FacePersistency::Persistent, None, &mut d.sink)
+        .unwrap();
+    let peers: Vec<UdpSocket> = (0..2).map(|_| remote()).collect();
+    for (n, p) in peers.iter().enumerate() {
+        d.sink.now = 10 + n as u64;
+        p.send_to(&interest(n as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == n + 2);
+    }
+    assert_eq!(d.table.list().len(), 3);
+    let _app = UnixStream::connect(&path).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(d.sink.down.len(), 1);
+    assert_eq!(
+        d.sink.down[0].0, d.sink.up[1],
+        "the least recently active went"
+    );
+    assert!(d.table.get(d.sink.up[3]).unwrap().local());
+}
+
+#[test]
+fn an_unproven_face_gets_at_most_ratio_times_what_it_sent() {
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            unproven_send_ratio: 3,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let victim = remote();
+    let i = interest(1);
+    victim.send_to(&i, addr).unwrap();
+    d.until(|d| d.sink.up.len() == 1);
+    let id = d.sink.up[0];
+    // A large Data for a small Interest is not sent; a Nack-sized answer is.
+    d.table.send(id, PacketKind::Data, &data(1000));
+    let small = vec![0x06; 3 * i.len()];
+    d.table.send(id, PacketKind::Nack, &small);
+    d.table.flush(&mut d.sink);
+    let mut buf = [0u8; 9000];
+    let n = victim.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &small[..]);
+    assert_eq!(d.table.bound_counters().unproven_send_dropped, 1);
+    assert_eq!(d.table.get(id).unwrap().counters().out_data, 0);
+    // Once the remote answers with a Data, its address is proven: no bound.
+    victim.send_to(&data(1), addr).unwrap();
+    d.until(|d| d.sink.packets.len() == 2);
+    let big = data(1000);
+    d.table.send(id, PacketKind::Data, &big);
+    d.table.flush(&mut d.sink);
+    let n = victim.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &big[..]);
+}
+
+#[test]
+fn the_reassembly_budget_is_shared_by_every_face() {
+    let mut f = face::Fragmenter::new(1000, 1).unwrap();
+    let mut pieces = vec![];
+    f.fragment(&packet(3000), &LpHeaders::default(), &mut pieces)
+        .unwrap();
+    let first = pieces[0].len();
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            reassembly_budget_bytes: 2 * (face::lp_frag::PARTIAL_BYTES + first),
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let peers: Vec<UdpSocket> = (0..3).map(|_| remote()).collect();
+    for p in &peers {
+        p.send_to(&pieces[0], addr).unwrap();
+    }
+    d.until(|d| d.table.bound_counters().reassembly_refused == 1);
+    assert!(d.table.bound_counters().reassembly_bytes > 0);
+    for id in d.sink.up.clone() {
+        d.table.close(id, "bye", &mut d.sink);
+    }
+    assert_eq!(d.table.bound_counters().reassembly_bytes, 0);
 }

@@ -321,16 +321,43 @@ pub struct Faces {
     /// Malformed packets after which a face is closed (a UDP face is closed when it has sent
     /// this many and more malformed than good ones).
     pub malformed_limit: u64,
+    /// Most on-demand UDP faces (below `max_faces`; the least recently active is evicted for a
+    /// new remote).
+    pub max_on_demand_faces: usize,
+    /// Most on-demand UDP faces per remote host (IPv4 address, IPv6 /64).
+    pub max_on_demand_per_host: usize,
+    /// Bytes all UDP faces' NDNLPv2 reassembly may hold together.
+    pub reassembly_budget_bytes: usize,
+    /// Bytes sent to an on-demand UDP face per byte received from it, until it has sent a
+    /// Data or a Nack (0: no bound).
+    pub unproven_send_ratio: u64,
 }
 
 impl Default for Faces {
     fn default() -> Self {
+        let b = face::table::FaceBounds::default();
         Faces {
             max_faces: 4096,
             send_queue_bytes: 1 << 20,
             udp_mtu: 1452,
             udp_idle_timeout_s: 600,
             malformed_limit: 64,
+            max_on_demand_faces: b.max_on_demand_faces,
+            max_on_demand_per_host: b.max_on_demand_per_host,
+            reassembly_budget_bytes: b.reassembly_budget_bytes,
+            unproven_send_ratio: b.unproven_send_ratio,
+        }
+    }
+}
+
+impl Faces {
+    /// The face table's bounds.
+    pub fn bounds(&self) -> face::table::FaceBounds {
+        face::table::FaceBounds {
+            max_on_demand_faces: self.max_on_demand_faces,
+            max_on_demand_per_host: self.max_on_demand_per_host,
+            reassembly_budget_bytes: self.reassembly_budget_bytes,
+            unproven_send_ratio: self.unproven_send_ratio,
         }
     }
 }
@@ -421,6 +448,15 @@ pub fn parse_face_uri(s: &str) -> Result<(bool, SocketAddr), String> {
     Ok((udp, addrs[0]))
 }
 
+/// `Ok` if `v` is in `lo..=hi`, else the line naming `key`.
+fn in_range(key: &str, v: usize, lo: usize, hi: usize) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{key}: {v} is outside {lo}..={hi}"))
+    }
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -496,18 +532,6 @@ impl Config {
         )?;
         range("cs.capacity", self.cs.capacity, 0, 1 << 30)?;
         range("pit.capacity", self.pit.capacity, 64, 1 << 30)?;
-        range(
-            "pit.max_lifetime_ms",
-            self.pit.max_lifetime_ms.min(usize::MAX as u64) as usize,
-            1000,
-            3_600_000,
-        )?;
-        range(
-            "pit.share_watermark_percent",
-            usize::from(self.pit.share_watermark_percent),
-            1,
-            100,
-        )?;
         range("fib.capacity", self.fib.capacity, 64, 1 << 30)?;
         range("fib.m", self.fib.m, 1, engine::hash::MAX_PREFIX_STATES)?;
         range(
@@ -536,6 +560,7 @@ impl Config {
             1,
             usize::MAX,
         )?;
+        self.validate_bounds()?;
         if !self.store.l2_path.is_empty() {
             range("store.batch", self.store.batch as usize, 1, 64)?;
             range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
@@ -595,6 +620,49 @@ impl Config {
         }
     }
 
+    /// The budgets of what one face or remote can take: `[pit]`'s lifetime cap and share,
+    /// `[faces]`' on-demand quota and reassembly budget.
+    fn validate_bounds(&self) -> Result<(), String> {
+        in_range(
+            "pit.max_lifetime_ms",
+            self.pit.max_lifetime_ms.min(usize::MAX as u64) as usize,
+            1000,
+            3_600_000,
+        )?;
+        in_range(
+            "pit.share_watermark_percent",
+            usize::from(self.pit.share_watermark_percent),
+            1,
+            100,
+        )?;
+        if self.faces.max_on_demand_faces >= self.faces.max_faces {
+            return Err(format!(
+                "faces.max_on_demand_faces: {} is not below faces.max_faces ({}): other faces \
+                 need room",
+                self.faces.max_on_demand_faces, self.faces.max_faces
+            ));
+        }
+        in_range(
+            "faces.max_on_demand_per_host",
+            self.faces.max_on_demand_per_host,
+            1,
+            1 << 20,
+        )?;
+        in_range(
+            "faces.reassembly_budget_bytes",
+            self.faces.reassembly_budget_bytes,
+            64 << 10,
+            1 << 30,
+        )?;
+        in_range(
+            "faces.unproven_send_ratio",
+            self.faces.unproven_send_ratio.min(usize::MAX as u64) as usize,
+            0,
+            1 << 20,
+        )?;
+        Ok(())
+    }
+
     /// The dispatcher's mapping of names to workers.
     pub fn worker_mapping(&self) -> crate::dispatch::WorkerMapping {
         use crate::dispatch::WorkerMapping;
@@ -646,6 +714,12 @@ mod tests {
             [pit]
             max_lifetime_ms = 60000
             share_watermark_percent = 75
+            [faces]
+            max_faces = 100
+            max_on_demand_faces = 50
+            max_on_demand_per_host = 4
+            reassembly_budget_bytes = 1048576
+            unproven_send_ratio = 3
             [[face]]
             uri = "udp://127.0.0.1:6364"
             [[route]]
@@ -677,7 +751,13 @@ mod tests {
         let limits = c.pit_limits();
         assert_eq!(limits.max_lifetime_ms, 60_000);
         assert_eq!(limits.share_watermark_percent, 75);
-        assert_eq!(limits.face_slots, 8192); // 256 reserved ids + 4096 faces
+        assert_eq!(limits.face_slots, 512); // 256 reserved ids + 100 faces
+        let b = c.faces.bounds();
+        assert_eq!((b.max_on_demand_faces, b.max_on_demand_per_host), (50, 4));
+        assert_eq!(
+            (b.reassembly_budget_bytes, b.unproven_send_ratio),
+            (1 << 20, 3)
+        );
         assert_eq!(Pit::default().max_lifetime_ms, 120_000);
         assert_eq!(c.routes[0].cost, 10);
         assert_eq!(c.listen.tcp, "");
@@ -728,6 +808,18 @@ mod tests {
             (
                 "[pit]\nshare_watermark_percent = 101\n",
                 "pit.share_watermark_percent",
+            ),
+            (
+                "[faces]\nmax_faces = 100\n",
+                "faces.max_on_demand_faces: 2048 is not below faces.max_faces (100)",
+            ),
+            (
+                "[faces]\nmax_on_demand_per_host = 0\n",
+                "faces.max_on_demand_per_host",
+            ),
+            (
+                "[faces]\nreassembly_budget_bytes = 1000\n",
+                "faces.reassembly_budget_bytes",
             ),
         ];
         for (text, needle) in cases {

@@ -148,6 +148,8 @@ pub struct IoConfig {
     pub udp_idle_timeout_ms: u64,
     /// Malformed packets before a face is closed.
     pub malformed_limit: u64,
+    /// What remotes can make the face table hold.
+    pub bounds: face::table::FaceBounds,
     /// Packet limits.
     pub limits: Limits,
     /// How long the thread, idle, polls without blocking before it sleeps in the poll.
@@ -220,6 +222,7 @@ impl Io {
                 udp_idle_timeout_ms: cfg.udp_idle_timeout_ms,
                 malformed_limit: cfg.malformed_limit,
                 max_packet_bytes: cfg.limits.max_packet_bytes,
+                bounds: cfg.bounds,
             },
         );
         let n_workers = parts.workers.len();
@@ -521,6 +524,7 @@ impl FaceSink for Rx {
             Notice::Penalized { remotes, dropped } => {
                 tracing::debug!(remotes, dropped, "UDP remotes kept out for sending garbage")
             }
+            Notice::Bounds(b) => tracing::info!(?b, "face bounds refused or evicted"),
         }
     }
 }

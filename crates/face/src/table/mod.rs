@@ -2,11 +2,12 @@
 //!
 //! A [`FaceTable`] owns the listeners (Unix, TCP, UDP), the UDP sockets and the faces: stream
 //! faces (Unix or TCP, framed by [`crate::StreamFramer`]) and UDP faces (one remote on a shared
-//! socket, with a [`crate::Reassembler`] and a [`crate::Fragmenter`]). It gives out face ids,
-//! creates on-demand faces (an accepted connection, a datagram from a new remote on a listening
-//! UDP socket), closes idle on-demand UDP faces and faces that send too much garbage (keeping
-//! their remotes out for a while), and answers management's requests (create, update, close,
-//! list) with [`FaceDesc`]s.
+//! socket, with a [`crate::Reassembler`] charged to a byte budget all of them share, and a
+//! [`crate::Fragmenter`]). It gives out face ids, creates on-demand faces (an accepted
+//! connection, a well-formed datagram from a new remote on a listening UDP socket, within a quota
+//! of their own: [`FaceBounds`]), closes idle on-demand UDP faces and faces that send too much
+//! garbage (keeping their remotes out for a while), and answers management's requests (create,
+//! update, close, list) with [`FaceDesc`]s.
 //!
 //! The table registers its sockets with the driver's `mio` poll and handles the events of the
 //! tokens it gave them ([`FaceTable::on_event`]): it reads a bounded amount per event and
@@ -19,6 +20,7 @@
 //! never looks inside a packet beyond its link header.
 
 mod listen;
+mod on_demand;
 mod rx;
 mod tx;
 
@@ -31,13 +33,16 @@ use mio::{Interest, Registry, Token};
 use wire::nfd::FacePersistency;
 
 use crate::lp_frag::{
-    Fragmenter, Reassembler, DEFAULT_REASSEMBLY_CAPACITY, DEFAULT_REASSEMBLY_TIMEOUT_MS,
+    Fragmenter, Reassembler, ReassemblyBudget, DEFAULT_REASSEMBLY_CAPACITY,
+    DEFAULT_REASSEMBLY_TIMEOUT_MS,
 };
 use crate::stream::StreamFramer;
 use crate::uri::FaceUri;
 
 use listen::StreamSock;
 pub use listen::{bind_unix, Listener};
+use on_demand::OnDemand;
+pub use on_demand::{BoundCounters, FaceBounds};
 use tx::UdpSock;
 
 /// A face's id.
@@ -72,6 +77,8 @@ pub struct FaceConfig {
     pub malformed_limit: u64,
     /// Largest packet a stream face frames, and a UDP face reassembles.
     pub max_packet_bytes: usize,
+    /// What remotes can make the table hold: on-demand faces, reassembly bytes.
+    pub bounds: FaceBounds,
 }
 
 /// The network-layer kind of a packet, for a face's counters.
@@ -201,6 +208,8 @@ pub struct Face {
     local_fields: bool,
     counters: FaceCounters,
     last_rx_ms: u64,
+    /// An on-demand UDP face counted in the quota ([`FaceBounds::max_on_demand_faces`]).
+    quota: bool,
     io: FaceIo,
 }
 
@@ -284,6 +293,9 @@ pub enum Notice<'a> {
         /// Datagrams dropped from them so far.
         dropped: u64,
     },
+    /// The bounds refused or evicted something since the last such notice (at most one a
+    /// sweep): every counter so far.
+    Bounds(BoundCounters),
 }
 
 /// The driver of a face table: where received packets and face events go.
@@ -322,6 +334,12 @@ pub struct FaceTable {
     penalty: HashMap<SocketAddr, u64>,
     /// Datagrams dropped because their remote is in the penalty box.
     penalized_datagrams: u64,
+    /// The on-demand UDP faces' quota.
+    on_demand: OnDemand,
+    /// Shared by every UDP face's reassembler.
+    reasm_budget: ReassemblyBudget,
+    /// The bound counters at the last [`Notice::Bounds`].
+    bounds_noticed: BoundCounters,
 }
 
 impl FaceTable {
@@ -330,7 +348,6 @@ impl FaceTable {
     pub fn new(registry: Registry, cfg: FaceConfig) -> Self {
         FaceTable {
             registry,
-            cfg,
             listeners: Vec::new(),
             udp: Vec::new(),
             faces: HashMap::new(),
@@ -341,6 +358,10 @@ impl FaceTable {
             dirty: Vec::new(),
             penalty: HashMap::new(),
             penalized_datagrams: 0,
+            on_demand: OnDemand::default(),
+            reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
+            bounds_noticed: BoundCounters::default(),
+            cfg,
         }
     }
 
@@ -381,6 +402,10 @@ impl FaceTable {
         persistency: FacePersistency,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
+        // A local face takes the place of an on-demand UDP face when the table is full.
+        if local && self.faces.len() >= self.cfg.max_faces {
+            self.evict_on_demand(sink);
+        }
         let id = self.new_face_id()?;
         let token = Token(FACE_BASE + id as usize);
         if self
@@ -399,6 +424,7 @@ impl FaceTable {
             local_fields: false,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            quota: false,
             io: FaceIo::Stream(Box::new(StreamIo {
                 sock,
                 framer: StreamFramer::new(self.cfg.max_packet_bytes, 16 * 1024),
@@ -433,13 +459,15 @@ impl FaceTable {
             local_fields: false,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            quota: false,
             io: FaceIo::Udp(Box::new(UdpIo {
                 socket,
                 remote,
-                reasm: Reassembler::new(
+                reasm: Reassembler::with_budget(
                     DEFAULT_REASSEMBLY_CAPACITY,
                     DEFAULT_REASSEMBLY_TIMEOUT_MS,
                     self.cfg.max_packet_bytes,
+                    self.reasm_budget.clone(),
                 ),
                 frag,
             })),
@@ -460,14 +488,24 @@ impl FaceTable {
             }
             FaceIo::Udp(u) => {
                 self.udp_faces.remove(&(u.socket, u.remote));
+                if f.quota {
+                    let remote = u.remote;
+                    self.left_quota(&remote);
+                }
             }
         }
         sink.face_down(&f, why);
         Some(desc)
     }
 
-    /// Once a second: close idle on-demand UDP faces, let penalized remotes back in.
+    /// Once a second: close idle on-demand UDP faces, let penalized remotes back in, notice
+    /// what the bounds refused.
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
+        let b = self.bound_counters();
+        if b.refusals() != self.bounds_noticed.refusals() {
+            self.bounds_noticed = b;
+            sink.notice(Notice::Bounds(b));
+        }
         self.penalty.retain(|_, &mut until| until > now);
         if !self.penalty.is_empty() {
             sink.notice(Notice::Penalized {
@@ -512,7 +550,9 @@ impl FaceTable {
                     f.local_fields = l;
                 }
                 sink.face_changed(f);
-                Ok(f.desc())
+                let desc = f.desc();
+                self.requota(id);
+                Ok(desc)
             }
         }
     }
@@ -576,7 +616,9 @@ impl FaceTable {
             // NFD upgrades an on-demand face to the requested persistency.
             if f.persistency == FacePersistency::OnDemand {
                 f.persistency = persistency;
-                return Ok(f.desc());
+                let desc = f.desc();
+                self.requota(id);
+                return Ok(desc);
             }
             return Err(CreateError::Exists(Box::new(f.desc())));
         }

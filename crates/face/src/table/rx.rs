@@ -5,6 +5,7 @@ use std::io;
 use mio::Token;
 use wire::nfd::FacePersistency;
 
+use super::on_demand::well_formed;
 use super::{
     FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
     PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
@@ -155,9 +156,9 @@ impl FaceTable {
                         continue;
                     }
                     None if self.udp[idx].listener => {
-                        let mtu = self.cfg.udp_mtu;
-                        let p = FacePersistency::OnDemand;
-                        match self.add_udp_face(idx, from, p, mtu, sink) {
+                        let (bytes, _) = self.udp[idx].batch.datagram(i);
+                        let ok = well_formed(bytes, self.cfg.max_packet_bytes);
+                        match self.on_demand_face(idx, from, ok, sink) {
                             Some(id) => id,
                             None => continue,
                         }

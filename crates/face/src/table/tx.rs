@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use mio::{Interest, Token};
 
+use super::on_demand::unproven_may_send;
 use super::{FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_BASE};
 use crate::link::{split_link, Split};
 use crate::udp::UdpBatch;
@@ -64,6 +65,11 @@ impl FaceTable {
                 f.counters.count_out(kind, bytes.len());
             }
             FaceIo::Udp(u) => {
+                let ratio = self.cfg.bounds.unproven_send_ratio;
+                if f.quota && !unproven_may_send(&f.counters, bytes.len(), ratio) {
+                    self.on_demand.counters.unproven_send_dropped += 1;
+                    return;
+                }
                 let sock = &mut self.udp[u.socket];
                 let remote = u.remote;
                 if bytes.len() <= u.frag.mtu() {
