@@ -576,3 +576,46 @@ fn the_reassembly_budget_is_shared_by_every_face() {
     }
     assert_eq!(d.table.bound_counters().reassembly_bytes, 0);
 }
+
+#[test]
+fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
+    let mut d = bounded(
+        2,
+        FaceBounds {
+            max_on_demand_faces: 1,
+            face_id_quarantine_ms: 1000,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let end = d.table.face_id_end();
+    assert_eq!(
+        end,
+        FIRST_FACE_ID + 2 * face::table::FACE_IDS_PER_FACE as u32
+    );
+    // Remotes churning through the one on-demand place: each evicts the last.
+    let mut seen = vec![];
+    for t in 0..40u64 {
+        d.sink.now = t * 100;
+        let p = remote();
+        p.send_to(&interest(t as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == t as usize + 1);
+        seen.push(*d.sink.up.last().unwrap());
+    }
+    assert!(seen.iter().all(|&id| (FIRST_FACE_ID..end).contains(&id)));
+    // Each face is evicted by the next remote, a tick later: its id waits out its quarantine
+    // (10 ticks), while fresh ids are given out, and is then the first to come back.
+    let fresh: Vec<FaceId> = (FIRST_FACE_ID..FIRST_FACE_ID + 11).collect();
+    assert_eq!(seen[..11], fresh[..]);
+    assert_eq!(seen[11..22], fresh[..11]);
+    for (t, &id) in seen.iter().enumerate() {
+        if let Some(before) = seen[..t].iter().rposition(|&x| x == id) {
+            let closed_at = before + 1;
+            assert!(
+                t >= closed_at + 10,
+                "id {id} reused at {t}, closed at {closed_at}"
+            );
+        }
+    }
+    assert_eq!(d.table.bound_counters().face_ids_reused_early, 0);
+}

@@ -350,18 +350,6 @@ impl Default for Faces {
     }
 }
 
-impl Faces {
-    /// The face table's bounds.
-    pub fn bounds(&self) -> face::table::FaceBounds {
-        face::table::FaceBounds {
-            max_on_demand_faces: self.max_on_demand_faces,
-            max_on_demand_per_host: self.max_on_demand_per_host,
-            reassembly_budget_bytes: self.reassembly_budget_bytes,
-            unproven_send_ratio: self.unproven_send_ratio,
-        }
-    }
-}
-
 /// A face to create at start-up.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -610,13 +598,28 @@ impl Config {
     }
 
     /// The PIT's per-face limits for each worker's engine: `[pit]`'s lifetime cap and
-    /// watermark, and a per-face counter for every face id the face table can give out.
+    /// watermark, and a per-face counter for every face id the face table can give out
+    /// ([`face::table::FACE_IDS_PER_FACE`] per place).
     pub fn pit_limits(&self) -> engine::table::pit_cs::PitLimits {
         engine::table::pit_cs::PitLimits {
             max_lifetime_ms: self.pit.max_lifetime_ms,
             share_watermark_percent: self.pit.share_watermark_percent,
-            face_slots: (face::table::FIRST_FACE_ID as usize + self.faces.max_faces)
+            face_slots: (face::table::FIRST_FACE_ID as usize
+                + self.faces.max_faces * face::table::FACE_IDS_PER_FACE)
                 .next_power_of_two(),
+        }
+    }
+
+    /// The face table's bounds: `[faces]`' quota and budgets, and a face id quarantine 10 s
+    /// longer than the longest a PIT entry lives (`pit.max_lifetime_ms`).
+    pub fn face_bounds(&self) -> face::table::FaceBounds {
+        let f = &self.faces;
+        face::table::FaceBounds {
+            max_on_demand_faces: f.max_on_demand_faces,
+            max_on_demand_per_host: f.max_on_demand_per_host,
+            reassembly_budget_bytes: f.reassembly_budget_bytes,
+            unproven_send_ratio: f.unproven_send_ratio,
+            face_id_quarantine_ms: self.pit.max_lifetime_ms.saturating_add(10_000),
         }
     }
 
@@ -751,8 +754,9 @@ mod tests {
         let limits = c.pit_limits();
         assert_eq!(limits.max_lifetime_ms, 60_000);
         assert_eq!(limits.share_watermark_percent, 75);
-        assert_eq!(limits.face_slots, 512); // 256 reserved ids + 100 faces
-        let b = c.faces.bounds();
+        assert_eq!(limits.face_slots, 2048); // 256 reserved ids + 8 per place for 100 faces
+        let b = c.face_bounds();
+        assert_eq!(b.face_id_quarantine_ms, 70_000);
         assert_eq!((b.max_on_demand_faces, b.max_on_demand_per_host), (50, 4));
         assert_eq!(
             (b.reassembly_budget_bytes, b.unproven_send_ratio),

@@ -125,7 +125,7 @@ impl Shared {
                     udp_mtu: f.udp_mtu,
                     udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
                     malformed_limit: f.malformed_limit,
-                    bounds: f.bounds(),
+                    bounds: cfg.face_bounds(),
                     limits: self.limits,
                     spin: Duration::from_micros(cfg.workers.spin_us),
                 },

@@ -19,6 +19,7 @@
 //! The driver keeps the clock ([`FaceSink::now_ms`]) and decides where packets go; the table
 //! never looks inside a packet beyond its link header.
 
+mod ids;
 mod listen;
 mod on_demand;
 mod rx;
@@ -39,6 +40,8 @@ use crate::lp_frag::{
 use crate::stream::StreamFramer;
 use crate::uri::FaceUri;
 
+use ids::FaceIds;
+pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
 pub use listen::{bind_unix, Listener};
 use on_demand::OnDemand;
@@ -327,7 +330,7 @@ pub struct FaceTable {
     udp: Vec<UdpSock>,
     faces: HashMap<FaceId, Face>,
     udp_faces: HashMap<(usize, SocketAddr), FaceId>,
-    next_id: FaceId,
+    ids: FaceIds,
     pending_read: Vec<Token>,
     pending_next: Vec<Token>,
     dirty: Vec<FaceId>,
@@ -352,7 +355,7 @@ impl FaceTable {
             udp: Vec::new(),
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
-            next_id: FIRST_FACE_ID,
+            ids: FaceIds::new(cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
             pending_read: Vec::new(),
             pending_next: Vec::new(),
             dirty: Vec::new(),
@@ -382,13 +385,17 @@ impl FaceTable {
         v
     }
 
-    fn new_face_id(&mut self) -> Option<FaceId> {
+    fn new_face_id(&mut self, now_ms: u64) -> Option<FaceId> {
         if self.faces.len() >= self.cfg.max_faces {
             return None;
         }
-        let id = self.next_id;
-        self.next_id = self.next_id.checked_add(1)?;
-        Some(id)
+        self.ids.take(now_ms)
+    }
+
+    /// One past the largest face id the table gives out (`FIRST_FACE_ID` +
+    /// [`FACE_IDS_PER_FACE`] × `max_faces`): per-face state indexed by id stays below it.
+    pub fn face_id_end(&self) -> FaceId {
+        self.ids.end()
     }
 
     /// Adds a stream face; `uri` `None` names it `fd://<id>` (NFD shows the fd number in a Unix
@@ -406,13 +413,14 @@ impl FaceTable {
         if local && self.faces.len() >= self.cfg.max_faces {
             self.evict_on_demand(sink);
         }
-        let id = self.new_face_id()?;
+        let id = self.new_face_id(sink.now_ms())?;
         let token = Token(FACE_BASE + id as usize);
         if self
             .registry
             .register(sock.source(), token, Interest::READABLE)
             .is_err()
         {
+            self.ids.give_back(id, sink.now_ms());
             return None;
         }
         let face = Face {
@@ -448,7 +456,11 @@ impl FaceTable {
         mtu: usize,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
-        let id = self.new_face_id()?;
+        // The MTU is checked first: no id is taken for a face that cannot be made.
+        if mtu < Fragmenter::MIN_MTU {
+            return None;
+        }
+        let id = self.new_face_id(sink.now_ms())?;
         let frag = Fragmenter::new(mtu, u64::from(id) << 40).ok()?;
         let face = Face {
             id,
@@ -495,6 +507,7 @@ impl FaceTable {
             }
         }
         sink.face_down(&f, why);
+        self.ids.give_back(id, sink.now_ms());
         Some(desc)
     }
 

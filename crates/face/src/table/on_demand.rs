@@ -34,6 +34,9 @@ pub struct FaceBounds {
     /// router sends it, so its address is real), at most this many bytes are sent to it per
     /// byte received from it; 0: no bound.
     pub unproven_send_ratio: u64,
+    /// How long a closed face's id waits before it names a new face: longer than any PIT
+    /// entry lives.
+    pub face_id_quarantine_ms: u64,
 }
 
 impl Default for FaceBounds {
@@ -43,6 +46,7 @@ impl Default for FaceBounds {
             max_on_demand_per_host: 16,
             reassembly_budget_bytes: 16 << 20,
             unproven_send_ratio: 0,
+            face_id_quarantine_ms: 130_000,
         }
     }
 }
@@ -68,11 +72,14 @@ pub struct BoundCounters {
     pub reassembly_refused: u64,
     /// Bytes the reassemblers hold now.
     pub reassembly_bytes: u64,
+    /// Face ids given out again before their quarantine was over (every id of the range in
+    /// use or in quarantine).
+    pub face_ids_reused_early: u64,
 }
 
 impl BoundCounters {
     /// The counts of what was refused or evicted (not of what was created or is held).
-    pub fn refusals(&self) -> [u64; 6] {
+    pub fn refusals(&self) -> [u64; 7] {
         [
             self.on_demand_evicted,
             self.on_demand_refused_host,
@@ -80,6 +87,7 @@ impl BoundCounters {
             self.on_demand_refused_full,
             self.unproven_send_dropped,
             self.reassembly_refused,
+            self.face_ids_reused_early,
         ]
     }
 }
@@ -240,6 +248,7 @@ impl FaceTable {
         BoundCounters {
             reassembly_refused: self.reasm_budget.refused(),
             reassembly_bytes: self.reasm_budget.used() as u64,
+            face_ids_reused_early: self.ids.reused_early,
             ..self.on_demand.counters
         }
     }
