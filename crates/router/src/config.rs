@@ -106,6 +106,37 @@ pub struct Store {
     pub lcp_p: f64,
     /// Read the next batch when the penultimate chunk of one is served from the RAM CS.
     pub prefetch_ahead: bool,
+    /// NB-Cache's first-stage bypass: a counting Bloom filter of the names each worker's CS
+    /// holds (RAM and L2) in front of the CS lookup; a sure miss skips the CS and L2.
+    pub bloom: bool,
+    /// The filter's false-positive rate at its capacity (sizes its memory unless
+    /// `bloom_bytes` is set).
+    pub bloom_fp_rate: f64,
+    /// Names the filters hold at capacity, over all workers; 0: the RAM CS's capacity plus
+    /// L2's.
+    pub bloom_capacity: u64,
+    /// Bytes of filter over all workers; 0: sized for `bloom_fp_rate`.
+    pub bloom_bytes: u64,
+    /// NB-Cache's second-stage bypass (active queue management): past `bypass_threshold`
+    /// waiting L2 lookups, an Interest for a name L2 holds goes upstream if it can.
+    pub aqm: bool,
+    /// Waiting L2 lookups (per worker) from which `aqm` sends Interests upstream.
+    pub bypass_threshold: usize,
+    /// `non-blocking` (the default: the worker never waits for storage) or `blocking` (the
+    /// worker waits for the L2 reads a batch started before it goes on, as a classic content
+    /// router waits for its storage).
+    pub io: StoreIo,
+}
+
+/// Whether a worker waits for its storage reads.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreIo {
+    /// Interests wait in the PIT while the worker goes on forwarding.
+    #[default]
+    NonBlocking,
+    /// The worker waits for the reads a batch started before it takes the next batch.
+    Blocking,
 }
 
 impl Default for Store {
@@ -121,6 +152,13 @@ impl Default for Store {
             decision: L2Decision::Always,
             lcp_p: 0.1,
             prefetch_ahead: true,
+            bloom: false,
+            bloom_fp_rate: 0.01,
+            bloom_capacity: 0,
+            bloom_bytes: 0,
+            aqm: false,
+            bypass_threshold: 64,
+            io: StoreIo::NonBlocking,
         }
     }
 }
@@ -531,6 +569,19 @@ impl Config {
                 ));
             }
         }
+        if self.store.bloom && !(self.store.bloom_fp_rate > 0.0 && self.store.bloom_fp_rate <= 0.5)
+        {
+            return Err(format!(
+                "store.bloom_fp_rate: {} is outside (0, 0.5]",
+                self.store.bloom_fp_rate
+            ));
+        }
+        range(
+            "store.bypass_threshold",
+            self.store.bypass_threshold,
+            1,
+            1 << 20,
+        )?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
@@ -647,6 +698,19 @@ mod tests {
         assert_eq!(Store::default().admission, L2Admission::WriteThrough);
         assert!(!c.store.prefetch_ahead);
         assert!(Store::default().prefetch_ahead);
+        let nb = Config::from_toml(
+            "[store]\nbloom = true\nbloom_fp_rate = 0.001\nbloom_capacity = 5000\n\
+             aqm = true\nbypass_threshold = 400\nio = \"blocking\"\n",
+        )
+        .unwrap();
+        assert!(nb.store.bloom && nb.store.aqm);
+        assert_eq!(nb.store.bloom_fp_rate, 0.001);
+        assert_eq!((nb.store.bloom_capacity, nb.store.bloom_bytes), (5000, 0));
+        assert_eq!(nb.store.bypass_threshold, 400);
+        assert_eq!(nb.store.io, StoreIo::Blocking);
+        let d = Store::default();
+        assert!(!d.bloom && !d.aqm);
+        assert_eq!((d.bypass_threshold, d.io), (64, StoreIo::NonBlocking));
     }
 
     #[test]
@@ -671,6 +735,12 @@ mod tests {
             ),
             ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
             ("[store]\nadmission = \"write-around\"\n", "line 2"),
+            (
+                "[store]\nbloom = true\nbloom_fp_rate = 0.9\n",
+                "store.bloom_fp_rate",
+            ),
+            ("[store]\nbypass_threshold = 0\n", "store.bypass_threshold"),
+            ("[store]\nio = \"sometimes\"\n", "line 2"),
             ("[workers]\nmapping = \"random\"\n", "line 2"),
             (
                 "[workers]\nspin_us = 1001\n",

@@ -289,6 +289,22 @@ impl L2Tier {
         self.drain(Some(max_ops), f).0
     }
 
+    /// Blocks until no lookup waits any more (every read a pending lookup started has
+    /// completed), handing out completions as [`L2Tier::poll`] does, then drains what else
+    /// finished: the blocking I/O of a classic content router. Returns the number of
+    /// completions handed out.
+    pub fn complete_waiting(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> usize {
+        let mut n = 0;
+        while self.waiting > 0 {
+            let (k, any) = self.drain(None, &mut f);
+            n += k;
+            if !any {
+                break; // nothing in flight: the waiting lookups can never complete
+            }
+        }
+        n + self.drain(Some(usize::MAX), f).0
+    }
+
     /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
     /// tests; a forwarding worker polls). `false` if nothing was in flight.
     pub fn wait(&mut self, f: impl FnMut(TierCompletion<'_>)) -> bool {
@@ -562,6 +578,13 @@ mod tests {
         }
         assert_eq!(served, 2);
         assert_eq!(SlowTier::waiting(&t), 0);
+        // Blocking: one call returns once every waiting lookup has its answer.
+        assert!(t.lookup(1, &n1));
+        let mut got = Vec::new();
+        assert!(t.complete_waiting(|c| got.push(c.full_hash)) >= 1);
+        assert_eq!(t.waiting(), 0);
+        assert!(got.contains(&Some(1)));
+        assert_eq!(t.complete_waiting(|_| panic!("nothing waits")), 0);
     }
 
     #[test]
