@@ -264,6 +264,15 @@ pub enum CsPolicy {
     Fifo,
 }
 
+/// `Err` naming `key` unless `lo <= v <= hi`.
+fn range(key: &str, v: usize, lo: usize, hi: usize) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{key}: {v} is outside {lo}..={hi}"))
+    }
+}
+
 /// The in-RAM content store.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -494,13 +503,6 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
-        let range = |key: &str, v: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{key}: {v} is outside {lo}..={hi}"))
-            }
-        };
         range("workers.count", self.workers.count, 0, 64)?;
         range(
             "workers.ring_capacity",
@@ -553,35 +555,7 @@ impl Config {
             1,
             usize::MAX,
         )?;
-        if !self.store.l2_path.is_empty() {
-            range("store.batch", self.store.batch as usize, 1, 64)?;
-            range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
-            if self.store.l2_capacity < u64::from(self.store.batch) {
-                return Err(format!(
-                    "store.l2_capacity: {} is less than one batch of {} chunks",
-                    self.store.l2_capacity, self.store.batch
-                ));
-            }
-            if !(0.0..=1.0).contains(&self.store.lcp_p) {
-                return Err(format!(
-                    "store.lcp_p: {} is not a probability",
-                    self.store.lcp_p
-                ));
-            }
-        }
-        if self.store.bloom && !(self.store.bloom_fp_rate > 0.0 && self.store.bloom_fp_rate <= 0.5)
-        {
-            return Err(format!(
-                "store.bloom_fp_rate: {} is outside (0, 0.5]",
-                self.store.bloom_fp_rate
-            ));
-        }
-        range(
-            "store.bypass_threshold",
-            self.store.bypass_threshold,
-            1,
-            1 << 20,
-        )?;
+        self.validate_store()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
@@ -611,6 +585,40 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The checks of `[store]`: the L2 keys when there is an L2, NB-Cache's always.
+    fn validate_store(&self) -> Result<(), String> {
+        if !self.store.l2_path.is_empty() {
+            range("store.batch", self.store.batch as usize, 1, 64)?;
+            range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
+            if self.store.l2_capacity < u64::from(self.store.batch) {
+                return Err(format!(
+                    "store.l2_capacity: {} is less than one batch of {} chunks",
+                    self.store.l2_capacity, self.store.batch
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.store.lcp_p) {
+                return Err(format!(
+                    "store.lcp_p: {} is not a probability",
+                    self.store.lcp_p
+                ));
+            }
+        }
+        if self.store.bloom && !(self.store.bloom_fp_rate > 0.0 && self.store.bloom_fp_rate <= 0.5)
+        {
+            return Err(format!(
+                "store.bloom_fp_rate: {} is outside (0, 0.5]",
+                self.store.bloom_fp_rate
+            ));
+        }
+        range(
+            "store.bypass_threshold",
+            self.store.bypass_threshold,
+            1,
+            1 << 20,
+        )?;
         Ok(())
     }
 
