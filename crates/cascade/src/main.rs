@@ -6,7 +6,8 @@
 //! - `ctl`: manage a running forwarder like nfdc;
 //! - `peek`, `poke`, `put`, `get`: the consumer and producer tools (`client`);
 //! - `bench engine|forward|hcs`: the benchmarks (`lab::bench`);
-//! - `model che`: the analytic models of the hierarchical content store (`lab::model_cli`).
+//! - `model che|bypass`: the analytic models of the hierarchical content store and of NB-Cache's
+//!   bypass (`lab::model_cli`).
 
 mod ctl;
 mod decode;
@@ -37,7 +38,7 @@ enum Command {
     /// Benchmarks that reproduce the published figures of the papers Cascade builds on.
     #[command(subcommand)]
     Bench(lab::bench::BenchCommand),
-    /// Analytic models (Mansilha et al. 2017): predicted hit ratios.
+    /// Analytic models: hit ratios (Mansilha et al. 2017), the bypass queues (Pan et al., NB-Cache).
     #[command(subcommand)]
     Model(lab::model_cli::ModelCommand),
     /// Manage a running forwarder (Cascade or NFD) like nfdc, through the management protocol.

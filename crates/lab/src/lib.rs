@@ -12,19 +12,27 @@
 //!   (Computer Networks, 2017);
 //! - [`tier_sim`]: the tier simulator, the hierarchical content store of that paper on chunk
 //!   ids (L1 FIFO/LRU, batch prefetch, L2 always hit), checked against the models;
-//! - [`model_cli`]: the model harness, `cascade model che` on the `model` crate.
+//! - [`bypass_sim`]: a discrete-event simulation of the N-queue bypass model of Pan et al.,
+//!   "NB-Cache: Non-Blocking In-Network Caching for High-Performance Content Routers", checked
+//!   against its Markov chain;
+//! - [`model_cli`]: the model harness, `cascade model che` and `cascade model bypass` on the
+//!   `model` crate.
 //!
-//! Research code still to come lives here too (the bypass model, emulation).
+//! Research code still to come lives here too (emulation).
 //!
-//! The `plot` feature (on by default) draws `cascade bench hcs --plot` with plotters, png and
-//! font8x8; a build without it refuses `--plot` with one line.
+//! The `plot` feature (on by default) draws `cascade bench hcs --plot` and `cascade model
+//! bypass --plot` with plotters, png and font8x8 ([`plot`] has what they share); a build
+//! without it refuses `--plot` with one line.
 //!
 //! The router must never depend on this crate: it is wiring for experiments, free to pull in
 //! whatever they need (sockets, threads, files, plotting), and it may depend on any product
 //! crate. The `cascade` binary only parses its subcommands and dispatches to them.
 
 pub mod bench;
+pub mod bypass_sim;
 pub mod hcs_workload;
 pub mod model_cli;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod tier_sim;
 pub mod workload;

@@ -3,12 +3,18 @@
 //! `cascade model che` prints the L1 hit ratio the models predict for the hierarchical content
 //! store of Mansilha et al., "Exploiting parallelism in hierarchical content stores for
 //! high-speed ICN routers" (Computer Networks, 2017), as a table or one JSON object.
+//! `cascade model bypass` solves the N-queue bypass model of Pan et al., "NB-Cache:
+//! Non-Blocking In-Network Caching for High-Performance Content Routers" ([`bypass`]).
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use model::{HcsParams, L1Prediction, WindowPrediction};
+
+pub mod bypass;
+#[cfg(feature = "plot")]
+mod bypass_plot;
 
 /// The models of `cascade model`.
 #[derive(Subcommand, Debug)]
@@ -18,6 +24,11 @@ pub enum ModelCommand {
     /// chunks), and the stream model of Real with a FIFO L1 (steady state and over the paper's
     /// measurement window).
     Che(CheArgs),
+    /// The N-queue bypass model of Pan et al. (NB-Cache): n queues with bypass threshold T,
+    /// steady state of its Markov chain (mean length, utilization, loss per queue), the M/M/1
+    /// queue with a drop threshold of the same buffer, and with --simulate a discrete-event
+    /// simulation of the same queues; --fig9 / --plot FILE.png sweep the paper's Fig. 9.
+    Bypass(bypass::BypassArgs),
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -93,6 +104,7 @@ impl ModelCommand {
     pub fn run(&self) -> ExitCode {
         match self {
             ModelCommand::Che(args) => run_model_che(args),
+            ModelCommand::Bypass(args) => bypass::run(args),
         }
     }
 }

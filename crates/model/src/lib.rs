@@ -6,13 +6,17 @@
 //! FIFO/Random caches, the paper's L1 hit-ratio models with batch prefetching for the
 //! `Seq`, `Unif` and `Real` workloads (eq. 2–6), and a stream-aware model of `Real` with a
 //! FIFO L1 ([`streams`]) that also covers an L1 too small to keep each stream's prefetched
-//! batch and the paper's measurement window on the workload's start-up ramp. Later: the bypass
-//! Markov chain.
+//! batch and the paper's measurement window on the workload's start-up ramp.
+//!
+//! [`bypass`]: the N-queue bypass model of Pan et al., "NB-Cache: Non-Blocking In-Network
+//! Caching for High-Performance Content Routers" (a continuous-time Markov chain solved on a
+//! sparse matrix), and its baseline, the M/M/1 queue with a drop threshold.
 //!
 //! Pure computation: no I/O.
 
 use std::fmt;
 
+pub mod bypass;
 pub mod streams;
 
 pub use streams::{

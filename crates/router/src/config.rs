@@ -106,6 +106,37 @@ pub struct Store {
     pub lcp_p: f64,
     /// Read the next batch when the penultimate chunk of one is served from the RAM CS.
     pub prefetch_ahead: bool,
+    /// NB-Cache's first-stage bypass: a counting Bloom filter of the names each worker's CS
+    /// holds (RAM and L2) in front of the CS lookup; a sure miss skips the CS and L2.
+    pub bloom: bool,
+    /// The filter's false-positive rate at its capacity (sizes its memory unless
+    /// `bloom_bytes` is set).
+    pub bloom_fp_rate: f64,
+    /// Names the filters hold at capacity, over all workers; 0: the RAM CS's capacity plus
+    /// L2's.
+    pub bloom_capacity: u64,
+    /// Bytes of filter over all workers; 0: sized for `bloom_fp_rate`.
+    pub bloom_bytes: u64,
+    /// NB-Cache's second-stage bypass (active queue management): past `bypass_threshold`
+    /// waiting L2 lookups, an Interest for a name L2 holds goes upstream if it can.
+    pub aqm: bool,
+    /// Waiting L2 lookups (per worker) from which `aqm` sends Interests upstream.
+    pub bypass_threshold: usize,
+    /// `non-blocking` (the default: the worker never waits for storage) or `blocking` (the
+    /// worker waits for the L2 reads a batch started before it goes on, as a classic content
+    /// router waits for its storage).
+    pub io: StoreIo,
+}
+
+/// Whether a worker waits for its storage reads.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreIo {
+    /// Interests wait in the PIT while the worker goes on forwarding.
+    #[default]
+    NonBlocking,
+    /// The worker waits for the reads a batch started before it takes the next batch.
+    Blocking,
 }
 
 impl Default for Store {
@@ -121,6 +152,13 @@ impl Default for Store {
             decision: L2Decision::Always,
             lcp_p: 0.1,
             prefetch_ahead: true,
+            bloom: false,
+            bloom_fp_rate: 0.01,
+            bloom_capacity: 0,
+            bloom_bytes: 0,
+            aqm: false,
+            bypass_threshold: 64,
+            io: StoreIo::NonBlocking,
         }
     }
 }
@@ -224,6 +262,15 @@ pub enum CsPolicy {
     Lru,
     /// First in, first out.
     Fifo,
+}
+
+/// `Err` naming `key` unless `lo <= v <= hi`.
+fn range(key: &str, v: usize, lo: usize, hi: usize) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{key}: {v} is outside {lo}..={hi}"))
+    }
 }
 
 /// The in-RAM content store.
@@ -436,15 +483,6 @@ pub fn parse_face_uri(s: &str) -> Result<(bool, SocketAddr), String> {
     Ok((udp, addrs[0]))
 }
 
-/// `Ok` if `v` is in `lo..=hi`, else the line naming `key`.
-fn in_range(key: &str, v: usize, lo: usize, hi: usize) -> Result<(), String> {
-    if (lo..=hi).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{key}: {v} is outside {lo}..={hi}"))
-    }
-}
-
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
@@ -489,13 +527,6 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
-        let range = |key: &str, v: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(format!("{key}: {v} is outside {lo}..={hi}"))
-            }
-        };
         range("workers.count", self.workers.count, 0, 64)?;
         range(
             "workers.ring_capacity",
@@ -549,22 +580,7 @@ impl Config {
             usize::MAX,
         )?;
         self.validate_bounds()?;
-        if !self.store.l2_path.is_empty() {
-            range("store.batch", self.store.batch as usize, 1, 64)?;
-            range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
-            if self.store.l2_capacity < u64::from(self.store.batch) {
-                return Err(format!(
-                    "store.l2_capacity: {} is less than one batch of {} chunks",
-                    self.store.l2_capacity, self.store.batch
-                ));
-            }
-            if !(0.0..=1.0).contains(&self.store.lcp_p) {
-                return Err(format!(
-                    "store.lcp_p: {} is not a probability",
-                    self.store.lcp_p
-                ));
-            }
-        }
+        self.validate_store()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
@@ -626,13 +642,13 @@ impl Config {
     /// The budgets of what one face or remote can take: `[pit]`'s lifetime cap and share,
     /// `[faces]`' on-demand quota and reassembly budget.
     fn validate_bounds(&self) -> Result<(), String> {
-        in_range(
+        range(
             "pit.max_lifetime_ms",
             self.pit.max_lifetime_ms.min(usize::MAX as u64) as usize,
             1000,
             3_600_000,
         )?;
-        in_range(
+        range(
             "pit.share_watermark_percent",
             usize::from(self.pit.share_watermark_percent),
             1,
@@ -645,22 +661,56 @@ impl Config {
                 self.faces.max_on_demand_faces, self.faces.max_faces
             ));
         }
-        in_range(
+        range(
             "faces.max_on_demand_per_host",
             self.faces.max_on_demand_per_host,
             1,
             1 << 20,
         )?;
-        in_range(
+        range(
             "faces.reassembly_budget_bytes",
             self.faces.reassembly_budget_bytes,
             64 << 10,
             1 << 30,
         )?;
-        in_range(
+        range(
             "faces.unproven_send_ratio",
             self.faces.unproven_send_ratio.min(usize::MAX as u64) as usize,
             0,
+            1 << 20,
+        )?;
+        Ok(())
+    }
+
+    /// The checks of `[store]`: the L2 keys when there is an L2, NB-Cache's always.
+    fn validate_store(&self) -> Result<(), String> {
+        if !self.store.l2_path.is_empty() {
+            range("store.batch", self.store.batch as usize, 1, 64)?;
+            range("store.queue_depth", self.store.queue_depth, 1, 4096)?;
+            if self.store.l2_capacity < u64::from(self.store.batch) {
+                return Err(format!(
+                    "store.l2_capacity: {} is less than one batch of {} chunks",
+                    self.store.l2_capacity, self.store.batch
+                ));
+            }
+            if !(0.0..=1.0).contains(&self.store.lcp_p) {
+                return Err(format!(
+                    "store.lcp_p: {} is not a probability",
+                    self.store.lcp_p
+                ));
+            }
+        }
+        if self.store.bloom && !(self.store.bloom_fp_rate > 0.0 && self.store.bloom_fp_rate <= 0.5)
+        {
+            return Err(format!(
+                "store.bloom_fp_rate: {} is outside (0, 0.5]",
+                self.store.bloom_fp_rate
+            ));
+        }
+        range(
+            "store.bypass_threshold",
+            self.store.bypass_threshold,
+            1,
             1 << 20,
         )?;
         Ok(())
@@ -771,6 +821,19 @@ mod tests {
         assert_eq!(Store::default().admission, L2Admission::WriteThrough);
         assert!(!c.store.prefetch_ahead);
         assert!(Store::default().prefetch_ahead);
+        let nb = Config::from_toml(
+            "[store]\nbloom = true\nbloom_fp_rate = 0.001\nbloom_capacity = 5000\n\
+             aqm = true\nbypass_threshold = 400\nio = \"blocking\"\n",
+        )
+        .unwrap();
+        assert!(nb.store.bloom && nb.store.aqm);
+        assert_eq!(nb.store.bloom_fp_rate, 0.001);
+        assert_eq!((nb.store.bloom_capacity, nb.store.bloom_bytes), (5000, 0));
+        assert_eq!(nb.store.bypass_threshold, 400);
+        assert_eq!(nb.store.io, StoreIo::Blocking);
+        let d = Store::default();
+        assert!(!d.bloom && !d.aqm);
+        assert_eq!((d.bypass_threshold, d.io), (64, StoreIo::NonBlocking));
     }
 
     #[test]
@@ -795,6 +858,12 @@ mod tests {
             ),
             ("[store]\nl2_path = \"/x\"\nlcp_p = 2.0\n", "store.lcp_p"),
             ("[store]\nadmission = \"write-around\"\n", "line 2"),
+            (
+                "[store]\nbloom = true\nbloom_fp_rate = 0.9\n",
+                "store.bloom_fp_rate",
+            ),
+            ("[store]\nbypass_threshold = 0\n", "store.bypass_threshold"),
+            ("[store]\nio = \"sometimes\"\n", "line 2"),
             ("[workers]\nmapping = \"random\"\n", "line 2"),
             (
                 "[workers]\nspin_us = 1001\n",

@@ -2,6 +2,7 @@
 //! with their engines and L2 files, core placement, and the hash key (random, or kept beside
 //! the L2 files so that names map to the same worker after a restart: [`store_dir`]).
 
+mod nbcache;
 mod store_dir;
 
 use std::fs::File;
@@ -167,7 +168,8 @@ impl Shared {
         let stopped_flushing = Arc::new(AtomicUsize::new(0));
         for (i, rx) in ctl_rx.into_iter().enumerate() {
             let mut engine = self.engine(cfg);
-            let (tier, l2_off) = self.worker_l2(cfg, i, &mut engine, &stopped_flushing)?;
+            let filter = nbcache::attach(cfg, i, self.workers, &mut engine)?;
+            let (tier, l2_off) = self.worker_l2(cfg, i, &mut engine, &stopped_flushing, filter)?;
             let w = Worker::new(
                 i,
                 engine,
@@ -210,13 +212,18 @@ impl Shared {
         i: usize,
         engine: &mut Engine,
         stopped_flushing: &Arc<AtomicUsize>,
+        filter: Option<Arc<store::CountingBloom>>,
     ) -> Result<(Option<worker::L2>, bool), String> {
         let lock = match &self.store {
             StoreDir::None => return Ok((None, false)),
             StoreDir::Off => return Ok((None, true)),
             StoreDir::Locked(lock) => lock,
         };
-        let tier = match open_l2(cfg, i, self.workers) {
+        let link = filter.map(|filter| store::FilterLink {
+            filter,
+            key: self.key,
+        });
+        let tier = match open_l2(cfg, i, self.workers, link) {
             Ok(t) => t,
             Err(StoreError::Refused(e)) => return Err(e),
             Err(StoreError::Fault(e)) => {
@@ -226,7 +233,7 @@ impl Shared {
         };
         let h = store::SharedL2Tier::new(tier);
         engine.set_slow_tier(Box::new(h.clone()));
-        let l2 = worker::L2::new(
+        let mut l2 = worker::L2::new(
             h,
             self.dispatcher(),
             self.limits,
@@ -235,6 +242,7 @@ impl Shared {
             stopped_flushing.clone(),
             Some(lock.clone()),
         );
+        l2.blocking = cfg.store.io == config::StoreIo::Blocking;
         Ok((Some(l2), false))
     }
 

@@ -583,7 +583,7 @@ impl Worker {
         let emit = &mut self.emit;
         let mut sent = 0;
         let mut tier = t.tier.lock();
-        let n = tier.poll_max(POLL_OPS_PER_ITERATION, |c| match c.full_hash {
+        let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
                 let out = engine.complete_pending(now, h, c.name_value, c.data);
                 sent += emit.emit(&out, &[]).0;
@@ -597,7 +597,12 @@ impl Worker {
                     }
                 }
             }
-        });
+        };
+        let n = if t.blocking {
+            tier.complete_waiting(&mut on_chunk)
+        } else {
+            tier.poll_max(POLL_OPS_PER_ITERATION, &mut on_chunk)
+        };
         // A fault is found only while completions are handled.
         let fault = if n > 0 { tier.l2().fault() } else { None };
         drop(tier);

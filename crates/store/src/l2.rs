@@ -51,8 +51,10 @@ use crate::layout::{
 use crate::list::{Order, NIL};
 use crate::replacement::Replacement;
 
+mod members;
 mod persist;
 
+pub use members::FilterLink;
 use persist::{superblock, Found};
 
 /// Default queue depth (operations in flight).
@@ -499,6 +501,8 @@ pub struct L2File {
     payload_check: Option<PayloadCheck>,
     /// Set by the first storage fault: from then on nothing is read or written.
     fault: Option<L2Fault>,
+    /// The filter in front of the CS that holds L2's names, if any.
+    members: Option<members::Members>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -522,6 +526,18 @@ impl L2File {
     /// created leaves (an empty or short file, a superblock of zeros) is created again, and a
     /// file shorter than its superblock says is extended back and its index rebuilt.
     pub fn open(config: &L2Config) -> Result<Self, L2Error> {
+        Self::open_with_filter(config, None)
+    }
+
+    /// [`L2File::open`], keeping the names of the chunks it holds in `filter` (the counting
+    /// Bloom filter in front of the CS): every chunk the index holds is inserted now, a chunk
+    /// when its write completes, and a chunk leaves it when its extent is evicted or its slot
+    /// fails a read (see [`FilterLink`]). An index file without the names' hashes is rebuilt by
+    /// a scan.
+    pub fn open_with_filter(
+        config: &L2Config,
+        filter: Option<FilterLink>,
+    ) -> Result<Self, L2Error> {
         config.validate()?;
         let want = Superblock {
             slot_bytes: config.slot_bytes,
@@ -579,6 +595,7 @@ impl L2File {
             rng: config.seed | 1,
             payload_check: None,
             fault: None,
+            members: filter.map(|f| members::Members::new(f, sb.extents, sb.batch)),
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -606,6 +623,7 @@ impl L2File {
             }
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
+        l2.members_load();
         Ok(l2)
     }
 
@@ -815,6 +833,7 @@ impl L2File {
         };
         self.next_seq += 1;
         header.write(buf.as_mut_slice(), name.name, payload);
+        self.member_written(e, slot, name.name);
         let gen = self.extents[e as usize].gen;
         let op = IoOp {
             kind: IoKind::Write,
@@ -881,6 +900,7 @@ impl L2File {
                 if victim == NIL {
                     return None;
                 }
+                self.members_changed(victim, self.extents[victim as usize].present, false);
                 self.replacement.unlink(victim);
                 let old = self.extents[victim as usize].key;
                 self.map.remove(&old);
@@ -953,8 +973,9 @@ impl L2File {
             x.writing &= !bit;
             if ok {
                 self.counters.bytes_written += op.len as u64;
-                if x.gen & 0xff_ffff == gen && x.in_use {
+                if x.gen & 0xff_ffff == gen && x.in_use && x.present & bit == 0 {
                     x.present |= bit;
+                    self.members_changed(e, bit, true);
                 }
             } else {
                 self.counters.write_errors += 1;
@@ -992,6 +1013,7 @@ impl L2File {
                             // Intact bytes, wrong content (a buggy writer, a crafted file).
                             self.counters.name_mismatches += 1;
                             self.extents[e as usize].present &= !(1 << s);
+                            self.members_changed(e, 1 << s, false);
                             continue;
                         }
                         valid |= 1 << s;
@@ -1002,6 +1024,7 @@ impl L2File {
                         // Corrupt (or not what the index says): never served, dropped.
                         self.counters.checksum_failures += 1;
                         self.extents[e as usize].present &= !(1 << s);
+                        self.members_changed(e, 1 << s, false);
                     }
                 }
             }
@@ -1033,6 +1056,7 @@ impl L2File {
                 write: done.op.kind == IoKind::Write,
                 errno,
             });
+            self.members_off();
         }
     }
 

@@ -9,6 +9,10 @@
 //!   scan after a crash ([`layout`] is the format), start-up from whatever a crash while the
 //!   file was created left, and a storage fault that turns the store off ([`L2Fault`]) instead
 //!   of failing on every packet;
+//! - [`bloom`]: the counting Bloom filter of the names a worker's CS holds, RAM tier and L2
+//!   together, in front of the CS lookup (the first-stage bypass of Pan et al., "NB-Cache:
+//!   Non-Blocking In-Network Caching for High-Performance Content Routers"): the engine consults
+//!   it through its `CsFilter` ([`BloomHandle`]), L2 keeps its names in it ([`FilterLink`]);
 //! - [`emulated`]: the emulated L2 of Mansilha et al. (delay `B·|c|/τ`, busy-wait or sleep,
 //!   static or dynamic memory);
 //! - [`tier`]: the adapter that plugs an [`L2File`] behind the engine's CS as its
@@ -20,6 +24,7 @@
 //! of the hierarchical store on chunk ids (L1 FIFO/LRU with batch prefetch, checked against
 //! the models) is research code and lives in the `lab` crate.
 
+pub mod bloom;
 pub mod emulated;
 pub mod io;
 pub mod l2;
@@ -28,11 +33,12 @@ pub mod list;
 mod replacement;
 pub mod tier;
 
+pub use bloom::{BloomHandle, CountingBloom, Geometry};
 pub use emulated::{EmuDelay, EmuMemory, EmulatedL2, EmulatedL2Config};
 pub use io::{ActiveBackend, IoBackend};
 pub use l2::{
-    Admission, Admit, BatchRead, Chunk, Decision, L2Config, L2Counters, L2Error, L2Fault, L2File,
-    ReadStart,
+    Admission, Admit, BatchRead, Chunk, Decision, FilterLink, L2Config, L2Counters, L2Error,
+    L2Fault, L2File, ReadStart,
 };
 pub use layout::ChunkName;
 pub use replacement::Replacement;

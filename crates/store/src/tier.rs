@@ -104,6 +104,8 @@ pub struct L2Tier {
     counters: TierCounters,
     /// Read the next batch when the penultimate chunk of one is served from the CS.
     prefetch_ahead: bool,
+    /// Lookups answered pending and not completed yet.
+    waiting: usize,
 }
 
 impl L2Tier {
@@ -134,6 +136,7 @@ impl L2Tier {
             l2,
             counters: TierCounters::default(),
             prefetch_ahead: true,
+            waiting: 0,
         }
     }
 
@@ -247,9 +250,22 @@ impl L2Tier {
             e.slots |= bit;
             e.hashes[slot as usize] = full_hash;
             e.name_lens[slot as usize] = name_value.len() as u16;
+            self.waiting += 1;
         }
         self.counters.pending += 1;
         true
+    }
+
+    /// `SlowTier::holds`: whether L2's index holds the chunk (no I/O; the slot is verified only
+    /// when read).
+    pub fn holds(&self, name_value: &[u8]) -> bool {
+        ChunkName::parse(name_value).is_some_and(|n| self.l2.contains(&n))
+    }
+
+    /// `SlowTier::waiting`: lookups answered pending whose batch read has not completed (the
+    /// storage queue that NB-Cache's second-stage bypass watches).
+    pub fn waiting(&self) -> usize {
+        self.waiting
     }
 
     /// Offers a chunk (name TLV value, Data packet) for storage in L2; see [`L2File::admit`].
@@ -273,6 +289,22 @@ impl L2Tier {
         self.drain(Some(max_ops), f).0
     }
 
+    /// Blocks until no lookup waits any more (every read a pending lookup started has
+    /// completed), handing out completions as [`L2Tier::poll`] does, then drains what else
+    /// finished: the blocking I/O of a classic content router. Returns the number of
+    /// completions handed out.
+    pub fn complete_waiting(&mut self, mut f: impl FnMut(TierCompletion<'_>)) -> usize {
+        let mut n = 0;
+        while self.waiting > 0 {
+            let (k, any) = self.drain(None, &mut f);
+            n += k;
+            if !any {
+                break; // nothing in flight: the waiting lookups can never complete
+            }
+        }
+        n + self.drain(Some(usize::MAX), f).0
+    }
+
     /// Like [`L2Tier::poll`] but blocks until at least one operation finishes (benchmarks and
     /// tests; a forwarding worker polls). `false` if nothing was in flight.
     pub fn wait(&mut self, f: impl FnMut(TierCompletion<'_>)) -> bool {
@@ -292,12 +324,15 @@ impl L2Tier {
             waits,
             names,
             counters,
+            waiting,
             ..
         } = self;
         let batch = l2.superblock().batch as usize;
         let mut n = 0;
         let mut on_batch = |b: &BatchRead<'_>| {
+            let before = counters.served + counters.failed;
             n += deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
+            *waiting -= (counters.served + counters.failed - before) as usize;
         };
         let any = match max {
             None => l2.wait_one(&mut on_batch),
@@ -429,6 +464,14 @@ impl SlowTier for SharedL2Tier {
         self.timed(|t| t.lookup(full_hash, name_value))
     }
 
+    fn holds(&mut self, _full_hash: u64, name_value: &[u8]) -> bool {
+        self.lock().holds(name_value)
+    }
+
+    fn waiting(&self) -> usize {
+        self.lock().waiting()
+    }
+
     fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
         // No I/O: not storage time.
         self.lock().ahead_of(name_value, out)
@@ -442,6 +485,14 @@ impl SlowTier for SharedL2Tier {
 impl SlowTier for L2Tier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
         L2Tier::lookup(self, full_hash, name_value)
+    }
+
+    fn holds(&mut self, _full_hash: u64, name_value: &[u8]) -> bool {
+        L2Tier::holds(self, name_value)
+    }
+
+    fn waiting(&self) -> usize {
+        L2Tier::waiting(self)
     }
 
     fn ahead_of(&mut self, name_value: &[u8], out: &mut Vec<u8>) -> bool {
@@ -507,6 +558,33 @@ mod tests {
         assert_eq!(t.admit(&n5, &d5), Admit::Off);
         assert_eq!(t.l2().in_flight(), 0);
         assert!(!t.wait(|_| panic!("nothing in flight")));
+    }
+
+    #[test]
+    fn waiting_counts_pending_lookups_until_their_reads_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        let (n1, _) = chunk("/f/seg=1");
+        let (n2, _) = chunk("/f/seg=2");
+        let (absent, _) = chunk("/g/seg=0");
+        assert!(t.holds(&n1) && !t.holds(&absent));
+        assert_eq!(t.waiting(), 0);
+        assert!(t.lookup(1, &n1) && t.lookup(2, &n2));
+        assert!(!t.lookup(3, &absent));
+        assert_eq!(t.waiting(), 2);
+        let mut served = 0;
+        while t.waiting() > 0 {
+            assert!(t.wait(|c| served += usize::from(c.full_hash.is_some())));
+        }
+        assert_eq!(served, 2);
+        assert_eq!(SlowTier::waiting(&t), 0);
+        // Blocking: one call returns once every waiting lookup has its answer.
+        assert!(t.lookup(1, &n1));
+        let mut got = Vec::new();
+        assert!(t.complete_waiting(|c| got.push(c.full_hash)) >= 1);
+        assert_eq!(t.waiting(), 0);
+        assert!(got.contains(&Some(1)));
+        assert_eq!(t.complete_waiting(|_| panic!("nothing waits")), 0);
     }
 
     #[test]

@@ -203,8 +203,14 @@ fn new_key(path: &Path, workers: usize, code: u8, batch: u32) -> Result<HashKey,
 /// Opens worker `i`'s L2 file (`<l2_path>/l2-w<i>.dat`): an existing file is reopened with
 /// its index (or rebuilt from its slot headers after a crash). A bad configuration, a
 /// geometry that differs or someone else's file is refused; an I/O error or a damaged
-/// superblock is a storage fault.
-pub(crate) fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<store::L2Tier, StoreError> {
+/// superblock is a storage fault. With `filter`, the file keeps the names of its chunks in the
+/// worker's CS filter.
+pub(crate) fn open_l2(
+    cfg: &Config,
+    i: usize,
+    workers: usize,
+    filter: Option<store::FilterLink>,
+) -> Result<store::L2Tier, StoreError> {
     let s = &cfg.store;
     let dir = Path::new(&s.l2_path);
     let per_worker = s.l2_capacity.div_ceil(workers as u64);
@@ -233,7 +239,7 @@ pub(crate) fn open_l2(cfg: &Config, i: usize, workers: usize) -> Result<store::L
         },
     };
     c.seed = i as u64 + 1;
-    let file = store::L2File::open(&c).map_err(|e| {
+    let file = store::L2File::open_with_filter(&c, filter).map_err(|e| {
         let line = format!("store: {}: {e}", c.path.display());
         match e {
             store::L2Error::Io(..)

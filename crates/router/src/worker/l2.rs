@@ -50,6 +50,10 @@ pub struct L2 {
     pub dir_lock: Option<Arc<std::fs::File>>,
     /// The storage fault that turned the tier off was logged.
     pub fault_logged: bool,
+    /// `[store] io = "blocking"`: after each batch the worker waits until every lookup it
+    /// parked on L2 has completed, as a classic content router waits for its storage (the
+    /// seed's cases A and C of Pan et al., NB-Cache); otherwise it polls and goes on.
+    pub blocking: bool,
 }
 
 impl L2 {
@@ -77,6 +81,7 @@ impl L2 {
             stopped_flushing,
             dir_lock,
             fault_logged: false,
+            blocking: false,
         }
     }
 

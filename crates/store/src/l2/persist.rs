@@ -23,12 +23,15 @@ impl L2File {
         out.extend_from_slice(&self.next_seq.to_le_bytes());
         out.extend_from_slice(&(self.map.len() as u32).to_le_bytes());
         // Tail (next victim) first, so the replacement order survives.
-        for e in self.replacement.tail_to_head() {
+        let order: Vec<u32> = self.replacement.tail_to_head().collect();
+        for &e in &order {
             let x = &self.extents[e as usize];
             out.extend_from_slice(&e.to_le_bytes());
             out.extend_from_slice(&x.key.to_le_bytes());
             out.extend_from_slice(&x.present.to_le_bytes());
         }
+        // With a filter: the hashes of the names (see `members`).
+        self.members_encode(&order, &mut out);
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         let path = self.config.index_path();
@@ -62,10 +65,12 @@ impl L2File {
             return Ok(false);
         }
         let count = le32(&bytes, 24) as usize;
-        if 28 + count * 20 != body {
+        let records_end = count.checked_mul(20).and_then(|n| n.checked_add(28));
+        let Some(records_end) = records_end.filter(|&end| end <= body) else {
             return Ok(false);
-        }
+        };
         let mut seen = vec![false; self.extents.len()];
+        let mut order = Vec::with_capacity(count);
         for i in 0..count {
             let at = 28 + i * 20;
             let e = le32(&bytes, at);
@@ -76,7 +81,14 @@ impl L2File {
                 return Ok(false);
             }
             seen[e as usize] = true;
+            order.push(e);
             self.install(e, key, present);
+        }
+        // Past the records: the names' hashes of a filter, or nothing.
+        let rest = &bytes[records_end..body];
+        if !self.members_decode(&order, rest) {
+            self.reset_index();
+            return Ok(false);
         }
         self.next_seq = le64(&bytes, 16);
         self.free
@@ -132,7 +144,8 @@ impl L2File {
                 for (s, slot) in slots.iter_mut().enumerate().take(self.sb.batch as usize) {
                     let at = base + s * sbytes;
                     match SlotHeader::read(&buf.as_slice()[at..at + sbytes]) {
-                        Ok((h, _, _)) if h.segment % batch == s as u64 => {
+                        Ok((h, name, _)) if h.segment % batch == s as u64 => {
+                            self.member_written(e0 + i, s as u32, name);
                             valid |= 1 << s;
                             *slot = (h.seq, h.batch_key);
                             max_seq = max_seq.max(h.seq);

@@ -534,3 +534,120 @@ fn an_interrupted_operation_is_not_a_fault_and_a_short_read_is() {
     assert_eq!((fault.write, fault.errno), (false, 0));
     assert!(fault.to_string().contains("short"), "{fault}");
 }
+
+// ----------------------------------------------------------- the names kept in the CS filter
+
+const FILTER_KEY: engine::hash::HashKey = engine::hash::HashKey::fixed(3, 5);
+
+fn link() -> FilterLink {
+    FilterLink {
+        filter: Arc::new(crate::bloom::CountingBloom::new(
+            crate::bloom::Geometry { lines: 64, k: 4 },
+            1000,
+        )),
+        key: FILTER_KEY,
+    }
+}
+
+/// How many of the chunks `contents × segments` the filter says it may hold.
+fn in_filter(f: &crate::bloom::CountingBloom, contents: u32, segments: u64) -> usize {
+    (0..contents)
+        .flat_map(|c| (0..segments).map(move |s| name(c, s)))
+        .filter(|n| f.may_contain(engine::hash::value_hash(FILTER_KEY, n)))
+        .count()
+}
+
+#[test]
+fn the_filter_holds_what_the_index_holds_across_writes_evictions_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 4);
+    let l = link();
+    let f = &l.filter;
+    let mut l2 = L2File::open_with_filter(&cfg, Some(l.clone())).unwrap();
+    fill(&mut l2, 2, 8); // 4 extents: full
+    assert_eq!(in_filter(f, 2, 8), 16);
+    assert_eq!(f.stats().inserts, 16);
+    // Content 2's first batch evicts content 0's first (FIFO): its names leave the filter.
+    fill(&mut l2, 3, 4);
+    assert_eq!(l2.counters().evictions, 1);
+    assert_eq!((f.stats().inserts, f.stats().removes), (20, 4));
+    assert_eq!(in_filter(f, 1, 4), 0);
+    // Writes of chunks already stored change nothing.
+    fill_one(&mut l2, 2, 4);
+    assert_eq!(f.stats().inserts, 20);
+    l2.close().unwrap();
+
+    // A clean restart reads the names' hashes back with the index.
+    let l = link();
+    let l2 = L2File::open_with_filter(&cfg, Some(l.clone())).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert_eq!(l.filter.stats().inserts, 16);
+    assert!(in_filter(&l.filter, 3, 8) >= 16);
+    // Crash: the scan reads the names from the slot headers.
+    drop(l2);
+    let l = link();
+    let l2 = L2File::open_with_filter(&cfg, Some(l.clone())).unwrap();
+    assert!(!l2.counters().loaded_index_file);
+    assert_eq!(l.filter.stats().inserts, 16);
+    assert_eq!(
+        in_filter(&l.filter, 3, 8),
+        in_filter(&link_after(&l2), 3, 8)
+    );
+    l2.close().unwrap();
+
+    // An index written without a filter has no hashes: with one, it is rebuilt by a scan.
+    let l2 = L2File::open(&cfg).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    l2.close().unwrap();
+    let l = link();
+    let l2 = L2File::open_with_filter(&cfg, Some(l.clone())).unwrap();
+    assert!(!l2.counters().loaded_index_file);
+    assert_eq!(l.filter.stats().inserts, 16);
+    // And an index written with one opens fine without.
+    l2.close().unwrap();
+    assert!(L2File::open(&cfg).unwrap().counters().loaded_index_file);
+}
+
+/// A fresh filter holding exactly the index's chunks (to compare with).
+fn link_after(l2: &L2File) -> Arc<crate::bloom::CountingBloom> {
+    let l = link();
+    for c in 0..3 {
+        for s in 0..8 {
+            let n = name(c, s);
+            if l2.contains(&ChunkName::parse(&n).unwrap()) {
+                l.filter.insert(engine::hash::value_hash(FILTER_KEY, &n));
+            }
+        }
+    }
+    l.filter
+}
+
+#[test]
+fn a_corrupt_slot_and_a_storage_fault_take_names_out_of_the_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 8);
+    let l = link();
+    let mut l2 = L2File::open_with_filter(&cfg, Some(l.clone())).unwrap();
+    fill(&mut l2, 2, 8);
+    let sb = *l2.superblock();
+    let e = l2.map[&key_of(&l2, 1, 5)];
+    let f = OpenOptions::new().write(true).open(&cfg.path).unwrap();
+    f.write_at(
+        &[0x5a],
+        sb.slot_offset(e, 1) + SLOT_HEADER_BYTES as u64 + 120,
+    )
+    .unwrap();
+    drop(f);
+    read(&mut l2, 1, 4).unwrap();
+    assert_eq!(l.filter.stats().removes, 1);
+    let h = engine::hash::value_hash(FILTER_KEY, &name(1, 5));
+    assert!(l.filter.counts(h).contains(&0), "out of the filter");
+    // A fault: the store serves nothing more, and its names leave the filter at once.
+    l2.fail_next_io(IoKind::Read, libc::EIO);
+    read(&mut l2, 0, 0);
+    assert!(l2.fault().is_some());
+    assert_eq!(l.filter.stats().removes, 16);
+    assert_eq!(in_filter(&l.filter, 2, 8), 0);
+    assert_eq!(l.filter.stats().underflows, 0);
+    l2.close().unwrap();
+}

@@ -36,15 +36,21 @@ impl Engine {
         let entry = self.table.find(full, name.value());
         // A pending PIT entry for the same Interest: loop and retransmission handling.
         let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
+        let mut filter = Filtered::NotAsked;
         if let Some(p) = pending {
             if self.is_loop(p, nonce, face, info.multi_access) {
                 self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
         } else {
-            // CS: only for an Interest that is not already pending.
+            // CS: only for an Interest that is not already pending, and whose name the filter
+            // in front of the CS may hold (first-stage bypass).
+            filter = self.filter_check(full, &name, cbp);
             let h = &self.hashes[idx];
-            if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms) {
+            if filter == Filtered::Absent {
+                self.counters.bypass.filter_skips += 1;
+            } else if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms)
+            {
                 let data = self.table.data(e).unwrap_or(&[]);
                 let start = self.out.len() as u32;
                 self.out.extend_from_slice(data);
@@ -57,22 +63,34 @@ impl Engine {
         else {
             return;
         };
-        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
-        // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
-        if is_new && self.park_on_slow_tier(p, full, i) {
-            return;
-        }
-        if self.table.pit(p).cs_pending {
-            return; // the pending tier lookup will forward it if it misses
-        }
         let next_hop = lp
             .next_hop_face_id
             .filter(|_| info.local)
             .map(|f| f as FaceId);
-        let outgoing = self.outgoing_interest(idx, wire, i);
         let hop_exhausted = i.hop_limit() == Some(1);
         let localhop_from_remote = !info.local && is_under(&name, b"localhop");
         let localhost = is_under(&name, b"localhost");
+        let restrict_local = hop_exhausted || localhop_from_remote || localhost;
+        // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
+        // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
+        if is_new && filter != Filtered::Absent {
+            let route = Route {
+                idx,
+                face,
+                next_hop,
+                restrict_local,
+                interest: i,
+                planned,
+                guard,
+            };
+            if self.ask_slow_tier(p, full, &route, filter == Filtered::Maybe) {
+                return;
+            }
+        }
+        if self.table.pit(p).cs_pending {
+            return; // the pending tier lookup will forward it if it misses
+        }
+        let outgoing = self.outgoing_interest(idx, wire, i);
         self.forward(Forward {
             now_ms,
             idx,
@@ -83,7 +101,7 @@ impl Engine {
             expiry,
             next_hop,
             outgoing,
-            restrict_local: hop_exhausted || localhop_from_remote || localhost,
+            restrict_local,
             stored: false,
             wire,
             interest: i,
@@ -181,6 +199,104 @@ impl Engine {
         Some((p, is_new, expiry))
     }
 
+    /// What the filter in front of the CS says of an Interest's name (`full` its hash):
+    /// CanBePrefix Interests and names ending in an implicit digest are not asked (the filter
+    /// holds full Data names).
+    #[inline]
+    fn filter_check(&self, full: u64, name: &NameView<'_>, cbp: bool) -> Filtered {
+        let Some(f) = self.table.filter() else {
+            return Filtered::NotAsked;
+        };
+        if cbp
+            || name
+                .last()
+                .is_some_and(|c| u32::from(c.typ) == tt::IMPLICIT_SHA256_DIGEST)
+        {
+            return Filtered::NotAsked;
+        }
+        if f.may_hold(full) {
+            Filtered::Maybe
+        } else {
+            Filtered::Absent
+        }
+    }
+
+    /// The slow tier's part for new PIT entry `p` after a RAM-CS miss: the second-stage bypass
+    /// (past the threshold, a name the tier holds goes upstream if one is available), else
+    /// the lookup, which may park the Interest (`true`). `positive`: the CS filter said the
+    /// name may be held, so a miss in every tier is its false positive.
+    fn ask_slow_tier(&mut self, p: u32, full: u64, r: &Route<'_, '_>, positive: bool) -> bool {
+        let name = r.interest.name();
+        let Some(tier) = self.slow_tier.as_mut() else {
+            self.counters.bypass.filter_false_positives += u64::from(positive);
+            return false;
+        };
+        if let Some(threshold) = self.config.bypass_threshold {
+            if tier.waiting() >= threshold && tier.holds(full, name.value()) {
+                if self.has_upstream(r) {
+                    self.counters.bypass.queue_bypasses += 1;
+                    return false;
+                }
+                self.counters.bypass.queue_no_upstream += 1;
+            }
+        }
+        if self.park_on_slow_tier(p, full, r.interest) {
+            return true;
+        }
+        if positive
+            && !self
+                .slow_tier
+                .as_mut()
+                .is_some_and(|t| t.holds(full, name.value()))
+        {
+            self.counters.bypass.filter_false_positives += 1;
+        }
+        false
+    }
+
+    /// Whether Interest `r` has an upstream to go to: its NextHopFaceId in scope, or an
+    /// eligible next hop in its FIB entry (the strategy's choice among them is made later).
+    fn has_upstream(&mut self, r: &Route<'_, '_>) -> bool {
+        if let Some(nh) = r.next_hop {
+            return self.in_scope(r.restrict_local, nh);
+        }
+        let entry = self.fib_answer(r);
+        entry.is_some_and(|e| {
+            e.nexthops()
+                .iter()
+                .any(|n| n.face != r.face && self.in_scope(r.restrict_local, n.face))
+        })
+    }
+
+    /// Whether `face` may carry an Interest restricted to local faces (`restrict_local`).
+    #[inline]
+    fn in_scope(&self, restrict_local: bool, face: FaceId) -> bool {
+        !restrict_local || self.face(face).local
+    }
+
+    /// The FIB entry of Interest `r`: the planning pass's answer if it found one, else a
+    /// lookup (counted in the LPM counters either way).
+    #[inline]
+    fn fib_answer<'g>(&mut self, r: &Route<'_, 'g>) -> Option<&'g crate::table::fib::FibEntry> {
+        let h = &self.hashes[r.idx];
+        let name = r.interest.name();
+        let mut stats = LpmStats::default();
+        let entry = match (self.config.lpm, r.planned) {
+            (LpmAlgorithm::TwoStage, Some((entry, probes))) => {
+                stats.lookups += 1;
+                stats.probes += probes;
+                entry
+            }
+            (LpmAlgorithm::TwoStage, None) => self.fib.lookup(&name, h, r.guard, &mut stats),
+            (LpmAlgorithm::LongestFirst, _) => {
+                self.fib.lookup_longest_first(&name, h, r.guard, &mut stats)
+            }
+        };
+        self.counters.lpm.lookups += stats.lookups;
+        self.counters.lpm.probes += stats.probes;
+        entry
+    }
+
     /// Asks the slow CS tier about new PIT entry `p`'s name; when it answers pending, parks a
     /// copy of Interest `i` in the entry (to forward or Nack when the lookup completes) and
     /// returns true.
@@ -225,27 +341,10 @@ impl Engine {
         let mut chosen = std::mem::take(&mut self.faces_scratch);
         chosen.clear();
         let had_route = {
+            let entry = self.fib_answer(&f.route());
             let h = &self.hashes[f.idx];
-            let name = f.interest.name();
-            let kind = self.strategies.find(&name, h);
-            let mut stats = LpmStats::default();
-            let entry = match (self.config.lpm, f.planned) {
-                (LpmAlgorithm::TwoStage, Some((entry, probes))) => {
-                    stats.lookups += 1;
-                    stats.probes += probes;
-                    entry
-                }
-                (LpmAlgorithm::TwoStage, None) => self.fib.lookup(&name, h, f.guard, &mut stats),
-                (LpmAlgorithm::LongestFirst, _) => {
-                    self.fib.lookup_longest_first(&name, h, f.guard, &mut stats)
-                }
-            };
-            self.counters.lpm.lookups += stats.lookups;
-            self.counters.lpm.probes += stats.probes;
-            let faces = &self.faces;
-            let in_scope = |nh: FaceId| {
-                !f.restrict_local || faces.get(nh as usize).copied().unwrap_or_default().local
-            };
+            let kind = self.strategies.find(&f.interest.name(), h);
+            let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
             let eligible = |nh: FaceId| nh != f.face && in_scope(nh);
             let pe = self.table.pit(f.p);
             let interval = pe.retx_interval_ms;
@@ -357,6 +456,43 @@ pub(super) struct Forward<'a, 'g> {
     /// The FIB answer a planning pass found for this Interest in this batch.
     pub(super) planned: Option<Planned<'g>>,
     pub(super) guard: &'g crossbeam_epoch::Guard,
+}
+
+impl<'a, 'g> Forward<'a, 'g> {
+    /// The parts of the Interest that decide where it may go.
+    fn route(&self) -> Route<'a, 'g> {
+        Route {
+            idx: self.idx,
+            face: self.face,
+            next_hop: self.next_hop,
+            restrict_local: self.restrict_local,
+            interest: self.interest,
+            planned: self.planned,
+            guard: self.guard,
+        }
+    }
+}
+
+/// Where an Interest may go: what [`Engine::has_upstream`] and the FIB lookup need.
+pub(super) struct Route<'a, 'g> {
+    idx: usize,
+    face: FaceId,
+    next_hop: Option<FaceId>,
+    restrict_local: bool,
+    interest: &'a InterestView<'a>,
+    planned: Option<Planned<'g>>,
+    guard: &'g crossbeam_epoch::Guard,
+}
+
+/// What the filter in front of the CS said of an Interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Filtered {
+    /// No filter, or one that cannot answer for this Interest (or it was pending).
+    NotAsked,
+    /// The name may be held.
+    Maybe,
+    /// The name is surely not held: the CS and the slow tier are skipped.
+    Absent,
 }
 
 /// A FIB lookup's answer from its plan ([`Fib::plan`]): the entry (`None`: no route) and the

@@ -39,6 +39,8 @@ use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_M
 use crate::table::fib::{Fib, FibCursor, LpmStats};
 use crate::table::index::{prefetch_lines, LinePlan};
 use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, PitLimits, TableFull, NONE};
+
+pub use crate::table::cs_filter::CsFilter;
 use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
@@ -95,6 +97,11 @@ pub struct EngineConfig {
     pub prefetch: bool,
     /// FIB LPM algorithm.
     pub lpm: LpmAlgorithm,
+    /// NB-Cache's second-stage bypass (active queue management, Pan et al.): when the slow tier
+    /// has at least this many lookups waiting ([`SlowTier::waiting`]), a new Interest for a
+    /// name it holds goes upstream instead of joining them, if an upstream is available;
+    /// otherwise it queues as usual. A RAM-tier hit is never bypassed. `None`: off.
+    pub bypass_threshold: Option<usize>,
 }
 
 impl Default for EngineConfig {
@@ -112,6 +119,7 @@ impl Default for EngineConfig {
             },
             prefetch: true,
             lpm: LpmAlgorithm::TwoStage,
+            bypass_threshold: None,
         }
     }
 }
@@ -250,6 +258,24 @@ pub struct Counters {
     pub lpm: LpmStats,
     /// Drops by reason ([`DropReason::index`]).
     pub drops: [u64; DROP_REASONS],
+    /// NB-Cache's bypasses of the CS, by reason.
+    pub bypass: BypassCounters,
+}
+
+/// Interests that did not wait for the content store (NB-Cache, Pan et al.), by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BypassCounters {
+    /// First stage: the CS filter found the name surely absent, so neither the CS nor the
+    /// slow tier was asked.
+    pub filter_skips: u64,
+    /// The CS filter said "maybe" but no tier held the name (a positive that missed).
+    pub filter_false_positives: u64,
+    /// Second stage: the slow tier held the name but had `bypass_threshold` lookups waiting,
+    /// so the Interest went upstream.
+    pub queue_bypasses: u64,
+    /// The slow tier was past the threshold, but no upstream was available: the Interest
+    /// queued on it.
+    pub queue_no_upstream: u64,
 }
 
 /// A slower CS tier behind the in-RAM CS (the SSD L2). A lookup answers miss, or
@@ -257,6 +283,20 @@ pub struct Counters {
 pub trait SlowTier {
     /// Starts looking up exactly these name components; `true` means pending.
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
+
+    /// Whether the tier holds exactly these name components (its index, no I/O): the
+    /// second-stage bypass asks it of a name before going round the tier's queue, and the CS
+    /// filter's accounting after a lookup that did not go pending (a busy queue is not a false
+    /// positive). Default: never.
+    fn holds(&mut self, _full_hash: u64, _name_value: &[u8]) -> bool {
+        false
+    }
+
+    /// Lookups waiting for the tier (answered pending, not yet completed): the length of its
+    /// queue for the second-stage bypass. Default: 0.
+    fn waiting(&self) -> usize {
+        0
+    }
 
     /// Prefetch-ahead, asked after a CS hit on `name_value`: if this hit is the one that
     /// should start reading the tier's next unit (Mansilha et al.'s next batch, asked for at the
@@ -424,6 +464,20 @@ impl Engine {
     /// Attaches a slower CS tier.
     pub fn set_slow_tier(&mut self, tier: Box<dyn SlowTier + Send>) {
         self.slow_tier = Some(tier);
+    }
+
+    /// Puts a filter of the names the CS holds (every tier) in front of the CS lookup
+    /// (NB-Cache's first-stage bypass, see [`PitCs::set_filter`]): an Interest whose name it
+    /// surely does not hold skips the CS and the slow tier. CanBePrefix Interests and names
+    /// ending in an implicit digest are not filtered (the filter knows full names only).
+    pub fn set_cs_filter(&mut self, filter: Box<dyn CsFilter>) {
+        self.table.set_filter(filter);
+    }
+
+    /// Turns the second-stage bypass on (`Some(threshold)`) or off
+    /// ([`EngineConfig::bypass_threshold`]).
+    pub fn set_bypass_threshold(&mut self, threshold: Option<usize>) {
+        self.config.bypass_threshold = threshold;
     }
 
     /// Declares a face's properties (unknown faces are non-local point-to-point).
@@ -749,6 +803,9 @@ impl Engine {
             Parsed::Interest { i: int, .. } => {
                 let full = self.hashes[i].full();
                 self.table.prefetch(full);
+                if let Some(f) = self.table.filter() {
+                    f.prefetch(full);
+                }
                 self.fib
                     .prefetch(&int.name(), &self.hashes[i], &mut self.plans[i]);
                 self.plans[i].issue();

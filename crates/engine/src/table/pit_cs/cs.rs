@@ -87,6 +87,7 @@ impl PitCs {
             self.release_if_empty(e);
             return;
         }
+        let was_direct = self.names[e as usize].cs == CsKind::Direct;
         if self.names[e as usize].cs != CsKind::None {
             self.cs_unlink(e);
         } else if self.cs_len >= self.config.cs_capacity {
@@ -103,6 +104,9 @@ impl PitCs {
         let Some(slot) = self.data.take(data_wire.len()) else {
             self.counters.cs_too_large += 1;
             n.cs = CsKind::None;
+            if was_direct {
+                self.filter_note(e, false);
+            }
             self.release_if_empty(e);
             return;
         };
@@ -115,6 +119,9 @@ impl PitCs {
         n.fresh_until_ms = now_ms.saturating_add(freshness_ms);
         self.cs_link_tail(e);
         self.counters.cs_inserts += 1;
+        if !was_direct {
+            self.filter_note(e, true);
+        }
     }
 
     /// Makes name entry `at` (a CanBePrefix Interest's name) point at the Data cached in
@@ -185,6 +192,9 @@ impl PitCs {
 
     pub(super) fn cs_remove(&mut self, e: u32) {
         if self.names[e as usize].cs != CsKind::None {
+            if self.names[e as usize].cs == CsKind::Direct {
+                self.filter_note(e, false);
+            }
             self.cs_unlink(e);
             let n = &mut self.names[e as usize];
             n.cs = CsKind::None;

@@ -418,6 +418,9 @@ pub struct PitCs {
     evicted: EvictionLog,
     /// In-records per face and the fair share ([`PitLimits`]).
     shares: FaceShares,
+    /// The filter of the names the CS holds, told of every name that comes to hold Data or
+    /// stops ([`PitCs::set_filter`]).
+    filter: Option<Box<dyn super::cs_filter::CsFilter>>,
     /// Counters.
     pub counters: PitCsCounters,
 }
@@ -463,7 +466,42 @@ impl PitCs {
             digest_pits: 0,
             evicted: EvictionLog::default(),
             shares: FaceShares::new(limits, config.pit_capacity),
+            filter: None,
             counters: PitCsCounters::default(),
+        }
+    }
+
+    /// Puts `filter` in front of the CS: every name the CS holds Data for now is inserted into
+    /// it, and from now on every name that comes to hold Data is inserted and every one that
+    /// stops (eviction, erasure, replacement by a Data too large to keep) removed.
+    pub fn set_filter(&mut self, mut filter: Box<dyn super::cs_filter::CsFilter>) {
+        let mut i = self.cs_head;
+        while i != NONE {
+            let n = &self.names[i as usize];
+            if n.cs == CsKind::Direct {
+                filter.insert(n.hash);
+            }
+            i = n.cs_next;
+        }
+        self.filter = Some(filter);
+    }
+
+    /// The filter in front of the CS, if one is set.
+    #[inline]
+    pub fn filter(&self) -> Option<&dyn super::cs_filter::CsFilter> {
+        self.filter.as_deref()
+    }
+
+    /// Tells the filter that entry `e`'s name came to hold Data (`held`) or stopped.
+    #[inline]
+    fn filter_note(&mut self, e: u32, held: bool) {
+        if let Some(f) = self.filter.as_mut() {
+            let h = self.names[e as usize].hash;
+            if held {
+                f.insert(h);
+            } else {
+                f.remove(h);
+            }
         }
     }
 

@@ -1,10 +1,10 @@
 //! The sweep drawn to a PNG file.
 
-use std::fs::File;
 use std::path::Path;
 
 use super::point::Point;
 use crate::hcs_workload::WorkloadKind;
+use crate::plot::draw_text;
 
 const W: u32 = 800;
 const H: u32 = 560;
@@ -92,51 +92,7 @@ pub(super) fn plot(
     labels.push((440, 40, format!("-- {model_label}"), false));
     labels.push((440, 52, "[] measured".into(), false));
     for (x, y, s, big) in labels {
-        draw_text(&mut buf, x, y, &s, if big { 2 } else { 1 });
+        draw_text(&mut buf, (W, H), x, y, &s, if big { 2 } else { 1 });
     }
-    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), W, H);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.write_header()
-        .and_then(|mut w| w.write_image_data(&buf))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
-}
-
-/// Draws ASCII text with the embedded 8×8 font, `scale` pixels per font pixel.
-fn draw_text(buf: &mut [u8], x: i32, y: i32, s: &str, scale: i32) {
-    for (i, ch) in s.chars().enumerate() {
-        let glyph = font8x8::legacy::BASIC_LEGACY[(ch as usize) & 0x7f];
-        for (row, bits) in glyph.iter().enumerate() {
-            for col in 0..8 {
-                if bits & (1 << col) == 0 {
-                    continue;
-                }
-                for dy in 0..scale {
-                    for dx in 0..scale {
-                        let px = x + (i as i32 * 8 + col) * scale + dx;
-                        let py = y + row as i32 * scale + dy;
-                        if (0..W as i32).contains(&px) && (0..H as i32).contains(&py) {
-                            let at = ((py as u32 * W + px as u32) * 3) as usize;
-                            buf[at..at + 3].copy_from_slice(&[0, 0, 0]);
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_is_drawn_in_black() {
-        let mut buf = vec![255u8; (W * H * 3) as usize];
-        draw_text(&mut buf, 10, 10, "A1", 1);
-        assert!(buf.chunks(3).any(|p| p == [0, 0, 0]));
-        let mut blank = vec![255u8; (W * H * 3) as usize];
-        draw_text(&mut blank, 10, 10, " ", 1);
-        assert!(blank.iter().all(|&b| b == 255));
-    }
+    crate::plot::write_png(path, &buf, (W, H))
 }

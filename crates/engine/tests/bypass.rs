@@ -1,0 +1,332 @@
+//! NB-Cache's bypass decisions in the pipeline (Pan et al., "NB-Cache: Non-Blocking
+//! In-Network Caching for High-Performance Content Routers"): the filter in front of the CS
+//! (first stage), the storage-queue threshold (second stage), and the paper's cases A–D as
+//! switches of one pipeline.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use engine::fw::pipeline::{BypassCounters, CsFilter, Engine, EngineConfig, SendKind, SlowTier};
+use engine::hash::{name_hash, HashKey};
+use engine::table::fib::Fib;
+use engine::table::pit_cs::{CsPolicy, FaceId, PitCsConfig};
+use wire::{Data, Interest, Name};
+
+const KEY: HashKey = HashKey::fixed(7, 11);
+
+/// The downstream the Interests come from, and the upstream of every route.
+const DOWN: FaceId = 1;
+const UP: FaceId = 2;
+
+fn name(uri: &str) -> Name {
+    Name::from_uri(uri).unwrap()
+}
+
+fn hash(uri: &str) -> u64 {
+    name_hash(KEY, &name(uri))
+}
+
+fn interest(uri: &str, nonce: u32, cbp: bool) -> Vec<u8> {
+    Interest {
+        lifetime_ms: Some(4000),
+        can_be_prefix: cbp,
+        ..Interest::new(name(uri), nonce.to_be_bytes())
+    }
+    .to_wire()
+}
+
+fn data(uri: &str) -> Vec<u8> {
+    let mut d = Data::new(name(uri), b"x".to_vec());
+    d.sign_digest_sha256();
+    d.to_wire()
+}
+
+/// One packet through the engine: (face, kind) of every action.
+fn send(e: &mut Engine, now: u64, face: FaceId, packet: Vec<u8>) -> Vec<(FaceId, SendKind)> {
+    let out = e.process(now, &[(face, packet.as_slice())]);
+    out.actions.iter().map(|a| (a.face, a.kind)).collect()
+}
+
+/// An exact filter: the multiset of names the RAM CS reported, plus names the L2 "holds" and
+/// names it answers "maybe" for without holding them (false positives).
+#[derive(Debug, Default)]
+struct Reference {
+    ram: HashMap<u64, u32>,
+    also: HashSet<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RefFilter(Arc<Mutex<Reference>>);
+
+impl CsFilter for RefFilter {
+    fn may_hold(&self, h: u64) -> bool {
+        let r = self.0.lock().unwrap();
+        r.ram.get(&h).is_some_and(|&c| c > 0) || r.also.contains(&h)
+    }
+    fn insert(&mut self, h: u64) {
+        *self.0.lock().unwrap().ram.entry(h).or_default() += 1;
+    }
+    fn remove(&mut self, h: u64) {
+        let mut r = self.0.lock().unwrap();
+        let c = r.ram.get_mut(&h).expect("removal of a name never inserted");
+        *c = c.checked_sub(1).expect("count below zero");
+    }
+}
+
+/// A slow tier holding a set of names, with a queue length the test sets.
+#[derive(Debug, Default)]
+struct TierState {
+    holds: HashSet<u64>,
+    waiting: usize,
+    lookups: Vec<u64>,
+    /// Lookups miss as if the queue were full.
+    busy: bool,
+}
+
+#[derive(Clone, Default)]
+struct FakeTier(Arc<Mutex<TierState>>);
+
+impl SlowTier for FakeTier {
+    fn lookup(&mut self, h: u64, _name: &[u8]) -> bool {
+        let mut t = self.0.lock().unwrap();
+        t.lookups.push(h);
+        let pending = t.holds.contains(&h) && !t.busy;
+        t.waiting += usize::from(pending);
+        pending
+    }
+    fn holds(&mut self, h: u64, _name: &[u8]) -> bool {
+        self.0.lock().unwrap().holds.contains(&h)
+    }
+    fn waiting(&self) -> usize {
+        self.0.lock().unwrap().waiting
+    }
+}
+
+/// NB-Cache's switches: the filter and the queue threshold.
+#[derive(Debug, Clone, Copy)]
+struct Case {
+    bloom: bool,
+    threshold: Option<usize>,
+}
+
+struct Setup {
+    e: Engine,
+    fib: Arc<Fib>,
+    filter: RefFilter,
+    tier: FakeTier,
+}
+
+fn setup(case: Case, cs_capacity: usize) -> Setup {
+    let config = EngineConfig {
+        pit_cs: PitCsConfig {
+            pit_capacity: 64,
+            cs_capacity,
+            cs_policy: CsPolicy::Fifo,
+            ..PitCsConfig::default()
+        },
+        bypass_threshold: case.threshold,
+        ..EngineConfig::default()
+    };
+    let fib = Arc::new(Fib::new(KEY, 64, 2));
+    fib.add_nexthop(&name("/a"), UP, 1).unwrap();
+    let mut e = Engine::new(KEY, fib.clone(), config);
+    let tier = FakeTier::default();
+    e.set_slow_tier(Box::new(tier.clone()));
+    let filter = RefFilter::default();
+    if case.bloom {
+        e.set_cs_filter(Box::new(filter.clone()));
+    }
+    Setup {
+        e,
+        fib,
+        filter,
+        tier,
+    }
+}
+
+impl Setup {
+    fn tier_holds(&self, uri: &str) {
+        let h = hash(uri);
+        self.tier.0.lock().unwrap().holds.insert(h);
+        self.filter.0.lock().unwrap().also.insert(h);
+    }
+    fn bypass(&self) -> BypassCounters {
+        self.e.counters().bypass
+    }
+    fn lookups(&self) -> usize {
+        self.tier.0.lock().unwrap().lookups.len()
+    }
+}
+
+const B: Case = Case {
+    bloom: true,
+    threshold: Some(2),
+};
+
+#[test]
+fn a_sure_miss_skips_the_cs_and_the_slow_tier() {
+    let mut s = setup(B, 8);
+    let sent = send(&mut s.e, 10, DOWN, interest("/a/absent", 1, false));
+    assert_eq!(sent, [(UP, SendKind::Interest)]);
+    assert_eq!(s.lookups(), 0, "the slow tier is not asked");
+    assert_eq!(s.bypass().filter_skips, 1);
+    assert_eq!(s.e.table().counters.cs_misses, 0, "nor the CS");
+    // A name the tier holds passes the filter and waits for the tier.
+    s.tier_holds("/a/held");
+    assert!(send(&mut s.e, 11, DOWN, interest("/a/held", 2, false)).is_empty());
+    assert_eq!(s.lookups(), 1);
+    assert_eq!(s.bypass().filter_skips, 1);
+}
+
+#[test]
+fn a_positive_that_misses_is_a_false_positive() {
+    let mut s = setup(B, 8);
+    // The filter says "maybe" for a name no tier holds.
+    s.filter.0.lock().unwrap().also.insert(hash("/a/ghost"));
+    let sent = send(&mut s.e, 10, DOWN, interest("/a/ghost", 1, false));
+    assert_eq!(sent, [(UP, SendKind::Interest)]);
+    assert_eq!(s.lookups(), 1);
+    let b = s.bypass();
+    assert_eq!((b.filter_skips, b.filter_false_positives), (0, 1));
+    // A tier too busy to read a name it holds: a miss, but not the filter's false positive.
+    s.tier_holds("/a/busy");
+    s.tier.0.lock().unwrap().busy = true;
+    let sent = send(&mut s.e, 11, DOWN, interest("/a/busy", 2, false));
+    assert_eq!(sent, [(UP, SendKind::Interest)]);
+    assert_eq!(s.bypass().filter_false_positives, 1);
+}
+
+#[test]
+fn can_be_prefix_interests_are_not_filtered() {
+    let mut s = setup(B, 8);
+    send(&mut s.e, 10, DOWN, interest("/a/p", 1, true));
+    assert_eq!(s.bypass().filter_skips, 0);
+    assert_eq!(s.lookups(), 1, "asked, since a longer Data may be held");
+}
+
+#[test]
+fn the_filter_follows_the_ram_cs_through_insertion_and_eviction() {
+    let mut s = setup(B, 2);
+    for (k, uri) in ["/a/1", "/a/2", "/a/3"].iter().enumerate() {
+        send(&mut s.e, 10, DOWN, interest(uri, k as u32, false));
+        send(&mut s.e, 11, UP, data(uri));
+    }
+    // FIFO of 2: /a/1 was evicted.
+    let r = s.filter.0.lock().unwrap();
+    let held: HashSet<u64> = r
+        .ram
+        .iter()
+        .filter(|(_, &c)| c > 0)
+        .map(|(&h, _)| h)
+        .collect();
+    assert_eq!(held, HashSet::from([hash("/a/2"), hash("/a/3")]));
+    drop(r);
+    // A RAM hit is served through the filter.
+    let sent = send(&mut s.e, 12, DOWN, interest("/a/3", 9, false));
+    assert_eq!(sent, [(DOWN, SendKind::Data)]);
+    // Erasing the CS empties the filter.
+    s.e.table_mut().erase_cs(&[], 100);
+    assert!(s.filter.0.lock().unwrap().ram.values().all(|&c| c == 0));
+    // A filter set on a CS that holds Data starts with its names.
+    let mut t = setup(Case { bloom: false, ..B }, 4);
+    send(&mut t.e, 10, DOWN, interest("/a/x", 1, false));
+    send(&mut t.e, 11, UP, data("/a/x"));
+    t.e.set_cs_filter(Box::new(t.filter.clone()));
+    assert_eq!(t.filter.0.lock().unwrap().ram.get(&hash("/a/x")), Some(&1));
+}
+
+#[test]
+fn past_the_threshold_a_held_name_goes_upstream_if_one_is_available() {
+    let mut s = setup(B, 8);
+    for k in 0..4 {
+        s.tier_holds(&format!("/a/{k}"));
+    }
+    // Two lookups queue (the threshold is 2)...
+    assert!(send(&mut s.e, 10, DOWN, interest("/a/0", 1, false)).is_empty());
+    assert!(send(&mut s.e, 10, DOWN, interest("/a/1", 2, false)).is_empty());
+    assert_eq!(s.lookups(), 2);
+    // ...then the queue is at the threshold: the next goes upstream, not to the tier.
+    let sent = send(&mut s.e, 10, DOWN, interest("/a/2", 3, false));
+    assert_eq!(sent, [(UP, SendKind::Interest)]);
+    assert_eq!(s.lookups(), 2);
+    assert_eq!(s.bypass().queue_bypasses, 1);
+    // A RAM hit is never bypassed.
+    send(&mut s.e, 11, UP, data("/a/2"));
+    assert_eq!(
+        send(&mut s.e, 12, DOWN, interest("/a/2", 4, false)),
+        [(DOWN, SendKind::Data)]
+    );
+    // No upstream available (the only next hop is where the Interest came from): it queues.
+    let sent = send(&mut s.e, 13, UP, interest("/a/3", 5, false));
+    assert!(sent.is_empty(), "{sent:?}");
+    assert_eq!(s.lookups(), 3);
+    assert_eq!(s.bypass().queue_no_upstream, 1);
+    // Neither without a route.
+    s.tier_holds("/b/0");
+    assert!(send(&mut s.e, 14, DOWN, interest("/b/0", 6, false)).is_empty());
+    assert_eq!(s.bypass().queue_no_upstream, 2);
+    s.fib.add_nexthop(&name("/b"), 3, 1).unwrap();
+    s.tier_holds("/b/1");
+    assert_eq!(
+        send(&mut s.e, 15, DOWN, interest("/b/1", 7, false)),
+        [(3, SendKind::Interest)]
+    );
+}
+
+/// The paper's cases as switches (the I/O mode is the worker's, not the engine's): A and C
+/// have no queue threshold, A and (here) D no filter. The same traffic: a name the tier holds
+/// while its queue is long, and a name nobody holds.
+#[test]
+fn cases_a_to_d_are_switches_of_one_pipeline() {
+    let cases = [
+        (
+            "A",
+            Case {
+                bloom: false,
+                threshold: None,
+            },
+            (0, 0, 2),
+        ),
+        (
+            "B",
+            Case {
+                bloom: true,
+                threshold: Some(1),
+            },
+            (1, 1, 0),
+        ),
+        (
+            "C",
+            Case {
+                bloom: true,
+                threshold: None,
+            },
+            (1, 0, 1),
+        ),
+        (
+            "D",
+            Case {
+                bloom: false,
+                threshold: Some(1),
+            },
+            (0, 1, 1),
+        ),
+    ];
+    for (label, case, (skips, bypasses, lookups)) in cases {
+        let mut s = setup(case, 8);
+        s.tier_holds("/a/queued");
+        s.tier_holds("/a/held");
+        // One lookup waits on the tier.
+        assert!(send(&mut s.e, 10, DOWN, interest("/a/queued", 1, false)).is_empty());
+        let held = send(&mut s.e, 11, DOWN, interest("/a/held", 2, false));
+        let absent = send(&mut s.e, 12, DOWN, interest("/a/absent", 3, false));
+        assert_eq!(absent, [(UP, SendKind::Interest)], "case {label}");
+        let b = s.bypass();
+        assert_eq!(
+            (b.filter_skips, b.queue_bypasses, s.lookups() as u64 - 1),
+            (skips, bypasses, lookups),
+            "case {label}"
+        );
+        assert_eq!(held.is_empty(), bypasses == 0, "case {label}: {held:?}");
+    }
+}
