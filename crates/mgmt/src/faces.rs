@@ -8,7 +8,10 @@
 
 use engine::table::pit_cs::FaceId;
 use face::FaceDesc;
-use wire::nfd::{ControlParameters, ControlResponse, FACE_FLAG_LOCAL_FIELDS_ENABLED};
+use wire::nfd::{
+    ControlParameters, ControlResponse, FacePersistency, FaceScope, LinkType,
+    FACE_FLAG_LOCAL_FIELDS_ENABLED,
+};
 
 use crate::forwarder::{CreateFaceError, Forwarder, UpdateFaceError};
 
@@ -111,6 +114,34 @@ fn face_params(d: &FaceDesc) -> ControlParameters {
         mtu: d.mtu,
         flags: Some(local_fields_flag(d)),
         ..ControlParameters::default()
+    }
+}
+
+/// What NFD copies from a face into a FaceStatus and a FaceEventNotification alike.
+pub(crate) struct Properties {
+    pub face_id: u64,
+    pub uri: String,
+    pub local_uri: String,
+    pub face_scope: FaceScope,
+    pub face_persistency: FacePersistency,
+    pub link_type: LinkType,
+    pub flags: u64,
+}
+
+/// A face's properties (every Cascade face is point-to-point).
+pub(crate) fn properties(d: &FaceDesc) -> Properties {
+    Properties {
+        face_id: u64::from(d.id),
+        uri: d.uri.clone(),
+        local_uri: d.local_uri.clone(),
+        face_scope: if d.local {
+            FaceScope::Local
+        } else {
+            FaceScope::NonLocal
+        },
+        face_persistency: d.persistency,
+        link_type: LinkType::PointToPoint,
+        flags: local_fields_flag(d),
     }
 }
 

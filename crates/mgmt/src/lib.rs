@@ -13,9 +13,9 @@
 //! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
 //!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`]), cut
 //!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
-//!   later segments.
-//!
-//! Later, notification streams (NFD's face events) belong here too.
+//!   later segments;
+//! - [`notify`]: notification streams, NFD's `faces/events` (a FaceEventNotification per face
+//!   created, destroyed, up or down), read as ndn-cxx's `NotificationSubscriber` reads them.
 //!
 //! What this crate must not touch: sockets, threads and the router's internals. The manager
 //! talks to the forwarder through the [`Forwarder`] trait (faces, sending, strategies, content
@@ -41,6 +41,7 @@ pub mod fib;
 pub mod forwarder;
 #[cfg(target_os = "linux")]
 pub mod manager;
+pub mod notify;
 #[cfg(target_os = "linux")]
 pub mod rib;
 #[cfg(target_os = "linux")]

@@ -9,8 +9,12 @@
 //! request, versioned and segmented, and kept a few seconds so their later segments can be
 //! fetched. Answers go back through the forwarder.
 //!
-//! The manager runs no thread: its owner calls it with each Interest and each face that went
-//! down, and regularly asks it to expire routes ([`Manager::expire_routes`]).
+//! Faces created, destroyed, gone down or come up are published on the `faces/events`
+//! notification stream ([`crate::notify`], [`Manager::face_event`]); Interests for the stream
+//! are answered from it or wait there for the next notification.
+//!
+//! The manager runs no thread: its owner calls it with each Interest and each face event, and
+//! regularly asks it to expire routes and waiting Interests ([`Manager::tick`]).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -18,12 +22,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use engine::fw::strategy::StrategyKind;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
-use wire::nfd::{ControlResponse, ROUTE_FLAG_CHILD_INHERIT};
+use face::FaceDesc;
+use wire::nfd::{ControlResponse, FaceEventKind, FaceEventNotification, ROUTE_FLAG_CHILD_INHERIT};
 use wire::{tt, InterestView, Limits, LpPacketView, Name};
 
 use crate::cs::CsSettings;
 use crate::dataset::{Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
+use crate::notify::NotificationStream;
 use crate::rib::{Rib, RibError, Route, STATIC_ORIGIN};
 use crate::strategy::StrategyChoices;
 use crate::{faces, fib, parse_command, response_data, rib, Command};
@@ -36,10 +42,14 @@ pub struct Manager<F> {
     strategies: StrategyChoices,
     cs: CsSettings,
     datasets: Versions,
+    face_events: NotificationStream,
     start: Instant,
     start_wall_ms: u64,
     limits: Limits,
 }
+
+/// The `faces/events` notification stream's name.
+pub const FACE_EVENTS: &str = "/localhost/nfd/faces/events";
 
 /// The manager's settings.
 pub struct ManagerParts {
@@ -74,6 +84,9 @@ impl<F: Forwarder> Manager<F> {
                 policy: p.cs_policy,
             },
             datasets: Versions::default(),
+            face_events: NotificationStream::new(
+                Name::from_uri(FACE_EVENTS).expect("a valid name"),
+            ),
             start: p.start,
             start_wall_ms: wall_ms(),
             limits: p.limits,
@@ -122,15 +135,56 @@ impl<F: Forwarder> Manager<F> {
         self.strategies.set(&self.forwarder, name, kind);
     }
 
-    /// A face closed: its routes go.
+    /// The `faces/events` notification stream.
+    pub fn face_events(&self) -> &NotificationStream {
+        &self.face_events
+    }
+
+    /// A face closed: its routes go, and so do the Interests it left waiting for notifications.
     pub fn face_down(&mut self, id: FaceId) {
         self.rib.face_down(id);
+        self.face_events.face_down(id);
+    }
+
+    /// Something happened to a face (`face` as it is now): a FaceEventNotification on
+    /// `faces/events` to every subscriber waiting, as NFD's FaceManager posts one; a destroyed
+    /// face also goes down ([`Manager::face_down`]) first.
+    pub fn face_event(&mut self, kind: FaceEventKind, face: &FaceDesc) {
+        if kind == FaceEventKind::Destroyed {
+            self.face_down(face.id);
+        }
+        let p = faces::properties(face);
+        let mut content = Vec::new();
+        FaceEventNotification {
+            kind,
+            face_id: p.face_id,
+            uri: p.uri,
+            local_uri: p.local_uri,
+            face_scope: p.face_scope,
+            face_persistency: p.face_persistency,
+            link_type: p.link_type,
+            flags: p.flags,
+        }
+        .encode(&mut content);
+        let now = self.now_ms();
+        let (data, to) = self.face_events.publish(content, now);
+        for (face, token) in to {
+            self.forwarder.send(face, token.as_deref(), &data);
+        }
     }
 
     /// Removes the routes whose expiration period has passed.
     pub fn expire_routes(&mut self) {
         let now = self.now_ms();
         self.rib.expire(now);
+    }
+
+    /// The regular chores: expired routes go ([`Manager::expire_routes`]), and so do Interests
+    /// that waited for a notification past their lifetime.
+    pub fn tick(&mut self) {
+        self.expire_routes();
+        let now = self.now_ms();
+        self.face_events.expire(now);
     }
 
     /// Answers a management Interest (the received bytes, possibly an LpPacket) that arrived
@@ -162,7 +216,18 @@ impl<F: Forwarder> Manager<F> {
                 .unwrap_or("")
         };
         let (module, verb) = (text(2).to_string(), text(3).to_string());
-        let localhost = text(0) == "localhost";
+        let localhost = text(0) == "localhost" && text(1) == "nfd";
+        if (module.as_str(), verb.as_str()) == ("faces", "events") {
+            // The notification stream: answered with a notification or not at all (a
+            // subscriber takes any other answer for a broken stream and asks again at once).
+            if localhost && local {
+                let now = self.now_ms();
+                if let Some(d) = self.face_events.on_interest(face, token, &interest, now) {
+                    self.forwarder.send(face, token, &d);
+                }
+            }
+            return;
+        }
         if let Some(dataset) = Dataset::from_module_verb(&module, &verb) {
             // Datasets are served to local faces under /localhost only.
             if !(localhost && local) {

@@ -25,7 +25,7 @@ use face::table::{bind_unix, Face, FaceConfig, FaceRx, FaceSink, FaceTable, List
 use face::FaceId;
 use mio::net::TcpListener;
 use mio::{Events, Poll, Waker};
-use wire::nfd::FacePersistency;
+use wire::nfd::{FaceEventKind, FacePersistency};
 use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
@@ -131,8 +131,9 @@ pub enum MgmtInput {
         /// Bytes.
         bytes: Vec<u8>,
     },
-    /// A face closed: its routes go.
-    FaceDown(FaceId),
+    /// A face was created or destroyed (as it is now): a `faces/events` notification; a
+    /// destroyed face's routes go.
+    FaceEvent(FaceEventKind, Box<FaceDesc>),
 }
 
 /// Settings of the I/O thread.
@@ -496,6 +497,8 @@ impl FaceSink for Rx {
     fn face_up(&mut self, face: &Face) {
         self.announce(face);
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
+        let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
+        let _ = self.mgmt.send(created);
     }
 
     fn face_changed(&mut self, face: &Face) {
@@ -504,7 +507,8 @@ impl FaceSink for Rx {
 
     fn face_down(&mut self, face: &Face, why: &str) {
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
-        let _ = self.mgmt.send(MgmtInput::FaceDown(face.id()));
+        let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
+        let _ = self.mgmt.send(destroyed);
     }
 
     #[inline]

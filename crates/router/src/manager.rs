@@ -3,8 +3,8 @@
 //! The manager itself (commands, the RIB, datasets) is the `mgmt` crate's. This module gives it
 //! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which drives the
 //! face table, and control messages to the workers), reads the start-up configuration into it,
-//! and runs its thread: management Interests and face-down reports come from the I/O thread,
-//! and expired routes go every turn.
+//! and runs its thread: management Interests and face events (created, destroyed) come from the
+//! I/O thread, and expired routes and waiting notification Interests go every turn.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -94,11 +94,11 @@ impl Manager {
                 Ok(MgmtInput::Interest { face, local, bytes }) => {
                     m.on_interest(face, local, &bytes)
                 }
-                Ok(MgmtInput::FaceDown(id)) => m.face_down(id),
+                Ok(MgmtInput::FaceEvent(kind, face)) => m.face_event(kind, &face),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
-            m.expire_routes();
+            m.tick();
         }
     }
 

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use face::FaceDesc;
 use wire::nfd::{
-    CsInfo, FaceScope, FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry,
-    Route as RibRoute, StrategyChoice,
+    CsInfo, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord, RibEntry, Route as RibRoute,
+    StrategyChoice,
 };
 
 use super::Dataset;
 use crate::cs::{CsSettings, CS_FLAGS};
-use crate::faces::local_fields_flag;
+use crate::faces::properties;
 use crate::forwarder::{Forwarder, WorkerStats};
 use crate::rib::{Rib, FIB_ORIGIN};
 use crate::strategy::{strategy_name, StrategyChoices};
@@ -149,18 +149,15 @@ fn cs_info<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
 /// A face as `faces/list` reports it.
 fn face_status(d: &FaceDesc) -> FaceStatus {
     let c = &d.counters;
+    let p = properties(d);
     FaceStatus {
-        face_id: u64::from(d.id),
-        uri: d.uri.clone(),
-        local_uri: d.local_uri.clone(),
+        face_id: p.face_id,
+        uri: p.uri,
+        local_uri: p.local_uri,
         expiration_period: None,
-        face_scope: if d.local {
-            FaceScope::Local
-        } else {
-            FaceScope::NonLocal
-        },
-        face_persistency: d.persistency,
-        link_type: LinkType::PointToPoint,
+        face_scope: p.face_scope,
+        face_persistency: p.face_persistency,
+        link_type: p.link_type,
         base_congestion_marking_interval: None,
         default_congestion_threshold: None,
         mtu: d.mtu,
@@ -172,6 +169,6 @@ fn face_status(d: &FaceDesc) -> FaceStatus {
         n_out_nacks: c.out_nacks,
         n_in_bytes: c.in_bytes,
         n_out_bytes: c.out_bytes,
-        flags: local_fields_flag(d),
+        flags: p.flags,
     }
 }

@@ -5,8 +5,9 @@ use std::cell::RefCell;
 use engine::hash::HashKey;
 use face::{encode_link, FaceCounters, FaceDesc, LpHeaders, PitToken};
 use wire::nfd::{
-    decode_dataset, ControlParameters, CsInfo, FacePersistency, FaceStatus, ForwarderStatus,
-    RibEntry, StrategyChoice, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    decode_dataset, ControlParameters, CsInfo, FaceEventKind, FaceEventNotification,
+    FacePersistency, FaceStatus, ForwarderStatus, RibEntry, StrategyChoice,
+    FACE_FLAG_LOCAL_FIELDS_ENABLED,
 };
 use wire::{Component, DataView, Interest};
 
@@ -618,4 +619,76 @@ fn the_answer_echoes_the_pit_token() {
     m.on_interest(1, true, &[0x64, 0x00]);
     m.on_interest(1, true, &[0x05, 0x01]);
     assert_eq!(m.forwarder().sent.borrow().len(), 1);
+}
+
+/// The FaceEventNotification in a Data sent, and the Data's name.
+fn notification(data: &[u8]) -> (Name, FaceEventNotification) {
+    let dv = DataView::decode(data, &Limits::default()).unwrap();
+    let n = FaceEventNotification::decode(dv.content().unwrap()).unwrap();
+    (dv.name().to_name(), n)
+}
+
+#[test]
+fn face_events_stream_as_a_face_monitor_reads_it() {
+    let mut m = manager(Fake::default());
+    let events = name(FACE_EVENTS);
+    let seq = |n| {
+        events
+            .clone()
+            .with(Component::number(tt::SEQUENCE_NUM as u16, n))
+    };
+    // The subscriber's first Interest: CanBePrefix and MustBeFresh. Nothing to say yet: no
+    // answer at all (an error Data would make it ask again at once).
+    let mut first = Interest::new(events.clone(), [1, 1, 1, 1]);
+    first.can_be_prefix = true;
+    first.must_be_fresh = true;
+    m.on_interest(1, true, &first.to_wire());
+    assert!(m.forwarder().sent.borrow().is_empty());
+    assert_eq!(m.face_events().pending(), 1);
+    // A face is created: the notification answers the waiting Interest.
+    let mut made = face(3, false);
+    made.persistency = FacePersistency::OnDemand;
+    m.face_event(FaceEventKind::Created, &made);
+    let (to, _, data) = last_sent(&m);
+    let (n, event) = notification(&data);
+    assert_eq!((to, n), (1, seq(0)));
+    assert_eq!(
+        event,
+        FaceEventNotification {
+            kind: FaceEventKind::Created,
+            face_id: 3,
+            uri: made.uri.clone(),
+            local_uri: made.local_uri.clone(),
+            face_scope: wire::nfd::FaceScope::NonLocal,
+            face_persistency: FacePersistency::OnDemand,
+            link_type: wire::nfd::LinkType::PointToPoint,
+            flags: 0,
+        }
+    );
+    // The next Interest names seq=1: it waits, and the face's destruction answers it.
+    m.on_interest(1, true, &Interest::new(seq(1), [2; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), 1);
+    let route = ControlParameters {
+        name: Some(name("/r")),
+        face_id: Some(3),
+        ..ControlParameters::default()
+    };
+    m.forwarder().faces.borrow_mut().push(made.clone());
+    assert_eq!(code(&command(&mut m, 1, "rib/register", route)).0, 200);
+    m.face_event(FaceEventKind::Destroyed, &made);
+    let (to, _, data) = last_sent(&m);
+    let (n, event) = notification(&data);
+    assert_eq!((to, n, event.kind), (1, seq(1), FaceEventKind::Destroyed));
+    assert!(m.rib().routes(&name("/r")).is_empty(), "its routes went");
+    // Asked again by name, a kept notification is answered at once; from a non-local face or
+    // under /localhop, nothing is.
+    let sent = m.forwarder().sent.borrow().len();
+    m.on_interest(1, true, &Interest::new(seq(0), [3; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), sent + 1);
+    assert_eq!(notification(&last_sent(&m).2).0, seq(0));
+    m.on_interest(2, false, &Interest::new(seq(0), [4; 4]).to_wire());
+    let hop = Name::from_uri("/localhop/nfd/faces/events").unwrap();
+    m.on_interest(1, true, &Interest::new(hop, [5; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), sent + 1);
+    assert_eq!(m.face_events().pending(), 0);
 }

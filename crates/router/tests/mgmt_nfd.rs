@@ -1,0 +1,160 @@
+//! NFD's management protocol end to end, as NFD 24.07 answers it: the `faces/events` stream as
+//! ndn-cxx's FaceMonitor reads it, through the real daemon and a client over its Unix socket.
+
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use client::control::Controller;
+use client::face::Received;
+use client::transport::TransportUri;
+use client::Face;
+use router::{Config, Router};
+use wire::nfd::{ControlParameters, FaceEventKind, FaceEventNotification, FacePersistency};
+use wire::{tt, Component, Interest, Name};
+
+/// A test's scratch directory, removed when the test ends.
+struct TmpDir(PathBuf);
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp_dir(tag: &str) -> TmpDir {
+    let d = std::env::temp_dir().join(format!("cascade-mgmt-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    TmpDir(d)
+}
+
+fn start(dir: &Path) -> Router {
+    let mut c = Config::default();
+    c.listen.unix = dir.join("nfd.sock").display().to_string();
+    c.listen.tcp = "127.0.0.1:0".into();
+    c.listen.udp = "127.0.0.1:0".into();
+    c.workers.count = 1;
+    Router::start(&c).unwrap()
+}
+
+fn unix_face(r: &Router) -> Face {
+    Face::connect(&TransportUri::Unix(r.bound().unix.clone().unwrap())).unwrap()
+}
+
+fn events() -> Name {
+    Name::from_uri("/localhost/nfd/faces/events").unwrap()
+}
+
+/// A FaceMonitor: NotificationSubscriber's Interests, counted.
+struct Monitor {
+    face: Face,
+    last: Option<u64>,
+    interests: usize,
+}
+
+impl Monitor {
+    fn new(face: Face) -> Self {
+        Monitor {
+            face,
+            last: None,
+            interests: 0,
+        }
+    }
+
+    /// Sends the next Interest: the stream with CanBePrefix and MustBeFresh at first, then
+    /// `seq=<last+1>`.
+    fn ask(&mut self) {
+        let mut i = match self.last {
+            None => {
+                let mut i = Interest::new(events(), nonce(self.interests));
+                i.can_be_prefix = true;
+                i.must_be_fresh = true;
+                i
+            }
+            Some(n) => {
+                let seq = Component::number(tt::SEQUENCE_NUM as u16, n + 1);
+                Interest::new(events().with(seq), nonce(self.interests))
+            }
+        };
+        i.lifetime_ms = Some(10_000);
+        self.face.send_interest(&i).unwrap();
+        self.interests += 1;
+    }
+
+    /// The next notification within `timeout` (`None`: none came); asks for the one after it.
+    /// Anything but a notification fails the test.
+    fn next(&mut self, timeout: Duration) -> Option<FaceEventNotification> {
+        let r = self.face.recv(timeout).unwrap()?;
+        let Received::Data(d) = r else {
+            panic!("the stream answers with notifications only, got {r:?}");
+        };
+        let last = d.name.components.last().unwrap();
+        assert_eq!(u32::from(last.typ), tt::SEQUENCE_NUM, "{}", d.name);
+        assert_eq!(d.name.prefix(4), events());
+        assert_eq!(d.freshness_ms, Some(1000));
+        let n = FaceEventNotification::decode(d.content()).expect("a FaceEventNotification");
+        self.last = last.as_number();
+        self.ask();
+        Some(n)
+    }
+}
+
+fn nonce(i: usize) -> [u8; 4] {
+    (0x5eed_0000_u32 + i as u32).to_be_bytes()
+}
+
+#[test]
+fn face_events_reach_a_monitor_one_interest_per_notification() {
+    let dir = tmp_dir("events");
+    let r = start(&dir.0);
+    let mut m = Monitor::new(unix_face(&r));
+    m.ask();
+    let mut cface = unix_face(&r);
+    let mut c = Controller::new(&mut cface);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let made = c
+        .command(
+            "faces",
+            "create",
+            &ControlParameters {
+                uri: Some(uri.clone()),
+                ..ControlParameters::default()
+            },
+        )
+        .unwrap();
+    let id = made.face_id.unwrap();
+    let gone = ControlParameters {
+        face_id: Some(id),
+        ..ControlParameters::default()
+    };
+    c.command("faces", "destroy", &gone).unwrap();
+    // The monitor sees the controller's face come, then the UDP face come and go, in order.
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.contains(&(FaceEventKind::Destroyed, id)) {
+        assert!(Instant::now() < deadline, "events seen: {seen:?}");
+        if let Some(n) = m.next(Duration::from_secs(5)) {
+            if n.face_id == id {
+                assert_eq!(n.uri, uri);
+                assert_eq!(n.face_persistency, FacePersistency::Persistent);
+            }
+            seen.push((n.kind, n.face_id));
+        }
+    }
+    let at = |e| seen.iter().position(|x| *x == e).unwrap();
+    assert!(at((FaceEventKind::Created, id)) < at((FaceEventKind::Destroyed, id)));
+    // Caught up: the Interest for the next sequence number waits (no error Data to make the
+    // monitor spin), and the monitor sent one Interest per notification, plus that one.
+    assert!(m.next(Duration::from_millis(300)).is_none());
+    assert_eq!(m.interests, seen.len() + 1);
+    // The next face event answers the waiting Interest.
+    drop(cface);
+    let n = m
+        .next(Duration::from_secs(5))
+        .expect("the controller's face is destroyed");
+    assert_eq!(n.kind, FaceEventKind::Destroyed);
+    r.stop_handle().stop();
+    r.join();
+}
