@@ -22,6 +22,10 @@ pub trait Forwarder {
     /// Every face with its counters (empty if the forwarder does not answer).
     fn faces(&self) -> Vec<FaceDesc>;
 
+    /// The local URIs of the listening channels (Unix, TCP, UDP), in NFD's order: TCP, then
+    /// UDP, then Unix (empty if the forwarder does not answer).
+    fn channels(&self) -> Vec<String>;
+
     /// Creates a face to `uri` (a `udp://` or `tcp://` face URI, resolved by the forwarder;
     /// a TCP face is connected first), with this persistency and MTU (`None`: the forwarder's
     /// default). A face to that remote that is already up is [`CreateFaceError::Exists`].

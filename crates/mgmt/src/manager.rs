@@ -23,11 +23,14 @@ use engine::fw::strategy::StrategyKind;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::FaceDesc;
-use wire::nfd::{ControlResponse, FaceEventKind, FaceEventNotification, ROUTE_FLAG_CHILD_INHERIT};
+use wire::nfd::{
+    ControlResponse, FaceEventKind, FaceEventNotification, FaceQueryFilter,
+    ROUTE_FLAG_CHILD_INHERIT,
+};
 use wire::{tt, InterestView, Limits, LpPacketView, Name};
 
 use crate::cs::CsSettings;
-use crate::dataset::{Dataset, Sources, Versions};
+use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
 use crate::notify::NotificationStream;
 use crate::rib::{Rib, RibError, Route, STATIC_ORIGIN};
@@ -248,8 +251,21 @@ impl<F: Forwarder> Manager<F> {
     }
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a
-    /// segment of a version generated in the last few seconds.
+    /// segment of a version generated in the last few seconds. A `faces/query` whose last
+    /// component is no FaceQueryFilter is answered, as NFD answers it, with a ControlResponse
+    /// 400 "Malformed filter" in a Data of ContentType Nack.
     fn dataset_data(&mut self, dataset: Dataset, full: &Name) -> Option<Vec<u8>> {
+        let mut filter = FaceQueryFilter::default();
+        if dataset == Dataset::FacesQuery && !names_a_version(full) {
+            let last = full.components.last().filter(|_| full.len() > 4);
+            match last.map(|c| FaceQueryFilter::decode(&c.value)) {
+                Some(Ok(f)) => filter = f,
+                _ => {
+                    let refused = ControlResponse::new(400, "Malformed filter");
+                    return Some(crate::command::nack_data(full, &refused));
+                }
+            }
+        }
         let now = self.now_ms();
         let sources = Sources {
             forwarder: &self.forwarder,
@@ -260,7 +276,7 @@ impl<F: Forwarder> Manager<F> {
             start_wall_ms: self.start_wall_ms,
         };
         self.datasets.answer(full, now, || {
-            let content = dataset.content(&sources);
+            let content = dataset.content(&sources, &filter);
             (wall_ms(), content)
         })
     }

@@ -117,6 +117,11 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Vec<FaceDesc>>,
     },
+    /// List the listening channels' local URIs.
+    Channels {
+        /// Reply.
+        reply: Sender<Vec<String>>,
+    },
 }
 
 /// What the I/O thread tells management.
@@ -453,6 +458,9 @@ impl Io {
             }
             IoCommand::List { reply } => {
                 let _ = reply.send(faces.list());
+            }
+            IoCommand::Channels { reply } => {
+                let _ = reply.send(faces.channels());
             }
         }
     }

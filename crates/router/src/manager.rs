@@ -170,6 +170,11 @@ impl Forwarder for Channels {
             .unwrap_or_default()
     }
 
+    fn channels(&self) -> Vec<String> {
+        self.io_call(|reply| IoCommand::Channels { reply })
+            .unwrap_or_default()
+    }
+
     /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread (which answers
     /// `Exists` when a face to that remote is already up).
     fn create_face(

@@ -1,5 +1,6 @@
-//! NFD's management protocol end to end, as NFD 24.07 answers it: the `faces/events` stream as
-//! ndn-cxx's FaceMonitor reads it, through the real daemon and a client over its Unix socket.
+//! NFD's management protocol end to end, as NFD 24.07 answers it, through the real daemon and a
+//! client over its Unix socket: the `faces/events` stream as ndn-cxx's FaceMonitor reads it,
+//! `faces/query` and `faces/channels`.
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,10 @@ use client::face::Received;
 use client::transport::TransportUri;
 use client::Face;
 use router::{Config, Router};
-use wire::nfd::{ControlParameters, FaceEventKind, FaceEventNotification, FacePersistency};
+use wire::nfd::{
+    decode_dataset, ChannelStatus, ControlParameters, FaceEventKind, FaceEventNotification,
+    FacePersistency, FaceQueryFilter, FaceScope, FaceStatus,
+};
 use wire::{tt, Component, Interest, Name};
 
 /// A test's scratch directory, removed when the test ends.
@@ -155,6 +159,70 @@ fn face_events_reach_a_monitor_one_interest_per_notification() {
         .next(Duration::from_secs(5))
         .expect("the controller's face is destroyed");
     assert_eq!(n.kind, FaceEventKind::Destroyed);
+    r.stop_handle().stop();
+    r.join();
+}
+
+fn dataset_name(suffix: &str) -> Name {
+    Name::from_uri(&format!("/localhost/nfd/{suffix}")).unwrap()
+}
+
+#[test]
+fn faces_query_and_channels_as_nfd_lists_them() {
+    let dir = tmp_dir("query");
+    let r = start(&dir.0);
+    let mut face = unix_face(&r);
+    let mut c = Controller::new(&mut face);
+    let b = r.bound();
+    let channels = c.dataset(&dataset_name("faces/channels")).unwrap();
+    let channels = decode_dataset(&channels, ChannelStatus::from_element).unwrap();
+    let uris: Vec<String> = channels.into_iter().map(|c| c.local_uri).collect();
+    assert_eq!(
+        uris,
+        [
+            format!("tcp4://{}", b.tcp.unwrap()),
+            format!("udp4://{}", b.udp.unwrap()),
+            format!("unix://{}", b.unix.as_ref().unwrap().display()),
+        ]
+    );
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let create = ControlParameters {
+        uri: Some(uri.clone()),
+        ..ControlParameters::default()
+    };
+    let udp_id = c
+        .command("faces", "create", &create)
+        .unwrap()
+        .face_id
+        .unwrap();
+    let mut query = |f: FaceQueryFilter| {
+        let mut v = Vec::new();
+        f.encode(&mut v);
+        let name = dataset_name("faces/query").with(Component::generic(v));
+        let listed = decode_dataset(&c.dataset(&name).unwrap(), FaceStatus::from_element);
+        listed
+            .unwrap()
+            .into_iter()
+            .map(|s| s.face_id)
+            .collect::<Vec<u64>>()
+    };
+    let by_uri = query(FaceQueryFilter {
+        uri: Some(uri),
+        ..FaceQueryFilter::default()
+    });
+    assert_eq!(by_uri, [udp_id]);
+    let udp = query(FaceQueryFilter {
+        uri_scheme: Some("udp4".into()),
+        ..FaceQueryFilter::default()
+    });
+    assert_eq!(udp, [udp_id]);
+    let local = query(FaceQueryFilter {
+        face_scope: Some(FaceScope::Local),
+        ..FaceQueryFilter::default()
+    });
+    assert_eq!(local.len(), 1, "the controller's Unix face");
+    assert!(!local.contains(&udp_id));
     r.stop_handle().stop();
     r.join();
 }

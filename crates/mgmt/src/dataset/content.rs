@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use face::FaceDesc;
 use wire::nfd::{
-    CsInfo, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord, RibEntry, Route as RibRoute,
-    StrategyChoice,
+    ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    RibEntry, Route as RibRoute, StrategyChoice,
 };
 
 use super::Dataset;
@@ -34,14 +34,27 @@ pub(crate) struct Sources<'a, F> {
 }
 
 impl Dataset {
-    /// The dataset's content, generated now.
-    pub(crate) fn content<F: Forwarder>(self, s: &Sources<'_, F>) -> Vec<u8> {
+    /// The dataset's content, generated now; `filter` chooses the faces of `faces/query` (and
+    /// is the default, matching every face, for every other dataset).
+    pub(crate) fn content<F: Forwarder>(
+        self,
+        s: &Sources<'_, F>,
+        filter: &FaceQueryFilter,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
             Dataset::StatusGeneral => status_general(s, &mut out),
-            Dataset::FacesList => {
+            Dataset::FacesList | Dataset::FacesQuery => {
                 for f in s.forwarder.faces() {
-                    face_status(&f).encode(&mut out);
+                    let status = face_status(&f);
+                    if matches(filter, &status) {
+                        status.encode(&mut out);
+                    }
+                }
+            }
+            Dataset::FacesChannels => {
+                for local_uri in s.forwarder.channels() {
+                    ChannelStatus { local_uri }.encode(&mut out);
                 }
             }
             Dataset::FibList => fib_list(s.rib, &mut out),
@@ -171,4 +184,25 @@ fn face_status(d: &FaceDesc) -> FaceStatus {
         n_out_bytes: c.out_bytes,
         flags: p.flags,
     }
+}
+
+/// A URI's scheme: what comes before its first `:`.
+fn scheme(uri: &str) -> &str {
+    uri.split_once(':').map_or("", |(s, _)| s)
+}
+
+/// Whether a face matches a FaceQueryFilter, as NFD's FaceManager matches it: every field
+/// present must match (UriScheme: the scheme of the remote or of the local URI); an empty
+/// UriScheme, Uri or LocalUri counts as absent (as ndn-cxx reads it).
+pub(crate) fn matches(f: &FaceQueryFilter, face: &FaceStatus) -> bool {
+    let given = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+    f.face_id.is_none_or(|id| id == face.face_id)
+        && given(&f.uri_scheme)
+            .is_none_or(|s| s == scheme(&face.uri) || s == scheme(&face.local_uri))
+        && given(&f.uri).is_none_or(|u| u == face.uri)
+        && given(&f.local_uri).is_none_or(|u| u == face.local_uri)
+        && f.face_scope.is_none_or(|x| x == face.face_scope)
+        && f.face_persistency
+            .is_none_or(|x| x == face.face_persistency)
+        && f.link_type.is_none_or(|x| x == face.link_type)
 }

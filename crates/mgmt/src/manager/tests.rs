@@ -5,8 +5,8 @@ use std::cell::RefCell;
 use engine::hash::HashKey;
 use face::{encode_link, FaceCounters, FaceDesc, LpHeaders, PitToken};
 use wire::nfd::{
-    decode_dataset, ControlParameters, CsInfo, FaceEventKind, FaceEventNotification,
-    FacePersistency, FaceStatus, ForwarderStatus, RibEntry, StrategyChoice,
+    decode_dataset, ChannelStatus, ControlParameters, CsInfo, FaceEventKind, FaceEventNotification,
+    FacePersistency, FaceQueryFilter, FaceStatus, ForwarderStatus, RibEntry, StrategyChoice,
     FACE_FLAG_LOCAL_FIELDS_ENABLED,
 };
 use wire::{Component, DataView, Interest};
@@ -55,6 +55,10 @@ fn face(id: FaceId, local: bool) -> FaceDesc {
 impl Forwarder for Fake {
     fn faces(&self) -> Vec<FaceDesc> {
         self.faces.borrow().clone()
+    }
+
+    fn channels(&self) -> Vec<String> {
+        vec!["tcp4://0.0.0.0:6363".into(), "unix:///run/nfd.sock".into()]
     }
 
     fn create_face(
@@ -691,4 +695,123 @@ fn face_events_stream_as_a_face_monitor_reads_it() {
     m.on_interest(1, true, &Interest::new(hop, [5; 4]).to_wire());
     assert_eq!(m.forwarder().sent.borrow().len(), sent + 1);
     assert_eq!(m.face_events().pending(), 0);
+}
+
+/// Sends `faces/query` with this filter from face 1: the Data answering it.
+fn query(m: &mut Manager<Fake>, filter: Component) -> Vec<u8> {
+    let n = name("/localhost/nfd/faces/query").with(filter);
+    m.on_interest(1, true, &Interest::new(n, [7; 4]).to_wire());
+    last_sent(m).2
+}
+
+fn filter(f: &FaceQueryFilter) -> Component {
+    let mut v = Vec::new();
+    f.encode(&mut v);
+    Component::generic(v)
+}
+
+fn queried(m: &mut Manager<Fake>, f: FaceQueryFilter) -> Vec<u64> {
+    let d = query(m, filter(&f));
+    let d = DataView::decode(&d, &Limits::default()).unwrap();
+    let listed = decode_dataset(d.content().unwrap(), FaceStatus::from_element).unwrap();
+    listed.iter().map(|s| s.face_id).collect()
+}
+
+#[test]
+fn faces_query_filters_as_nfd_matches() {
+    let mut m = manager(Fake::default());
+    m.forwarder().faces.borrow_mut()[1].local_uri = "tcp4://192.0.2.99:6363".into();
+    let any = FaceQueryFilter::default;
+    assert_eq!(queried(&mut m, any()), [1, 2]);
+    let by_id = FaceQueryFilter {
+        face_id: Some(2),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, by_id), [2]);
+    let scheme = |s: &str| FaceQueryFilter {
+        uri_scheme: Some(s.into()),
+        ..any()
+    };
+    // UriScheme matches the remote's or the local URI's scheme; empty is no filter.
+    assert_eq!(queried(&mut m, scheme("udp4")), [1, 2]);
+    assert_eq!(queried(&mut m, scheme("tcp4")), [2]);
+    assert_eq!(queried(&mut m, scheme("unix")), [] as [u64; 0]);
+    assert_eq!(queried(&mut m, scheme("")), [1, 2]);
+    let remote = FaceQueryFilter {
+        uri: Some("udp4://192.0.2.1:6363".into()),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, remote), [1]);
+    let local = FaceQueryFilter {
+        local_uri: Some("udp4://0.0.0.0:6363".into()),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, local), [1]);
+    let scope = FaceQueryFilter {
+        face_scope: Some(wire::nfd::FaceScope::NonLocal),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, scope), [2]);
+    let kept = |p| FaceQueryFilter {
+        face_persistency: Some(p),
+        link_type: Some(wire::nfd::LinkType::PointToPoint),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, kept(FacePersistency::Persistent)), [1, 2]);
+    assert_eq!(
+        queried(&mut m, kept(FacePersistency::OnDemand)),
+        [] as [u64; 0]
+    );
+    let multi = FaceQueryFilter {
+        link_type: Some(wire::nfd::LinkType::MultiAccess),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, multi), [] as [u64; 0]);
+    // The answer is <query>/v=<version>/seg=0, and its later fetch by version works.
+    let d = query(&mut m, filter(&by_id_1()));
+    let seg0 = DataView::decode(&d, &Limits::default())
+        .unwrap()
+        .name()
+        .to_name();
+    assert_eq!(seg0.len(), 7);
+    let before = m.forwarder().sent.borrow().len();
+    m.on_interest(1, true, &Interest::new(seg0.clone(), [8; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), before + 1);
+    assert_eq!(last_sent(&m).2, d);
+}
+
+fn by_id_1() -> FaceQueryFilter {
+    FaceQueryFilter {
+        face_id: Some(1),
+        ..FaceQueryFilter::default()
+    }
+}
+
+#[test]
+fn a_malformed_filter_is_a_nack_data_400() {
+    let mut m = manager(Fake::default());
+    let bare = name("/localhost/nfd/faces/query");
+    m.on_interest(1, true, &Interest::new(bare.clone(), [1; 4]).to_wire());
+    let mut answers = vec![last_sent(&m).2];
+    answers.push(query(&mut m, Component::generic(vec![1, 2, 3])));
+    // A ControlParameters is no FaceQueryFilter either.
+    answers.push(query(&mut m, cp_component(&ControlParameters::default())));
+    for a in &answers {
+        let dv = DataView::decode(a, &Limits::default()).unwrap();
+        assert_eq!(dv.content_type(), Some(wire::data::content_type::NACK));
+        assert!(bare.is_prefix_of(&dv.name().to_name()));
+        let r = ControlResponse::decode(dv.content().unwrap()).unwrap();
+        assert_eq!(code(&r), (400, "Malformed filter"));
+    }
+}
+
+#[test]
+fn faces_channels_lists_the_listeners() {
+    let mut m = manager(Fake::default());
+    let listed = decode_dataset(
+        &dataset(&mut m, "faces/channels"),
+        ChannelStatus::from_element,
+    );
+    let uris: Vec<String> = listed.unwrap().into_iter().map(|c| c.local_uri).collect();
+    assert_eq!(uris, m.forwarder().channels());
 }
