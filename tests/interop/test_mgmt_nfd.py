@@ -2,8 +2,8 @@
 
 A face monitor subscribes to ``/localhost/nfd/faces/events`` as ndn-cxx's NotificationSubscriber
 does (first Interest with CanBePrefix and MustBeFresh, then ``seq=<last+1>``) while faces are
-created and destroyed through ``faces/create`` and ``faces/destroy``; ``faces/query`` is asked
-with a FaceQueryFilter. Everything is encoded and decoded by python-ndn
+created (and created again: 409) and destroyed through ``faces/create`` and ``faces/destroy``;
+``faces/query`` is asked with a FaceQueryFilter. Everything is encoded and decoded by python-ndn
 (``ndn.app_support.nfd_mgmt``), not by Cascade's codec.
 
 ``CASCADE_BIN`` names the cascade binary (the suite's runner sets it).
@@ -12,13 +12,8 @@ with a FaceQueryFilter. Everything is encoded and decoded by python-ndn
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
-import subprocess
-import tempfile
-import time
 
-import pytest
 from ndn.app import NDNApp
 from ndn.app_support.nfd_mgmt import (
     FaceEventKind,
@@ -33,28 +28,9 @@ from ndn.encoding import Component, Name
 from ndn.security import KeychainDigest
 from ndn.transport.stream_face import UnixFace
 
-from test_router import _bin
+from test_router import router  # noqa: F401  (the daemon fixture)
 
 EVENTS = "/localhost/nfd/faces/events"
-
-
-@pytest.fixture()
-def router():
-    with tempfile.TemporaryDirectory() as d:
-        sock = os.path.join(d, "nfd.sock")
-        p = subprocess.Popen(
-            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--workers", "1"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        t0 = time.time()
-        while not os.path.exists(sock):
-            assert time.time() - t0 < 10, "cascade run did not start"
-            assert p.poll() is None, "cascade run exited"
-            time.sleep(0.02)
-        yield sock
-        p.terminate()
-        assert p.wait(timeout=10) == 0, "clean stop on SIGTERM"
 
 
 class Monitor:
@@ -134,6 +110,10 @@ def test_a_face_monitor_sees_created_and_destroyed_and_query_filters(router):
         assert made["status_code"] == 200, made
         face_id = made["face_id"]
         assert made["uri"] == uri
+        # A face to that remote exists: 409 with its parameters, as NFD answers.
+        again = await command(app, "create", uri=uri)
+        assert again["status_code"] == 409, again
+        assert (again["face_id"], again["uri"]) == (face_id, uri)
         # faces/query: by scheme and by remote URI, only the UDP face; by FaceId, that face.
         assert await query(app, uri_scheme="udp4") == [face_id]
         assert await query(app, uri=uri) == [face_id]

@@ -20,8 +20,9 @@ pub mod status {
     pub const OK: (u64, &str) = (200, "OK");
     /// 400: the name or the ControlParameters could not be parsed, or are invalid for the verb.
     pub const MALFORMED: (u64, &str) = (400, "Malformed command");
-    /// 403: the command came through the wrong scope, or carries no parsable signature.
-    pub const UNAUTHORIZED: (u64, &str) = (403, "Unauthorized command");
+    /// 403: the command came through the wrong scope, or carries no parsable signature (NFD's
+    /// dispatcher's words).
+    pub const UNAUTHORIZED: (u64, &str) = (403, "authorization rejected");
     /// 404: the command refers to something that does not exist (a face, a route, ...).
     pub const NOT_FOUND: (u64, &str) = (404, "Not found");
     /// 501: unknown module or verb.
@@ -38,7 +39,7 @@ pub fn malformed() -> ControlResponse {
     ControlResponse::new(status::MALFORMED.0, status::MALFORMED.1)
 }
 
-/// 403 "Unauthorized command".
+/// 403 "authorization rejected".
 pub fn unauthorized() -> ControlResponse {
     ControlResponse::new(status::UNAUTHORIZED.0, status::UNAUTHORIZED.1)
 }

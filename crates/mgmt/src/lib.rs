@@ -6,7 +6,8 @@
 //!   plus a signature) and its authorization (local faces only, signed in either form), and the
 //!   signed Data that answers it ([`parse_command`], [`response_data`]);
 //! - [`manager`]: the [`Manager`], which takes management Interests, routes each command to its
-//!   module and each dataset request to [`dataset`], and sends the answers;
+//!   module (once [`validate`] has checked its fields as ndn-cxx's command classes do) and each
+//!   dataset request to [`dataset`], and sends the answers;
 //! - the modules, one per NFD management module: [`rib`] (the RIB: routes with origins, costs,
 //!   flags and expiry, and the FIB next hops it derives), [`fib`] (`fib/add-nexthop`), [`faces`],
 //!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
@@ -35,6 +36,8 @@ pub mod cs;
 pub mod dataset;
 #[cfg(target_os = "linux")]
 pub mod faces;
+#[cfg(all(test, target_os = "linux"))]
+mod fake;
 #[cfg(target_os = "linux")]
 pub mod fib;
 #[cfg(target_os = "linux")]
@@ -48,6 +51,7 @@ pub mod rib;
 pub mod strategy;
 #[cfg(test)]
 mod test_support;
+pub mod validate;
 
 pub use command::{
     malformed, not_found, ok, parse_command, response_data, status, unauthorized, unsupported,

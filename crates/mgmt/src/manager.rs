@@ -284,6 +284,9 @@ impl<F: Forwarder> Manager<F> {
     /// Routes a command to its module (`from`: the face it came from).
     fn command(&mut self, from: FaceId, c: &Command) -> ControlResponse {
         let (p, verb) = (&c.params, c.verb.as_str());
+        if !crate::validate::valid(&c.module, verb, p) {
+            return ControlResponse::new(400, "failed in validating parameters");
+        }
         let fwd = &self.forwarder;
         match c.module.as_str() {
             "rib" => {

@@ -226,3 +226,122 @@ fn faces_query_and_channels_as_nfd_lists_them() {
     r.stop_handle().stop();
     r.join();
 }
+
+fn status(c: &mut Controller<'_>, verb: &str, p: &ControlParameters) -> (u64, String) {
+    let r = c.command_response("faces", verb, p).unwrap();
+    (r.status_code, r.status_text)
+}
+
+#[test]
+fn faces_create_and_update_as_nfd_answers_them() {
+    let dir = tmp_dir("create");
+    let r = start(&dir.0);
+    let mut face = unix_face(&r);
+    let mut c = Controller::new(&mut face);
+    // A peer that sent the router a datagram has an on-demand face: creating a face to it is a
+    // 409 carrying that face, which stays on-demand.
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.send_to(
+        &Interest::new(Name::from_uri("/x").unwrap(), [1; 4]).to_wire(),
+        r.bound().udp.unwrap(),
+    )
+    .unwrap();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let on_demand = |c: &mut Controller<'_>| {
+        c.faces()
+            .unwrap()
+            .into_iter()
+            .find(|f| f.uri == uri)
+            .map(|f| f.face_persistency)
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while on_demand(&mut c).is_none() {
+        assert!(Instant::now() < deadline, "no on-demand face");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let create = ControlParameters {
+        uri: Some(uri.clone()),
+        ..ControlParameters::default()
+    };
+    let resp = c.command_response("faces", "create", &create).unwrap();
+    assert_eq!(
+        (resp.status_code, resp.status_text.as_str()),
+        (409, "Face with remote URI already exists")
+    );
+    let existing = resp.parameters().unwrap();
+    assert_eq!(existing.uri.as_deref(), Some(uri.as_str()));
+    assert_eq!(existing.face_persistency, Some(FacePersistency::OnDemand));
+    assert_eq!(on_demand(&mut c), Some(FacePersistency::OnDemand));
+    let udp_id = existing.face_id.unwrap();
+    // Refused updates: local fields on a UDP face, another persistency for a Unix face, an MTU
+    // for a stream face.
+    let local_fields = ControlParameters {
+        face_id: Some(udp_id),
+        flags: Some(1),
+        mask: Some(1),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "update", &local_fields).0, 409);
+    let me = ControlParameters {
+        face_persistency: Some(FacePersistency::Permanent),
+        mtu: Some(1400),
+        ..ControlParameters::default()
+    };
+    let resp = c.command_response("faces", "update", &me).unwrap();
+    assert_eq!(resp.status_code, 409);
+    assert_eq!(resp.parameters(), Some(&me));
+    // An accepted change: the UDP face becomes persistent with a smaller MTU, and faces/list
+    // shows it with the recorded flags and congestion settings.
+    let change = ControlParameters {
+        face_id: Some(udp_id),
+        face_persistency: Some(FacePersistency::Persistent),
+        mtu: Some(1000),
+        flags: Some(2),
+        mask: Some(6),
+        default_congestion_threshold: Some(4096),
+        ..ControlParameters::default()
+    };
+    let done = c.command("faces", "update", &change).unwrap();
+    assert_eq!((done.mtu, done.flags), (Some(1000), Some(2)));
+    let listed = c
+        .faces()
+        .unwrap()
+        .into_iter()
+        .find(|f| f.face_id == udp_id)
+        .unwrap();
+    assert_eq!(listed.face_persistency, FacePersistency::Persistent);
+    assert_eq!((listed.mtu, listed.flags), (Some(1000), 2));
+    assert_eq!(listed.default_congestion_threshold, Some(4096));
+    assert_eq!(listed.base_congestion_marking_interval, Some(100_000_000));
+    // TCP: a face to the router's own listener, then the same again (409 before connecting);
+    // an MTU on TCP and a non-canonical URI are refused.
+    let tcp = format!("tcp4://{}", r.bound().tcp.unwrap());
+    let create = ControlParameters {
+        uri: Some(tcp.clone()),
+        ..ControlParameters::default()
+    };
+    let made = c.command("faces", "create", &create).unwrap();
+    assert_eq!(
+        (made.uri.as_deref(), made.mtu),
+        (Some(tcp.as_str()), Some(8800))
+    );
+    assert_eq!(status(&mut c, "create", &create).0, 409);
+    let mtu = ControlParameters {
+        mtu: Some(1400),
+        ..create.clone()
+    };
+    assert_eq!(
+        status(&mut c, "create", &mtu),
+        (406, "TCP faces do not support MTU overrides".into())
+    );
+    let loose = ControlParameters {
+        uri: Some("tcp://localhost:6363".into()),
+        ..ControlParameters::default()
+    };
+    assert_eq!(
+        status(&mut c, "create", &loose),
+        (400, "Non-canonical remote URI".into())
+    );
+    r.stop_handle().stop();
+    r.join();
+}

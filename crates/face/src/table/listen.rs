@@ -11,7 +11,7 @@ use mio::{Interest, Token};
 use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
-use super::{FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use super::{FaceParams, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
 use crate::uri::FaceUri;
 
@@ -202,8 +202,11 @@ impl FaceTable {
                     }
                 },
             };
-            let persistency = FacePersistency::OnDemand;
-            let id = self.add_stream_face(sock, uri, local_uri, local, persistency, sink);
+            let params = FaceParams {
+                persistency: FacePersistency::OnDemand,
+                ..FaceParams::default()
+            };
+            let id = self.add_stream_face(sock, uri, local_uri, local, &params, sink);
             if id.is_none() {
                 sink.notice(Notice::FaceLimit);
             }

@@ -6,7 +6,7 @@ use mio::Token;
 use wire::nfd::FacePersistency;
 
 use super::{
-    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
+    FaceId, FaceIo, FaceParams, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
     PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
 };
 
@@ -155,9 +155,11 @@ impl FaceTable {
                         continue;
                     }
                     None if self.udp[idx].listener => {
-                        let mtu = self.cfg.udp_mtu;
-                        let p = FacePersistency::OnDemand;
-                        match self.add_udp_face(idx, from, p, mtu, sink) {
+                        let p = FaceParams {
+                            persistency: FacePersistency::OnDemand,
+                            ..FaceParams::default()
+                        };
+                        match self.add_udp_face(idx, from, &p, sink) {
                             Some(id) => id,
                             None => continue,
                         }

@@ -12,7 +12,7 @@ use wire::nfd::{
 
 use super::Dataset;
 use crate::cs::{CsSettings, CS_FLAGS};
-use crate::faces::properties;
+use crate::faces::{properties, reported_mtu};
 use crate::forwarder::{Forwarder, WorkerStats};
 use crate::rib::{Rib, FIB_ORIGIN};
 use crate::strategy::{strategy_name, StrategyChoices};
@@ -171,9 +171,9 @@ fn face_status(d: &FaceDesc) -> FaceStatus {
         face_scope: p.face_scope,
         face_persistency: p.face_persistency,
         link_type: p.link_type,
-        base_congestion_marking_interval: None,
-        default_congestion_threshold: None,
-        mtu: d.mtu,
+        base_congestion_marking_interval: Some(d.options.base_congestion_marking_interval_ns),
+        default_congestion_threshold: Some(d.options.default_congestion_threshold_bytes),
+        mtu: Some(reported_mtu(d)),
         n_in_interests: c.in_interests,
         n_in_data: c.in_data,
         n_in_nacks: c.in_nacks,
