@@ -80,6 +80,7 @@ pub struct NotificationStream {
     recent: VecDeque<Published>,
     pending: Vec<Pending>,
     refused: u64,
+    unanswered: u64,
 }
 
 impl NotificationStream {
@@ -91,6 +92,7 @@ impl NotificationStream {
             recent: VecDeque::new(),
             pending: Vec::new(),
             refused: 0,
+            unanswered: 0,
         }
     }
 
@@ -112,6 +114,12 @@ impl NotificationStream {
     /// Interests dropped so far because [`PENDING_CAPACITY`] were already waiting.
     pub fn refused(&self) -> u64 {
         self.refused
+    }
+
+    /// Interests that went unanswered so far: refused, expired, or left by a face that closed
+    /// (NFD's forwarder counts each as an unsatisfied Interest).
+    pub fn unanswered(&self) -> u64 {
+        self.unanswered
     }
 
     /// An Interest for the stream arrived on `face` (with this PIT token) at `now_ms`: the Data
@@ -148,6 +156,7 @@ impl NotificationStream {
             p.expires_ms = expires_ms;
         } else if self.pending.len() >= PENDING_CAPACITY {
             self.refused += 1;
+            self.unanswered += 1;
         } else {
             self.pending.push(Pending {
                 face,
@@ -191,12 +200,18 @@ impl NotificationStream {
 
     /// Drops the waiting Interests whose lifetime has passed by `now_ms`.
     pub fn expire(&mut self, now_ms: u64) {
-        self.pending.retain(|p| p.expires_ms > now_ms);
+        self.drop_where(|p| p.expires_ms <= now_ms);
     }
 
     /// Drops the Interests waiting on a face that closed.
     pub fn face_down(&mut self, face: FaceId) {
-        self.pending.retain(|p| p.face != face);
+        self.drop_where(|p| p.face == face);
+    }
+
+    fn drop_where(&mut self, gone: impl Fn(&Pending) -> bool) {
+        let before = self.pending.len();
+        self.pending.retain(|p| !gone(p));
+        self.unanswered += (before - self.pending.len()) as u64;
     }
 }
 
@@ -311,7 +326,7 @@ mod tests {
         s.expire(1000);
         assert_eq!(s.pending(), 1, "face 1's Interest expired at 1000 ms");
         s.face_down(2);
-        assert_eq!(s.pending(), 0);
+        assert_eq!((s.pending(), s.unanswered()), (0, 2));
         // A publication past an Interest's lifetime does not answer it.
         ask(&mut s, 3, &first, None, 0);
         assert!(s.publish(vec![], 1000).1.is_empty());
@@ -320,6 +335,7 @@ mod tests {
             ask(&mut s, f, &first, None, 2000);
         }
         assert_eq!((s.pending(), s.refused()), (PENDING_CAPACITY, 5));
+        assert_eq!(s.unanswered(), 3 + 5);
         let (_, to) = s.publish(vec![], 2001);
         assert_eq!(to.len(), PENDING_CAPACITY);
     }

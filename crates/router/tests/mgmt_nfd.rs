@@ -345,3 +345,49 @@ fn faces_create_and_update_as_nfd_answers_them() {
     r.stop_handle().stop();
     r.join();
 }
+
+#[test]
+fn status_general_counts_packets_once_as_nfd_forwarder_does() {
+    let dir = tmp_dir("status");
+    let mut c = Config::default();
+    c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+    c.listen.tcp = String::new();
+    c.listen.udp = String::new();
+    c.workers.count = 2;
+    let r = Router::start(&c).unwrap();
+    let mut producer = unix_face(&r);
+    producer.register(&Name::from_uri("/p").unwrap()).unwrap();
+    // Data without the router's PIT token go to every worker: still counted once.
+    let serve = std::thread::spawn(move || {
+        for _ in 0..5 {
+            let Ok(Some(Received::Interest(ip))) = producer.recv(Duration::from_secs(10)) else {
+                panic!("no Interest");
+            };
+            let mut d = wire::Data::new(ip.interest.name.clone(), vec![1; 10]);
+            d.sign_digest_sha256();
+            producer.put_data(&d.to_wire(), None).unwrap();
+        }
+        producer
+    });
+    let mut consumer = unix_face(&r);
+    let before = Controller::new(&mut consumer).forwarder_status().unwrap();
+    for i in 0..5 {
+        let mut interest = Interest::new(Name::from_uri(&format!("/p/{i}")).unwrap(), nonce(i));
+        interest.lifetime_ms = Some(4000);
+        consumer.fetch(&interest).unwrap();
+    }
+    let _producer = serve.join().unwrap();
+    let after = Controller::new(&mut consumer).forwarder_status().unwrap();
+    let delta = |f: fn(&wire::nfd::ForwarderStatus) -> u64| f(&after) - f(&before);
+    // Five exchanges, plus this request in and the first request's answer out (counted once
+    // it was sent), as NFD counts its internal face's traffic.
+    assert_eq!(delta(|s| s.n_in_interests), 6);
+    assert_eq!(delta(|s| s.n_out_interests), 6);
+    assert_eq!(delta(|s| s.n_in_data), 6);
+    assert_eq!(delta(|s| s.n_out_data), 6);
+    assert_eq!(delta(|s| s.n_satisfied_interests), 6);
+    assert_eq!(delta(|s| s.n_unsatisfied_interests), 0);
+    assert_eq!(after.n_fib_entries, 1);
+    r.stop_handle().stop();
+    r.join();
+}

@@ -1,6 +1,6 @@
 //! Command dispatch and datasets against a fake forwarder.
 
-use face::{encode_link, LpHeaders, PitToken};
+use face::{encode_link, FaceCounters, LpHeaders, PitToken};
 use wire::nfd::{
     decode_dataset, ChannelStatus, ControlParameters, CsInfo, FaceEventKind, FaceEventNotification,
     FacePersistency, FaceQueryFilter, FaceStatus, ForwarderStatus, RibEntry, StrategyChoice,
@@ -223,41 +223,58 @@ fn strategy_choices() {
 #[test]
 fn cs_config_and_erase() {
     let mut m = manager(Fake {
-        erasable: 7,
+        erasable: 300,
         ..Fake::default()
     });
     let r = command(&mut m, 1, "cs/config", ControlParameters::default());
     assert_eq!(
-        (params(&r).capacity, params(&r).flags),
-        (Some(1000), Some(3))
+        (params(&r).capacity, params(&r).flags, params(&r).mask),
+        (Some(1000), Some(3), None)
     );
     assert!(m.forwarder().cs_configs.borrow().is_empty());
-    let cap = ControlParameters {
-        capacity: Some(50),
+    let cap = |c| ControlParameters {
+        capacity: Some(c),
         ..ControlParameters::default()
     };
     assert_eq!(
-        params(&command(&mut m, 1, "cs/config", cap)).capacity,
+        params(&command(&mut m, 1, "cs/config", cap(50))).capacity,
         Some(50)
+    );
+    // Never beyond the capacity the forwarder started with.
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", cap(5000))).capacity,
+        Some(1000)
     );
     assert_eq!(
         *m.forwarder().cs_configs.borrow(),
-        vec![(50, CsPolicy::Lru)]
+        vec![(50, CsPolicy::Lru), (1000, CsPolicy::Lru)]
     );
+    // Admission and serving cannot be turned off: the answer says they are on.
+    let off = ControlParameters {
+        flags: Some(0),
+        mask: Some(3),
+        ..ControlParameters::default()
+    };
+    assert_eq!(params(&command(&mut m, 1, "cs/config", off)).flags, Some(3));
     let erase = |count| ControlParameters {
         name: Some(name("/e")),
         count,
         ..ControlParameters::default()
     };
-    // Limit reached: the Count comes back as Capacity (there may be more).
+    // At most ERASE_LIMIT per command; Capacity says the limit stopped it.
     let p = params(&command(&mut m, 1, "cs/erase", erase(Some(5))));
-    assert_eq!((p.count, p.capacity), (Some(5), Some(5)));
+    assert_eq!((p.count, p.capacity), (Some(5), None));
     let p = params(&command(&mut m, 1, "cs/erase", erase(None)));
-    assert_eq!((p.count, p.capacity), (Some(7), None));
+    assert_eq!((p.count, p.capacity), (Some(256), Some(256)));
+    let p = params(&command(&mut m, 1, "cs/erase", erase(Some(256))));
+    assert_eq!((p.count, p.capacity), (Some(256), None));
     let asked = m.forwarder().erase_asked.borrow().clone();
-    assert_eq!(asked, vec![(name("/e"), 5), (name("/e"), usize::MAX)]);
+    assert_eq!(
+        asked,
+        vec![(name("/e"), 5), (name("/e"), 256), (name("/e"), 256)]
+    );
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
-    assert_eq!((info.capacity, info.flags), (50, 3));
+    assert_eq!((info.capacity, info.flags), (1000, 3));
 }
 
 fn worker(pit: usize, cs: usize, l2: Option<CsTierInfo>) -> WorkerStats {
@@ -298,11 +315,12 @@ fn datasets_sum_the_workers() {
         s.nfd_version,
         format!("cascade-{}", env!("CARGO_PKG_VERSION"))
     );
+    // The name tree: the root (strategy /) and the PIT entries.
     assert_eq!(
         (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
-        (9, 12, 21)
+        (9, 12, 10)
     );
-    assert_eq!((s.n_in_interests, s.n_fib_entries), (300, 0));
+    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (0, 0));
     assert!(s.start_timestamp <= s.current_timestamp);
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
     assert_eq!((info.n_cs_entries, info.n_hits, info.n_misses), (12, 30, 3));
@@ -565,4 +583,81 @@ fn faces_channels_lists_the_listeners() {
     );
     let uris: Vec<String> = listed.unwrap().into_iter().map(|c| c.local_uri).collect();
     assert_eq!(uris, m.forwarder().channels());
+}
+
+#[test]
+fn status_general_counts_as_nfd_forwarder_does() {
+    let mut w = WorkerStats {
+        pit_len: 4,
+        cs_hits: 10,
+        ..WorkerStats::default()
+    };
+    w.counters.satisfied = 5;
+    w.counters.unsatisfied = 2;
+    w.counters.drops[engine::fw::pipeline::DropReason::NoRoute.index()] = 3;
+    // Worker counts of packets are not NFD's (a Data goes to every worker): the faces' are used.
+    w.counters.in_interests = 1_000;
+    w.counters.in_data = 1_000;
+    let mut m = manager(Fake {
+        stats: vec![w.clone(), w],
+        ..Fake::default()
+    });
+    for f in m.forwarder().faces.borrow_mut().iter_mut() {
+        f.counters = FaceCounters {
+            in_interests: 10,
+            in_data: 20,
+            in_nacks: 30,
+            out_interests: 40,
+            out_data: 50,
+            out_nacks: 60,
+            ..FaceCounters::default()
+        };
+    }
+    // A face that closed keeps counting.
+    let mut gone = face(9, false);
+    gone.counters.in_data = 7;
+    m.face_event(FaceEventKind::Destroyed, &gone);
+    // Management's own traffic: a command answered, a dataset request left unanswered, a
+    // notification Interest that waits (and is not counted yet), the status request itself.
+    for prefix in ["/a/b", "/a/c"] {
+        let p = ControlParameters {
+            name: Some(name(prefix)),
+            ..ControlParameters::default()
+        };
+        command(&mut m, 1, "rib/register", p);
+    }
+    let set = ControlParameters {
+        name: Some(name("/m")),
+        strategy: Some(name("/localhost/nfd/strategy/multicast")),
+        ..ControlParameters::default()
+    };
+    command(&mut m, 1, "strategy-choice/set", set);
+    let stale = name("/localhost/nfd/faces/list").with(Component::version(1));
+    m.on_interest(1, true, &Interest::new(stale, [1; 4]).to_wire());
+    m.on_interest(1, true, &Interest::new(name(FACE_EVENTS), [2; 4]).to_wire());
+    // From a non-local face /localhost never reaches management in NFD: not counted.
+    m.on_interest(
+        2,
+        false,
+        &Interest::new(name("/localhost/nfd/faces/list"), [3; 4]).to_wire(),
+    );
+    let s = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
+    let counts = (
+        s.n_in_interests,
+        s.n_in_data,
+        s.n_in_nacks,
+        s.n_out_interests,
+        s.n_out_data,
+        s.n_out_nacks,
+    );
+    // The faces' 2 x 10 ... plus the closed face's 9 Interests and 7 Data; management took 6
+    // Interests (3 commands, the stale dataset, the notification Interest, this request) and
+    // produced 4 Data (the commands' answers and the closed face's notification; this
+    // request's answer comes after).
+    assert_eq!(counts, (20 + 9, 40 + 7 + 4, 60, 80 + 6, 100, 120));
+    assert_eq!(s.n_satisfied_interests, 2 * (5 + 10) + 3);
+    assert_eq!(s.n_unsatisfied_interests, 2 * (2 + 3) + 1);
+    // The name tree: /, /a, /a/b, /a/c, /m, and the PIT entries' names.
+    assert_eq!(s.n_name_tree_entries, 5 + 8);
+    assert_eq!(s.n_fib_entries, 2);
 }
