@@ -24,7 +24,7 @@ fn rib_register_and_unregister() {
         ..ControlParameters::default()
     };
     let r = command(&mut m, 1, "rib/register", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     let echoed = params(&r);
     assert_eq!(
         (echoed.origin, echoed.cost, echoed.flags, echoed.face_id),
@@ -56,7 +56,7 @@ fn rib_register_and_unregister() {
     );
     let p = ControlParameters { cost: None, ..p };
     let r = command(&mut m, 1, "rib/unregister", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     assert_eq!(params(&r).cost, None);
     assert!(m.rib().routes(&name("/a")).is_empty());
     assert_eq!(code(&command(&mut m, 1, "rib/unregister", p)).0, 200);
@@ -73,8 +73,10 @@ fn refused_commands() {
         face_id: Some(9),
         ..ControlParameters::default()
     };
+    // NFD answers a registration to a missing face with 200, and adds nothing.
     let r = command(&mut m, 1, "rib/register", to_face_9.clone());
-    assert_eq!(code(&r), (410, "Face not found"));
+    assert_eq!(code(&r), (200, "Success"));
+    assert!(m.rib().routes(&name("/a")).is_empty());
     let r = command(&mut m, 1, "fib/add-nexthop", to_face_9);
     assert_eq!(code(&r), (410, "Face not found"));
     let nameless = ControlParameters::default();
@@ -116,7 +118,7 @@ fn refused_commands() {
         ..ControlParameters::default()
     };
     let r = command(&mut m, 1, "rib/register", long);
-    assert_eq!(code(&r), (400, "Prefix too long"));
+    assert_eq!(code(&r), (414, "Route prefix cannot exceed 32 components"));
 }
 
 #[test]
@@ -137,7 +139,7 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
     let r = command(&mut m, 1, "fib/add-nexthop", extra);
     assert_eq!(code(&r), (400, "failed in validating parameters"));
     let r = command(&mut m, 1, "fib/add-nexthop", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     let echoed = params(&r);
     assert_eq!(
         (
@@ -190,7 +192,13 @@ fn strategy_choices() {
         "strategy-choice/set",
         set("/m", "/localhost/nfd/strategy/nope"),
     );
-    assert_eq!(code(&r), (404, "Strategy not found"));
+    assert_eq!(code(&r), (404, "Strategy not registered"));
+    let deep = set(&"/x".repeat(33), "/localhost/nfd/strategy/multicast");
+    let r = command(&mut m, 1, "strategy-choice/set", deep);
+    assert_eq!(
+        code(&r),
+        (414, "Prefix has too many components (limit is 32)")
+    );
     let unset = |prefix: &str| ControlParameters {
         name: Some(name(prefix)),
         ..ControlParameters::default()
