@@ -10,8 +10,9 @@
 
 use wire::data::SignatureInfoView;
 use wire::nfd::{
-    decode_dataset, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry,
-    ForwarderStatus, NextHopRecord, RibEntry, Route, StrategyChoice,
+    decode_dataset, ChannelStatus, ControlParameters, ControlResponse, CsInfo,
+    FaceEventNotification, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    RibEntry, Route, StrategyChoice,
 };
 use wire::tlv::{read_var_number, Element, Reader};
 use wire::{
@@ -451,6 +452,22 @@ pub fn check_mgmt(data: &[u8]) {
         v.encode(o)
     });
     mgmt_round_trip(data, "Route", Route::decode, |v, o| v.encode(o));
+    mgmt_round_trip(
+        data,
+        "FaceEventNotification",
+        FaceEventNotification::decode,
+        |v, o| v.encode(o),
+    );
+    mgmt_round_trip(data, "FaceQueryFilter", FaceQueryFilter::decode, |v, o| {
+        v.encode(o)
+    });
+    mgmt_entry(
+        data,
+        "ChannelStatus",
+        ChannelStatus::decode,
+        ChannelStatus::from_element,
+        |v, o| v.encode(o),
+    );
     mgmt_entry(
         data,
         "FaceStatus",

@@ -39,8 +39,8 @@ pub use lp_frag::{
 pub use stream::{FramingError, StreamCounters, StreamFramer};
 #[cfg(target_os = "linux")]
 pub use table::{
-    CreateError, Face, FaceConfig, FaceCounters, FaceDesc, FaceId, FaceRx, FaceSink, FaceTable,
-    PacketKind, FIRST_FACE_ID,
+    CreateError, Face, FaceConfig, FaceCounters, FaceDesc, FaceId, FaceParams, FaceRx, FaceSink,
+    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, UpdateError, FIRST_FACE_ID,
 };
 #[cfg(target_os = "linux")]
 pub use udp::{UdpBatch, UdpCounters};

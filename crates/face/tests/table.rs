@@ -7,10 +7,10 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use face::table::{bind_unix, BoundCounters, FaceBounds, FaceTable, Listener, Notice};
+use face::table::{bind_unix, BoundCounters, FaceBounds, FaceTable, Listener, Notice, MIN_MTU};
 use face::{
-    encode_link, CreateError, Face, FaceConfig, FaceId, FaceRx, FaceSink, LpHeaders, PacketKind,
-    PitToken, Reassembler, FIRST_FACE_ID,
+    encode_link, CreateError, Face, FaceConfig, FaceId, FaceParams, FaceRx, FaceSink, FaceUpdate,
+    LinkOptions, LpHeaders, PacketKind, PitToken, Reassembler, Refusal, UpdateError, FIRST_FACE_ID,
 };
 use mio::{Events, Poll};
 use wire::lp::{Nack, NackReason};
@@ -240,46 +240,89 @@ fn udp_faces_by_management_idle_expiry_and_garbage() {
     let addr = listening_udp(&mut d);
     let peer = remote();
     let to = peer.local_addr().unwrap();
+    let params = |persistency, mtu| FaceParams {
+        persistency,
+        mtu,
+        ..FaceParams::default()
+    };
     let desc = d
         .table
-        .create_udp(to, FacePersistency::Persistent, Some(100), &mut d.sink)
+        .create_udp(
+            to,
+            &params(FacePersistency::Persistent, Some(10)),
+            &mut d.sink,
+        )
         .unwrap();
-    assert_eq!(desc.mtu, Some(128), "MTU clamped");
+    assert_eq!(desc.mtu, Some(MIN_MTU as u64), "MTU clamped");
     assert_eq!(desc.local_uri, format!("udp4://{addr}"));
+    assert_eq!(desc.options, LinkOptions::default());
     match d
         .table
-        .create_udp(to, FacePersistency::Permanent, None, &mut d.sink)
+        .create_udp(to, &params(FacePersistency::Permanent, None), &mut d.sink)
     {
         Err(CreateError::Exists(e)) => assert_eq!(e.id, desc.id),
         other => panic!("{other:?}"),
     }
-    let e = d
-        .table
-        .update(desc.id, None, Some(true), &mut d.sink)
-        .unwrap_err();
+    // Refused changes: none of the changes asked is made.
+    let refused = FaceUpdate {
+        local_fields: Some(true),
+        persistency: Some(FacePersistency::Other(9)),
+        mtu: Some(63),
+        lp_reliability: Some(true),
+        ..FaceUpdate::default()
+    };
+    let e = d.table.update(desc.id, &refused, &mut d.sink).unwrap_err();
+    let want = Refusal {
+        local_fields: true,
+        persistency: Some(FacePersistency::Other(9)),
+        mtu: Some(63),
+    };
+    assert_eq!(e, UpdateError::Refused(want));
+    assert!(!d.table.get(desc.id).unwrap().desc().options.lp_reliability);
+    let none = FaceUpdate::default();
     assert_eq!(
-        e.as_deref(),
-        Some("LocalFieldsEnabled cannot be set on a non-local face")
+        d.table.update(999, &none, &mut d.sink).unwrap_err(),
+        UpdateError::NotFound
     );
+    let change = FaceUpdate {
+        persistency: Some(FacePersistency::OnDemand),
+        mtu: Some(1000),
+        local_fields: Some(false),
+        lp_reliability: Some(true),
+        congestion_marking: Some(true),
+        base_congestion_marking_interval_ns: Some(5),
+        default_congestion_threshold_bytes: Some(6),
+    };
+    let u = d.table.update(desc.id, &change, &mut d.sink).unwrap();
     assert_eq!(
-        d.table.update(999, None, None, &mut d.sink).unwrap_err(),
-        None
+        (u.persistency, u.mtu),
+        (FacePersistency::OnDemand, Some(1000))
     );
-    let u = d
-        .table
-        .update(desc.id, Some(FacePersistency::OnDemand), None, &mut d.sink)
-        .unwrap();
-    assert_eq!(u.persistency, FacePersistency::OnDemand);
+    let o = u.options;
+    assert!(!o.local_fields && o.lp_reliability && o.congestion_marking);
+    assert_eq!(
+        (
+            o.base_congestion_marking_interval_ns,
+            o.default_congestion_threshold_bytes
+        ),
+        (5, 6)
+    );
     assert_eq!(d.sink.changed, vec![desc.id]);
-    // An on-demand face is upgraded, not refused.
-    let again = d
+    // An on-demand face is refused too, and stays on-demand.
+    match d
         .table
-        .create_udp(to, FacePersistency::Persistent, None, &mut d.sink)
-        .unwrap();
-    assert_eq!(
-        (again.id, again.persistency),
-        (desc.id, FacePersistency::Persistent)
-    );
+        .create_udp(to, &params(FacePersistency::Persistent, None), &mut d.sink)
+    {
+        Err(CreateError::Exists(e)) => {
+            assert_eq!((e.id, e.persistency), (desc.id, FacePersistency::OnDemand))
+        }
+        other => panic!("{other:?}"),
+    }
+    let keep = FaceUpdate {
+        persistency: Some(FacePersistency::Persistent),
+        ..FaceUpdate::default()
+    };
+    d.table.update(desc.id, &keep, &mut d.sink).unwrap();
 
     // Idle on-demand faces close; persistent ones stay.
     let other = remote();
@@ -343,8 +386,30 @@ fn unix_listener_accepts_local_stream_faces() {
     assert_eq!(desc.uri, format!("fd://{id}"));
     assert_eq!(desc.local_uri, format!("unix://{}", path.display()));
     assert!(desc.local && desc.mtu.is_none());
-    let u = d.table.update(id, None, Some(true), &mut d.sink).unwrap();
-    assert!(u.local_fields);
+    let on = FaceUpdate {
+        local_fields: Some(true),
+        ..FaceUpdate::default()
+    };
+    let u = d.table.update(id, &on, &mut d.sink).unwrap();
+    assert!(u.options.local_fields);
+    // A Unix face keeps its persistency, and a stream face has no MTU to change.
+    let refused = FaceUpdate {
+        persistency: Some(FacePersistency::Permanent),
+        mtu: Some(1400),
+        ..FaceUpdate::default()
+    };
+    let want = Refusal {
+        persistency: Some(FacePersistency::Permanent),
+        mtu: Some(1400),
+        ..Refusal::default()
+    };
+    let e = d.table.update(id, &refused, &mut d.sink).unwrap_err();
+    assert_eq!(e, UpdateError::Refused(want));
+    let same = FaceUpdate {
+        persistency: Some(FacePersistency::OnDemand),
+        ..FaceUpdate::default()
+    };
+    assert!(d.table.update(id, &same, &mut d.sink).is_ok());
     d.table.send(id, PacketKind::Interest, &p);
     d.table.flush(&mut d.sink);
     let mut back = [0u8; 5];
@@ -367,9 +432,9 @@ fn the_face_limit_holds() {
     listening_udp(&mut d);
     let a = remote().local_addr().unwrap();
     let b = remote().local_addr().unwrap();
-    let p = FacePersistency::Persistent;
-    d.table.create_udp(a, p, None, &mut d.sink).unwrap();
-    match d.table.create_udp(b, p, None, &mut d.sink) {
+    let p = FaceParams::default();
+    d.table.create_udp(a, &p, &mut d.sink).unwrap();
+    match d.table.create_udp(b, &p, &mut d.sink) {
         Err(CreateError::Failed(e)) => assert_eq!(e, "face limit reached"),
         other => panic!("{other:?}"),
     }
@@ -428,7 +493,14 @@ fn on_demand_faces_have_a_quota_and_the_least_recently_active_goes() {
     // Made persistent, a face leaves the quota: the next remote evicts nothing.
     let u = d
         .table
-        .update(ids[0], Some(FacePersistency::Persistent), None, &mut d.sink)
+        .update(
+            ids[0],
+            &FaceUpdate {
+                persistency: Some(FacePersistency::Persistent),
+                ..FaceUpdate::default()
+            },
+            &mut d.sink,
+        )
         .unwrap();
     assert_eq!(u.persistency, FacePersistency::Persistent);
     assert_eq!(d.table.on_demand_faces(), 2);
@@ -496,7 +568,14 @@ fn a_local_face_takes_the_place_of_an_on_demand_face_in_a_full_table() {
         .unwrap();
     let persistent = remote().local_addr().unwrap();
     d.table
-        .create_udp(persistent, FacePersistency::Persistent, None, &mut d.sink)
+        .create_udp(
+            persistent,
+            &FaceParams {
+                persistency: FacePersistency::Persistent,
+                ..FaceParams::default()
+            },
+            &mut d.sink,
+        )
         .unwrap();
     let peers: Vec<UdpSocket> = (0..2).map(|_| remote()).collect();
     for (n, p) in peers.iter().enumerate() {
@@ -618,4 +697,18 @@ fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
         }
     }
     assert_eq!(d.table.bound_counters().face_ids_reused_early, 0);
+}
+
+#[test]
+fn a_second_udp_face_to_a_remote_exists_without_a_listener_too() {
+    let mut d = Driver::new(config());
+    let to = remote().local_addr().unwrap();
+    let p = FaceParams::default();
+    let first = d.table.create_udp(to, &p, &mut d.sink).unwrap();
+    assert!(first.local_uri.starts_with("udp4://0.0.0.0:"));
+    match d.table.create_udp(to, &p, &mut d.sink) {
+        Err(CreateError::Exists(e)) => assert_eq!(e.id, first.id),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.table.list().len(), 1);
 }

@@ -6,10 +6,10 @@
 //! answers the command. Signatures are parsed, never verified (NFD's default configuration
 //! accepts any signature on local faces).
 
-use wire::data::SignatureInfoView;
+use wire::data::{content_type, SignatureInfoView};
 use wire::nfd::{ControlParameters, ControlResponse};
 use wire::tlv::Reader;
-use wire::{tt, ComponentView, InterestView, Limits, Name};
+use wire::{tt, ComponentView, Data, InterestView, Limits, MetaInfo, Name};
 
 /// Index of the ControlParameters component in a command name.
 pub const PARAMETERS_INDEX: usize = 4;
@@ -20,8 +20,9 @@ pub mod status {
     pub const OK: (u64, &str) = (200, "OK");
     /// 400: the name or the ControlParameters could not be parsed, or are invalid for the verb.
     pub const MALFORMED: (u64, &str) = (400, "Malformed command");
-    /// 403: the command came through the wrong scope, or carries no parsable signature.
-    pub const UNAUTHORIZED: (u64, &str) = (403, "Unauthorized command");
+    /// 403: the command came through the wrong scope, or carries no parsable signature (NFD's
+    /// dispatcher's words).
+    pub const UNAUTHORIZED: (u64, &str) = (403, "authorization rejected");
     /// 404: the command refers to something that does not exist (a face, a route, ...).
     pub const NOT_FOUND: (u64, &str) = (404, "Not found");
     /// 501: unknown module or verb.
@@ -38,7 +39,7 @@ pub fn malformed() -> ControlResponse {
     ControlResponse::new(status::MALFORMED.0, status::MALFORMED.1)
 }
 
-/// 403 "Unauthorized command".
+/// 403 "authorization rejected".
 pub fn unauthorized() -> ControlResponse {
     ControlResponse::new(status::UNAUTHORIZED.0, status::UNAUTHORIZED.1)
 }
@@ -171,6 +172,22 @@ pub fn response_data(command_interest_name: &Name, resp: &ControlResponse) -> Ve
     let mut content = Vec::new();
     resp.encode(&mut content);
     crate::signed_data(command_interest_name.clone(), content, None)
+}
+
+/// The Data refusing a dataset request, as ndn-cxx's dispatcher refuses one: named as the
+/// Interest, ContentType Nack (3), Content = the ControlResponse TLV, FreshnessPeriod
+/// [`FRESHNESS_MS`](crate::FRESHNESS_MS), signed DigestSha256.
+pub fn nack_data(interest_name: &Name, resp: &ControlResponse) -> Vec<u8> {
+    let mut content = Vec::new();
+    resp.encode(&mut content);
+    let mut d = Data::new(interest_name.clone(), content);
+    d.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::NACK),
+        freshness_ms: Some(crate::FRESHNESS_MS),
+        final_block_id: None,
+    });
+    d.sign_digest_sha256();
+    d.to_wire()
 }
 
 #[cfg(test)]

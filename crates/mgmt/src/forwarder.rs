@@ -8,8 +8,7 @@
 use engine::fw::pipeline::Counters;
 use engine::fw::strategy::StrategyKind;
 use engine::table::pit_cs::{CsPolicy, FaceId};
-use face::{CreateError, FaceDesc};
-use wire::nfd::FacePersistency;
+use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use wire::Name;
 
 use crate::CsTierInfo;
@@ -22,24 +21,19 @@ pub trait Forwarder {
     /// Every face with its counters (empty if the forwarder does not answer).
     fn faces(&self) -> Vec<FaceDesc>;
 
-    /// Creates a face to `uri` (a `udp://` or `tcp://` face URI, resolved by the forwarder;
-    /// a TCP face is connected first), with this persistency and MTU (`None`: the forwarder's
-    /// default). A face to that remote that is already up is [`CreateFaceError::Exists`].
-    fn create_face(
-        &self,
-        uri: &str,
-        persistency: FacePersistency,
-        mtu: Option<usize>,
-    ) -> Result<FaceDesc, CreateFaceError>;
+    /// The local URIs of the listening channels (Unix, TCP, UDP), in NFD's order: TCP, then
+    /// UDP, then Unix (empty if the forwarder does not answer).
+    fn channels(&self) -> Vec<String>;
 
-    /// Changes a face's persistency or LocalFieldsEnabled (`None`: unchanged); answers the face
-    /// after the change.
-    fn update_face(
-        &self,
-        id: FaceId,
-        persistency: Option<FacePersistency>,
-        local_fields: Option<bool>,
-    ) -> Result<FaceDesc, UpdateFaceError>;
+    /// Creates a face to `uri` (a canonical `udp4`/`udp6`/`tcp4`/`tcp6` face URI; a TCP face is
+    /// connected first) with these parameters (MTU `None`: the forwarder's default). A face to
+    /// that remote that exists already, whatever its persistency, is
+    /// [`CreateFaceError::Exists`], and is left as it is.
+    fn create_face(&self, uri: &str, params: &FaceParams) -> Result<FaceDesc, CreateFaceError>;
+
+    /// Changes a face as `faces/update` asks: all the changes, or none if the face refuses one;
+    /// answers the face after the change.
+    fn update_face(&self, id: FaceId, update: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError>;
 
     /// Closes a face (nothing if there is none); returns once the forwarder has done it or did
     /// not answer. Its routes go when the forwarder reports the face down.
@@ -72,7 +66,8 @@ pub enum CreateFaceError {
     BadUri(String),
     /// A face to that remote exists (NFD: 409 with it).
     Exists(Box<FaceDesc>),
-    /// Anything else, with a reason (NFD: 504).
+    /// Anything else: 504 with this status text ("Connection failed: ...", "Connection timed
+    /// out", "Face creation failed: ...", as NFD words them).
     Failed(String),
 }
 
@@ -85,14 +80,9 @@ impl From<CreateError> for CreateFaceError {
     }
 }
 
-/// Why [`Forwarder::update_face`] changed nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UpdateFaceError {
-    /// No such face (or no answer).
-    NotFound,
-    /// The face cannot take the change; the text says why.
-    Refused(String),
-}
+/// Why [`Forwarder::update_face`] changed nothing: no such face (or no answer), or the changes
+/// the face refused.
+pub type UpdateFaceError = face::UpdateError;
 
 /// One worker's figures, as the status datasets report them (summed over workers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

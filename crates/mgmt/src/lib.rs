@@ -6,16 +6,17 @@
 //!   plus a signature) and its authorization (local faces only, signed in either form), and the
 //!   signed Data that answers it ([`parse_command`], [`response_data`]);
 //! - [`manager`]: the [`Manager`], which takes management Interests, routes each command to its
-//!   module and each dataset request to [`dataset`], and sends the answers;
+//!   module (once [`validate`] has checked its fields as ndn-cxx's command classes do) and each
+//!   dataset request to [`dataset`], and sends the answers;
 //! - the modules, one per NFD management module: [`rib`] (the RIB: routes with origins, costs,
 //!   flags and expiry, and the FIB next hops it derives), [`fib`] (`fib/add-nexthop`), [`faces`],
 //!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
 //! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
 //!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`]), cut
 //!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
-//!   later segments.
-//!
-//! Later, notification streams (NFD's face events) belong here too.
+//!   later segments;
+//! - [`notify`]: notification streams, NFD's `faces/events` (a FaceEventNotification per face
+//!   created, destroyed, up or down), read as ndn-cxx's `NotificationSubscriber` reads them.
 //!
 //! What this crate must not touch: sockets, threads and the router's internals. The manager
 //! talks to the forwarder through the [`Forwarder`] trait (faces, sending, strategies, content
@@ -35,18 +36,22 @@ pub mod cs;
 pub mod dataset;
 #[cfg(target_os = "linux")]
 pub mod faces;
+#[cfg(all(test, target_os = "linux"))]
+mod fake;
 #[cfg(target_os = "linux")]
 pub mod fib;
 #[cfg(target_os = "linux")]
 pub mod forwarder;
 #[cfg(target_os = "linux")]
 pub mod manager;
+pub mod notify;
 #[cfg(target_os = "linux")]
 pub mod rib;
 #[cfg(target_os = "linux")]
 pub mod strategy;
 #[cfg(test)]
 mod test_support;
+pub mod validate;
 
 pub use command::{
     malformed, not_found, ok, parse_command, response_data, status, unauthorized, unsupported,

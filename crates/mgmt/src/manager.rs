@@ -9,8 +9,12 @@
 //! request, versioned and segmented, and kept a few seconds so their later segments can be
 //! fetched. Answers go back through the forwarder.
 //!
-//! The manager runs no thread: its owner calls it with each Interest and each face that went
-//! down, and regularly asks it to expire routes ([`Manager::expire_routes`]).
+//! Faces created, destroyed, gone down or come up are published on the `faces/events`
+//! notification stream ([`crate::notify`], [`Manager::face_event`]); Interests for the stream
+//! are answered from it or wait there for the next notification.
+//!
+//! The manager runs no thread: its owner calls it with each Interest and each face event, and
+//! regularly asks it to expire routes and waiting Interests ([`Manager::tick`]).
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -18,12 +22,17 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use engine::fw::strategy::StrategyKind;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
-use wire::nfd::{ControlResponse, ROUTE_FLAG_CHILD_INHERIT};
+use face::{FaceCounters, FaceDesc};
+use wire::nfd::{
+    ControlResponse, FaceEventKind, FaceEventNotification, FaceQueryFilter,
+    ROUTE_FLAG_CHILD_INHERIT,
+};
 use wire::{tt, InterestView, Limits, LpPacketView, Name};
 
 use crate::cs::CsSettings;
-use crate::dataset::{Dataset, Sources, Versions};
+use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
+use crate::notify::NotificationStream;
 use crate::rib::{Rib, RibError, Route, STATIC_ORIGIN};
 use crate::strategy::StrategyChoices;
 use crate::{faces, fib, parse_command, response_data, rib, Command};
@@ -36,10 +45,33 @@ pub struct Manager<F> {
     strategies: StrategyChoices,
     cs: CsSettings,
     datasets: Versions,
+    face_events: NotificationStream,
+    traffic: Traffic,
+    closed_faces: FaceCounters,
     start: Instant,
     start_wall_ms: u64,
     limits: Limits,
 }
+
+/// Management's own traffic, as NFD's forwarder counts the traffic of its internal face (the
+/// one its managers sit behind): every management Interest goes out to it, every answer comes
+/// in from it and satisfies the Interests it matches; an Interest left unanswered is
+/// unsatisfied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Management Interests taken (the internal face's incoming Interests).
+    pub interests: u64,
+    /// Data management produced: answers and notifications (the internal face's outgoing Data).
+    pub data: u64,
+    /// Interests its Data satisfied.
+    pub satisfied: u64,
+    /// Interests it left unanswered (datasets it had nothing for; notification Interests
+    /// refused, expired or left by their face).
+    pub unanswered: u64,
+}
+
+/// The `faces/events` notification stream's name.
+pub const FACE_EVENTS: &str = "/localhost/nfd/faces/events";
 
 /// The manager's settings.
 pub struct ManagerParts {
@@ -47,7 +79,7 @@ pub struct ManagerParts {
     pub fib: Arc<Fib>,
     /// The forwarder's time origin (route expiry counts from it).
     pub start: Instant,
-    /// Total CS capacity.
+    /// Total CS capacity (the largest `cs/config` can set: the tables are sized for it).
     pub cs_capacity: usize,
     /// CS policy.
     pub cs_policy: CsPolicy,
@@ -71,9 +103,15 @@ impl<F: Forwarder> Manager<F> {
             strategies: StrategyChoices::default(),
             cs: CsSettings {
                 capacity: p.cs_capacity,
+                max_capacity: p.cs_capacity,
                 policy: p.cs_policy,
             },
             datasets: Versions::default(),
+            face_events: NotificationStream::new(
+                Name::from_uri(FACE_EVENTS).expect("a valid name"),
+            ),
+            traffic: Traffic::default(),
+            closed_faces: FaceCounters::default(),
             start: p.start,
             start_wall_ms: wall_ms(),
             limits: p.limits,
@@ -122,15 +160,76 @@ impl<F: Forwarder> Manager<F> {
         self.strategies.set(&self.forwarder, name, kind);
     }
 
-    /// A face closed: its routes go.
+    /// The `faces/events` notification stream.
+    pub fn face_events(&self) -> &NotificationStream {
+        &self.face_events
+    }
+
+    /// Management's own traffic so far (NFD counts it as its internal face's).
+    pub fn traffic(&self) -> Traffic {
+        Traffic {
+            unanswered: self.traffic.unanswered + self.face_events.unanswered(),
+            ..self.traffic
+        }
+    }
+
+    /// Sends a Data answering one Interest, and counts it.
+    fn answer(&mut self, face: FaceId, token: Option<&[u8]>, data: &[u8]) {
+        self.forwarder.send(face, token, data);
+        self.traffic.data += 1;
+        self.traffic.satisfied += 1;
+    }
+
+    /// A face closed: its routes go, and so do the Interests it left waiting for notifications.
     pub fn face_down(&mut self, id: FaceId) {
         self.rib.face_down(id);
+        self.face_events.face_down(id);
+    }
+
+    /// Something happened to a face (`face` as it is now): a FaceEventNotification on
+    /// `faces/events` to every subscriber waiting, as NFD's FaceManager posts one; a destroyed
+    /// face also goes down ([`Manager::face_down`]) first, and its counters (as it closed) are
+    /// kept for `status/general`.
+    pub fn face_event(&mut self, kind: FaceEventKind, face: &FaceDesc) {
+        if kind == FaceEventKind::Destroyed {
+            self.face_down(face.id);
+            add_counters(&mut self.closed_faces, &face.counters);
+        }
+        let p = faces::properties(face);
+        let mut content = Vec::new();
+        FaceEventNotification {
+            kind,
+            face_id: p.face_id,
+            uri: p.uri,
+            local_uri: p.local_uri,
+            face_scope: p.face_scope,
+            face_persistency: p.face_persistency,
+            link_type: p.link_type,
+            flags: p.flags,
+        }
+        .encode(&mut content);
+        let now = self.now_ms();
+        let (data, to) = self.face_events.publish(content, now);
+        // One notification into the forwarder, which satisfies every Interest it matches.
+        self.traffic.data += 1;
+        self.traffic.satisfied += to.len() as u64;
+        for (face, token) in to {
+            self.forwarder.send(face, token.as_deref(), &data);
+        }
     }
 
     /// Removes the routes whose expiration period has passed.
     pub fn expire_routes(&mut self) {
         let now = self.now_ms();
         self.rib.expire(now);
+    }
+
+    /// The regular chores: expired routes go ([`Manager::expire_routes`]), and so do Interests
+    /// that waited for a notification past their lifetime.
+    pub fn tick(&mut self) {
+        self.expire_routes();
+        let now = self.now_ms();
+        self.face_events.expire(now);
     }
 
     /// Answers a management Interest (the received bytes, possibly an LpPacket) that arrived
@@ -162,15 +261,31 @@ impl<F: Forwarder> Manager<F> {
                 .unwrap_or("")
         };
         let (module, verb) = (text(2).to_string(), text(3).to_string());
-        let localhost = text(0) == "localhost";
+        let localhost = text(0) == "localhost" && text(1) == "nfd";
+        // NFD's forwarder drops /localhost from a non-local face before its managers see it.
+        if text(0) != "localhost" || local {
+            self.traffic.interests += 1;
+        }
+        if (module.as_str(), verb.as_str()) == ("faces", "events") {
+            // The notification stream: answered with a notification or not at all (a
+            // subscriber takes any other answer for a broken stream and asks again at once).
+            if localhost && local {
+                let now = self.now_ms();
+                if let Some(d) = self.face_events.on_interest(face, token, &interest, now) {
+                    self.answer(face, token, &d);
+                }
+            }
+            return;
+        }
         if let Some(dataset) = Dataset::from_module_verb(&module, &verb) {
             // Datasets are served to local faces under /localhost only.
             if !(localhost && local) {
                 return;
             }
             let full = name.to_name();
-            if let Some(d) = self.dataset_data(dataset, &full) {
-                self.forwarder.send(face, token, &d);
+            match self.dataset_data(dataset, &full) {
+                Some(d) => self.answer(face, token, &d),
+                None => self.traffic.unanswered += 1,
             }
             return;
         }
@@ -179,23 +294,38 @@ impl<F: Forwarder> Manager<F> {
             Ok(cmd) => self.command(face, &cmd),
         };
         let data = response_data(&name.to_name(), &answer);
-        self.forwarder.send(face, token, &data);
+        self.answer(face, token, &data);
     }
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a
-    /// segment of a version generated in the last few seconds.
+    /// segment of a version generated in the last few seconds. A `faces/query` whose last
+    /// component is no FaceQueryFilter is answered, as NFD answers it, with a ControlResponse
+    /// 400 "Malformed filter" in a Data of ContentType Nack.
     fn dataset_data(&mut self, dataset: Dataset, full: &Name) -> Option<Vec<u8>> {
+        let mut filter = FaceQueryFilter::default();
+        if dataset == Dataset::FacesQuery && !names_a_version(full) {
+            let last = full.components.last().filter(|_| full.len() > 4);
+            match last.map(|c| FaceQueryFilter::decode(&c.value)) {
+                Some(Ok(f)) => filter = f,
+                _ => {
+                    let refused = ControlResponse::new(400, "Malformed filter");
+                    return Some(crate::command::nack_data(full, &refused));
+                }
+            }
+        }
         let now = self.now_ms();
         let sources = Sources {
             forwarder: &self.forwarder,
             rib: &self.rib,
             strategies: &self.strategies,
             cs: &self.cs,
+            traffic: self.traffic(),
+            closed_faces: &self.closed_faces,
             start: self.start,
             start_wall_ms: self.start_wall_ms,
         };
         self.datasets.answer(full, now, || {
-            let content = dataset.content(&sources);
+            let content = dataset.content(&sources, &filter);
             (wall_ms(), content)
         })
     }
@@ -203,6 +333,9 @@ impl<F: Forwarder> Manager<F> {
     /// Routes a command to its module (`from`: the face it came from).
     fn command(&mut self, from: FaceId, c: &Command) -> ControlResponse {
         let (p, verb) = (&c.params, c.verb.as_str());
+        if !crate::validate::valid(&c.module, verb, p) {
+            return ControlResponse::new(400, "failed in validating parameters");
+        }
         let fwd = &self.forwarder;
         match c.module.as_str() {
             "rib" => {
@@ -217,6 +350,18 @@ impl<F: Forwarder> Manager<F> {
             _ => crate::unsupported(),
         }
     }
+}
+
+/// Adds `b`'s NFD counters (packets and bytes in and out) to `a`.
+pub(crate) fn add_counters(a: &mut FaceCounters, b: &FaceCounters) {
+    a.in_interests += b.in_interests;
+    a.in_data += b.in_data;
+    a.in_nacks += b.in_nacks;
+    a.out_interests += b.out_interests;
+    a.out_data += b.out_data;
+    a.out_nacks += b.out_nacks;
+    a.in_bytes += b.in_bytes;
+    a.out_bytes += b.out_bytes;
 }
 
 #[cfg(test)]

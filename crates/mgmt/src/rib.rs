@@ -54,10 +54,10 @@ pub enum RibError {
 }
 
 impl RibError {
-    /// The ControlResponse answering the command: 400 or 500.
+    /// The ControlResponse answering the command: 414 (NFD's words for `rib/register`) or 500.
     pub fn response(&self) -> ControlResponse {
         let code = match self {
-            RibError::PrefixTooLong => 400,
+            RibError::PrefixTooLong => 414,
             RibError::Fib(_) => 500,
         };
         ControlResponse::new(code, self.to_string())
@@ -67,7 +67,11 @@ impl RibError {
 impl fmt::Display for RibError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            RibError::PrefixTooLong => f.write_str("Prefix too long"),
+            RibError::PrefixTooLong => write!(
+                f,
+                "Route prefix cannot exceed {} components",
+                engine::hash::MAX_PREFIX_STATES
+            ),
             RibError::Fib(e) => write!(f, "FIB update failed: {e:?}"),
         }
     }
@@ -212,9 +216,13 @@ impl Rib {
         }
     }
 
-    /// Answers a route command, with NFD's defaults: `rib/register` and `rib/unregister`
-    /// (`c.rib`), or `fib/add-nexthop` and `fib/remove-nexthop` (next hops kept here under
-    /// [`FIB_ORIGIN`]). `now_ms` is asked only for a route with an expiration period.
+    /// Answers a route command, with NFD's defaults and answers: `rib/register` and
+    /// `rib/unregister` (`c.rib`), or `fib/add-nexthop` and `fib/remove-nexthop` (next hops kept
+    /// here under [`FIB_ORIGIN`]). 200 "Success" echoing the parameters in force; 414 for a
+    /// prefix of more than 32 components; `fib/add-nexthop` to a face that does not exist is
+    /// 410 "Face not found", where `rib/register` answers 200 and adds nothing (NFD's FIB
+    /// update fails after the answer). `now_ms` is asked only for a route with an expiration
+    /// period.
     pub(crate) fn command(
         &mut self,
         forwarder: &impl Forwarder,
@@ -230,17 +238,27 @@ impl Rib {
         } else {
             FIB_ORIGIN
         };
+        if c.add && name.len() > engine::hash::MAX_PREFIX_STATES {
+            if c.rib {
+                return RibError::PrefixTooLong.response();
+            }
+            let depth = engine::hash::MAX_PREFIX_STATES;
+            let text = format!("FIB entry prefix cannot exceed {depth} components");
+            return ControlResponse::new(414, text);
+        }
         let mut answer = ControlParameters {
             name: Some(name.clone()),
             face_id: Some(u64::from(face)),
             origin: c.rib.then_some(origin),
             ..ControlParameters::default()
         };
+        let success = |p| ControlResponse::with_parameters(200, "Success", p);
         if !c.add {
             self.remove(&name, face, origin);
-            return crate::ok(answer);
+            return success(answer);
         }
-        if !forwarder.faces().iter().any(|f| f.id == face) {
+        let exists = forwarder.faces().iter().any(|f| f.id == face);
+        if !exists && !c.rib {
             return ControlResponse::new(410, "Face not found");
         }
         let cost = p.cost.unwrap_or(0);
@@ -250,6 +268,14 @@ impl Rib {
             0
         };
         let expiration = p.expiration_period.filter(|_| c.rib);
+        answer.cost = Some(cost);
+        answer.flags = c.rib.then_some(flags);
+        answer.expiration_period = expiration;
+        if !exists {
+            // NFD answers a registration first; the route to a face that does not exist never
+            // reaches its FIB, and the RIB drops it.
+            return success(answer);
+        }
         let route = Route {
             face,
             origin,
@@ -260,10 +286,7 @@ impl Rib {
         if let Err(e) = self.add(&name, route) {
             return e.response();
         }
-        answer.cost = Some(cost);
-        answer.flags = c.rib.then_some(flags);
-        answer.expiration_period = expiration;
-        crate::ok(answer)
+        success(answer)
     }
 }
 

@@ -57,8 +57,13 @@ impl StrategyChoices {
         let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else {
             return crate::malformed();
         };
+        let depth = engine::hash::MAX_PREFIX_STATES;
+        if name.len() > depth {
+            let text = format!("Prefix has too many components (limit is {depth})");
+            return ControlResponse::new(414, text);
+        }
         let Some(kind) = StrategyKind::from_nfd_name(&strategy) else {
-            return ControlResponse::new(404, "Strategy not found");
+            return ControlResponse::new(404, "Strategy not registered");
         };
         self.set(forwarder, name.clone(), kind);
         crate::ok(ControlParameters {
@@ -73,12 +78,11 @@ impl StrategyChoices {
         forwarder: &impl Forwarder,
         p: &ControlParameters,
     ) -> ControlResponse {
-        let Some(name) = p.name.clone() else {
+        // The field check refuses a missing Name and the root's (NFD's words: 400 "failed in
+        // validating parameters").
+        let Some(name) = p.name.clone().filter(|n| !n.is_empty()) else {
             return crate::malformed();
         };
-        if name.is_empty() {
-            return ControlResponse::new(400, "Cannot unset root prefix strategy");
-        }
         self.0.remove(&name);
         forwarder.set_strategy(&name, None);
         crate::ok(ControlParameters {

@@ -22,10 +22,10 @@ use engine::fw::pipeline::FaceInfo;
 use face::link::{encode_link, link_len};
 use face::lp_frag::{LpHeaders, PitToken, Reassembled};
 use face::table::{bind_unix, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice};
-use face::FaceId;
+use face::{FaceId, FaceParams, FaceUpdate, UpdateError};
 use mio::net::TcpListener;
 use mio::{Events, Poll, Waker};
-use wire::nfd::FacePersistency;
+use wire::nfd::FaceEventKind;
 use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
@@ -78,10 +78,8 @@ pub enum IoCommand {
     CreateUdp {
         /// Remote endpoint.
         remote: SocketAddr,
-        /// Persistency.
-        persistency: FacePersistency,
-        /// MTU (default: the configured UDP MTU).
-        mtu: Option<usize>,
+        /// Persistency, MTU (default: the configured UDP MTU), link options.
+        params: FaceParams,
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
     },
@@ -89,8 +87,8 @@ pub enum IoCommand {
     AdoptTcp {
         /// The stream.
         stream: std::net::TcpStream,
-        /// Persistency.
-        persistency: FacePersistency,
+        /// Persistency and link options.
+        params: FaceParams,
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
     },
@@ -101,21 +99,24 @@ pub enum IoCommand {
         /// Reply: the face as it was, or `None` if there was none.
         reply: Sender<Option<FaceDesc>>,
     },
-    /// Change a face's persistency or LocalFieldsEnabled.
+    /// Change a face (`faces/update`).
     Update {
         /// Face.
         id: FaceId,
-        /// New persistency.
-        persistency: Option<FacePersistency>,
-        /// New LocalFieldsEnabled.
-        local_fields: Option<bool>,
-        /// Reply: the face after the change, or an error text (`None`: no such face).
-        reply: Sender<Result<FaceDesc, Option<String>>>,
+        /// The changes.
+        update: FaceUpdate,
+        /// Reply: the face after the change, or why nothing changed.
+        reply: Sender<Result<FaceDesc, UpdateError>>,
     },
     /// List every face.
     List {
         /// Reply.
         reply: Sender<Vec<FaceDesc>>,
+    },
+    /// List the listening channels' local URIs.
+    Channels {
+        /// Reply.
+        reply: Sender<Vec<String>>,
     },
 }
 
@@ -131,8 +132,9 @@ pub enum MgmtInput {
         /// Bytes.
         bytes: Vec<u8>,
     },
-    /// A face closed: its routes go.
-    FaceDown(FaceId),
+    /// A face was created or destroyed (as it is now): a `faces/events` notification; a
+    /// destroyed face's routes go.
+    FaceEvent(FaceEventKind, Box<FaceDesc>),
 }
 
 /// Settings of the I/O thread.
@@ -429,32 +431,29 @@ impl Io {
             }
             IoCommand::CreateUdp {
                 remote,
-                persistency,
-                mtu,
+                params,
                 reply,
             } => {
-                let _ = reply.send(faces.create_udp(remote, persistency, mtu, rx));
+                let _ = reply.send(faces.create_udp(remote, &params, rx));
             }
             IoCommand::AdoptTcp {
                 stream,
-                persistency,
+                params,
                 reply,
             } => {
-                let _ = reply.send(faces.adopt_tcp(stream, persistency, rx));
+                let _ = reply.send(faces.adopt_tcp(stream, &params, rx));
             }
             IoCommand::Destroy { id, reply } => {
                 let _ = reply.send(faces.close(id, "destroyed by management", rx));
             }
-            IoCommand::Update {
-                id,
-                persistency,
-                local_fields,
-                reply,
-            } => {
-                let _ = reply.send(faces.update(id, persistency, local_fields, rx));
+            IoCommand::Update { id, update, reply } => {
+                let _ = reply.send(faces.update(id, &update, rx));
             }
             IoCommand::List { reply } => {
                 let _ = reply.send(faces.list());
+            }
+            IoCommand::Channels { reply } => {
+                let _ = reply.send(faces.channels());
             }
         }
     }
@@ -499,6 +498,8 @@ impl FaceSink for Rx {
     fn face_up(&mut self, face: &Face) {
         self.announce(face);
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
+        let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
+        let _ = self.mgmt.send(created);
     }
 
     fn face_changed(&mut self, face: &Face) {
@@ -507,7 +508,8 @@ impl FaceSink for Rx {
 
     fn face_down(&mut self, face: &Face, why: &str) {
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
-        let _ = self.mgmt.send(MgmtInput::FaceDown(face.id()));
+        let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
+        let _ = self.mgmt.send(destroyed);
     }
 
     #[inline]

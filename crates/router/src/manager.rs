@@ -3,8 +3,8 @@
 //! The manager itself (commands, the RIB, datasets) is the `mgmt` crate's. This module gives it
 //! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which drives the
 //! face table, and control messages to the workers), reads the start-up configuration into it,
-//! and runs its thread: management Interests and face-down reports come from the I/O thread,
-//! and expired routes go every turn.
+//! and runs its thread: management Interests and face events (created, destroyed) come from the
+//! I/O thread, and expired routes and waiting notification Interests go every turn.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -18,7 +18,7 @@ use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
-use face::{CreateError, FaceDesc};
+use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use mgmt::{CreateFaceError, CsTierInfo, Forwarder, UpdateFaceError, WorkerStats};
 use wire::nfd::FacePersistency;
 use wire::{Limits, Name};
@@ -29,6 +29,9 @@ use crate::worker::{Control, L2Snapshot, WorkerLink};
 
 /// How long a control-plane request to another thread may take.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long `faces/create` waits for a TCP connection.
+const TCP_CONNECT_TIMEOUT: Duration = Duration::from_secs(4);
 
 /// What the management thread needs from the router.
 pub struct ManagerParts {
@@ -94,11 +97,11 @@ impl Manager {
                 Ok(MgmtInput::Interest { face, local, bytes }) => {
                     m.on_interest(face, local, &bytes)
                 }
-                Ok(MgmtInput::FaceDown(id)) => m.face_down(id),
+                Ok(MgmtInput::FaceEvent(kind, face)) => m.face_event(kind, &face),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
-            m.expire_routes();
+            m.tick();
         }
     }
 
@@ -108,9 +111,11 @@ impl Manager {
         let m = &mut self.manager;
         let mut ids = HashMap::new();
         for f in &cfg.static_faces {
-            let created = m
-                .forwarder()
-                .create_face(&f.uri, FacePersistency::Permanent, None);
+            let permanent = FaceParams {
+                persistency: FacePersistency::Permanent,
+                ..FaceParams::default()
+            };
+            let created = m.forwarder().create_face(&f.uri, &permanent);
             let id = match created {
                 Ok(d) => d.id,
                 Err(CreateFaceError::Exists(d)) => d.id,
@@ -170,14 +175,15 @@ impl Forwarder for Channels {
             .unwrap_or_default()
     }
 
-    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread (which answers
-    /// `Exists` when a face to that remote is already up).
-    fn create_face(
-        &self,
-        uri: &str,
-        persistency: FacePersistency,
-        mtu: Option<usize>,
-    ) -> Result<FaceDesc, CreateFaceError> {
+    fn channels(&self) -> Vec<String> {
+        self.io_call(|reply| IoCommand::Channels { reply })
+            .unwrap_or_default()
+    }
+
+    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread. A face to
+    /// that remote that exists already is `Exists` (for TCP, checked before connecting, and
+    /// again by the I/O thread). Failures are worded as NFD words them.
+    fn create_face(&self, uri: &str, params: &FaceParams) -> Result<FaceDesc, CreateFaceError> {
         let (udp, addr) = parse_face_uri(uri).map_err(|e| {
             if e.contains("scheme") {
                 CreateFaceError::UnsupportedScheme(e)
@@ -185,42 +191,44 @@ impl Forwarder for Channels {
                 CreateFaceError::BadUri(e)
             }
         })?;
+        let params = *params;
+        let failed = |what: &str, e: String| CreateFaceError::Failed(format!("{what}{e}"));
         let r = if udp {
             self.io_call(|reply| IoCommand::CreateUdp {
                 remote: addr,
-                persistency,
-                mtu,
+                params,
                 reply,
             })
         } else {
-            let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(4))
-                .map_err(|e| CreateError::Failed(format!("connection failed: {e}")))?;
+            let canonical = face::FaceUri::tcp(addr).to_string();
+            if let Some(d) = self.faces().into_iter().find(|d| d.uri == canonical) {
+                return Err(CreateFaceError::Exists(Box::new(d)));
+            }
+            let stream = TcpStream::connect_timeout(&addr, TCP_CONNECT_TIMEOUT).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::TimedOut {
+                    CreateFaceError::Failed("Connection timed out".into())
+                } else {
+                    failed("Connection failed: ", e.to_string())
+                }
+            })?;
             self.io_call(|reply| IoCommand::AdoptTcp {
                 stream,
-                persistency,
+                params,
                 reply,
             })
         };
-        r.unwrap_or_else(|| Err(CreateError::Failed("no answer from the I/O thread".into())))
-            .map_err(CreateFaceError::from)
+        match r {
+            None => Err(failed("Face creation failed: ", "no answer".into())),
+            Some(Ok(d)) => Ok(d),
+            Some(Err(CreateError::Exists(d))) => Err(CreateFaceError::Exists(d)),
+            Some(Err(CreateError::Failed(e))) => Err(failed("Face creation failed: ", e)),
+        }
     }
 
-    fn update_face(
-        &self,
-        id: FaceId,
-        persistency: Option<FacePersistency>,
-        local_fields: Option<bool>,
-    ) -> Result<FaceDesc, UpdateFaceError> {
-        match self.io_call(|reply| IoCommand::Update {
-            id,
-            persistency,
-            local_fields,
-            reply,
-        }) {
-            Some(Ok(d)) => Ok(d),
-            Some(Err(Some(text))) => Err(UpdateFaceError::Refused(text)),
-            _ => Err(UpdateFaceError::NotFound),
-        }
+    fn update_face(&self, id: FaceId, update: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError> {
+        let update = *update;
+        self.io_call(|reply| IoCommand::Update { id, update, reply })
+            .unwrap_or(Err(UpdateFaceError::NotFound))
     }
 
     fn destroy_face(&self, id: FaceId) {

@@ -14,9 +14,10 @@ use std::path::Path;
 use wire::data::{content_type, signature_type};
 use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
 use wire::nfd::{
-    ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FacePersistency, FaceScope,
-    FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route,
-    StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    ChannelStatus, ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FaceEventKind,
+    FaceEventNotification, FacePersistency, FaceQueryFilter, FaceScope, FaceStatus, FibEntry,
+    ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route, StrategyChoice,
+    CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE, FACE_FLAG_LOCAL_FIELDS_ENABLED,
     ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::{tlv, tt};
@@ -441,9 +442,34 @@ fn face_seeds() -> Vec<(&'static str, Vec<u8>)> {
     };
     let mut faces = enc(|o| face.encode(o));
     local_face.encode(&mut faces);
+    let event = FaceEventNotification {
+        kind: FaceEventKind::Destroyed,
+        face_id: 300,
+        uri: face.uri.clone(),
+        local_uri: face.local_uri.clone(),
+        face_scope: FaceScope::NonLocal,
+        face_persistency: FacePersistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        flags: FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    };
+    let filter = FaceQueryFilter {
+        face_id: Some(300),
+        uri_scheme: Some("tcp4".to_string()),
+        uri: Some(face.uri.clone()),
+        local_uri: Some(face.local_uri.clone()),
+        face_scope: Some(FaceScope::NonLocal),
+        face_persistency: Some(FacePersistency::OnDemand),
+        link_type: Some(LinkType::PointToPoint),
+    };
+    let channel = ChannelStatus {
+        local_uri: "unix:///run/nfd/nfd.sock".to_string(),
+    };
     vec![
         ("face-status", enc(|o| face.encode(o))),
         ("face-status-dataset-two", faces),
+        ("face-event-notification", enc(|o| event.encode(o))),
+        ("face-query-filter", enc(|o| filter.encode(o))),
+        ("channel-status", enc(|o| channel.encode(o))),
     ]
 }
 

@@ -11,7 +11,7 @@ use mio::{Interest, Token};
 use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
-use super::{FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use super::{FaceParams, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
 use crate::uri::FaceUri;
 
@@ -142,6 +142,23 @@ impl FaceTable {
         Ok(idx)
     }
 
+    /// The local URIs of the listening channels, in NFD's order (by factory: TCP, then UDP,
+    /// then Unix): TCP listeners, listening UDP sockets, Unix listeners.
+    pub fn channels(&self) -> Vec<String> {
+        let mut tcp = Vec::new();
+        let mut unix = Vec::new();
+        for l in &self.listeners {
+            match l {
+                Listener::Tcp(_, addr) => tcp.push(FaceUri::tcp(*addr).to_string()),
+                Listener::Unix(_, path) => unix.push(FaceUri::Unix(path.clone()).to_string()),
+            }
+        }
+        let udp = self.udp.iter().filter(|s| s.listener);
+        tcp.extend(udp.map(|s| FaceUri::udp(s.local).to_string()));
+        tcp.extend(unix);
+        tcp
+    }
+
     /// Removes the Unix listeners' socket files (at a clean stop).
     pub fn remove_socket_files(&self) {
         for l in &self.listeners {
@@ -185,8 +202,11 @@ impl FaceTable {
                     }
                 },
             };
-            let persistency = FacePersistency::OnDemand;
-            let id = self.add_stream_face(sock, uri, local_uri, local, persistency, sink);
+            let params = FaceParams {
+                persistency: FacePersistency::OnDemand,
+                ..FaceParams::default()
+            };
+            let id = self.add_stream_face(sock, uri, local_uri, local, &params, sink);
             if id.is_none() {
                 sink.notice(Notice::FaceLimit);
             }

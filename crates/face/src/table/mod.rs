@@ -151,6 +151,94 @@ impl FaceCounters {
     }
 }
 
+/// Smallest MTU a datagram face takes (NFD's `MIN_MTU`).
+pub const MIN_MTU: usize = 64;
+
+/// Largest MTU a UDP face takes: the largest UDP payload over IPv4.
+pub const MAX_UDP_MTU: usize = 65_507;
+
+/// A face's link-service options, as NFD's GenericLinkService keeps them and `faces/create` and
+/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it); the others
+/// are recorded and reported, with no effect yet: the faces do no NDNLPv2 reliability and mark
+/// no congestion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkOptions {
+    /// LocalFieldsEnabled (local faces only).
+    pub local_fields: bool,
+    /// LpReliabilityEnabled (recorded, no effect).
+    pub lp_reliability: bool,
+    /// CongestionMarkingEnabled (recorded, no effect).
+    pub congestion_marking: bool,
+    /// BaseCongestionMarkingInterval, in nanoseconds (recorded, no effect).
+    pub base_congestion_marking_interval_ns: u64,
+    /// DefaultCongestionThreshold, in bytes (recorded, no effect).
+    pub default_congestion_threshold_bytes: u64,
+}
+
+impl Default for LinkOptions {
+    /// NFD's GenericLinkService defaults: 100 ms and 65,536 bytes; every flag off.
+    fn default() -> Self {
+        LinkOptions {
+            local_fields: false,
+            lp_reliability: false,
+            congestion_marking: false,
+            base_congestion_marking_interval_ns: 100_000_000,
+            default_congestion_threshold_bytes: 65_536,
+        }
+    }
+}
+
+/// How management asks for a face (NFD's FaceParams).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaceParams {
+    /// Persistency.
+    pub persistency: FacePersistency,
+    /// MTU of a datagram face (`None`: the configured one).
+    pub mtu: Option<usize>,
+    /// Link-service options.
+    pub options: LinkOptions,
+}
+
+/// A change to a face (`faces/update`); `None` leaves a property as it is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FaceUpdate {
+    /// Persistency.
+    pub persistency: Option<FacePersistency>,
+    /// MTU (datagram faces only).
+    pub mtu: Option<usize>,
+    /// LocalFieldsEnabled (can be enabled on local faces only; on others, disabling is a no-op).
+    pub local_fields: Option<bool>,
+    /// LpReliabilityEnabled.
+    pub lp_reliability: Option<bool>,
+    /// CongestionMarkingEnabled.
+    pub congestion_marking: Option<bool>,
+    /// BaseCongestionMarkingInterval, in nanoseconds.
+    pub base_congestion_marking_interval_ns: Option<u64>,
+    /// DefaultCongestionThreshold, in bytes.
+    pub default_congestion_threshold_bytes: Option<u64>,
+}
+
+/// Why [`FaceTable::update`] changed nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateError {
+    /// No such face.
+    NotFound,
+    /// The face cannot take some of the changes asked (the others are not made either): the
+    /// ones it refused, as NFD lists them in its 409 answer.
+    Refused(Refusal),
+}
+
+/// The changes a face refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Refusal {
+    /// LocalFieldsEnabled on a face that is not local.
+    pub local_fields: bool,
+    /// A persistency the face cannot change to (a Unix face keeps its own; an unknown value).
+    pub persistency: Option<FacePersistency>,
+    /// An MTU the face cannot take (a stream face has none; below [`MIN_MTU`]).
+    pub mtu: Option<usize>,
+}
+
 /// A face as management sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FaceDesc {
@@ -166,8 +254,8 @@ pub struct FaceDesc {
     pub persistency: FacePersistency,
     /// MTU for datagram faces.
     pub mtu: Option<u64>,
-    /// LocalFieldsEnabled.
-    pub local_fields: bool,
+    /// Link-service options (LocalFieldsEnabled and what is recorded beside it).
+    pub options: LinkOptions,
     /// Counters.
     pub counters: FaceCounters,
 }
@@ -208,7 +296,7 @@ pub struct Face {
     local_uri: String,
     local: bool,
     persistency: FacePersistency,
-    local_fields: bool,
+    options: LinkOptions,
     counters: FaceCounters,
     last_rx_ms: u64,
     /// An on-demand UDP face counted in the quota ([`FaceBounds::max_on_demand_faces`]).
@@ -237,7 +325,7 @@ impl Face {
     /// LocalFieldsEnabled?
     #[inline]
     pub fn local_fields(&self) -> bool {
-        self.local_fields
+        self.options.local_fields
     }
 
     /// Its persistency.
@@ -262,8 +350,45 @@ impl Face {
                 FaceIo::Udp(u) => Some(u.frag.mtu() as u64),
                 FaceIo::Stream(_) => None,
             },
-            local_fields: self.local_fields,
+            options: self.options,
             counters: self.counters,
+        }
+    }
+
+    /// The changes of `u` this face refuses (see [`Refusal`]).
+    fn refusal(&self, u: &FaceUpdate) -> Option<Refusal> {
+        let unix = matches!(&self.io, FaceIo::Stream(s) if matches!(s.sock, StreamSock::Unix(_)));
+        let persistency = u
+            .persistency
+            .filter(|&p| p != self.persistency && (unix || matches!(p, FacePersistency::Other(_))));
+        let stream = matches!(self.io, FaceIo::Stream(_));
+        let r = Refusal {
+            local_fields: u.local_fields == Some(true) && !self.local,
+            persistency,
+            mtu: u.mtu.filter(|&m| stream || m < MIN_MTU),
+        };
+        (r != Refusal::default()).then_some(r)
+    }
+
+    /// Makes the changes of `u` (none of which it refuses).
+    fn apply(&mut self, u: &FaceUpdate) {
+        let o = &mut self.options;
+        if let Some(p) = u.persistency {
+            self.persistency = p;
+        }
+        if self.local {
+            o.local_fields = u.local_fields.unwrap_or(o.local_fields);
+        }
+        o.lp_reliability = u.lp_reliability.unwrap_or(o.lp_reliability);
+        o.congestion_marking = u.congestion_marking.unwrap_or(o.congestion_marking);
+        o.base_congestion_marking_interval_ns = u
+            .base_congestion_marking_interval_ns
+            .unwrap_or(o.base_congestion_marking_interval_ns);
+        o.default_congestion_threshold_bytes = u
+            .default_congestion_threshold_bytes
+            .unwrap_or(o.default_congestion_threshold_bytes);
+        if let (Some(m), FaceIo::Udp(udp)) = (u.mtu, &mut self.io) {
+            let _ = udp.frag.set_mtu(m.clamp(MIN_MTU, MAX_UDP_MTU));
         }
     }
 }
@@ -406,7 +531,7 @@ impl FaceTable {
         uri: Option<String>,
         local_uri: String,
         local: bool,
-        persistency: FacePersistency,
+        params: &FaceParams,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
         // A local face takes the place of an on-demand UDP face when the table is full.
@@ -428,8 +553,8 @@ impl FaceTable {
             uri: uri.unwrap_or_else(|| format!("fd://{id}")),
             local_uri,
             local,
-            persistency,
-            local_fields: false,
+            persistency: params.persistency,
+            options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
             quota: false,
@@ -452,14 +577,14 @@ impl FaceTable {
         &mut self,
         socket: usize,
         remote: SocketAddr,
-        persistency: FacePersistency,
-        mtu: usize,
+        params: &FaceParams,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
-        // The MTU is checked first: no id is taken for a face that cannot be made.
-        if mtu < Fragmenter::MIN_MTU {
-            return None;
-        }
+        // The MTU is made valid first: no id is taken for a face that cannot be made.
+        let mtu = params
+            .mtu
+            .unwrap_or(self.cfg.udp_mtu)
+            .clamp(MIN_MTU, MAX_UDP_MTU);
         let id = self.new_face_id(sink.now_ms())?;
         let frag = Fragmenter::new(mtu, u64::from(id) << 40).ok()?;
         let face = Face {
@@ -467,8 +592,8 @@ impl FaceTable {
             uri: FaceUri::udp(remote).to_string(),
             local_uri: FaceUri::udp(self.udp[socket].local).to_string(),
             local: false,
-            persistency,
-            local_fields: false,
+            persistency: params.persistency,
+            options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
             quota: false,
@@ -541,40 +666,32 @@ impl FaceTable {
         }
     }
 
-    /// Changes a face's persistency or LocalFieldsEnabled: the face after the change, or an
-    /// error text (`None`: no such face).
+    /// Changes a face as `faces/update` asks (as NFD does: all the changes or, if the face
+    /// refuses any, none); the face after the change.
     pub fn update(
         &mut self,
         id: FaceId,
-        persistency: Option<FacePersistency>,
-        local_fields: Option<bool>,
+        u: &FaceUpdate,
         sink: &mut impl FaceSink,
-    ) -> Result<FaceDesc, Option<String>> {
-        match self.faces.get_mut(&id) {
-            None => Err(None),
-            Some(f) if local_fields == Some(true) && !f.local => Err(Some(
-                "LocalFieldsEnabled cannot be set on a non-local face".to_string(),
-            )),
-            Some(f) => {
-                if let Some(p) = persistency {
-                    f.persistency = p;
-                }
-                if let Some(l) = local_fields {
-                    f.local_fields = l;
-                }
-                sink.face_changed(f);
-                let desc = f.desc();
-                self.requota(id);
-                Ok(desc)
-            }
+    ) -> Result<FaceDesc, UpdateError> {
+        let f = self.faces.get_mut(&id).ok_or(UpdateError::NotFound)?;
+        if let Some(r) = f.refusal(u) {
+            return Err(UpdateError::Refused(r));
         }
+        f.apply(u);
+        sink.face_changed(f);
+        let desc = f.desc();
+        self.requota(id);
+        Ok(desc)
     }
 
-    /// Takes over a connected TCP stream as a face.
+    /// Takes over a connected TCP stream as a face (its MTU is ignored: a stream has none). A
+    /// face to that remote that exists already is [`CreateError::Exists`], and the stream is
+    /// dropped.
     pub fn adopt_tcp(
         &mut self,
         stream: std::net::TcpStream,
-        persistency: FacePersistency,
+        params: &FaceParams,
         sink: &mut impl FaceSink,
     ) -> Result<FaceDesc, CreateError> {
         let failed = |e: io::Error| CreateError::Failed(e.to_string());
@@ -590,20 +707,25 @@ impl FaceTable {
         let local_uri = FaceUri::tcp(local).to_string();
         let loopback = peer.ip().is_loopback();
         let id = self
-            .add_stream_face(s, Some(uri), local_uri, loopback, persistency, sink)
+            .add_stream_face(s, Some(uri), local_uri, loopback, params, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }
 
-    /// Creates a UDP face to `remote` (MTU default: the configured UDP MTU), on the listening
-    /// socket of the same family, else on a socket of its own.
+    /// Creates a UDP face to `remote` (MTU default: the configured UDP MTU; kept within
+    /// [`MIN_MTU`] and [`MAX_UDP_MTU`]), on the listening socket of the same family, else on a
+    /// socket of its own. A face to that remote that exists already, whatever its persistency,
+    /// is [`CreateError::Exists`] and is left as it is (NFD 24.07 does the same).
     pub fn create_udp(
         &mut self,
         remote: SocketAddr,
-        persistency: FacePersistency,
-        mtu: Option<usize>,
+        params: &FaceParams,
         sink: &mut impl FaceSink,
     ) -> Result<FaceDesc, CreateError> {
+        let existing = self.udp_faces.iter().find(|((_, r), _)| *r == remote);
+        if let Some(f) = existing.and_then(|(_, id)| self.faces.get(id)) {
+            return Err(CreateError::Exists(Box::new(f.desc())));
+        }
         let socket = match self
             .udp
             .iter()
@@ -621,23 +743,8 @@ impl FaceTable {
                     .map_err(|e| CreateError::Failed(e.to_string()))?
             }
         };
-        if let Some(&id) = self.udp_faces.get(&(socket, remote)) {
-            let f = self
-                .faces
-                .get_mut(&id)
-                .ok_or_else(|| CreateError::Failed("lost".into()))?;
-            // NFD upgrades an on-demand face to the requested persistency.
-            if f.persistency == FacePersistency::OnDemand {
-                f.persistency = persistency;
-                let desc = f.desc();
-                self.requota(id);
-                return Ok(desc);
-            }
-            return Err(CreateError::Exists(Box::new(f.desc())));
-        }
-        let mtu = mtu.unwrap_or(self.cfg.udp_mtu).clamp(128, 65_507);
         let id = self
-            .add_udp_face(socket, remote, persistency, mtu, sink)
+            .add_udp_face(socket, remote, params, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }

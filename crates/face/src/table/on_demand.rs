@@ -18,7 +18,7 @@ use std::net::{IpAddr, SocketAddr};
 use wire::nfd::FacePersistency;
 use wire::{Limits, PacketView};
 
-use super::{FaceCounters, FaceId, FaceIo, FaceSink, FaceTable};
+use super::{FaceCounters, FaceId, FaceIo, FaceParams, FaceSink, FaceTable};
 
 /// Budgets of a face table for what remotes can make it hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,12 @@ impl FaceTable {
             }
         }
         let mtu = self.cfg.udp_mtu;
-        let id = self.add_udp_face(socket, from, FacePersistency::OnDemand, mtu, sink)?;
+        let params = FaceParams {
+            persistency: FacePersistency::OnDemand,
+            mtu: Some(mtu),
+            ..FaceParams::default()
+        };
+        let id = self.add_udp_face(socket, from, &params, sink)?;
         let now = sink.now_ms();
         if let Some(f) = self.faces.get_mut(&id) {
             f.quota = true;

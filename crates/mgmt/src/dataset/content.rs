@@ -4,16 +4,19 @@
 
 use std::time::Instant;
 
-use face::FaceDesc;
+use engine::fw::pipeline::DropReason;
+use face::{FaceCounters, FaceDesc};
 use wire::nfd::{
-    CsInfo, FaceScope, FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry,
-    Route as RibRoute, StrategyChoice,
+    ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
+    RibEntry, Route as RibRoute, StrategyChoice,
 };
+use wire::Name;
 
 use super::Dataset;
 use crate::cs::{CsSettings, CS_FLAGS};
-use crate::faces::local_fields_flag;
+use crate::faces::{properties, reported_mtu};
 use crate::forwarder::{Forwarder, WorkerStats};
+use crate::manager::{add_counters, Traffic};
 use crate::rib::{Rib, FIB_ORIGIN};
 use crate::strategy::{strategy_name, StrategyChoices};
 
@@ -27,6 +30,10 @@ pub(crate) struct Sources<'a, F> {
     pub strategies: &'a StrategyChoices,
     /// The CS settings.
     pub cs: &'a CsSettings,
+    /// Management's own traffic (NFD's internal face).
+    pub traffic: Traffic,
+    /// The counters of the faces closed so far, summed.
+    pub closed_faces: &'a FaceCounters,
     /// The manager's time origin (route expiry counts from it).
     pub start: Instant,
     /// When the manager started, in milliseconds since the Unix epoch.
@@ -34,14 +41,27 @@ pub(crate) struct Sources<'a, F> {
 }
 
 impl Dataset {
-    /// The dataset's content, generated now.
-    pub(crate) fn content<F: Forwarder>(self, s: &Sources<'_, F>) -> Vec<u8> {
+    /// The dataset's content, generated now; `filter` chooses the faces of `faces/query` (and
+    /// is the default, matching every face, for every other dataset).
+    pub(crate) fn content<F: Forwarder>(
+        self,
+        s: &Sources<'_, F>,
+        filter: &FaceQueryFilter,
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
             Dataset::StatusGeneral => status_general(s, &mut out),
-            Dataset::FacesList => {
+            Dataset::FacesList | Dataset::FacesQuery => {
                 for f in s.forwarder.faces() {
-                    face_status(&f).encode(&mut out);
+                    let status = face_status(&f);
+                    if matches(filter, &status) {
+                        status.encode(&mut out);
+                    }
+                }
+            }
+            Dataset::FacesChannels => {
+                for local_uri in s.forwarder.channels() {
+                    ChannelStatus { local_uri }.encode(&mut out);
                 }
             }
             Dataset::FibList => fib_list(s.rib, &mut out),
@@ -68,28 +88,76 @@ impl Dataset {
     }
 }
 
+/// `status/general` as NFD's ForwarderStatusManager fills it. NFD's forwarder counts every
+/// packet in from and out to a face, its internal face (management) included: here, the faces'
+/// counters (those open and those closed) plus management's own traffic. Satisfied Interests
+/// are the PIT entries Data satisfied and the Interests the CS answered (NFD satisfies those
+/// too), plus management's answers; unsatisfied ones, the PIT entries that expired and the
+/// Interests rejected for want of a route, plus the management Interests left unanswered.
 fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
     let stats = s.forwarder.stats();
     let sum = |f: fn(&WorkerStats) -> u64| stats.iter().map(f).sum::<u64>();
+    let mut faces = *s.closed_faces;
+    for f in s.forwarder.faces() {
+        add_counters(&mut faces, &f.counters);
+    }
+    let strategies: Vec<&Name> = s.strategies.iter().map(|(n, _)| n).collect();
+    let names = merge_sorted(s.rib.iter().map(|(n, _)| n), strategies);
     ForwarderStatus {
         nfd_version: format!("cascade-{}", env!("CARGO_PKG_VERSION")),
         start_timestamp: s.start_wall_ms,
         current_timestamp: crate::manager::wall_ms(),
-        n_name_tree_entries: sum(|s| (s.pit_len + s.cs_len) as u64),
+        n_name_tree_entries: name_tree_entries(names) + sum(|s| s.pit_len as u64),
         n_fib_entries: s.rib.fib().real_len() as u64,
         n_pit_entries: sum(|s| s.pit_len as u64),
         n_measurements_entries: 0,
         n_cs_entries: sum(|s| s.cs_len as u64),
-        n_in_interests: sum(|s| s.counters.in_interests),
-        n_in_data: sum(|s| s.counters.in_data),
-        n_in_nacks: sum(|s| s.counters.in_nacks),
-        n_out_interests: sum(|s| s.counters.out_interests),
-        n_out_data: sum(|s| s.counters.out_data),
-        n_out_nacks: sum(|s| s.counters.out_nacks),
-        n_satisfied_interests: sum(|s| s.counters.satisfied),
-        n_unsatisfied_interests: sum(|s| s.counters.unsatisfied),
+        n_in_interests: faces.in_interests,
+        n_in_data: faces.in_data + s.traffic.data,
+        n_in_nacks: faces.in_nacks,
+        n_out_interests: faces.out_interests + s.traffic.interests,
+        n_out_data: faces.out_data,
+        n_out_nacks: faces.out_nacks,
+        n_satisfied_interests: sum(|s| s.counters.satisfied + s.cs_hits) + s.traffic.satisfied,
+        n_unsatisfied_interests: sum(|s| {
+            s.counters.unsatisfied + s.counters.drops[DropReason::NoRoute.index()]
+        }) + s.traffic.unanswered,
     }
     .encode(out);
+}
+
+/// Two sorted sequences of names, merged in order.
+fn merge_sorted<'a>(
+    a: impl Iterator<Item = &'a Name>,
+    b: Vec<&'a Name>,
+) -> impl Iterator<Item = &'a Name> {
+    let mut a = a.peekable();
+    let mut b = b.into_iter().peekable();
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if y < x => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    })
+}
+
+/// How many entries NFD's name tree would hold for these names (sorted): each name and every
+/// prefix of it, once, the root included. In order, a name adds the components past the
+/// longest prefix it shares with the name before it.
+fn name_tree_entries<'a>(sorted: impl Iterator<Item = &'a Name>) -> u64 {
+    let mut entries = 1;
+    let mut prev: Option<&Name> = None;
+    for name in sorted {
+        let shared = prev.map_or(0, |p| {
+            p.components
+                .iter()
+                .zip(&name.components)
+                .take_while(|(x, y)| x == y)
+                .count()
+        });
+        entries += (name.len() - shared) as u64;
+        prev = Some(name);
+    }
+    entries
 }
 
 fn fib_list(rib: &Rib, out: &mut Vec<u8>) {
@@ -149,21 +217,18 @@ fn cs_info<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
 /// A face as `faces/list` reports it.
 fn face_status(d: &FaceDesc) -> FaceStatus {
     let c = &d.counters;
+    let p = properties(d);
     FaceStatus {
-        face_id: u64::from(d.id),
-        uri: d.uri.clone(),
-        local_uri: d.local_uri.clone(),
+        face_id: p.face_id,
+        uri: p.uri,
+        local_uri: p.local_uri,
         expiration_period: None,
-        face_scope: if d.local {
-            FaceScope::Local
-        } else {
-            FaceScope::NonLocal
-        },
-        face_persistency: d.persistency,
-        link_type: LinkType::PointToPoint,
-        base_congestion_marking_interval: None,
-        default_congestion_threshold: None,
-        mtu: d.mtu,
+        face_scope: p.face_scope,
+        face_persistency: p.face_persistency,
+        link_type: p.link_type,
+        base_congestion_marking_interval: Some(d.options.base_congestion_marking_interval_ns),
+        default_congestion_threshold: Some(d.options.default_congestion_threshold_bytes),
+        mtu: Some(reported_mtu(d)),
         n_in_interests: c.in_interests,
         n_in_data: c.in_data,
         n_in_nacks: c.in_nacks,
@@ -172,6 +237,27 @@ fn face_status(d: &FaceDesc) -> FaceStatus {
         n_out_nacks: c.out_nacks,
         n_in_bytes: c.in_bytes,
         n_out_bytes: c.out_bytes,
-        flags: local_fields_flag(d),
+        flags: p.flags,
     }
+}
+
+/// A URI's scheme: what comes before its first `:`.
+fn scheme(uri: &str) -> &str {
+    uri.split_once(':').map_or("", |(s, _)| s)
+}
+
+/// Whether a face matches a FaceQueryFilter, as NFD's FaceManager matches it: every field
+/// present must match (UriScheme: the scheme of the remote or of the local URI); an empty
+/// UriScheme, Uri or LocalUri counts as absent (as ndn-cxx reads it).
+pub(crate) fn matches(f: &FaceQueryFilter, face: &FaceStatus) -> bool {
+    let given = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+    f.face_id.is_none_or(|id| id == face.face_id)
+        && given(&f.uri_scheme)
+            .is_none_or(|s| s == scheme(&face.uri) || s == scheme(&face.local_uri))
+        && given(&f.uri).is_none_or(|u| u == face.uri)
+        && given(&f.local_uri).is_none_or(|u| u == face.local_uri)
+        && f.face_scope.is_none_or(|x| x == face.face_scope)
+        && f.face_persistency
+            .is_none_or(|x| x == face.face_persistency)
+        && f.link_type.is_none_or(|x| x == face.link_type)
 }

@@ -1,10 +1,10 @@
 //! Status datasets: which there are, how they are cut into signed, versioned segments, and the
 //! versions kept so that their later segments can be fetched.
 //!
-//! A dataset Interest names `/localhost/nfd/<module>/<verb>` ([`Dataset`]); the answer is the
-//! first segment of a new version, generated on request. A version stays fetchable for
-//! [`DATASET_TTL_MS`] ([`Versions`]): `<dataset>/v=<version>` and `<dataset>/v=<version>/seg=<n>`
-//! are answered from it. What each dataset carries, built from the manager's state and the
+//! A dataset Interest names `/localhost/nfd/<module>/<verb>` ([`Dataset`]), followed for
+//! `faces/query` by the FaceQueryFilter; the answer is the first segment of a new version,
+//! generated on request. A version stays fetchable for [`DATASET_TTL_MS`] ([`Versions`]):
+//! `<name>/v=<version>` and `<name>/v=<version>/seg=<n>` are answered from it. What each dataset carries, built from the manager's state and the
 //! forwarder's figures, is in `content.rs`; Cascade's own `cs/tiers` encoding is [`tiers`].
 
 #[cfg(target_os = "linux")]
@@ -34,6 +34,10 @@ pub enum Dataset {
     StatusGeneral,
     /// `faces/list`: a FaceStatus per face.
     FacesList,
+    /// `faces/query/<FaceQueryFilter>`: a FaceStatus per face the filter matches.
+    FacesQuery,
+    /// `faces/channels`: a ChannelStatus per listening channel.
+    FacesChannels,
     /// `fib/list`: a FibEntry per FIB prefix.
     FibList,
     /// `rib/list`: a RibEntry per RIB prefix (next hops of `fib/add-nexthop` left out).
@@ -52,6 +56,8 @@ impl Dataset {
         Some(match (module, verb) {
             ("status", "general") => Dataset::StatusGeneral,
             ("faces", "list") => Dataset::FacesList,
+            ("faces", "query") => Dataset::FacesQuery,
+            ("faces", "channels") => Dataset::FacesChannels,
             ("fib", "list") => Dataset::FibList,
             ("rib", "list") => Dataset::RibList,
             ("cs", "info") => Dataset::CsInfo,
@@ -97,11 +103,26 @@ pub struct Versions {
     kept: VecDeque<(Name, u64, Vec<Vec<u8>>)>,
 }
 
+/// The number of a component of type `typ`, if `c` is one.
+fn number_of(c: Option<&Component>, typ: u32) -> Option<u64> {
+    c.filter(|c| u32::from(c.typ) == typ)
+        .and_then(Component::as_number)
+}
+
+/// Whether a dataset Interest named `full` asks for a version already made (its last component
+/// is a version or a segment number), as NFD's dispatcher tells them apart; such an Interest is
+/// answered from the versions kept, never with a new one.
+pub fn names_a_version(full: &Name) -> bool {
+    let last = full.components.last();
+    number_of(last, tt::VERSION).is_some() || number_of(last, tt::SEGMENT).is_some()
+}
+
 impl Versions {
-    /// The Data answering a dataset Interest named `full` at `now_ms`: for the bare dataset
-    /// name (4 components), the first segment of a new version, whose version number and
-    /// content `make` gives; for a versioned name, with or without a segment, that segment
-    /// (the first by default) of a version kept. `None`: no such version or segment.
+    /// The Data answering a dataset Interest named `full` at `now_ms`: for a name that
+    /// [names a version](names_a_version), that segment (the first when the name ends with the
+    /// version) of a version kept; for any other, the first segment of a new version named
+    /// `<full>/v=<version>`, whose version number and content `make` gives. `None`: no such
+    /// version or segment.
     pub fn answer(
         &mut self,
         full: &Name,
@@ -110,36 +131,23 @@ impl Versions {
     ) -> Option<Vec<u8>> {
         self.kept
             .retain(|(_, made, _)| now_ms.saturating_sub(*made) < DATASET_TTL_MS);
-        let base = full.prefix(4);
-        let seg_of = |c: &Component| {
-            (u32::from(c.typ) == tt::SEGMENT)
-                .then(|| c.as_number())
-                .flatten()
-        };
-        match full.len() {
-            4 => {
-                let (version, content) = make();
-                let segs = dataset_segments(&base, version, &content, DEFAULT_MAX_SEGMENT_BYTES);
-                let first = segs.first().cloned();
-                let versioned = base.clone().with(Component::version(version));
-                if self.kept.len() >= DATASET_CACHE {
-                    self.kept.pop_front();
-                }
-                self.kept.push_back((versioned, now_ms, segs));
-                first
+        if !names_a_version(full) {
+            let (version, content) = make();
+            let segs = dataset_segments(full, version, &content, DEFAULT_MAX_SEGMENT_BYTES);
+            let first = segs.first().cloned();
+            let versioned = full.clone().with(Component::version(version));
+            if self.kept.len() >= DATASET_CACHE {
+                self.kept.pop_front();
             }
-            5 | 6 => {
-                let versioned = full.prefix(5);
-                let seg = if full.len() == 6 {
-                    seg_of(&full.components[5])?
-                } else {
-                    0
-                };
-                let (_, _, segs) = self.kept.iter().find(|(n, _, _)| *n == versioned)?;
-                segs.get(seg as usize).cloned()
-            }
-            _ => None,
+            self.kept.push_back((versioned, now_ms, segs));
+            return first;
         }
+        let (versioned, seg) = match number_of(full.components.last(), tt::SEGMENT) {
+            Some(seg) => (full.prefix(full.len() - 1), seg),
+            None => (full.clone(), 0),
+        };
+        let (_, _, segs) = self.kept.iter().find(|(n, _, _)| *n == versioned)?;
+        segs.get(usize::try_from(seg).ok()?).cloned()
     }
 }
 

@@ -61,7 +61,21 @@ fn versions_are_kept_a_while_and_at_most_so_many() {
         .is_some());
     assert!(kept.answer(&seg(10, 2), 0, never).is_none());
     assert!(kept.answer(&seg(11, 0), 0, never).is_none());
-    assert!(kept.answer(&bare.prefix(3), 0, never).is_none());
+    // Any other name is a new version under it (faces/query's filter is a fifth component).
+    let query = bare.clone().with(Component::generic(vec![0x96, 0]));
+    let q = kept.answer(&query, 0, || (12, vec![1])).unwrap();
+    let q = DataView::decode(&q, &Limits::default())
+        .unwrap()
+        .name()
+        .to_name();
+    assert_eq!(
+        q,
+        query
+            .clone()
+            .with(Component::version(12))
+            .with(Component::segment(0))
+    );
+    assert!(kept.answer(&q, 1, never).is_some());
     assert!(kept.answer(&seg(10, 0), DATASET_TTL_MS, never).is_none());
     // The oldest of more than DATASET_CACHE versions goes.
     for v in 0..=DATASET_CACHE as u64 {

@@ -1,194 +1,18 @@
 //! Command dispatch and datasets against a fake forwarder.
 
-use std::cell::RefCell;
-
-use engine::hash::HashKey;
-use face::{encode_link, FaceCounters, FaceDesc, LpHeaders, PitToken};
+use face::{encode_link, FaceCounters, LpHeaders, PitToken};
 use wire::nfd::{
-    decode_dataset, ControlParameters, CsInfo, FacePersistency, FaceStatus, ForwarderStatus,
-    RibEntry, StrategyChoice, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    decode_dataset, ChannelStatus, ControlParameters, CsInfo, FaceEventKind, FaceEventNotification,
+    FacePersistency, FaceQueryFilter, FaceStatus, ForwarderStatus, RibEntry, StrategyChoice,
 };
 use wire::{Component, DataView, Interest};
 
 use super::*;
-use crate::forwarder::{CreateFaceError, UpdateFaceError, WorkerStats};
+use crate::fake::*;
+use crate::forwarder::WorkerStats;
 use crate::rib::FIB_ORIGIN;
 use crate::test_support::{cp_component, v03_interest};
 use crate::CsTierInfo;
-
-/// A Data sent: (face, PIT token, bytes).
-type Sent = (FaceId, Option<Vec<u8>>, Vec<u8>);
-
-/// A forwarder that records what it is asked and answers from its fields.
-#[derive(Default)]
-struct Fake {
-    faces: RefCell<Vec<FaceDesc>>,
-    /// What the next `create_face` answers (`None`: a new face).
-    create: RefCell<Option<CreateFaceError>>,
-    sent: RefCell<Vec<Sent>>,
-    destroyed: RefCell<Vec<FaceId>>,
-    strategies: RefCell<Vec<(Name, Option<StrategyKind>)>>,
-    cs_configs: RefCell<Vec<(usize, CsPolicy)>>,
-    erase_asked: RefCell<Vec<(Name, usize)>>,
-    /// How many entries `cs_erase` finds.
-    erasable: usize,
-    stats: Vec<WorkerStats>,
-}
-
-fn face(id: FaceId, local: bool) -> FaceDesc {
-    FaceDesc {
-        id,
-        uri: format!("udp4://192.0.2.{id}:6363"),
-        local_uri: "udp4://0.0.0.0:6363".into(),
-        local,
-        persistency: FacePersistency::Persistent,
-        mtu: Some(1400),
-        local_fields: false,
-        counters: FaceCounters {
-            in_interests: u64::from(id),
-            ..FaceCounters::default()
-        },
-    }
-}
-
-impl Forwarder for Fake {
-    fn faces(&self) -> Vec<FaceDesc> {
-        self.faces.borrow().clone()
-    }
-
-    fn create_face(
-        &self,
-        uri: &str,
-        persistency: FacePersistency,
-        mtu: Option<usize>,
-    ) -> Result<FaceDesc, CreateFaceError> {
-        if let Some(e) = self.create.borrow_mut().take() {
-            return Err(e);
-        }
-        let mut d = face(self.faces.borrow().len() as FaceId + 1, false);
-        d.uri = uri.to_string();
-        d.persistency = persistency;
-        d.mtu = mtu.map(|m| m as u64);
-        self.faces.borrow_mut().push(d.clone());
-        Ok(d)
-    }
-
-    fn update_face(
-        &self,
-        id: FaceId,
-        persistency: Option<FacePersistency>,
-        local_fields: Option<bool>,
-    ) -> Result<FaceDesc, UpdateFaceError> {
-        let mut faces = self.faces.borrow_mut();
-        let f = faces
-            .iter_mut()
-            .find(|f| f.id == id)
-            .ok_or(UpdateFaceError::NotFound)?;
-        if local_fields == Some(true) && !f.local {
-            return Err(UpdateFaceError::Refused("not a local face".into()));
-        }
-        f.persistency = persistency.unwrap_or(f.persistency);
-        f.local_fields = local_fields.unwrap_or(f.local_fields);
-        Ok(f.clone())
-    }
-
-    fn destroy_face(&self, id: FaceId) {
-        self.destroyed.borrow_mut().push(id);
-    }
-
-    fn send(&self, face: FaceId, pit_token: Option<&[u8]>, data: &[u8]) {
-        let token = pit_token.map(<[u8]>::to_vec);
-        self.sent.borrow_mut().push((face, token, data.to_vec()));
-    }
-
-    fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
-        self.strategies.borrow_mut().push((prefix.clone(), kind));
-    }
-
-    fn cs_config(&self, capacity: usize, policy: CsPolicy) {
-        self.cs_configs.borrow_mut().push((capacity, policy));
-    }
-
-    fn cs_erase(&self, prefix: &Name, limit: usize) -> usize {
-        self.erase_asked.borrow_mut().push((prefix.clone(), limit));
-        self.erasable.min(limit)
-    }
-
-    fn stats(&self) -> Vec<WorkerStats> {
-        self.stats.clone()
-    }
-}
-
-/// A manager of a fake with faces 1 (local) and 2 (not).
-fn manager(fake: Fake) -> Manager<Fake> {
-    fake.faces.replace(vec![face(1, true), face(2, false)]);
-    let fib = Arc::new(Fib::new(HashKey::from_bytes([3; 16]), 1024, 4));
-    let parts = ManagerParts {
-        fib,
-        start: Instant::now(),
-        cs_capacity: 1000,
-        cs_policy: CsPolicy::Lru,
-        limits: Limits::default(),
-    };
-    Manager::new(fake, parts)
-}
-
-fn name(uri: &str) -> Name {
-    Name::from_uri(uri).unwrap()
-}
-
-/// The last Data sent, as (face, token, Data bytes).
-fn last_sent(m: &Manager<Fake>) -> Sent {
-    m.forwarder()
-        .sent
-        .borrow()
-        .last()
-        .cloned()
-        .expect("an answer")
-}
-
-/// Sends a signed command from `from` and decodes the ControlResponse answering it.
-fn command(
-    m: &mut Manager<Fake>,
-    from: FaceId,
-    what: &str,
-    p: ControlParameters,
-) -> ControlResponse {
-    let local = m
-        .forwarder()
-        .faces()
-        .iter()
-        .any(|f| f.id == from && f.local);
-    let interest = v03_interest(&format!("/localhost/nfd/{what}"), cp_component(&p));
-    let before = m.forwarder().sent.borrow().len();
-    m.on_interest(from, local, &interest);
-    assert_eq!(
-        m.forwarder().sent.borrow().len(),
-        before + 1,
-        "{what}: one answer"
-    );
-    let (to, token, data) = last_sent(m);
-    assert_eq!((to, token), (from, None));
-    let dv = DataView::decode(&data, &Limits::default()).unwrap();
-    ControlResponse::decode(dv.content().unwrap()).unwrap()
-}
-
-fn code(r: &ControlResponse) -> (u64, &str) {
-    (r.status_code, r.status_text.as_str())
-}
-
-fn params(r: &ControlResponse) -> ControlParameters {
-    r.parameters().cloned().expect("parameters")
-}
-
-/// Fetches a dataset from face 1 and returns its content (one segment).
-fn dataset(m: &mut Manager<Fake>, what: &str) -> Vec<u8> {
-    let i = Interest::new(name(&format!("/localhost/nfd/{what}")), [1, 2, 3, 4]).to_wire();
-    m.on_interest(1, true, &i);
-    let (_, _, data) = last_sent(m);
-    let dv = DataView::decode(&data, &Limits::default()).unwrap();
-    dv.content().unwrap().to_vec()
-}
 
 #[test]
 fn rib_register_and_unregister() {
@@ -200,7 +24,7 @@ fn rib_register_and_unregister() {
         ..ControlParameters::default()
     };
     let r = command(&mut m, 1, "rib/register", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     let echoed = params(&r);
     assert_eq!(
         (echoed.origin, echoed.cost, echoed.flags, echoed.face_id),
@@ -225,9 +49,14 @@ fn rib_register_and_unregister() {
     assert_eq!(listed[0].name, name("/a"));
     assert_eq!(listed[1].routes[0].origin, 65);
     assert!(listed[1].routes[0].expiration_period.unwrap() <= 60_000);
-    // Unregistering answers 200 even when there was nothing to remove.
+    // Unregistering answers 200 even when there was nothing to remove; it takes no Cost.
+    assert_eq!(
+        code(&command(&mut m, 1, "rib/unregister", p.clone())),
+        (400, "failed in validating parameters")
+    );
+    let p = ControlParameters { cost: None, ..p };
     let r = command(&mut m, 1, "rib/unregister", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     assert_eq!(params(&r).cost, None);
     assert!(m.rib().routes(&name("/a")).is_empty());
     assert_eq!(code(&command(&mut m, 1, "rib/unregister", p)).0, 200);
@@ -244,8 +73,10 @@ fn refused_commands() {
         face_id: Some(9),
         ..ControlParameters::default()
     };
+    // NFD answers a registration to a missing face with 200, and adds nothing.
     let r = command(&mut m, 1, "rib/register", to_face_9.clone());
-    assert_eq!(code(&r), (410, "Face not found"));
+    assert_eq!(code(&r), (200, "Success"));
+    assert!(m.rib().routes(&name("/a")).is_empty());
     let r = command(&mut m, 1, "fib/add-nexthop", to_face_9);
     assert_eq!(code(&r), (410, "Face not found"));
     let nameless = ControlParameters::default();
@@ -287,7 +118,7 @@ fn refused_commands() {
         ..ControlParameters::default()
     };
     let r = command(&mut m, 1, "rib/register", long);
-    assert_eq!(code(&r), (400, "Prefix too long"));
+    assert_eq!(code(&r), (414, "Route prefix cannot exceed 32 components"));
 }
 
 #[test]
@@ -297,12 +128,18 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
         name: Some(name("/n")),
         face_id: Some(2),
         cost: Some(3),
-        flags: Some(7),
-        expiration_period: Some(5),
         ..ControlParameters::default()
     };
+    // fib/add-nexthop takes no Flags, ExpirationPeriod or Origin (NFD refuses them).
+    let extra = ControlParameters {
+        flags: Some(7),
+        expiration_period: Some(5),
+        ..p.clone()
+    };
+    let r = command(&mut m, 1, "fib/add-nexthop", extra);
+    assert_eq!(code(&r), (400, "failed in validating parameters"));
     let r = command(&mut m, 1, "fib/add-nexthop", p.clone());
-    assert_eq!(code(&r), (200, "OK"));
+    assert_eq!(code(&r), (200, "Success"));
     let echoed = params(&r);
     assert_eq!(
         (
@@ -321,91 +158,12 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
     assert_eq!(m.rib().next_hops(&name("/n")), &[(2, 3)]);
     assert!(dataset(&mut m, "rib/list").is_empty());
     assert!(!dataset(&mut m, "fib/list").is_empty());
-    assert_eq!(code(&command(&mut m, 1, "fib/remove-nexthop", p)).0, 200);
+    let remove = ControlParameters { cost: None, ..p };
+    assert_eq!(
+        code(&command(&mut m, 1, "fib/remove-nexthop", remove)).0,
+        200
+    );
     assert!(dataset(&mut m, "fib/list").is_empty());
-}
-
-#[test]
-fn faces_create_update_destroy() {
-    let mut m = manager(Fake::default());
-    let create = |uri: &str| ControlParameters {
-        uri: Some(uri.into()),
-        mtu: Some(1200),
-        ..ControlParameters::default()
-    };
-    let r = command(&mut m, 1, "faces/create", create("udp4://192.0.2.9"));
-    assert_eq!(code(&r), (200, "OK"));
-    let made = params(&r);
-    assert_eq!(
-        (made.face_id, made.mtu, made.flags),
-        (Some(3), Some(1200), Some(0))
-    );
-    assert_eq!(made.face_persistency, Some(FacePersistency::Persistent));
-    for (error, want) in [
-        (
-            CreateFaceError::UnsupportedScheme("x".into()),
-            (406, "Unsupported protocol"),
-        ),
-        (CreateFaceError::BadUri("x".into()), (400, "Malformed URI")),
-        (
-            CreateFaceError::Failed("refused".into()),
-            (504, "Face creation failed: refused"),
-        ),
-        (
-            CreateFaceError::Exists(Box::new(face(2, false))),
-            (409, "Face already exists"),
-        ),
-    ] {
-        m.forwarder().create.replace(Some(error));
-        let r = command(&mut m, 1, "faces/create", create("udp4://192.0.2.9"));
-        assert_eq!(code(&r), want);
-        if want.0 == 409 {
-            assert_eq!(params(&r).face_id, Some(2), "409 carries the face");
-        }
-    }
-    assert_eq!(
-        params(&command(&mut m, 1, "faces/create", create("x"))).face_id,
-        Some(4)
-    );
-    // Local fields on a non-local face: 406, even though the face was made.
-    let mut local = create("tcp4://192.0.2.8");
-    local.mask = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
-    local.flags = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
-    let r = command(&mut m, 1, "faces/create", local);
-    assert_eq!(code(&r).0, 406);
-    // faces/update: the face itself by default; flags and mask go together.
-    let update = |mask, flags| ControlParameters {
-        mask,
-        flags,
-        ..ControlParameters::default()
-    };
-    let on = Some(FACE_FLAG_LOCAL_FIELDS_ENABLED);
-    let r = command(&mut m, 1, "faces/update", update(on, on));
-    assert_eq!(
-        (code(&r).0, params(&r).face_id, params(&r).flags),
-        (200, Some(1), on)
-    );
-    assert_eq!(
-        code(&command(&mut m, 1, "faces/update", update(on, None))).0,
-        400
-    );
-    let mut other = update(on, on);
-    other.face_id = Some(2);
-    let r = command(&mut m, 1, "faces/update", other.clone());
-    assert_eq!(code(&r), (409, "not a local face"));
-    other.face_id = Some(99);
-    assert_eq!(
-        code(&command(&mut m, 1, "faces/update", other)),
-        (404, "Face not found")
-    );
-    // faces/destroy.
-    let gone = ControlParameters {
-        face_id: Some(2),
-        ..ControlParameters::default()
-    };
-    let r = command(&mut m, 1, "faces/destroy", gone);
-    assert_eq!((code(&r).0, params(&r).face_id), (200, Some(2)));
-    assert_eq!(*m.forwarder().destroyed.borrow(), vec![2]);
 }
 
 #[test]
@@ -434,13 +192,19 @@ fn strategy_choices() {
         "strategy-choice/set",
         set("/m", "/localhost/nfd/strategy/nope"),
     );
-    assert_eq!(code(&r), (404, "Strategy not found"));
+    assert_eq!(code(&r), (404, "Strategy not registered"));
+    let deep = set(&"/x".repeat(33), "/localhost/nfd/strategy/multicast");
+    let r = command(&mut m, 1, "strategy-choice/set", deep);
+    assert_eq!(
+        code(&r),
+        (414, "Prefix has too many components (limit is 32)")
+    );
     let unset = |prefix: &str| ControlParameters {
         name: Some(name(prefix)),
         ..ControlParameters::default()
     };
     let r = command(&mut m, 1, "strategy-choice/unset", unset("/"));
-    assert_eq!(code(&r), (400, "Cannot unset root prefix strategy"));
+    assert_eq!(code(&r), (400, "failed in validating parameters"));
     let listed = decode_dataset(
         &dataset(&mut m, "strategy-choice/list"),
         StrategyChoice::from_element,
@@ -467,41 +231,58 @@ fn strategy_choices() {
 #[test]
 fn cs_config_and_erase() {
     let mut m = manager(Fake {
-        erasable: 7,
+        erasable: 300,
         ..Fake::default()
     });
     let r = command(&mut m, 1, "cs/config", ControlParameters::default());
     assert_eq!(
-        (params(&r).capacity, params(&r).flags),
-        (Some(1000), Some(3))
+        (params(&r).capacity, params(&r).flags, params(&r).mask),
+        (Some(1000), Some(3), None)
     );
     assert!(m.forwarder().cs_configs.borrow().is_empty());
-    let cap = ControlParameters {
-        capacity: Some(50),
+    let cap = |c| ControlParameters {
+        capacity: Some(c),
         ..ControlParameters::default()
     };
     assert_eq!(
-        params(&command(&mut m, 1, "cs/config", cap)).capacity,
+        params(&command(&mut m, 1, "cs/config", cap(50))).capacity,
         Some(50)
+    );
+    // Never beyond the capacity the forwarder started with.
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", cap(5000))).capacity,
+        Some(1000)
     );
     assert_eq!(
         *m.forwarder().cs_configs.borrow(),
-        vec![(50, CsPolicy::Lru)]
+        vec![(50, CsPolicy::Lru), (1000, CsPolicy::Lru)]
     );
+    // Admission and serving cannot be turned off: the answer says they are on.
+    let off = ControlParameters {
+        flags: Some(0),
+        mask: Some(3),
+        ..ControlParameters::default()
+    };
+    assert_eq!(params(&command(&mut m, 1, "cs/config", off)).flags, Some(3));
     let erase = |count| ControlParameters {
         name: Some(name("/e")),
         count,
         ..ControlParameters::default()
     };
-    // Limit reached: the Count comes back as Capacity (there may be more).
+    // At most ERASE_LIMIT per command; Capacity says the limit stopped it.
     let p = params(&command(&mut m, 1, "cs/erase", erase(Some(5))));
-    assert_eq!((p.count, p.capacity), (Some(5), Some(5)));
+    assert_eq!((p.count, p.capacity), (Some(5), None));
     let p = params(&command(&mut m, 1, "cs/erase", erase(None)));
-    assert_eq!((p.count, p.capacity), (Some(7), None));
+    assert_eq!((p.count, p.capacity), (Some(256), Some(256)));
+    let p = params(&command(&mut m, 1, "cs/erase", erase(Some(256))));
+    assert_eq!((p.count, p.capacity), (Some(256), None));
     let asked = m.forwarder().erase_asked.borrow().clone();
-    assert_eq!(asked, vec![(name("/e"), 5), (name("/e"), usize::MAX)]);
+    assert_eq!(
+        asked,
+        vec![(name("/e"), 5), (name("/e"), 256), (name("/e"), 256)]
+    );
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
-    assert_eq!((info.capacity, info.flags), (50, 3));
+    assert_eq!((info.capacity, info.flags), (1000, 3));
 }
 
 fn worker(pit: usize, cs: usize, l2: Option<CsTierInfo>) -> WorkerStats {
@@ -542,11 +323,12 @@ fn datasets_sum_the_workers() {
         s.nfd_version,
         format!("cascade-{}", env!("CARGO_PKG_VERSION"))
     );
+    // The name tree: the root (strategy /) and the PIT entries.
     assert_eq!(
         (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
-        (9, 12, 21)
+        (9, 12, 10)
     );
-    assert_eq!((s.n_in_interests, s.n_fib_entries), (300, 0));
+    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (0, 0));
     assert!(s.start_timestamp <= s.current_timestamp);
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
     assert_eq!((info.n_cs_entries, info.n_hits, info.n_misses), (12, 30, 3));
@@ -618,4 +400,272 @@ fn the_answer_echoes_the_pit_token() {
     m.on_interest(1, true, &[0x64, 0x00]);
     m.on_interest(1, true, &[0x05, 0x01]);
     assert_eq!(m.forwarder().sent.borrow().len(), 1);
+}
+
+/// The FaceEventNotification in a Data sent, and the Data's name.
+fn notification(data: &[u8]) -> (Name, FaceEventNotification) {
+    let dv = DataView::decode(data, &Limits::default()).unwrap();
+    let n = FaceEventNotification::decode(dv.content().unwrap()).unwrap();
+    (dv.name().to_name(), n)
+}
+
+#[test]
+fn face_events_stream_as_a_face_monitor_reads_it() {
+    let mut m = manager(Fake::default());
+    let events = name(FACE_EVENTS);
+    let seq = |n| {
+        events
+            .clone()
+            .with(Component::number(tt::SEQUENCE_NUM as u16, n))
+    };
+    // The subscriber's first Interest: CanBePrefix and MustBeFresh. Nothing to say yet: no
+    // answer at all (an error Data would make it ask again at once).
+    let mut first = Interest::new(events.clone(), [1, 1, 1, 1]);
+    first.can_be_prefix = true;
+    first.must_be_fresh = true;
+    m.on_interest(1, true, &first.to_wire());
+    assert!(m.forwarder().sent.borrow().is_empty());
+    assert_eq!(m.face_events().pending(), 1);
+    // A face is created: the notification answers the waiting Interest.
+    let mut made = face(3, false);
+    made.persistency = FacePersistency::OnDemand;
+    m.face_event(FaceEventKind::Created, &made);
+    let (to, _, data) = last_sent(&m);
+    let (n, event) = notification(&data);
+    assert_eq!((to, n), (1, seq(0)));
+    assert_eq!(
+        event,
+        FaceEventNotification {
+            kind: FaceEventKind::Created,
+            face_id: 3,
+            uri: made.uri.clone(),
+            local_uri: made.local_uri.clone(),
+            face_scope: wire::nfd::FaceScope::NonLocal,
+            face_persistency: FacePersistency::OnDemand,
+            link_type: wire::nfd::LinkType::PointToPoint,
+            flags: 0,
+        }
+    );
+    // The next Interest names seq=1: it waits, and the face's destruction answers it.
+    m.on_interest(1, true, &Interest::new(seq(1), [2; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), 1);
+    let route = ControlParameters {
+        name: Some(name("/r")),
+        face_id: Some(3),
+        ..ControlParameters::default()
+    };
+    m.forwarder().faces.borrow_mut().push(made.clone());
+    assert_eq!(code(&command(&mut m, 1, "rib/register", route)).0, 200);
+    m.face_event(FaceEventKind::Destroyed, &made);
+    let (to, _, data) = last_sent(&m);
+    let (n, event) = notification(&data);
+    assert_eq!((to, n, event.kind), (1, seq(1), FaceEventKind::Destroyed));
+    assert!(m.rib().routes(&name("/r")).is_empty(), "its routes went");
+    // Asked again by name, a kept notification is answered at once; from a non-local face or
+    // under /localhop, nothing is.
+    let sent = m.forwarder().sent.borrow().len();
+    m.on_interest(1, true, &Interest::new(seq(0), [3; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), sent + 1);
+    assert_eq!(notification(&last_sent(&m).2).0, seq(0));
+    m.on_interest(2, false, &Interest::new(seq(0), [4; 4]).to_wire());
+    let hop = Name::from_uri("/localhop/nfd/faces/events").unwrap();
+    m.on_interest(1, true, &Interest::new(hop, [5; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), sent + 1);
+    assert_eq!(m.face_events().pending(), 0);
+}
+
+/// Sends `faces/query` with this filter from face 1: the Data answering it.
+fn query(m: &mut Manager<Fake>, filter: Component) -> Vec<u8> {
+    let n = name("/localhost/nfd/faces/query").with(filter);
+    m.on_interest(1, true, &Interest::new(n, [7; 4]).to_wire());
+    last_sent(m).2
+}
+
+fn filter(f: &FaceQueryFilter) -> Component {
+    let mut v = Vec::new();
+    f.encode(&mut v);
+    Component::generic(v)
+}
+
+fn queried(m: &mut Manager<Fake>, f: FaceQueryFilter) -> Vec<u64> {
+    let d = query(m, filter(&f));
+    let d = DataView::decode(&d, &Limits::default()).unwrap();
+    let listed = decode_dataset(d.content().unwrap(), FaceStatus::from_element).unwrap();
+    listed.iter().map(|s| s.face_id).collect()
+}
+
+#[test]
+fn faces_query_filters_as_nfd_matches() {
+    let mut m = manager(Fake::default());
+    m.forwarder().faces.borrow_mut()[1].local_uri = "tcp4://192.0.2.99:6363".into();
+    let any = FaceQueryFilter::default;
+    assert_eq!(queried(&mut m, any()), [1, 2]);
+    let by_id = FaceQueryFilter {
+        face_id: Some(2),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, by_id), [2]);
+    let scheme = |s: &str| FaceQueryFilter {
+        uri_scheme: Some(s.into()),
+        ..any()
+    };
+    // UriScheme matches the remote's or the local URI's scheme; empty is no filter.
+    assert_eq!(queried(&mut m, scheme("udp4")), [1, 2]);
+    assert_eq!(queried(&mut m, scheme("tcp4")), [2]);
+    assert_eq!(queried(&mut m, scheme("unix")), [] as [u64; 0]);
+    assert_eq!(queried(&mut m, scheme("")), [1, 2]);
+    let remote = FaceQueryFilter {
+        uri: Some("udp4://192.0.2.1:6363".into()),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, remote), [1]);
+    let local = FaceQueryFilter {
+        local_uri: Some("udp4://0.0.0.0:6363".into()),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, local), [1]);
+    let scope = FaceQueryFilter {
+        face_scope: Some(wire::nfd::FaceScope::NonLocal),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, scope), [2]);
+    let kept = |p| FaceQueryFilter {
+        face_persistency: Some(p),
+        link_type: Some(wire::nfd::LinkType::PointToPoint),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, kept(FacePersistency::Persistent)), [1, 2]);
+    assert_eq!(
+        queried(&mut m, kept(FacePersistency::OnDemand)),
+        [] as [u64; 0]
+    );
+    let multi = FaceQueryFilter {
+        link_type: Some(wire::nfd::LinkType::MultiAccess),
+        ..any()
+    };
+    assert_eq!(queried(&mut m, multi), [] as [u64; 0]);
+    // The answer is <query>/v=<version>/seg=0, and its later fetch by version works.
+    let d = query(&mut m, filter(&by_id_1()));
+    let seg0 = DataView::decode(&d, &Limits::default())
+        .unwrap()
+        .name()
+        .to_name();
+    assert_eq!(seg0.len(), 7);
+    let before = m.forwarder().sent.borrow().len();
+    m.on_interest(1, true, &Interest::new(seg0.clone(), [8; 4]).to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), before + 1);
+    assert_eq!(last_sent(&m).2, d);
+}
+
+fn by_id_1() -> FaceQueryFilter {
+    FaceQueryFilter {
+        face_id: Some(1),
+        ..FaceQueryFilter::default()
+    }
+}
+
+#[test]
+fn a_malformed_filter_is_a_nack_data_400() {
+    let mut m = manager(Fake::default());
+    let bare = name("/localhost/nfd/faces/query");
+    m.on_interest(1, true, &Interest::new(bare.clone(), [1; 4]).to_wire());
+    let mut answers = vec![last_sent(&m).2];
+    answers.push(query(&mut m, Component::generic(vec![1, 2, 3])));
+    // A ControlParameters is no FaceQueryFilter either.
+    answers.push(query(&mut m, cp_component(&ControlParameters::default())));
+    for a in &answers {
+        let dv = DataView::decode(a, &Limits::default()).unwrap();
+        assert_eq!(dv.content_type(), Some(wire::data::content_type::NACK));
+        assert!(bare.is_prefix_of(&dv.name().to_name()));
+        let r = ControlResponse::decode(dv.content().unwrap()).unwrap();
+        assert_eq!(code(&r), (400, "Malformed filter"));
+    }
+}
+
+#[test]
+fn faces_channels_lists_the_listeners() {
+    let mut m = manager(Fake::default());
+    let listed = decode_dataset(
+        &dataset(&mut m, "faces/channels"),
+        ChannelStatus::from_element,
+    );
+    let uris: Vec<String> = listed.unwrap().into_iter().map(|c| c.local_uri).collect();
+    assert_eq!(uris, m.forwarder().channels());
+}
+
+#[test]
+fn status_general_counts_as_nfd_forwarder_does() {
+    let mut w = WorkerStats {
+        pit_len: 4,
+        cs_hits: 10,
+        ..WorkerStats::default()
+    };
+    w.counters.satisfied = 5;
+    w.counters.unsatisfied = 2;
+    w.counters.drops[engine::fw::pipeline::DropReason::NoRoute.index()] = 3;
+    // Worker counts of packets are not NFD's (a Data goes to every worker): the faces' are used.
+    w.counters.in_interests = 1_000;
+    w.counters.in_data = 1_000;
+    let mut m = manager(Fake {
+        stats: vec![w.clone(), w],
+        ..Fake::default()
+    });
+    for f in m.forwarder().faces.borrow_mut().iter_mut() {
+        f.counters = FaceCounters {
+            in_interests: 10,
+            in_data: 20,
+            in_nacks: 30,
+            out_interests: 40,
+            out_data: 50,
+            out_nacks: 60,
+            ..FaceCounters::default()
+        };
+    }
+    // A face that closed keeps counting.
+    let mut gone = face(9, false);
+    gone.counters.in_data = 7;
+    m.face_event(FaceEventKind::Destroyed, &gone);
+    // Management's own traffic: a command answered, a dataset request left unanswered, a
+    // notification Interest that waits (and is not counted yet), the status request itself.
+    for prefix in ["/a/b", "/a/c"] {
+        let p = ControlParameters {
+            name: Some(name(prefix)),
+            ..ControlParameters::default()
+        };
+        command(&mut m, 1, "rib/register", p);
+    }
+    let set = ControlParameters {
+        name: Some(name("/m")),
+        strategy: Some(name("/localhost/nfd/strategy/multicast")),
+        ..ControlParameters::default()
+    };
+    command(&mut m, 1, "strategy-choice/set", set);
+    let stale = name("/localhost/nfd/faces/list").with(Component::version(1));
+    m.on_interest(1, true, &Interest::new(stale, [1; 4]).to_wire());
+    m.on_interest(1, true, &Interest::new(name(FACE_EVENTS), [2; 4]).to_wire());
+    // From a non-local face /localhost never reaches management in NFD: not counted.
+    m.on_interest(
+        2,
+        false,
+        &Interest::new(name("/localhost/nfd/faces/list"), [3; 4]).to_wire(),
+    );
+    let s = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
+    let counts = (
+        s.n_in_interests,
+        s.n_in_data,
+        s.n_in_nacks,
+        s.n_out_interests,
+        s.n_out_data,
+        s.n_out_nacks,
+    );
+    // The faces' 2 x 10 ... plus the closed face's 9 Interests and 7 Data; management took 6
+    // Interests (3 commands, the stale dataset, the notification Interest, this request) and
+    // produced 4 Data (the commands' answers and the closed face's notification; this
+    // request's answer comes after).
+    assert_eq!(counts, (20 + 9, 40 + 7 + 4, 60, 80 + 6, 100, 120));
+    assert_eq!(s.n_satisfied_interests, 2 * (5 + 10) + 3);
+    assert_eq!(s.n_unsatisfied_interests, 2 * (2 + 3) + 1);
+    // The name tree: /, /a, /a/b, /a/c, /m, and the PIT entries' names.
+    assert_eq!(s.n_name_tree_entries, 5 + 8);
+    assert_eq!(s.n_fib_entries, 2);
 }

@@ -138,7 +138,7 @@ fn refusals() {
     assert_eq!(e, RibError::PrefixTooLong);
     assert_eq!(
         (e.response().status_code, e.response().status_text),
-        (400, "Prefix too long".to_string())
+        (414, "Route prefix cannot exceed 32 components".to_string())
     );
     assert!(rib.routes(&long).is_empty());
     // More faces than a FIB entry holds: the route is kept, the FIB keeps what fits.

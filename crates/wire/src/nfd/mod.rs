@@ -1,6 +1,7 @@
 //! The NFD management protocol's TLV records (ndn-cxx's `ndn::nfd` namespace): ControlParameters,
-//! ControlResponse and the status dataset entries (ForwarderStatus, FaceStatus, FibEntry, RibEntry,
-//! CsInfo, StrategyChoice).
+//! ControlResponse, the status dataset entries (ForwarderStatus, FaceStatus, ChannelStatus,
+//! FibEntry, RibEntry, CsInfo, StrategyChoice), the `faces/query` filter (FaceQueryFilter) and the
+//! `faces/events` notification (FaceEventNotification).
 //!
 //! All structures are owned. Each has `encode`, which appends its TLV in exactly the order NFD and
 //! ndn-cxx use, and `decode`, which takes a buffer holding exactly one complete outer TLV (except
@@ -30,9 +31,9 @@ mod records;
 mod tests;
 
 pub use records::{
-    ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FacePersistency, FaceScope,
-    FaceStatus, FibEntry, ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route,
-    StrategyChoice,
+    ChannelStatus, ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FaceEventKind,
+    FaceEventNotification, FacePersistency, FaceQueryFilter, FaceScope, FaceStatus, FibEntry,
+    ForwarderStatus, LinkType, NextHopRecord, RibEntry, Route, StrategyChoice,
 };
 
 use crate::error::Result;
@@ -45,7 +46,12 @@ mod t {
     pub const ENTRY: u32 = 0x80;
     pub const NEXT_HOP_RECORD: u32 = 0x81;
     pub const ROUTE: u32 = 0x81;
-    // FaceStatus
+    // FaceStatus, ChannelStatus, FaceQueryFilter, FaceEventNotification
+    pub const CHANNEL_STATUS: u32 = 0x82;
+    pub const URI_SCHEME: u32 = 0x83;
+    pub const FACE_QUERY_FILTER: u32 = 0x96;
+    pub const FACE_EVENT_NOTIFICATION: u32 = 0xC0;
+    pub const FACE_EVENT_KIND: u32 = 0xC1;
     pub const FACE_SCOPE: u32 = 0x84;
     pub const LINK_TYPE: u32 = 0x86;
     pub const N_IN_INTERESTS: u32 = 0x90;

@@ -49,6 +49,21 @@ nni_enum! {
     }
 }
 
+nni_enum! {
+    /// FaceEventKind: what happened to a face (a `faces/events` notification).
+    FaceEventKind {
+        /// 1: the face was created.
+        #[default]
+        Created = 1,
+        /// 2: the face was destroyed.
+        Destroyed = 2,
+        /// 3: the face came up.
+        Up = 3,
+        /// 4: the face went down.
+        Down = 4,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // ControlParameters
 // ---------------------------------------------------------------------------------------------
@@ -367,5 +382,60 @@ record! {
         name: Name = req NameTlv(tt::NAME),
         /// Strategy (0x6b){Name}: the strategy's name.
         strategy: Name = req Strategy(tt::STRATEGY),
+    }
+}
+
+record! {
+    /// ChannelStatus (0x82): one entry of the faces/channels dataset, a listening channel.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct ChannelStatus in t::CHANNEL_STATUS {
+        /// LocalUri (0x81): the channel's local URI.
+        local_uri: String = req Uri(tt::LOCAL_URI),
+    }
+}
+
+record! {
+    /// FaceQueryFilter (0x96): which faces a faces/query dataset lists. Every field is optional;
+    /// a face matches when it matches every field present (UriScheme: the scheme of its remote
+    /// or of its local URI).
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct FaceQueryFilter in t::FACE_QUERY_FILTER {
+        /// FaceId (0x69).
+        face_id: Option<u64> = opt Nni(tt::FACE_ID),
+        /// UriScheme (0x83): `udp4`, `tcp6`, `unix`, ...
+        uri_scheme: Option<String> = opt Uri(t::URI_SCHEME),
+        /// Uri (0x72): the remote URI.
+        uri: Option<String> = opt Uri(tt::URI),
+        /// LocalUri (0x81).
+        local_uri: Option<String> = opt Uri(tt::LOCAL_URI),
+        /// FaceScope (0x84).
+        face_scope: Option<FaceScope> = opt Nni(t::FACE_SCOPE),
+        /// FacePersistency (0x85).
+        face_persistency: Option<FacePersistency> = opt Nni(tt::FACE_PERSISTENCY),
+        /// LinkType (0x86).
+        link_type: Option<LinkType> = opt Nni(t::LINK_TYPE),
+    }
+}
+
+record! {
+    /// FaceEventNotification (0xC0): the content of one `faces/events` notification.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct FaceEventNotification in t::FACE_EVENT_NOTIFICATION {
+        /// FaceEventKind (0xC1).
+        kind: FaceEventKind = req Nni(t::FACE_EVENT_KIND),
+        /// FaceId (0x69).
+        face_id: u64 = req Nni(tt::FACE_ID),
+        /// Uri (0x72): the remote URI.
+        uri: String = req Uri(tt::URI),
+        /// LocalUri (0x81).
+        local_uri: String = req Uri(tt::LOCAL_URI),
+        /// FaceScope (0x84).
+        face_scope: FaceScope = req Nni(t::FACE_SCOPE),
+        /// FacePersistency (0x85).
+        face_persistency: FacePersistency = req Nni(tt::FACE_PERSISTENCY),
+        /// LinkType (0x86).
+        link_type: LinkType = req Nni(t::LINK_TYPE),
+        /// Flags (0x6c): `FACE_FLAG_*` bits.
+        flags: u64 = req Nni(tt::FLAGS),
     }
 }

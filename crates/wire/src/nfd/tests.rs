@@ -387,6 +387,89 @@ fn strategy_choice_vector() {
     assert_eq!(StrategyChoice::decode(&wire).unwrap(), s);
 }
 
+#[test]
+fn face_event_notification_vector() {
+    let n = FaceEventNotification {
+        kind: FaceEventKind::Created,
+        face_id: 300,
+        uri: "a".into(),
+        local_uri: "b".into(),
+        face_scope: FaceScope::Local,
+        face_persistency: FacePersistency::OnDemand,
+        link_type: LinkType::PointToPoint,
+        flags: FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    };
+    let wire = [
+        0xC0, 0x19, //
+        0xC1, 0x01, 0x01, // FaceEventKind CREATED
+        0x69, 0x02, 0x01, 0x2C, // FaceId 300
+        0x72, 0x01, b'a', // Uri
+        0x81, 0x01, b'b', // LocalUri
+        0x84, 0x01, 0x01, // FaceScope local
+        0x85, 0x01, 0x01, // FacePersistency on-demand
+        0x86, 0x01, 0x00, // LinkType point-to-point
+        0x6C, 0x01, 0x01, // Flags
+    ];
+    assert_eq!(enc(|o| n.encode(o)), wire);
+    assert_eq!(FaceEventNotification::decode(&wire).unwrap(), n);
+    assert_eq!(FaceEventKind::from(4), FaceEventKind::Down);
+    assert_eq!(u64::from(FaceEventKind::Destroyed), 2);
+    // Every field is required.
+    let mut short = wire[..wire.len() - 3].to_vec();
+    short[1] -= 3;
+    assert!(FaceEventNotification::decode(&short).is_err());
+}
+
+#[test]
+fn face_query_filter_vector() {
+    let f = FaceQueryFilter {
+        face_id: Some(7),
+        uri_scheme: Some("udp4".into()),
+        uri: Some("c".into()),
+        local_uri: Some("d".into()),
+        face_scope: Some(FaceScope::NonLocal),
+        face_persistency: Some(FacePersistency::Permanent),
+        link_type: Some(LinkType::MultiAccess),
+    };
+    let wire = [
+        0x96, 0x18, //
+        0x69, 0x01, 0x07, // FaceId
+        0x83, 0x04, b'u', b'd', b'p', b'4', // UriScheme
+        0x72, 0x01, b'c', // Uri
+        0x81, 0x01, b'd', // LocalUri
+        0x84, 0x01, 0x00, // FaceScope
+        0x85, 0x01, 0x02, // FacePersistency
+        0x86, 0x01, 0x01, // LinkType
+    ];
+    assert_eq!(enc(|o| f.encode(o)), wire);
+    assert_eq!(FaceQueryFilter::decode(&wire).unwrap(), f);
+    let scheme_only = [0x96, 0x06, 0x83, 0x04, b't', b'c', b'p', b'4'];
+    let only = FaceQueryFilter::decode(&scheme_only).unwrap();
+    assert_eq!(
+        only,
+        FaceQueryFilter {
+            uri_scheme: Some("tcp4".into()),
+            ..FaceQueryFilter::default()
+        }
+    );
+    assert_eq!(enc(|o| FaceQueryFilter::default().encode(o)), [0x96, 0x00]);
+}
+
+#[test]
+fn channel_status_vector() {
+    let c = ChannelStatus {
+        local_uri: "unix:///run/nfd.sock".into(),
+    };
+    let mut wire = vec![0x82, 0x16, 0x81, 0x14];
+    wire.extend_from_slice(b"unix:///run/nfd.sock");
+    assert_eq!(enc(|o| c.encode(o)), wire);
+    assert_eq!(ChannelStatus::decode(&wire).unwrap(), c);
+    assert!(
+        ChannelStatus::decode(&[0x82, 0x00]).is_err(),
+        "LocalUri is required"
+    );
+}
+
 // ---- round trips ----------------------------------------------------------------------
 
 fn round_trip<T: PartialEq + core::fmt::Debug>(
