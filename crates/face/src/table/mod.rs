@@ -37,7 +37,7 @@ use crate::stream::StreamFramer;
 use crate::uri::FaceUri;
 
 use listen::StreamSock;
-pub use listen::{bind_unix, Listener};
+pub use listen::{bind_unix, set_socket_buffers, Listener};
 use tx::UdpSock;
 
 /// A face's id.
