@@ -7,6 +7,11 @@
 //! back on one ring per worker and go into the faces' send queues. Management's commands
 //! (create, update, close, list faces; send a packet) are served between turns.
 //!
+//! With one worker run inline ([`Io::run_inline`], `[workers] threads = "one"`), each turn
+//! also runs that worker's engine on what it received and moves its output into the send
+//! queues before the next poll; the poll's idle timeout then honours the worker's tick and its
+//! L2 polling, and its control messages wake this thread.
+//!
 //! Reads are bounded per event (a busy face is revisited on the next turn instead of starving
 //! the others), queues are bounded, and a face that sends malformed packets is counted and,
 //! past a limit, closed.

@@ -13,7 +13,9 @@
 //!
 //! - [`io`]: one poll loop drives the face table (the `face` crate's faces, listeners and send
 //!   queues); it parses only as far as the name and its hash ([`dispatch`]) and hands each
-//!   packet to the worker that owns the name.
+//!   packet to the worker that owns the name. With `[workers] threads = "one"` (and what
+//!   `"auto"` picks on one or two cores) the loop runs the single worker itself, receiving,
+//!   forwarding and sending in one turn with no thread between.
 //! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
 //!   path, and writes link-layer packets into pool buffers ([`pool`]).
 //! - [`manager`]: the management thread. It runs `mgmt`'s manager (NFD's management protocol,
