@@ -72,12 +72,18 @@ pub fn run(args: &RunArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     if args.check {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!(
-            "config ok: unix {:?}, tcp {:?}, udp {:?}, workers {}",
+            "config ok: unix {:?}, tcp {:?}, udp {:?}, workers {}, threads {}",
             cfg.listen.unix,
             cfg.listen.tcp,
             cfg.listen.udp,
-            cfg.worker_count(std::thread::available_parallelism().map_or(1, |n| n.get()))
+            cfg.worker_count(cores),
+            if cfg.runs_inline(cores) {
+                "one"
+            } else {
+                "io+workers"
+            }
         );
         return ExitCode::SUCCESS;
     }
@@ -91,8 +97,13 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let b = router.bound();
     eprintln!(
-        "cascade: forwarding with {} worker(s); unix {}, tcp {}, udp {}",
+        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
         router.workers(),
+        if router.one_thread() {
+            " in one thread"
+        } else {
+            ""
+        },
         b.unix
             .as_ref()
             .map_or("off".into(), |p| p.display().to_string()),

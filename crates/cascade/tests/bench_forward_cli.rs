@@ -87,3 +87,30 @@ fn scale_text_prints_the_table_and_refuses_a_fixed_worker_count() {
     let out = common::cascade(&["bench", "forward", "--scale", "--workers", "1"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--threads` sets how the router started here forwards, and the report says which it ran:
+/// both forward over UDP and over Unix sockets.
+#[test]
+fn threads_choose_one_thread_or_io_and_worker_threads() {
+    for threads in ["one", "io+workers"] {
+        for face in ["udp", "unix"] {
+            let v = common::cascade_json(&[
+                "bench",
+                "forward",
+                "--face",
+                face,
+                "--threads",
+                threads,
+                "--workers",
+                "1",
+                "--no-ceiling",
+                "--duration",
+                "0.2",
+                "--json",
+            ]);
+            assert_eq!(v["threads"], threads, "{v}");
+            assert_eq!(v["workers"].as_u64(), Some(1), "{v}");
+            assert!(v["satisfied"].as_u64().unwrap() > 0, "{v}");
+        }
+    }
+}

@@ -40,6 +40,29 @@ pub const MAX_BATCH: usize = 1024;
 /// Largest `max_datagram` accepted: the largest UDP payload over IPv6 without jumbograms.
 pub const MAX_DATAGRAM_LIMIT: usize = 65_535;
 
+/// Most datagrams in one segmented message of [`UdpBatch::send_segments`] (the kernel's
+/// `UDP_MAX_SEGMENTS` since `UDP_SEGMENT` came, in Linux 4.18).
+pub const MAX_SEGMENTS: usize = 64;
+
+/// Most payload bytes in one segmented message of [`UdpBatch::send_segments`]: what one IPv6
+/// UDP datagram can carry, less room for extension headers.
+pub const MAX_SEGMENTED_BYTES: usize = 65_000;
+
+/// One message of [`UdpBatch::send_segments`]: datagrams `first..first + count` of the
+/// call's list, all to `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segments {
+    /// Index of its first datagram.
+    pub first: usize,
+    /// Datagrams (at least one).
+    pub count: usize,
+    /// With more than one datagram: the size of each but the last, which may be shorter
+    /// (0: send them as one datagram, their bytes back to back).
+    pub segment: u16,
+    /// Destination.
+    pub to: SocketAddr,
+}
+
 /// Counters of one [`UdpBatch`], all monotonically increasing.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UdpCounters {
@@ -235,9 +258,53 @@ impl UdpBatch {
         if items.is_empty() {
             return Ok(0);
         }
-        let (n, bytes) = send_mmsg(&self.socket, items)?;
+        let (n, bytes) = send_mmsg(
+            &self.socket,
+            items.len(),
+            items.len(),
+            |i| items[i].0,
+            |i| (i, 1, 0, items[i].1),
+        )?;
         self.counters.send_calls += 1;
         self.counters.datagrams_out += n as u64;
+        self.counters.bytes_out += bytes;
+        Ok(n)
+    }
+
+    /// Sends `msgs` over `datagrams` with one `sendmmsg` call, like
+    /// [`send_batch`](Self::send_batch): each message is one datagram or, with more than one
+    /// and a non-zero [`Segments::segment`], a run of datagrams the kernel sends as one
+    /// payload and cuts into datagrams again (UDP generic segmentation offload,
+    /// `UDP_SEGMENT`): one pass through the socket and IP layers for the whole run. Returns
+    /// how many messages the kernel took, from the front. At most [`MAX_BATCH`] messages are
+    /// passed per call.
+    ///
+    /// In a segmented message every datagram but the last must be `segment` bytes long and
+    /// the last at most that; it may hold at most [`MAX_SEGMENTS`] datagrams and
+    /// [`MAX_SEGMENTED_BYTES`] bytes, and a segment plus the headers must fit the path's
+    /// MTU. Otherwise the kernel refuses it (`EINVAL`, `EMSGSIZE`; `EIO` where the path cannot
+    /// segment), as does a kernel without `UDP_SEGMENT` (before Linux 4.18).
+    ///
+    /// # Panics
+    /// If a message's datagrams are not within `datagrams`, or it has none.
+    pub fn send_segments(&mut self, datagrams: &[&[u8]], msgs: &[Segments]) -> io::Result<usize> {
+        let msgs = &msgs[..msgs.len().min(MAX_BATCH)];
+        if msgs.is_empty() {
+            return Ok(0);
+        }
+        let (n, bytes) = send_mmsg(
+            &self.socket,
+            msgs.len(),
+            datagrams.len(),
+            |i| datagrams[i],
+            |i| {
+                let m = &msgs[i];
+                let segment = if m.count > 1 { m.segment } else { 0 };
+                (m.first, m.count, segment, m.to)
+            },
+        )?;
+        self.counters.send_calls += 1;
+        self.counters.datagrams_out += msgs[..n].iter().map(|m| m.count as u64).sum::<u64>();
         self.counters.bytes_out += bytes;
         Ok(n)
     }
@@ -372,27 +439,42 @@ fn recv_mmsg(
     Ok(got)
 }
 
-/// One `sendmmsg` of `items`. Returns how many datagrams the kernel took and their total bytes.
-fn send_mmsg(socket: &UdpSocket, items: &[(&[u8], SocketAddr)]) -> io::Result<(usize, u64)> {
+/// One `sendmmsg` of `n` messages over the datagrams `datagram(0..)`: message `i` is
+/// `message(i)` = (first datagram, datagrams, segment size or 0, destination), its datagrams
+/// gathered from consecutive entries. Returns how many messages the kernel took and their
+/// total bytes.
+fn send_mmsg<'a>(
+    socket: &UdpSocket,
+    n: usize,
+    datagrams: usize,
+    datagram: impl Fn(usize) -> &'a [u8],
+    message: impl Fn(usize) -> (usize, usize, u16, SocketAddr),
+) -> io::Result<(usize, u64)> {
     let mut v4: Vec<libc::sockaddr_in> = Vec::new();
     let mut v6: Vec<libc::sockaddr_in6> = Vec::new();
-    for (_, to) in items {
-        match to {
-            SocketAddr::V4(a) => v4.push(sockaddr_v4(a)),
-            SocketAddr::V6(a) => v6.push(sockaddr_v6(a)),
+    for i in 0..n {
+        match message(i).3 {
+            SocketAddr::V4(a) => v4.push(sockaddr_v4(&a)),
+            SocketAddr::V6(a) => v6.push(sockaddr_v6(&a)),
         }
     }
-    let mut iovs: Vec<libc::iovec> = items
-        .iter()
-        .map(|(data, _)| libc::iovec {
+    let mut iovs: Vec<libc::iovec> = (0..datagrams)
+        .map(|i| libc::iovec {
             // The kernel only reads through this pointer (sendmmsg does not write payloads).
-            iov_base: data.as_ptr().cast_mut().cast(),
-            iov_len: data.len(),
+            iov_base: datagram(i).as_ptr().cast_mut().cast(),
+            iov_len: datagram(i).len(),
         })
         .collect();
+    // One control buffer per message (aligned for `cmsghdr`), used by segmented ones only.
+    let mut controls: Vec<[u64; 4]> = vec![[0; 4]; n];
+    // SAFETY: CMSG_SPACE only computes a size.
+    let control_len = unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
+    assert!(control_len <= size_of::<[u64; 4]>());
     let (mut i4, mut i6) = (v4.iter_mut(), v6.iter_mut());
-    let mut msgs: Vec<libc::mmsghdr> = Vec::with_capacity(items.len());
-    for ((_, to), iov) in items.iter().zip(iovs.iter_mut()) {
+    let mut msgs: Vec<libc::mmsghdr> = Vec::with_capacity(n);
+    for (i, control) in controls.iter_mut().enumerate() {
+        let (first, count, segment, to) = message(i);
+        assert!(count > 0 && first + count <= datagrams);
         let (name, name_len): (*mut libc::c_void, usize) = match to {
             SocketAddr::V4(_) => (
                 i4.next().map_or(std::ptr::null_mut(), |p| {
@@ -412,14 +494,29 @@ fn send_mmsg(socket: &UdpSocket, items: &[(&[u8], SocketAddr)]) -> io::Result<(u
         let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
         m.msg_hdr.msg_name = name;
         m.msg_hdr.msg_namelen = name_len as libc::socklen_t;
-        m.msg_hdr.msg_iov = iov;
-        m.msg_hdr.msg_iovlen = 1;
+        m.msg_hdr.msg_iov = iovs[first..].as_mut_ptr();
+        m.msg_hdr.msg_iovlen = count;
+        if segment > 0 {
+            m.msg_hdr.msg_control = control.as_mut_ptr().cast();
+            m.msg_hdr.msg_controllen = control_len as _;
+            // SAFETY: the header's control buffer is `control_len` bytes of `control`, which
+            // is aligned for `cmsghdr` and outlives the call; CMSG_FIRSTHDR is then non-null
+            // and CMSG_DATA points inside that buffer, with room for the u16 (checked above).
+            unsafe {
+                let c = libc::CMSG_FIRSTHDR(&m.msg_hdr);
+                (*c).cmsg_level = libc::SOL_UDP;
+                (*c).cmsg_type = libc::UDP_SEGMENT;
+                (*c).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+                libc::CMSG_DATA(c).cast::<u16>().write_unaligned(segment);
+            }
+        }
         msgs.push(m);
     }
-    // SAFETY: `msgs` holds `items.len()` headers; each points at one `iovec` in `iovs` describing
-    // exactly one borrowed payload slice, and at one address of `name_len` bytes in `v4` or `v6`
-    // (one per item of that family, so never null); all outlive this call and the kernel only
-    // reads them (it writes `msg_len` in `msgs`).
+    // SAFETY: `msgs` holds `n` headers; each points at `count` consecutive `iovec`s in `iovs`
+    // (checked in bounds above), each describing one borrowed payload slice, at one address of `name_len` bytes in `v4` or `v6` (one per
+    // item of that family, so never null) and, when segmented, at its control buffer in
+    // `controls`; all outlive this call and the kernel only reads them (it writes `msg_len` in
+    // `msgs`).
     let rc = unsafe {
         libc::sendmmsg(
             socket.as_raw_fd(),

@@ -4,7 +4,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use face::udp::{UdpBatch, MAX_BATCH};
+use face::udp::{Segments, UdpBatch, MAX_BATCH};
 use face::UdpCounters;
 
 /// A bound socket with a read timeout, so no test can hang.
@@ -219,4 +219,69 @@ fn bad_capacity_is_rejected() {
         let e = UdpBatch::with_capacity(s, batch, max).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
     }
+}
+
+/// One `sendmmsg` of a segmented run (five datagrams of 200 bytes and a last one of 80), a
+/// single datagram and a run of two to another address: the receivers get each datagram
+/// whole, in order, with its own boundaries, and the counters count datagrams, not messages.
+fn segmented(ip: &str) {
+    let Some((mut tx, mut rx)) = pair(ip, 64, 2000) else {
+        return;
+    };
+    let Some(mut rx2) = socket(ip).map(|s| UdpBatch::new(s).unwrap()) else {
+        return;
+    };
+    let (to, to2) = (addr(&rx), addr(&rx2));
+    let lens = [200, 200, 200, 200, 200, 80, 33, 500, 500];
+    let payloads: Vec<Vec<u8>> = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| payload(i, n))
+        .collect();
+    let datagrams: Vec<&[u8]> = payloads.iter().map(Vec::as_slice).collect();
+    let msgs = [
+        Segments {
+            first: 0,
+            count: 6,
+            segment: 200,
+            to,
+        },
+        Segments {
+            first: 6,
+            count: 1,
+            segment: 0,
+            to,
+        },
+        Segments {
+            first: 7,
+            count: 2,
+            segment: 500,
+            to: to2,
+        },
+    ];
+    match tx.send_segments(&datagrams, &msgs) {
+        Ok(n) => assert_eq!(n, 3),
+        // A kernel without UDP_SEGMENT (before 4.18): nothing more to test.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return eprintln!("no GSO: {e}"),
+        Err(e) => panic!("{e}"),
+    }
+    let got = recv_n(&mut rx, 7);
+    for (i, (data, _)) in got.iter().enumerate() {
+        assert_eq!(data, &payloads[i], "datagram {i}");
+    }
+    let got2 = recv_n(&mut rx2, 2);
+    assert_eq!((&got2[0].0, &got2[1].0), (&payloads[7], &payloads[8]));
+    let t = tx.counters();
+    assert_eq!((t.send_calls, t.datagrams_out), (1, 9));
+    assert_eq!(t.bytes_out, lens.iter().sum::<usize>() as u64);
+}
+
+#[test]
+fn segmented_runs_arrive_as_their_datagrams_ipv4() {
+    segmented("127.0.0.1");
+}
+
+#[test]
+fn segmented_runs_arrive_as_their_datagrams_ipv6() {
+    segmented("::1");
 }

@@ -222,6 +222,45 @@ pub struct Workers {
     /// How chunks are spread over workers: `content` (H=Content), `batch` (H=Batch, by content
     /// name and `floor(segment / store.batch)`), or `name` (each chunk by its full name).
     pub mapping: Mapping,
+    /// Which threads forward: `one` (one thread receives, forwards and sends: one worker run
+    /// inside the I/O loop), `io+workers` (an I/O thread and `count` worker threads with rings
+    /// between them), or `auto` (chosen from the worker count and the cores:
+    /// [`Config::runs_inline`]).
+    pub threads: Threads,
+}
+
+/// Largest core count on which `[workers] threads = "auto"` runs a single worker inside the
+/// I/O thread's loop.
+pub const AUTO_ONE_THREAD_MAX_CORES: usize = 2;
+
+/// Which threads forward packets.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+pub enum Threads {
+    /// `one` with one worker on a machine of at most [`AUTO_ONE_THREAD_MAX_CORES`] cores,
+    /// otherwise `io+workers`.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// One thread does everything: its loop receives, runs the single worker's engine and
+    /// sends, with no hand-off between threads.
+    #[serde(rename = "one")]
+    One,
+    /// An I/O thread and `workers.count` worker threads.
+    #[serde(rename = "io+workers")]
+    IoWorkers,
+}
+
+impl Workers {
+    /// `threads = "one"` runs exactly one worker.
+    fn check_threads(&self) -> Result<(), String> {
+        if self.threads == Threads::One && self.count > 1 {
+            return Err(format!(
+                "workers.threads: \"one\" runs one worker, but workers.count is {}",
+                self.count
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How chunks (names ending in a segment number) are spread over workers.
@@ -250,6 +289,7 @@ impl Default for Workers {
             tick_ms: 10,
             spin_us: DEFAULT_SPIN_US,
             mapping: Mapping::Content,
+            threads: Threads::Auto,
         }
     }
 }
@@ -528,6 +568,7 @@ impl Config {
             }
         }
         range("workers.count", self.workers.count, 0, 64)?;
+        self.workers.check_threads()?;
         range(
             "workers.ring_capacity",
             self.workers.ring_capacity,
@@ -730,10 +771,22 @@ impl Config {
 
     /// Number of workers to run on a machine with `cores` cores.
     pub fn worker_count(&self, cores: usize) -> usize {
-        if self.workers.count > 0 {
+        if self.workers.threads == Threads::One {
+            1
+        } else if self.workers.count > 0 {
             self.workers.count
         } else {
             cores.saturating_sub(1).max(1)
+        }
+    }
+
+    /// Whether the router runs its single worker inside the I/O thread's loop on a machine
+    /// with `cores` cores (`[workers] threads`).
+    pub fn runs_inline(&self, cores: usize) -> bool {
+        match self.workers.threads {
+            Threads::One => true,
+            Threads::IoWorkers => false,
+            Threads::Auto => self.worker_count(cores) == 1 && cores <= AUTO_ONE_THREAD_MAX_CORES,
         }
     }
 }
@@ -836,6 +889,31 @@ mod tests {
         assert_eq!((d.bypass_threshold, d.io), (64, StoreIo::NonBlocking));
     }
 
+    /// `threads = "one"` runs one worker inline whatever the cores; `io+workers` never runs
+    /// inline; `auto` runs inline only with one worker on a machine of at most two cores.
+    #[test]
+    fn threads_choose_the_inline_worker() {
+        let parse = |t: &str, count: usize| {
+            Config::from_toml(&format!("[workers]\nthreads = \"{t}\"\ncount = {count}\n")).unwrap()
+        };
+        assert_eq!(Workers::default().threads, Threads::Auto);
+        for cores in [1, 2, 4, 64] {
+            let one = parse("one", 0);
+            assert!(one.runs_inline(cores));
+            assert_eq!(one.worker_count(cores), 1);
+            assert!(!parse("io+workers", 1).runs_inline(cores));
+            assert!(!parse("auto", 2).runs_inline(cores));
+            assert_eq!(
+                parse("auto", 1).runs_inline(cores),
+                cores <= AUTO_ONE_THREAD_MAX_CORES
+            );
+            assert_eq!(
+                parse("auto", 0).runs_inline(cores),
+                cores <= AUTO_ONE_THREAD_MAX_CORES
+            );
+        }
+    }
+
     #[test]
     fn errors_are_one_line_and_name_the_problem() {
         let cases = [
@@ -865,6 +943,11 @@ mod tests {
             ("[store]\nbypass_threshold = 0\n", "store.bypass_threshold"),
             ("[store]\nio = \"sometimes\"\n", "line 2"),
             ("[workers]\nmapping = \"random\"\n", "line 2"),
+            ("[workers]\nthreads = \"two\"\n", "line 2"),
+            (
+                "[workers]\nthreads = \"one\"\ncount = 2\n",
+                "workers.threads: \"one\" runs one worker, but workers.count is 2",
+            ),
             (
                 "[workers]\nspin_us = 1001\n",
                 "workers.spin_us: 1001 is outside 0..=1000",

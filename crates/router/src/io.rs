@@ -7,6 +7,11 @@
 //! back on one ring per worker and go into the faces' send queues. Management's commands
 //! (create, update, close, list faces; send a packet) are served between turns.
 //!
+//! With one worker run inline ([`Io::run_inline`], `[workers] threads = "one"`), each turn
+//! also runs that worker's engine on what it received and moves its output into the send
+//! queues before the next poll; the poll's idle timeout then honours the worker's tick and its
+//! L2 polling, and its control messages wake this thread.
+//!
 //! Reads are bounded per event (a busy face is revisited on the next turn instead of starving
 //! the others), queues are bounded, and a face that sends malformed packets is counted and,
 //! past a limit, closed.
@@ -30,7 +35,7 @@ use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
 use crate::pool::{Pkt, PktKind, Pool};
-use crate::worker::{spin_until, Control, Wake, WorkerLink};
+use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
@@ -53,6 +58,10 @@ impl Wake for IoWaker {
         if self.sleeping.swap(false, Ordering::SeqCst) {
             let _ = self.waker.wake();
         }
+    }
+
+    fn wake_now(&self) {
+        IoWaker::wake_now(self);
     }
 }
 
@@ -180,6 +189,8 @@ pub struct Io {
     last_sweep_ms: u64,
     bound: Bound,
     spin: Duration,
+    /// The worker this thread runs itself (`[workers] threads = "one"`), if any.
+    inline: Option<Box<Worker>>,
 }
 
 /// What the I/O thread needs from the router.
@@ -249,6 +260,7 @@ impl Io {
             last_sweep_ms: 0,
             bound: Bound::default(),
             spin: cfg.spin,
+            inline: None,
         };
         io.listen(unix, tcp, udp)?;
         Ok(io)
@@ -308,11 +320,21 @@ impl Io {
         self.bound.clone()
     }
 
+    /// Runs `worker` inside this thread's loop instead of on a thread of its own: after each
+    /// receive the loop runs its engine on what came in and queues its output for sending in
+    /// the same turn (no ring hand-off between threads, no wake-up). The router must have one
+    /// worker, whose link wakes this thread (`WorkerLink::host`).
+    pub fn run_inline(&mut self, worker: Worker) {
+        debug_assert_eq!(self.rx.workers.len(), 1);
+        self.inline = Some(Box::new(worker));
+    }
+
     /// Runs the loop until the stop flag is set.
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
+        let mut more = false;
         while !self.stop.load(Ordering::Relaxed) {
-            let mut busy = self.drain_outputs();
+            let mut busy = std::mem::take(&mut more) | self.drain_outputs();
             busy |= self.handle_commands();
             self.faces.flush(&mut self.rx);
             let now = self.rx.now_ms();
@@ -342,10 +364,36 @@ impl Io {
                 );
             }
             self.faces.serve_pending(&mut self.rx);
-            self.wake_workers();
+            if self.inline.is_some() {
+                more = self.forward_inline();
+            } else {
+                self.wake_workers();
+            }
         }
         // Clean shutdown: remove the Unix socket file.
         self.faces.remove_socket_files();
+        if let Some(w) = self.inline.take() {
+            w.finish();
+        }
+    }
+
+    /// Runs the inline worker on what this turn received, its outputs going straight into the
+    /// face queues; true if it may have more to do (the step bound was reached).
+    fn forward_inline(&mut self) -> bool {
+        let Some(w) = self.inline.as_mut() else {
+            return false;
+        };
+        // At most as many batches as a full input ring holds, before the thread receives again.
+        let steps = self.rx.workers[0].input.capacity() / engine::fw::pipeline::MAX_BATCH + 1;
+        for _ in 0..steps {
+            let worked = w.step();
+            // The worker's output ring is drained after every batch, so that it never fills.
+            let left = drain_output(&self.rx.workers[0], &mut self.faces, &self.rx.pool);
+            if !worked && !left {
+                return false;
+            }
+        }
+        true
     }
 
     /// Polls with nothing to do: spins first (up to the spin budget) on the workers' output
@@ -370,12 +418,22 @@ impl Io {
             Ok(false) if ready => return self.poll.poll(events, Some(Duration::ZERO)),
             Ok(false) => {}
         }
+        // An inline worker's clock advances, and its L2 completions are polled, as often as its
+        // own thread would do it.
+        let nap = self
+            .inline
+            .as_mut()
+            .map_or(IDLE_POLL, |w| w.idle().min(IDLE_POLL));
         self.waker.sleeping.store(true, Ordering::SeqCst);
-        let timeout = if self.rx.workers.iter().any(|w| !w.output.is_empty()) {
+        // After `sleeping` is set, a control message for the inline worker wakes the poll: apply
+        // those sent before.
+        let inline_work = self.inline.as_mut().is_some_and(|w| w.apply_control())
+            || (self.inline.is_some() && !self.rx.workers[0].input.is_empty());
+        let timeout = if inline_work || self.rx.workers.iter().any(|w| !w.output.is_empty()) {
             self.waker.sleeping.store(false, Ordering::SeqCst);
             Duration::ZERO
         } else {
-            Duration::from_millis(100)
+            nap
         };
         self.poll.poll(events, Some(timeout))
     }
@@ -392,16 +450,8 @@ impl Io {
     /// Moves worker outputs into face queues; true if a ring had to be left non-empty.
     fn drain_outputs(&mut self) -> bool {
         let mut busy = false;
-        for w in 0..self.rx.workers.len() {
-            let cap = self.rx.workers[w].output.capacity();
-            for _ in 0..cap {
-                let Some(p) = self.rx.workers[w].output.pop() else {
-                    break;
-                };
-                self.faces.send(p.face, p.kind.into(), p.bytes());
-                self.rx.pool.put(p.buf);
-            }
-            busy |= !self.rx.workers[w].output.is_empty();
+        for w in &self.rx.workers {
+            busy |= drain_output(w, &mut self.faces, &self.rx.pool);
         }
         busy
     }
@@ -457,6 +507,22 @@ impl Io {
             }
         }
     }
+}
+
+/// The longest the thread sleeps in its poll with nothing to do.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
+/// Moves one worker's outputs into face queues (at most a ring's capacity); true if the ring
+/// had to be left non-empty.
+fn drain_output(w: &WorkerLink, faces: &mut FaceTable, pool: &Pool) -> bool {
+    for _ in 0..w.output.capacity() {
+        let Some(p) = w.output.pop() else {
+            return false;
+        };
+        faces.send(p.face, p.kind.into(), p.bytes());
+        pool.put(p.buf);
+    }
+    !w.output.is_empty()
 }
 
 /// What receiving needs: the classifier, the buffers, the rings (and which workers to wake),

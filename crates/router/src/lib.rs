@@ -13,7 +13,9 @@
 //!
 //! - [`io`]: one poll loop drives the face table (the `face` crate's faces, listeners and send
 //!   queues); it parses only as far as the name and its hash ([`dispatch`]) and hands each
-//!   packet to the worker that owns the name.
+//!   packet to the worker that owns the name. With `[workers] threads = "one"` (and what
+//!   `"auto"` picks on one or two cores) the loop runs the single worker itself, receiving,
+//!   forwarding and sending in one turn with no thread between.
 //! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
 //!   path, and writes link-layer packets into pool buffers ([`pool`]).
 //! - [`manager`]: the management thread. It runs `mgmt`'s manager (NFD's management protocol,
@@ -61,6 +63,7 @@ pub struct Router {
     threads: Vec<JoinHandle<()>>,
     bound: Bound,
     workers: usize,
+    one_thread: bool,
     control: Vec<Sender<Control>>,
     io: Sender<IoCommand>,
 }
@@ -109,7 +112,7 @@ impl Router {
         let (ctl_tx, ctl_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| channel::<Control>()).unzip();
         let (mgmt_tx, mgmt_rx) = channel();
         let (io_tx, io_rx) = channel();
-        let io = shared.io(cfg, ctl_tx.clone(), mgmt_tx, io_rx)?;
+        let mut io = shared.io(cfg, ctl_tx.clone(), mgmt_tx, io_rx)?;
         let bound = io.bound();
         let io_waker = io.waker();
         let handle = StopHandle {
@@ -118,12 +121,16 @@ impl Router {
             links: links.clone(),
         };
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
-        if let Err(e) = shared.spawn_workers(cfg, ctl_rx, &io_waker, &mut threads) {
-            handle.stop();
-            for t in threads.drain(..) {
-                let _ = t.join();
+        match shared.spawn_workers(cfg, ctl_rx, &io_waker, &mut threads) {
+            Ok(Some(inline)) => io.run_inline(inline),
+            Ok(None) => {}
+            Err(e) => {
+                handle.stop();
+                for t in threads.drain(..) {
+                    let _ = t.join();
+                }
+                return Err(e);
             }
-            return Err(e);
         }
         threads.push(shared.spawn_io(cfg, io)?);
         let (links, stop) = (links.clone(), stop.clone());
@@ -145,6 +152,7 @@ impl Router {
             threads,
             bound,
             workers: n,
+            one_thread: shared.inline,
             control: ctl_tx,
             io: io_tx,
         };
@@ -160,6 +168,7 @@ impl Router {
         )?);
         tracing::info!(
             workers = n,
+            one_thread = router.one_thread,
             unix = ?router.bound.unix,
             tcp = ?router.bound.tcp,
             udp = ?router.bound.udp,
@@ -176,6 +185,12 @@ impl Router {
     /// Number of forwarding workers.
     pub fn workers(&self) -> usize {
         self.workers
+    }
+
+    /// Whether one thread receives, forwards and sends (`[workers] threads = "one"`, or what
+    /// `auto` chose), rather than an I/O thread and worker threads.
+    pub fn one_thread(&self) -> bool {
+        self.one_thread
     }
 
     /// Each worker's counters and table sizes (waits up to a second per worker).

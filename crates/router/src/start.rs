@@ -55,6 +55,8 @@ pub(crate) struct Shared {
     store: StoreDir,
     /// Cores available to the process.
     cores: usize,
+    /// The single worker runs inside the I/O thread's loop (`[workers] threads`).
+    pub(crate) inline: bool,
 }
 
 impl Shared {
@@ -106,6 +108,7 @@ impl Shared {
             },
             store,
             cores,
+            inline: cfg.runs_inline(cores),
         })
     }
 
@@ -155,14 +158,16 @@ impl Shared {
     }
 
     /// Starts one worker thread per control channel, each with its engine and L2 file, onto
-    /// `threads`. On an error, the threads already started are in `threads`.
+    /// `threads`; or, when the single worker runs inside the I/O thread's loop, returns it
+    /// (its link then wakes the I/O thread). On an error, the threads already started are in
+    /// `threads`.
     pub(crate) fn spawn_workers(
         &self,
         cfg: &Config,
         ctl_rx: Vec<Receiver<Control>>,
         io_waker: &Arc<IoWaker>,
         threads: &mut Vec<JoinHandle<()>>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<Worker>, String> {
         let auto_pin = self.auto_pin(cfg);
         let prefault_bytes = cfg.workers.prefault_mb << 20;
         let stopped_flushing = Arc::new(AtomicUsize::new(0));
@@ -184,6 +189,11 @@ impl Shared {
                 tier,
                 l2_off,
             );
+            if self.inline {
+                debug_assert_eq!(self.workers, 1);
+                let _ = self.links[i].host.set(io_waker.clone());
+                return Ok(Some(w));
+            }
             let core = cfg
                 .workers
                 .cores
@@ -201,7 +211,7 @@ impl Shared {
                 }),
             )?);
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Worker `i`'s L2 (attached to its `engine`), and whether a storage fault turned it off

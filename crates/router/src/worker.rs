@@ -37,6 +37,12 @@ use l2::{EVICTION_LOG_MAX_BYTES, EVICTION_LOG_MAX_ENTRIES, STOP_FLUSH_STEP};
 use stalls::{context_switches, Stalls};
 pub use stalls::{StallSummary, STALL_BUCKETS};
 
+/// Control messages applied per call between batches.
+const CONTROL_PER_CALL: usize = 64;
+
+/// How often an idle worker polls its L2 while operations are in flight.
+pub const L2_POLL_INTERVAL: Duration = Duration::from_micros(200);
+
 /// Face id NFD uses for Data served from the content store (IncomingFaceId).
 pub const CONTENT_STORE_FACE_ID: u64 = 254;
 
@@ -150,6 +156,9 @@ pub struct WorkerLink {
     pub parked: AtomicBool,
     /// The worker's thread, to unpark it.
     pub thread: OnceLock<Thread>,
+    /// Set when the worker has no thread of its own and runs inside the I/O thread's loop
+    /// (`[workers] threads = "one"`): waking the worker wakes that thread.
+    pub host: OnceLock<Arc<dyn Wake>>,
     /// Packets the I/O thread could not push because the input ring was full.
     pub input_full: AtomicU64,
 }
@@ -162,6 +171,7 @@ impl WorkerLink {
             output: ArrayQueue::new(capacity),
             parked: AtomicBool::new(false),
             thread: OnceLock::new(),
+            host: OnceLock::new(),
             input_full: AtomicU64::new(0),
         }
     }
@@ -169,6 +179,10 @@ impl WorkerLink {
     /// Wakes the worker whether or not it is parked (control messages that want an answer now,
     /// and stopping).
     pub fn unpark(&self) {
+        if let Some(h) = self.host.get() {
+            h.wake_now();
+            return;
+        }
         self.parked.store(false, Ordering::SeqCst);
         if let Some(t) = self.thread.get() {
             t.unpark();
@@ -178,6 +192,10 @@ impl WorkerLink {
     /// Wakes the worker if it is parked (call after pushing input or control).
     #[inline]
     pub fn wake(&self) {
+        if let Some(h) = self.host.get() {
+            h.wake();
+            return;
+        }
         if self.parked.swap(false, Ordering::SeqCst) {
             if let Some(t) = self.thread.get() {
                 t.unpark();
@@ -208,9 +226,14 @@ pub fn snapshots(
 }
 
 /// Something that wakes the I/O thread.
-pub trait Wake: Send + Sync {
+pub trait Wake: Send + Sync + std::fmt::Debug {
     /// Wake it (cheap when it is not asleep).
     fn wake(&self);
+
+    /// Wake it even if it is not asleep yet (control plane, stopping).
+    fn wake_now(&self) {
+        self.wake();
+    }
 }
 
 /// Times `ready` is asked between two reads of the clock while spinning.
@@ -474,57 +497,83 @@ impl Worker {
         let link = self.emit.link.clone();
         let _ = link.thread.set(std::thread::current());
         while !self.stop.load(Ordering::Relaxed) {
-            let t0 = self.stalls.as_mut().map(|st| {
-                st.switches = context_switches();
-                Instant::now()
-            });
-            self.drain_control();
-            let busy = self.run_batch();
-            let completed = self.poll_tier();
-            if let (Some(t0), Some(st), Some(t)) = (t0, &mut self.stalls, &self.tier) {
-                let lookups = t.tier.take_engine_ns();
-                st.lookups_max_ns = st.lookups_max_ns.max(lookups);
-                let storage = std::mem::take(&mut st.current_ns) + lookups;
-                if busy || completed > 0 {
-                    let loop_ns = t0.elapsed().as_nanos() as u64;
-                    // Only long iterations pay for a second look at the switch counters.
-                    let (blocked, preempted, on_cpu) = if storage > 100_000 {
-                        let now = context_switches();
-                        (
-                            now.0 > st.switches.0,
-                            now.1 > st.switches.1,
-                            now.2 - st.switches.2 > 1000,
-                        )
-                    } else {
-                        (false, false, false)
-                    };
-                    st.record(storage, loop_ns, preempted, blocked, on_cpu);
-                }
+            if self.step() {
+                continue;
             }
-            if !busy && completed == 0 {
-                let now = self.now_ms();
-                self.engine.advance(now);
-                if self.spin_for_work() {
-                    continue;
-                }
-                // Storage completions do not wake the worker: poll them often while any read
-                // is in flight.
-                let in_flight = self
-                    .tier
-                    .as_ref()
-                    .is_some_and(|t| !t.backlog.is_empty() || t.tier.lock().l2().in_flight() > 0);
-                let nap = if in_flight {
-                    Duration::from_micros(200)
+            let nap = self.idle();
+            if self.spin_for_work() {
+                continue;
+            }
+            link.parked.store(true, Ordering::SeqCst);
+            if link.input.is_empty() && !self.stop.load(Ordering::SeqCst) {
+                std::thread::park_timeout(nap);
+            }
+            link.parked.store(false, Ordering::SeqCst);
+        }
+        self.finish();
+    }
+
+    /// One iteration of the worker's loop: control messages, one batch of input, finished L2
+    /// operations (timed for the stall figures when there is an L2). True if it had work.
+    /// The worker's own thread calls it in a loop; with `[workers] threads = "one"` the I/O
+    /// thread calls it after each receive.
+    pub fn step(&mut self) -> bool {
+        let t0 = self.stalls.as_mut().map(|st| {
+            st.switches = context_switches();
+            Instant::now()
+        });
+        self.drain_control();
+        let busy = self.run_batch();
+        let completed = self.poll_tier();
+        if let (Some(t0), Some(st), Some(t)) = (t0, &mut self.stalls, &self.tier) {
+            let lookups = t.tier.take_engine_ns();
+            st.lookups_max_ns = st.lookups_max_ns.max(lookups);
+            let storage = std::mem::take(&mut st.current_ns) + lookups;
+            if busy || completed > 0 {
+                let loop_ns = t0.elapsed().as_nanos() as u64;
+                // Only long iterations pay for a second look at the switch counters.
+                let (blocked, preempted, on_cpu) = if storage > 100_000 {
+                    let now = context_switches();
+                    (
+                        now.0 > st.switches.0,
+                        now.1 > st.switches.1,
+                        now.2 - st.switches.2 > 1000,
+                    )
                 } else {
-                    self.tick
+                    (false, false, false)
                 };
-                link.parked.store(true, Ordering::SeqCst);
-                if link.input.is_empty() && !self.stop.load(Ordering::SeqCst) {
-                    std::thread::park_timeout(nap);
-                }
-                link.parked.store(false, Ordering::SeqCst);
+                st.record(storage, loop_ns, preempted, blocked, on_cpu);
             }
         }
+        busy || completed > 0
+    }
+
+    /// What the worker does when a [`Self::step`] found no work: the engine's clock advances
+    /// (PIT expiry) and the answer is how long the thread may sleep: the tick, or 200 µs while
+    /// L2 operations are in flight or chunks wait for room (storage completions wake nobody,
+    /// so they are polled).
+    pub fn idle(&mut self) -> Duration {
+        let now = self.now_ms();
+        self.engine.advance(now);
+        let in_flight = self
+            .tier
+            .as_ref()
+            .is_some_and(|t| !t.backlog.is_empty() || t.tier.lock().l2().in_flight() > 0);
+        if in_flight {
+            L2_POLL_INTERVAL
+        } else {
+            self.tick
+        }
+    }
+
+    /// Applies the control messages waiting (a bounded number); true if there were any.
+    pub fn apply_control(&mut self) -> bool {
+        self.drain_control() > 0
+    }
+
+    /// At a stop: flushes what L2 needs at a clean stop and closes the tier (writing its
+    /// index). [`Self::run`] ends with it; the I/O thread calls it for an inline worker.
+    pub fn finish(mut self) {
         self.flush_at_stop();
         if let Some(mut t) = self.tier.take() {
             drop(self.engine); // releases the engine's handle to the tier
@@ -616,14 +665,15 @@ impl Worker {
         n
     }
 
-    /// Applies control messages: a bounded number per call.
-    fn drain_control(&mut self) {
-        for _ in 0..64 {
+    /// Applies control messages: a bounded number per call; returns how many.
+    fn drain_control(&mut self) -> usize {
+        for n in 0..CONTROL_PER_CALL {
             match self.control.try_recv() {
                 Ok(c) => self.apply(c),
-                Err(_) => break,
+                Err(_) => return n,
             }
         }
+        CONTROL_PER_CALL
     }
 
     fn apply(&mut self, c: Control) {

@@ -38,13 +38,50 @@ fn tmp_dir(tag: &str) -> TmpDir {
     TmpDir(d)
 }
 
+/// How a test's router runs its forwarding: one thread doing everything, or an I/O thread
+/// and two workers.
+#[derive(Clone, Copy, Debug)]
+enum Threads {
+    One,
+    IoAndTwoWorkers,
+}
+
+impl Threads {
+    fn tag(self) -> &'static str {
+        match self {
+            Threads::One => "one",
+            Threads::IoAndTwoWorkers => "io2",
+        }
+    }
+}
+
 fn config(dir: &std::path::Path, name: &str) -> Config {
+    config_in(dir, name, Threads::IoAndTwoWorkers)
+}
+
+fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
     let mut c = Config::default();
     c.listen.unix = dir.join(format!("{name}.sock")).display().to_string();
     c.listen.tcp = "127.0.0.1:0".into();
     c.listen.udp = "127.0.0.1:0".into();
-    c.workers.count = 2;
+    match threads {
+        Threads::One => c.workers.threads = router::config::Threads::One,
+        Threads::IoAndTwoWorkers => {
+            c.workers.threads = router::config::Threads::IoWorkers;
+            c.workers.count = 2;
+        }
+    }
     c
+}
+
+/// Starts a router from `c` and checks that it runs its forwarding as `threads` says.
+fn start(c: &Config, threads: Threads) -> Router {
+    let r = Router::start(c).unwrap();
+    match threads {
+        Threads::One => assert!(r.one_thread() && r.workers() == 1),
+        Threads::IoAndTwoWorkers => assert!(!r.one_thread() && r.workers() == 2),
+    }
+    r
 }
 
 fn unix_face(r: &Router) -> Face {
@@ -94,25 +131,35 @@ fn spawn_producer(
 
 #[test]
 fn two_routers_over_udp_forward_data_larger_than_the_mtu() {
-    two_routers_over_udp(0);
+    two_routers_over_udp(0, Threads::IoAndTwoWorkers);
+}
+
+#[test]
+fn two_routers_over_udp_forward_data_larger_than_the_mtu_in_one_thread() {
+    two_routers_over_udp(0, Threads::One);
 }
 
 /// With the idle threads spinning before they park or sleep (the longest spin allowed), both
 /// routers still forward, answer management and stop when asked.
 #[test]
 fn two_routers_over_udp_forward_and_stop_with_spinning_threads() {
-    two_routers_over_udp(router::config::MAX_SPIN_US);
+    two_routers_over_udp(router::config::MAX_SPIN_US, Threads::IoAndTwoWorkers);
+}
+
+#[test]
+fn two_routers_over_udp_forward_and_stop_with_one_spinning_thread() {
+    two_routers_over_udp(router::config::MAX_SPIN_US, Threads::One);
 }
 
 /// Router A forwards `/big` over UDP (MTU 1400) to router B, whose producer answers with Data
 /// larger than the MTU; both routers' workers and I/O threads spin `spin_us` when idle.
-fn two_routers_over_udp(spin_us: u64) {
-    let dir = tmp_dir(&format!("udp2-spin{spin_us}"));
-    let mut cb = config(&dir, "b");
+fn two_routers_over_udp(spin_us: u64, threads: Threads) {
+    let dir = tmp_dir(&format!("udp2-spin{spin_us}-{}", threads.tag()));
+    let mut cb = config_in(&dir, "b", threads);
     cb.workers.spin_us = spin_us;
-    let b = Router::start(&cb).unwrap();
+    let b = start(&cb, threads);
     let b_udp = b.bound().udp.unwrap();
-    let mut ca = config(&dir, "a");
+    let mut ca = config_in(&dir, "a", threads);
     ca.workers.spin_us = spin_us;
     ca.faces.udp_mtu = 1400;
     let uri = format!("udp4://{b_udp}");
@@ -123,7 +170,7 @@ fn two_routers_over_udp(spin_us: u64) {
         face: uri,
         cost: 0,
     });
-    let a = Router::start(&ca).unwrap();
+    let a = start(&ca, threads);
     // B's side of the link needs the MTU too: B answers on an on-demand face with its default
     // MTU of 1452, still far below the Data size.
     let producer = spawn_producer(unix_face(&b), "/big", 6000, 3);
@@ -158,8 +205,17 @@ fn status(c: &mut Controller<'_>, module: &str, verb: &str, p: &ControlParameter
 
 #[test]
 fn management_answers_with_nfd_status_codes() {
-    let dir = tmp_dir("mgmt");
-    let r = Router::start(&config(&dir, "m")).unwrap();
+    management_answers(Threads::IoAndTwoWorkers);
+}
+
+#[test]
+fn management_answers_with_nfd_status_codes_in_one_thread() {
+    management_answers(Threads::One);
+}
+
+fn management_answers(threads: Threads) {
+    let dir = tmp_dir(&format!("mgmt-{}", threads.tag()));
+    let r = start(&config_in(&dir, "m", threads), threads);
     let mut face = unix_face(&r);
     let mut c = Controller::new(&mut face);
     let name = |u: &str| Some(Name::from_uri(u).unwrap());
@@ -263,10 +319,19 @@ fn management_answers_with_nfd_status_codes() {
 
 #[test]
 fn malformed_packets_are_counted_and_never_stop_forwarding() {
-    let dir = tmp_dir("garbage");
-    let mut cfg = config(&dir, "g");
+    malformed_packets(Threads::IoAndTwoWorkers);
+}
+
+#[test]
+fn malformed_packets_are_counted_and_never_stop_forwarding_in_one_thread() {
+    malformed_packets(Threads::One);
+}
+
+fn malformed_packets(threads: Threads) {
+    let dir = tmp_dir(&format!("garbage-{}", threads.tag()));
+    let mut cfg = config_in(&dir, "g", threads);
     cfg.faces.malformed_limit = 8;
-    let r = Router::start(&cfg).unwrap();
+    let r = start(&cfg, threads);
     let producer = spawn_producer(unix_face(&r), "/ok", 10, 2);
     let mut consumer = unix_face(&r);
     assert!(matches!(
@@ -335,8 +400,14 @@ fn malformed_packets_are_counted_and_never_stop_forwarding() {
 
 #[test]
 fn unregistered_prefixes_are_nacked_no_route() {
-    let dir = tmp_dir("noroute");
-    let r = Router::start(&config(&dir, "n")).unwrap();
+    for threads in [Threads::IoAndTwoWorkers, Threads::One] {
+        unregistered_prefixes(threads);
+    }
+}
+
+fn unregistered_prefixes(threads: Threads) {
+    let dir = tmp_dir(&format!("noroute-{}", threads.tag()));
+    let r = start(&config_in(&dir, "n", threads), threads);
     let mut consumer = unix_face(&r);
     match consumer.express(&interest("/nowhere/1")).unwrap() {
         Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
@@ -376,14 +447,23 @@ fn fetch_segments(r: &Router, n: u64, content: &[u8]) {
 
 #[test]
 fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
+    write_back(Threads::IoAndTwoWorkers);
+}
+
+#[test]
+fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop_in_one_thread() {
+    write_back(Threads::One);
+}
+
+fn write_back(threads: Threads) {
     const N: u64 = 60;
-    let dir = tmp_dir("writeback");
-    let mut c = config(&dir, "wb");
-    c.cs.capacity = 8; // 4 per worker: most chunks are evicted during the fetch
+    let dir = tmp_dir(&format!("writeback-{}", threads.tag()));
+    let mut c = config_in(&dir, "wb", threads);
+    c.cs.capacity = 8; // 4 per worker with two: most chunks are evicted during the fetch
     c.store.l2_path = dir.join("l2").display().to_string();
     c.store.l2_capacity = 1000;
     c.store.admission = router::config::L2Admission::WriteBack;
-    let r = Router::start(&c).unwrap();
+    let r = start(&c, threads);
     let producer = spawn_producer(unix_face(&r), "/wb", 3000, N as usize);
     fetch_segments(&r, N, &[0xab; 3000]);
     assert_eq!(producer.join().unwrap(), N as usize);
@@ -400,7 +480,7 @@ fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
         std::thread::sleep(Duration::from_millis(20));
     };
     // One content: all its chunks on one worker (H=Content), whose share of the CS is full.
-    assert_eq!(in_ram, 4, "the RAM CS is full");
+    assert_eq!(in_ram, 8 / r.workers() as u64, "the RAM CS is full");
     assert_eq!(
         stored,
         N - in_ram,
@@ -410,7 +490,7 @@ fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
     r.join();
     // Restarted with the producer gone: every chunk comes from L2, including those that were
     // still in the RAM CS at stop.
-    let r = Router::start(&c).unwrap();
+    let r = start(&c, threads);
     let stored: u64 = r
         .snapshots()
         .iter()
@@ -555,11 +635,27 @@ fn fetch_windowed(r: &Router, names: &[(u32, u64)], window: usize, content: &[u8
 /// `cargo test --release -p cascade-router --test e2e storage_stalls -- --nocapture`
 #[test]
 fn storage_stalls_under_saturated_l2_reads() {
+    storage_stalls(router::config::Threads::IoWorkers);
+}
+
+/// The same with the worker inside the I/O thread's loop: its L2 completions are polled by
+/// that loop. One thread that also reads the sockets submits reads more slowly than a worker
+/// fed by an I/O thread, so a queue of 4 stands for the saturated queue.
+#[test]
+fn storage_stalls_under_saturated_l2_reads_in_one_thread() {
+    storage_stalls(router::config::Threads::One);
+}
+
+fn storage_stalls(threads: router::config::Threads) {
     const CONTENTS: u32 = 8;
     const SEGS: u64 = 500;
-    let dir = tmp_dir("stalls");
+    let dir = tmp_dir(&format!("stalls-{threads:?}"));
     let mut c = config(&dir, "st");
     c.workers.count = 1;
+    c.workers.threads = threads;
+    if threads == router::config::Threads::One {
+        c.store.queue_depth = 4;
+    }
     c.cs.capacity = 64;
     c.store.l2_path = dir.join("l2").display().to_string();
     c.store.l2_capacity = 20_000;
@@ -568,6 +664,7 @@ fn storage_stalls_under_saturated_l2_reads() {
         .flat_map(|ct| (0..SEGS).map(move |s| (ct, s)))
         .collect();
     let r = Router::start(&c).unwrap();
+    assert_eq!(r.one_thread(), threads == router::config::Threads::One);
     let producer = spawn_producer(unix_face(&r), "/st", 8000, all.len());
     // One content at a time, letting the writes catch up: the admission backlog is bounded
     // and would drop chunks (counted) if the producer outran the disk for long.
@@ -589,6 +686,7 @@ fn storage_stalls_under_saturated_l2_reads() {
     r.join();
     // Restarted: the producer is gone, every chunk comes from L2.
     let r = Router::start(&c).unwrap();
+    assert_eq!(r.one_thread(), threads == router::config::Threads::One);
     // Rounds of four consumers until the reads have saturated the queue at least once (a
     // round usually does; on a quiet machine the disk sometimes keeps up), at most 5.
     let mut nacks = 0u64;

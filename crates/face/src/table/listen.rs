@@ -69,7 +69,10 @@ impl Write for StreamSock {
     }
 }
 
-fn set_socket_buffers(s: &UdpSocket) {
+/// Asks the kernel for large receive and send buffers on a UDP socket (8 MiB; the kernel caps
+/// them at `net.core.rmem_max` and `wmem_max`), so that a burst of datagrams, such as a window
+/// of Data answered at once, fits while the reader is busy. Best effort: failures are ignored.
+pub fn set_socket_buffers(s: &UdpSocket) {
     for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
         let v: libc::c_int = UDP_SOCKET_BUFFER_BYTES;
         // SAFETY: a valid fd, a c_int option value of the right size.

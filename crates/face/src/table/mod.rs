@@ -43,7 +43,7 @@ use crate::uri::FaceUri;
 use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
-pub use listen::{bind_unix, Listener};
+pub use listen::{bind_unix, set_socket_buffers, Listener};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 use tx::UdpSock;

@@ -8,7 +8,7 @@ use mio::{Interest, Token};
 use super::on_demand::unproven_may_send;
 use super::{FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_BASE};
 use crate::link::{split_link, Split};
-use crate::udp::UdpBatch;
+use crate::udp::{Segments, UdpBatch, MAX_SEGMENTED_BYTES, MAX_SEGMENTS};
 
 /// A UDP socket and the datagrams staged for its next `sendmmsg`.
 pub(super) struct UdpSock {
@@ -20,6 +20,13 @@ pub(super) struct UdpSock {
     staged: Vec<(u32, u32, SocketAddr)>,
     max_stage: usize,
     drops: u64,
+    /// Runs of datagrams to one remote go out segmented (`UDP_SEGMENT`) until the kernel
+    /// refuses one.
+    gso: bool,
+    /// The staged datagrams in sending order (grouped by remote), and the messages cut from
+    /// them: reused by every flush.
+    order: Vec<u32>,
+    runs: Vec<Segments>,
 }
 
 impl UdpSock {
@@ -34,6 +41,9 @@ impl UdpSock {
             staged: Vec::with_capacity(n),
             max_stage: n,
             drops: 0,
+            gso: true,
+            order: Vec::with_capacity(n),
+            runs: Vec::with_capacity(n),
         }
     }
 }
@@ -173,25 +183,156 @@ fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
     sock.staged.push((off, d.len() as u32, to));
 }
 
+/// Sends what `sock` has staged: grouped by remote (each remote's datagrams keep their
+/// order), each run of equal-sized datagrams to one remote in one segmented message while the
+/// kernel takes them, the rest one datagram per message, all in as few `sendmmsg` calls as the
+/// socket takes.
 fn flush_udp(sock: &mut UdpSock) {
+    if sock.staged.is_empty() {
+        return;
+    }
+    sock.order.clear();
+    sock.order.extend(0..sock.staged.len() as u32);
+    if sock.gso {
+        let staged = &sock.staged;
+        sock.order
+            .sort_unstable_by_key(|&i| (staged[i as usize].2, i));
+    }
+    cut_runs(&sock.staged, &sock.order, sock.gso, &mut sock.runs);
+    let stage = &sock.stage;
+    let datagrams: Vec<&[u8]> = (sock.order.iter())
+        .map(|&i| {
+            let (o, l, _) = sock.staged[i as usize];
+            &stage[o as usize..(o + l) as usize]
+        })
+        .collect();
     let mut start = 0;
-    // Bounded: each round sends at least one datagram or drops the rest.
-    while start < sock.staged.len() {
-        let items: Vec<(&[u8], SocketAddr)> = sock.staged[start..]
-            .iter()
-            .map(|&(o, l, a)| (&sock.stage[o as usize..(o + l) as usize], a))
-            .collect();
-        match sock.batch.send_batch(&items) {
+    // Bounded: each round sends at least one message, drops one, or turns segmentation off
+    // (once).
+    while start < sock.runs.len() {
+        let first = sock.runs[start];
+        match sock.batch.send_segments(&datagrams, &sock.runs[start..]) {
             Ok(n) if n > 0 => start += n,
             Ok(_) => break,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if first.count > 1 && refuses_segments(&e) => {
+                // This kernel or path does not segment: single datagrams from now on.
+                sock.gso = false;
+                let rest: Vec<Segments> = (sock.runs[start..].iter())
+                    .flat_map(|m| {
+                        (m.first..m.first + m.count).map(|i| Segments {
+                            first: i,
+                            count: 1,
+                            segment: 0,
+                            to: m.to,
+                        })
+                    })
+                    .collect();
+                sock.runs.truncate(start);
+                sock.runs.extend(rest);
+            }
             Err(_) => {
                 // Full socket buffer or an unreachable destination: UDP drops.
-                sock.drops += 1;
+                sock.drops += first.count as u64;
                 start += 1;
             }
         }
     }
     sock.stage.clear();
     sock.staged.clear();
+}
+
+/// Whether a segmented send failed because segmentation itself was refused.
+fn refuses_segments(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::EMSGSIZE | libc::EIO | libc::ENOPROTOOPT | libc::EOPNOTSUPP)
+    )
+}
+
+/// Cuts the datagrams of `staged`, taken in `order`, into messages: with `gso`, each run of
+/// consecutive datagrams to one remote, all of one size but the last (which may be shorter),
+/// within the kernel's bounds, is one message; otherwise every datagram is one.
+fn cut_runs(staged: &[(u32, u32, SocketAddr)], order: &[u32], gso: bool, runs: &mut Vec<Segments>) {
+    runs.clear();
+    let mut k = 0;
+    while k < order.len() {
+        let (_, len, to) = staged[order[k] as usize];
+        let mut count = 1;
+        let mut bytes = len as usize;
+        let segment = u16::try_from(len).ok().filter(|&s| gso && s > 0);
+        if let Some(seg) = segment {
+            while k + count < order.len() && count < MAX_SEGMENTS {
+                let (_, l, t) = staged[order[k + count] as usize];
+                if t != to
+                    || l == 0
+                    || l > u32::from(seg)
+                    || bytes + l as usize > MAX_SEGMENTED_BYTES
+                {
+                    break;
+                }
+                count += 1;
+                bytes += l as usize;
+                if l < u32::from(seg) {
+                    break; // a shorter datagram ends the run
+                }
+            }
+        }
+        runs.push(Segments {
+            first: k,
+            count,
+            segment: if count > 1 { segment.unwrap_or(0) } else { 0 },
+            to,
+        });
+        k += count;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    /// Runs: equal sizes to one remote join, a shorter datagram ends a run, a longer one or
+    /// another remote starts a new one; the kernel's bounds hold; without segmentation every
+    /// datagram is a message of its own.
+    #[test]
+    fn runs_are_cut_by_remote_size_and_bounds() {
+        let (a, b) = (addr(1), addr(2));
+        let lens = [100, 100, 100, 60, 100, 100, 120, 120, 0, 120];
+        let mut staged: Vec<(u32, u32, SocketAddr)> = Vec::new();
+        let mut off = 0;
+        for (i, &l) in lens.iter().enumerate() {
+            staged.push((off, l, if i < 8 { a } else { b }));
+            off += l;
+        }
+        let order: Vec<u32> = (0..staged.len() as u32).collect();
+        let mut runs = Vec::new();
+        cut_runs(&staged, &order, true, &mut runs);
+        let got: Vec<(usize, usize, u16)> =
+            runs.iter().map(|r| (r.first, r.count, r.segment)).collect();
+        assert_eq!(
+            got,
+            vec![(0, 4, 100), (4, 2, 100), (6, 2, 120), (8, 1, 0), (9, 1, 0)]
+        );
+        assert!(runs[..3].iter().all(|r| r.to == a) && runs[3..].iter().all(|r| r.to == b));
+        cut_runs(&staged, &order, false, &mut runs);
+        assert_eq!(runs.len(), lens.len());
+        assert!(runs.iter().all(|r| r.count == 1 && r.segment == 0));
+        // Bounds: segments per message, bytes per message.
+        for (len, n) in [(10u32, 200usize), (9000, 20)] {
+            let staged: Vec<_> = (0..n as u32).map(|i| (i * len, len, a)).collect();
+            let order: Vec<u32> = (0..n as u32).collect();
+            cut_runs(&staged, &order, true, &mut runs);
+            assert_eq!(runs.iter().map(|r| r.count).sum::<usize>(), n);
+            for r in &runs {
+                assert!(r.count <= MAX_SEGMENTS);
+                assert!(r.count * len as usize <= MAX_SEGMENTED_BYTES);
+            }
+            assert!(runs.len() > 1);
+        }
+    }
 }

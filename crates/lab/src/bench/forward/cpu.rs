@@ -53,8 +53,12 @@ impl PerOp {
 }
 
 /// The CPU time so far of this process's threads whose name starts with `prefix` (the router
-/// started here names its threads `cascade-*`). The kernel counts it in clock ticks.
+/// started here names its threads `cascade-*`), leaving out the calling thread and the main
+/// thread, which take the binary's name (`cascade-…` for a copy named so). The kernel counts
+/// it in clock ticks.
 pub(super) fn threads_cpu(prefix: &str) -> CpuTime {
+    // SAFETY: gettid and getpid have no preconditions.
+    let (me, main) = (unsafe { libc::gettid() }, unsafe { libc::getpid() });
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
@@ -62,6 +66,10 @@ pub(super) fn threads_cpu(prefix: &str) -> CpuTime {
     };
     let (mut ut, mut st) = (0u64, 0u64);
     for e in dir.flatten() {
+        let tid = e.file_name().to_str().and_then(|t| t.parse::<i32>().ok());
+        if tid == Some(me) || tid == Some(main) {
+            continue;
+        }
         let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
         if !comm.trim().starts_with(prefix) {
             continue;
@@ -113,6 +121,55 @@ mod tests {
         let line = "4242 (cascade-io 1) R 1 2 3 4 5 6 7 8 9 10 123 45 0 0 20 0 1 0";
         assert_eq!(stat_user_sys(line), (123, 45));
         assert_eq!(stat_user_sys("garbage"), (0, 0));
+    }
+
+    /// Spends `secs` of this thread's CPU time.
+    fn burn(secs: f64) {
+        let t0 = this_thread_cpu();
+        let mut x = 0u64;
+        loop {
+            let d = this_thread_cpu() - t0;
+            if d.user + d.sys >= secs {
+                return;
+            }
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+            }
+        }
+    }
+
+    /// The router's threads are counted, the caller is not, whatever its name.
+    #[test]
+    fn threads_by_prefix_leave_out_the_calling_thread() {
+        let spawn = |name: &str, f: fn() -> CpuTime| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        // A thread named like the router's spends 0.3 s and stays alive while counted.
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let busy = std::thread::Builder::new()
+            .name("cpu-probe-busy".into())
+            .spawn(move || {
+                burn(0.3);
+                done_tx.send(()).unwrap();
+                let _ = rx.recv();
+            })
+            .unwrap();
+        done_rx.recv().unwrap();
+        let seen = spawn("cpu-probe-me", || {
+            burn(0.3);
+            threads_cpu("cpu-probe-")
+        });
+        drop(tx);
+        busy.join().unwrap();
+        // Clock ticks: the busy thread's 0.3 s, not both threads' 0.6 s.
+        let total = seen.user + seen.sys;
+        assert!((0.25..0.5).contains(&total), "{seen:?}");
     }
 
     #[test]

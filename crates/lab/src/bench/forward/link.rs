@@ -28,6 +28,8 @@ pub(super) enum Link {
 impl Link {
     fn udp_on(s: UdpSocket, peer: SocketAddr) -> io::Result<Link> {
         s.set_nonblocking(true)?;
+        // The router's buffers: a window of datagrams that arrive at once fits.
+        face::table::set_socket_buffers(&s);
         Ok(Link::Udp {
             batch: UdpBatch::with_capacity(s, 64, 9000)?,
             peer,

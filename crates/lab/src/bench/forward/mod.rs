@@ -42,6 +42,28 @@ pub enum FaceKind {
     Unix,
 }
 
+/// `[workers] threads` of the router the bench starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ThreadsArg {
+    /// The router's choice from the worker count and the cores.
+    Auto,
+    /// One thread receives, forwards and sends.
+    One,
+    /// An I/O thread and worker threads.
+    #[value(name = "io+workers")]
+    IoWorkers,
+}
+
+impl From<ThreadsArg> for router::config::Threads {
+    fn from(t: ThreadsArg) -> Self {
+        match t {
+            ThreadsArg::Auto => router::config::Threads::Auto,
+            ThreadsArg::One => router::config::Threads::One,
+            ThreadsArg::IoWorkers => router::config::Threads::IoWorkers,
+        }
+    }
+}
+
 /// Arguments of `cascade bench forward`.
 #[derive(clap::Args, Debug)]
 pub struct ForwardBenchArgs {
@@ -75,6 +97,12 @@ pub struct ForwardBenchArgs {
     /// before they park or sleep (default: the router's default).
     #[arg(long, conflicts_with = "attach", value_parser = clap::value_parser!(u64).range(0..=router::config::MAX_SPIN_US))]
     spin_us: Option<u64>,
+    /// `[workers] threads` of the router started here: `one` (one thread receives, forwards
+    /// and sends), `io+workers` (an I/O thread and worker threads) or `auto` (the router's
+    /// choice). With `--scale`, `one` is only possible for one worker: the rows from two
+    /// workers on use `io+workers`.
+    #[arg(long, value_enum, default_value_t = ThreadsArg::Auto, conflicts_with = "attach")]
+    threads: ThreadsArg,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,
@@ -140,12 +168,13 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// One measurement through the router: what the generator measured, and the router's drops
-/// and worker count (none with `--attach`).
+/// One measurement through the router: what the generator measured, and the router's drops,
+/// worker count and whether it ran in one thread (none with `--attach`).
 struct Routed {
     res: RunResult,
     drops: Vec<(String, u64)>,
     workers: usize,
+    one_thread: Option<bool>,
 }
 
 /// Starts a router with `workers` workers (or attaches to one), drives it for `measure` after
@@ -159,14 +188,19 @@ fn measure_routed(
     let at = router_endpoints(args, workers)?;
     let (mut cons, mut prod) = links_to(args, &at)?;
     let result = drive(g, &mut cons, &mut prod, &mut producer(args), measure);
-    let (drops, workers) = match at.started {
-        Some((r, dir)) => stop_router(r, dir),
-        None => (Vec::new(), 0),
+    let (drops, workers, one_thread) = match at.started {
+        Some((r, dir)) => {
+            let one = r.one_thread();
+            let (drops, workers) = stop_router(r, dir);
+            (drops, workers, Some(one))
+        }
+        None => (Vec::new(), 0, None),
     };
     Ok(Routed {
         res: result.map_err(|e| e.to_string())?,
         drops,
         workers,
+        one_thread,
     })
 }
 

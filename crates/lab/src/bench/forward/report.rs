@@ -53,6 +53,13 @@ impl<'a> Report<'a> {
         }
     }
 
+    /// `one` or `io+workers` for a router started here.
+    fn threads(&self) -> Option<&'static str> {
+        self.routed
+            .one_thread
+            .map(|one| if one { "one" } else { "io+workers" })
+    }
+
     fn face(&self) -> &'static str {
         match self.args.face {
             FaceKind::Udp => "udp",
@@ -92,6 +99,7 @@ impl<'a> Report<'a> {
             "payload_bytes": args.payload,
             "duration_s": res.seconds,
             "workers": self.routed.workers,
+            "threads": self.threads(),
             "satisfied_per_s": self.rate(),
             "satisfied": res.satisfied,
             "timeouts": res.timeouts,
@@ -120,8 +128,11 @@ impl<'a> Report<'a> {
         let face = self.face();
         let res = &self.routed.res;
         let [p50, p90, p99, max] = self.rtt;
+        let threads = self
+            .threads()
+            .map_or_else(String::new, |t| format!(", threads {t}"));
         println!(
-            "bench forward: face {face}, workload {}, window {}, payload {} B, {:.1} s, {} worker(s)",
+            "bench forward: face {face}, workload {}, window {}, payload {} B, {:.1} s, {} worker(s){threads}",
             args.workload, args.window, args.payload, res.seconds, self.routed.workers
         );
         println!(
@@ -211,8 +222,9 @@ pub(super) fn print_scale(args: &ForwardBenchArgs, ceiling: Option<&RunResult>, 
         );
     }
     println!(
-        "  {:>7}  {:>12}  {:>10}  {:>26}  {:>13}  {:>8}",
+        "  {:>7}  {:>10}  {:>12}  {:>10}  {:>26}  {:>13}  {:>8}",
         "workers",
+        "threads",
         "satisfied/s",
         "of ceiling",
         "router CPU us (user/sys)",
@@ -228,8 +240,9 @@ pub(super) fn print_scale(args: &ForwardBenchArgs, ceiling: Option<&RunResult>, 
             .pct_of_ceiling()
             .map_or_else(|| "-".into(), |p| format!("{p:.1}%"));
         println!(
-            "  {:>7}  {:>12.0}  {:>10}  {:>26}  {:>13}  {:>8}",
+            "  {:>7}  {:>10}  {:>12.0}  {:>10}  {:>26}  {:>13}  {:>8}",
             r.routed.workers,
+            r.threads().unwrap_or("-"),
             r.rate(),
             pct,
             cpu,

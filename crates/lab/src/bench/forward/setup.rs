@@ -132,8 +132,8 @@ pub(super) struct Endpoints {
 }
 
 /// The router's Unix and UDP listeners: those of `--attach`, or of a router started here (in
-/// a temporary directory) with `workers` forwarding workers and `--spin-us` (default: the
-/// router's defaults).
+/// a temporary directory) with `workers` forwarding workers, `--spin-us` and `--threads`
+/// (default: the router's defaults).
 pub(super) fn router_endpoints(
     args: &ForwardBenchArgs,
     workers: Option<usize>,
@@ -179,6 +179,11 @@ pub(super) fn router_endpoints(
             }
             if let Some(s) = args.spin_us {
                 cfg.workers.spin_us = s;
+            }
+            cfg.workers.threads = args.threads.into();
+            if args.threads == super::ThreadsArg::One && workers.is_some_and(|w| w > 1) {
+                // --scale: one thread runs one worker; more workers need worker threads.
+                cfg.workers.threads = router::config::Threads::IoWorkers;
             }
             let r = router::Router::start(&cfg)?;
             let b = r.bound().clone();
