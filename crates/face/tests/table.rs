@@ -243,7 +243,7 @@ fn udp_sends_keep_each_remotes_order_and_datagram_boundaries() {
     let addr = listening_udp(&mut d);
     let peers = [remote(), remote()];
     for p in &peers {
-        p.send_to(&packet(10), addr).unwrap();
+        p.send_to(&data(10), addr).unwrap();
     }
     d.until(|d| d.sink.up.len() == 2);
     let ids = [d.sink.packets[0].0, d.sink.packets[1].0];
