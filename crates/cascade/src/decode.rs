@@ -256,6 +256,9 @@ fn lp_json(l: &LpPacketView<'_>, limits: &Limits) -> Value {
     if let Some(p) = l.prefix_announcement {
         m.insert("prefix_announcement_len".into(), p.len().into());
     }
+    if let Some(s) = l.nbcc {
+        m.insert("nbcc".into(), s.code().into());
+    }
     match (&inner, l.fragment()) {
         (Some(p), _) => {
             m.insert("fragment".into(), packet_json(p, limits));

@@ -25,7 +25,7 @@
 
 use std::fmt;
 
-use wire::lp::{Nack, MAX_PIT_TOKEN_LEN};
+use wire::lp::{Nack, NbccSignal, MAX_PIT_TOKEN_LEN};
 use wire::tlv::{nni_len, write_nni_tlv, write_tlv, write_var_number};
 use wire::{tt, LpPacketView};
 
@@ -110,6 +110,8 @@ pub struct LpHeaders {
     pub cache_policy: Option<u64>,
     /// CongestionMark.
     pub congestion_mark: Option<u64>,
+    /// NB-CC's Nack-α / Nack-β (Cascade's field 952, which other forwarders ignore).
+    pub nbcc: Option<NbccSignal>,
 }
 
 impl LpHeaders {
@@ -129,6 +131,7 @@ impl LpHeaders {
             next_hop_face_id: lp.next_hop_face_id,
             cache_policy: lp.cache_policy,
             congestion_mark: lp.congestion_mark,
+            nbcc: lp.nbcc,
         }
     }
 
@@ -153,6 +156,9 @@ impl LpHeaders {
         }
         if let Some(x) = self.congestion_mark {
             n += nni_field(tt::LP_CONGESTION_MARK, x);
+        }
+        if let Some(x) = self.nbcc {
+            n += nni_field(tt::LP_NBCC, x.code());
         }
         n
     }
@@ -182,6 +188,9 @@ impl LpHeaders {
         }
         if let Some(x) = self.congestion_mark {
             write_nni_tlv(out, tt::LP_CONGESTION_MARK, x);
+        }
+        if let Some(x) = self.nbcc {
+            write_nni_tlv(out, tt::LP_NBCC, x.code());
         }
     }
 }
@@ -523,6 +532,7 @@ mod tests {
             next_hop_face_id: Some(300),
             cache_policy: Some(1),
             congestion_mark: Some(1),
+            nbcc: Some(NbccSignal::Beta),
         }
     }
 
@@ -547,6 +557,7 @@ mod tests {
                 next_hop_face_id: h.next_hop_face_id,
                 cache_policy: h.cache_policy,
                 congestion_mark: h.congestion_mark,
+                nbcc: h.nbcc,
                 ..LpPacket::default()
             };
             let w = lp.to_wire();

@@ -6,7 +6,7 @@ use face::{
     ReassemblyError, MAX_FRAGMENTS,
 };
 use proptest::prelude::*;
-use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
+use wire::lp::{Nack, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::{Data, Limits, LpPacket, LpPacketView, NackReason, Name, PacketView};
 
 const MTUS: [usize; 3] = [1200, 1500, 9000];
@@ -28,6 +28,7 @@ fn headers() -> LpHeaders {
         next_hop_face_id: None,
         cache_policy: Some(CACHE_POLICY_NO_CACHE),
         congestion_mark: Some(1),
+        nbcc: Some(NbccSignal::Alpha),
     }
 }
 
@@ -656,8 +657,9 @@ fn arb_headers() -> impl Strategy<Value = LpHeaders> {
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u64>()),
+        proptest::option::of(any::<bool>()),
     )
-        .prop_map(|(t, n, i, nh, cp, cm)| LpHeaders {
+        .prop_map(|(t, n, i, nh, cp, cm, sig)| LpHeaders {
             pit_token: t.and_then(|t| PitToken::new(&t)),
             nack: n.map(|r| Nack {
                 reason: r.map(NackReason::from_code),
@@ -666,6 +668,13 @@ fn arb_headers() -> impl Strategy<Value = LpHeaders> {
             next_hop_face_id: nh,
             cache_policy: cp,
             congestion_mark: cm,
+            nbcc: sig.map(|a| {
+                if a {
+                    NbccSignal::Alpha
+                } else {
+                    NbccSignal::Beta
+                }
+            }),
         })
 }
 

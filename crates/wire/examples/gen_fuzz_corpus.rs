@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 
 use wire::data::{content_type, signature_type};
-use wire::lp::{Nack, CACHE_POLICY_NO_CACHE};
+use wire::lp::{Nack, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::nfd::{
     ChannelStatus, ControlParameters, ControlResponse, ControlResponseBody, CsInfo, FaceEventKind,
     FaceEventNotification, FacePersistency, FaceQueryFilter, FaceScope, FaceStatus, FibEntry,
@@ -237,6 +237,7 @@ fn lp_packets() -> Vec<(&'static str, Vec<u8>)> {
             tx_sequence: Some(8),
             non_discovery: true,
             prefix_announcement: Some(vec![0x06, 0x00]),
+            nbcc: Some(NbccSignal::Alpha),
             fragment: Some(data.clone()),
         }
         .to_wire(),

@@ -5,6 +5,9 @@
 //! Ack; the Fragment comes last. An unrecognized header field is ignored only if its type is in
 //! 800..=959 with the two low bits 00; any other unrecognized field makes the packet invalid.
 //! A bare Interest or Data is accepted wherever an LpPacket is (see [`crate::PacketView`]).
+//!
+//! One field is Cascade's own: NB-CC's congestion signal ([`NbccSignal`], TLV-TYPE
+//! [`tt::LP_NBCC`] = 952), which a forwarder that does not know it ignores by the rule above.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::packet::{outer_element, PacketView};
@@ -69,7 +72,56 @@ pub struct Nack {
     pub reason: Option<NackReason>,
 }
 
-fn is_ignorable(typ: u32) -> bool {
+/// NB-CC's hop-by-hop congestion signal (Pan et al., "NB-Cache: Non-Blocking In-Network
+/// Caching for High-Performance Content Routers"): a router whose storage queue is past its
+/// threshold tells its downstream neighbours not to send it bypassed Interests (Nack-α), and
+/// tells them again when it is not (Nack-β).
+///
+/// Carried as the NDNLPv2 header field [`tt::LP_NBCC`] (952 = 0x03B8), a NonNegativeInteger:
+/// 1 for Nack-α, 0 for Nack-β. 952 is in 800..=959 with its two low bits 00, the range a
+/// receiver that does not recognize a field must ignore (NFD, ndn-cxx and NDN-DPDK do), and no
+/// NDNLPv2 field uses it. Like every header field it precedes the Fragment in increasing
+/// TLV-TYPE order (after PrefixAnnouncement, 848). A value other than 0 or 1, or one that is not
+/// a NonNegativeInteger, is ignored as the field of a later version would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NbccSignal {
+    /// Nack-α: the sender's storage queue is past its threshold; do not bypass to it.
+    Alpha,
+    /// Nack-β: the sender's queue is below its threshold again.
+    Beta,
+}
+
+impl NbccSignal {
+    /// The field's value.
+    pub fn code(self) -> u64 {
+        match self {
+            NbccSignal::Alpha => 1,
+            NbccSignal::Beta => 0,
+        }
+    }
+
+    /// From the field's value; `None` for a value this version does not know.
+    pub fn from_code(c: u64) -> Option<Self> {
+        match c {
+            1 => Some(NbccSignal::Alpha),
+            0 => Some(NbccSignal::Beta),
+            _ => None,
+        }
+    }
+
+    /// An IDLE LpPacket (no Fragment) carrying only this signal, appended to `out`: for a sender
+    /// with no packet to carry it on.
+    pub fn encode_idle(self, out: &mut Vec<u8>) {
+        tlv::write_nested(out, tt::LP_PACKET, |o| {
+            tlv::write_nni_tlv(o, tt::LP_NBCC, self.code())
+        });
+    }
+}
+
+/// Whether a receiver that does not recognize header field `typ` may ignore it (NDNLPv2: a
+/// TLV-TYPE in 800..=959 whose two low bits are 00); any other unknown field invalidates the
+/// packet.
+pub fn is_ignorable(typ: u32) -> bool {
     (800..=959).contains(&typ) && typ & 0x03 == 0
 }
 
@@ -113,6 +165,8 @@ pub struct LpPacketView<'a> {
     pub non_discovery: bool,
     /// PrefixAnnouncement value, opaque.
     pub prefix_announcement: Option<&'a [u8]>,
+    /// NB-CC's signal (Cascade's field 952; `None` also for a value this version does not know).
+    pub nbcc: Option<NbccSignal>,
     fragment: Option<Element<'a>>,
 }
 
@@ -142,6 +196,7 @@ impl<'a> LpPacketView<'a> {
             tx_sequence: None,
             non_discovery: false,
             prefix_announcement: None,
+            nbcc: None,
             fragment: None,
         };
         let mut seen: u32 = 0; // one bit per non-repeatable field
@@ -167,6 +222,7 @@ impl<'a> LpPacketView<'a> {
                 tt::LP_TX_SEQUENCE => 11,
                 tt::LP_NON_DISCOVERY => 12,
                 tt::LP_PREFIX_ANNOUNCEMENT => 13,
+                tt::LP_NBCC => 14,
                 tt::LP_ACK => 31,
                 t if is_ignorable(t) => continue,
                 t => return Err(Error::new(ErrorKind::UnknownCritical(t), x.offset)),
@@ -223,6 +279,8 @@ impl<'a> LpPacketView<'a> {
                     v.non_discovery = true;
                 }
                 tt::LP_PREFIX_ANNOUNCEMENT => v.prefix_announcement = Some(x.value),
+                // An ignorable field: a value this version cannot read is ignored, not refused.
+                tt::LP_NBCC => v.nbcc = x.nni().ok().and_then(NbccSignal::from_code),
                 _ => {
                     fixed_width(&x)?; // Ack
                 }
@@ -298,6 +356,7 @@ impl<'a> LpPacketView<'a> {
             tx_sequence: self.tx_sequence,
             non_discovery: self.non_discovery,
             prefix_announcement: self.prefix_announcement.map(<[u8]>::to_vec),
+            nbcc: self.nbcc,
             fragment: self.fragment().map(<[u8]>::to_vec),
         }
     }
@@ -334,6 +393,8 @@ pub struct LpPacket {
     pub non_discovery: bool,
     /// PrefixAnnouncement value.
     pub prefix_announcement: Option<Vec<u8>>,
+    /// NB-CC's signal (Cascade's field 952).
+    pub nbcc: Option<NbccSignal>,
     /// Fragment.
     pub fragment: Option<Vec<u8>>,
 }
@@ -401,6 +462,9 @@ impl LpPacket {
             }
             if let Some(p) = &self.prefix_announcement {
                 write_tlv(o, tt::LP_PREFIX_ANNOUNCEMENT, p);
+            }
+            if let Some(x) = self.nbcc {
+                nni(o, tt::LP_NBCC, x.code());
             }
             if let Some(f) = &self.fragment {
                 write_tlv(o, tt::LP_FRAGMENT, f);
@@ -502,6 +566,117 @@ mod tests {
         assert_eq!(dec(&mk(805)).unwrap_err().kind, K::UnknownCritical(805));
         assert_eq!(dec(&mk(960)).unwrap_err().kind, K::UnknownCritical(960));
         assert_eq!(dec(&mk(300)).unwrap_err().kind, K::UnknownCritical(300));
+    }
+
+    /// NB-CC's field: both signals round-trip, on a packet and on an IDLE LpPacket, whose
+    /// bytes are fixed.
+    #[test]
+    fn nbcc_field_round_trips() {
+        let data = crate::Data::new(Name::from_uri("/a").unwrap(), b"x".to_vec()).to_wire();
+        for sig in [NbccSignal::Alpha, NbccSignal::Beta] {
+            let lp = LpPacket {
+                pit_token: Some(vec![1, 2, 3]),
+                congestion_mark: Some(1),
+                nbcc: Some(sig),
+                fragment: Some(data.clone()),
+                ..LpPacket::default()
+            };
+            let w = lp.to_wire();
+            let v = dec(&w).unwrap();
+            assert_eq!(v.nbcc, Some(sig));
+            assert_eq!(v.to_lp_packet(), lp);
+            let mut idle = Vec::new();
+            sig.encode_idle(&mut idle);
+            assert_eq!(idle, [0x64, 0x05, 0xFD, 0x03, 0xB8, 0x01, sig.code() as u8]);
+            let v = dec(&idle).unwrap();
+            assert_eq!((v.nbcc, v.fragment()), (Some(sig), None));
+            assert_eq!(
+                idle,
+                LpPacket {
+                    nbcc: Some(sig),
+                    ..LpPacket::default()
+                }
+                .to_wire()
+            );
+        }
+    }
+
+    /// What lets a forwarder that does not know the field (NFD, ndn-cxx, NDN-DPDK) take the
+    /// packet anyway: its TLV-TYPE is in the ignorable range and no NDNLPv2 field has it, and
+    /// it is encoded in increasing TLV-TYPE order among the header fields (ndn-cxx refuses a
+    /// packet whose fields are out of order).
+    #[test]
+    fn nbcc_field_is_ignorable_unassigned_and_in_order() {
+        assert!(is_ignorable(tt::LP_NBCC));
+        let assigned = [
+            tt::LP_FRAGMENT,
+            tt::LP_SEQUENCE,
+            tt::LP_FRAG_INDEX,
+            tt::LP_FRAG_COUNT,
+            tt::LP_HOP_COUNT,
+            tt::LP_PIT_TOKEN,
+            tt::LP_NACK,
+            tt::LP_NACK_REASON,
+            tt::LP_INCOMING_FACE_ID,
+            tt::LP_NEXT_HOP_FACE_ID,
+            tt::LP_CACHE_POLICY,
+            tt::LP_CACHE_POLICY_TYPE,
+            tt::LP_CONGESTION_MARK,
+            tt::LP_ACK,
+            tt::LP_TX_SEQUENCE,
+            tt::LP_NON_DISCOVERY,
+            tt::LP_PREFIX_ANNOUNCEMENT,
+        ];
+        assert!(!assigned.contains(&tt::LP_NBCC));
+        // A receiver that knows only the assigned fields: every other field must be ignorable
+        // and the header fields must come in increasing order, the Fragment last.
+        let lp = LpPacket {
+            pit_token: Some(vec![9]),
+            nack: Some(Nack { reason: None }),
+            cache_policy: Some(CACHE_POLICY_NO_CACHE),
+            congestion_mark: Some(1),
+            tx_sequence: Some(3),
+            prefix_announcement: Some(vec![0x06, 0x00]),
+            nbcc: Some(NbccSignal::Alpha),
+            fragment: Some(vec![0x05, 0x00]),
+            ..LpPacket::default()
+        };
+        let w = lp.to_wire();
+        let outer = tlv::Reader::new(&w).read().unwrap();
+        let mut r = outer.reader();
+        let mut types = Vec::new();
+        while let Some(e) = r.next_element() {
+            let t = e.unwrap().typ;
+            assert!(assigned.contains(&t) || is_ignorable(t), "{t}");
+            types.push(t);
+        }
+        assert_eq!(types.last(), Some(&tt::LP_FRAGMENT));
+        let headers = &types[..types.len() - 1];
+        assert!(headers.windows(2).all(|p| p[0] < p[1]), "{headers:?}");
+        assert!(headers.contains(&tt::LP_NBCC));
+    }
+
+    #[test]
+    fn an_nbcc_value_this_version_does_not_know_is_ignored() {
+        // Value 7, a 3-byte value (not a NonNegativeInteger), an empty value: the packet is
+        // taken, without a signal. Repeated, the field is refused like any other.
+        for value in [&[7u8][..], &[0, 0, 1], &[]] {
+            let mut b = vec![
+                0x64,
+                4 + value.len() as u8,
+                0xFD,
+                0x03,
+                0xB8,
+                value.len() as u8,
+            ];
+            b.extend_from_slice(value);
+            let v = dec(&b).unwrap();
+            assert_eq!(v.nbcc, None, "{value:?}");
+        }
+        let b = [
+            0x64, 0x0A, 0xFD, 0x03, 0xB8, 0x01, 0x01, 0xFD, 0x03, 0xB8, 0x01, 0x00,
+        ];
+        assert_eq!(dec(&b).unwrap_err().kind, K::OutOfOrder(tt::LP_NBCC));
     }
 
     #[test]

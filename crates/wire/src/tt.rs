@@ -68,6 +68,9 @@ pub const LP_ACK: u32 = 0x0344;
 pub const LP_TX_SEQUENCE: u32 = 0x0348;
 pub const LP_NON_DISCOVERY: u32 = 0x034C;
 pub const LP_PREFIX_ANNOUNCEMENT: u32 = 0x0350;
+/// Cascade's NB-CC signal (Nack-α / Nack-β, see `lp::NbccSignal`): 952, in the range a
+/// receiver that does not know it ignores (800..=959, two low bits 00), unassigned by NDNLPv2.
+pub const LP_NBCC: u32 = 0x03B8;
 
 // NFD management
 pub const CONTROL_RESPONSE: u32 = 0x65;

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::sample::select;
 
 use wire::data::{signature_type, SignatureInfoView};
-use wire::lp::Nack;
+use wire::lp::{Nack, NbccSignal};
 use wire::packet::frame_len;
 use wire::{
     tlv, Component, Data, DataView, Interest, InterestView, KeyLocator, Limits, LpPacket,
@@ -227,12 +227,13 @@ prop_compose! {
         tx_sequence in prop::option::of(any::<u64>()),
         non_discovery in any::<bool>(),
         prefix_announcement in prop::option::of(vec(any::<u8>(), 0..40)),
+        nbcc in prop::option::of(prop_oneof![Just(NbccSignal::Alpha), Just(NbccSignal::Beta)]),
         fragment in prop::option::of(vec(any::<u8>(), 0..300)),
     ) -> LpPacket {
         LpPacket {
             sequence, frag_index, frag_count, hop_count, pit_token, nack, next_hop_face_id,
             incoming_face_id, cache_policy, congestion_mark, acks, tx_sequence, non_discovery,
-            prefix_announcement, fragment,
+            prefix_announcement, nbcc, fragment,
         }
     }
 }
