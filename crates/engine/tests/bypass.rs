@@ -1,15 +1,21 @@
 //! NB-Cache's bypass decisions in the pipeline (Pan et al., "NB-Cache: Non-Blocking
 //! In-Network Caching for High-Performance Content Routers"): the filter in front of the CS
 //! (first stage), the storage-queue threshold (second stage), and the paper's cases A–D as
-//! switches of one pipeline.
+//! switches of one pipeline; then its congestion control: which Data are marked under plain
+//! ECN and under NB-CC, NB-CC's Nack-α / Nack-β rounds, and a downstream that stops bypassing
+//! to an upstream under a Nack-α.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use engine::fw::pipeline::{BypassCounters, CsFilter, Engine, EngineConfig, SendKind, SlowTier};
+use engine::fw::pipeline::{
+    BypassCounters, CongestionConfig, CongestionCounters, CsFilter, Engine, EngineConfig, FaceInfo,
+    SendKind, SlowTier,
+};
 use engine::hash::{name_hash, HashKey};
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId, PitCsConfig};
+use wire::lp::{LpPacket, NbccSignal};
 use wire::{Data, Interest, Name};
 
 const KEY: HashKey = HashKey::fixed(7, 11);
@@ -329,4 +335,299 @@ fn cases_a_to_d_are_switches_of_one_pipeline() {
         );
         assert_eq!(held.is_empty(), bypasses == 0, "case {label}: {held:?}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Congestion control: plain ECN and NB-CC
+// ---------------------------------------------------------------------------------------------
+
+/// Another downstream.
+const DOWN2: FaceId = 3;
+
+/// One packet sent: face, kind, CongestionMark, NB-CC signal.
+type Sent = (FaceId, SendKind, u64, Option<NbccSignal>);
+
+fn sent_of(out: &engine::fw::pipeline::Output<'_>) -> Vec<Sent> {
+    out.actions
+        .iter()
+        .map(|a| (a.face, a.kind, a.congestion_mark, a.nbcc))
+        .collect()
+}
+
+/// Congestion control as the three choices of `cascade emulate --cc`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Cc {
+    None,
+    Ecn,
+    Nbcc,
+}
+
+/// Case B with the queue threshold at 1.
+const B1: Case = Case {
+    bloom: true,
+    threshold: Some(1),
+};
+
+/// A case with congestion control (threshold 1), and its faces declared.
+fn cc_setup(case: Case, cc: Cc) -> Setup {
+    let mut s = setup(case, 8);
+    s.e.set_congestion(CongestionConfig {
+        ecn: cc != Cc::None,
+        nbcc: cc == Cc::Nbcc,
+        threshold: 1,
+        interval_ms: 100,
+        timeout_ms: 1000,
+    });
+    for f in [DOWN, UP, DOWN2] {
+        s.e.set_face(f, FaceInfo::default());
+    }
+    s
+}
+
+impl Setup {
+    fn full(&mut self, now: u64, face: FaceId, packet: Vec<u8>) -> Vec<Sent> {
+        let out = self.e.process(now, &[(face, packet.as_slice())]);
+        sent_of(&out)
+    }
+    /// The slow tier's read of `uri` completes with its Data.
+    fn complete(&mut self, now: u64, uri: &str) -> Vec<Sent> {
+        let w = name(uri).to_wire();
+        let d = data(uri);
+        self.tier.0.lock().unwrap().waiting -= 1;
+        let out = self.e.complete_pending(now, hash(uri), &w[2..], Some(&d));
+        sent_of(&out)
+    }
+    fn cc(&self) -> CongestionCounters {
+        self.e.counters().congestion
+    }
+}
+
+/// An IDLE LpPacket carrying `sig`.
+fn idle(sig: NbccSignal) -> Vec<u8> {
+    let mut v = Vec::new();
+    sig.encode_idle(&mut v);
+    v
+}
+
+/// The paper's cases with no congestion control, plain ECN and NB-CC: one lookup waits on
+/// the tier (threshold 1, so the store is congested from the next batch on); then an Interest
+/// for a name the tier holds and one for a name nobody holds. ECN marks both Data; NB-CC marks
+/// only the held name's, and only where it could not bypass (no `aqm`); nothing marks without
+/// congestion control. A held name bypasses exactly where `aqm` is on.
+#[test]
+fn which_data_are_marked_per_case_and_congestion_control() {
+    let cases = [
+        (
+            "A",
+            Case {
+                bloom: false,
+                threshold: None,
+            },
+        ),
+        (
+            "B",
+            Case {
+                bloom: true,
+                threshold: Some(1),
+            },
+        ),
+        (
+            "C",
+            Case {
+                bloom: true,
+                threshold: None,
+            },
+        ),
+        (
+            "D",
+            Case {
+                bloom: false,
+                threshold: Some(1),
+            },
+        ),
+    ];
+    for (label, case) in cases {
+        let aqm = case.threshold.is_some();
+        for cc in [Cc::None, Cc::Ecn, Cc::Nbcc] {
+            let mut s = cc_setup(case, cc);
+            let what = format!("case {label}, {cc:?}");
+            s.tier_holds("/a/queued");
+            s.tier_holds("/a/held");
+            assert!(s.full(10, DOWN, interest("/a/queued", 1, false)).is_empty());
+            let held = s.full(11, DOWN, interest("/a/held", 2, false));
+            assert_eq!(held.len(), usize::from(aqm), "{what}: {held:?}");
+            let absent = s.full(12, DOWN, interest("/a/absent", 3, false));
+            assert_eq!(absent.len(), 1, "{what}");
+            // The Data of the held name: from upstream if it bypassed, else from the tier.
+            let held_data = if aqm {
+                s.full(13, UP, data("/a/held"))
+            } else {
+                s.complete(13, "/a/held")
+            };
+            let absent_data = s.full(14, UP, data("/a/absent"));
+            let queued = s.complete(15, "/a/queued");
+            let mark = |v: &[Sent]| {
+                assert_eq!(
+                    (v.len(), v[0].0, v[0].1),
+                    (1, DOWN, SendKind::Data),
+                    "{what}"
+                );
+                v[0].2 != 0
+            };
+            let expect_held = match cc {
+                Cc::None => false,
+                Cc::Ecn => true,
+                Cc::Nbcc => !aqm,
+            };
+            assert_eq!(mark(&held_data), expect_held, "{what}: held");
+            assert_eq!(mark(&absent_data), cc == Cc::Ecn, "{what}: absent");
+            assert!(!mark(&queued), "{what}: queued before the congestion");
+            let marked = u64::from(expect_held) + u64::from(cc == Cc::Ecn);
+            assert_eq!(s.cc().data_marked, marked, "{what}");
+        }
+    }
+}
+
+/// Downstream under NB-CC: a Nack-α from the only upstream stops the bypass (the Interest
+/// waits for the tier and its Data is marked), until a Nack-β or the timeout.
+#[test]
+fn a_nack_alpha_stops_the_bypass_until_a_nack_beta_or_the_timeout() {
+    let mut s = cc_setup(B1, Cc::Nbcc);
+    for k in 0..6 {
+        s.tier_holds(&format!("/a/{k}"));
+    }
+    assert!(s.full(10, DOWN, interest("/a/0", 1, false)).is_empty());
+    let sent = s.full(11, DOWN, interest("/a/1", 2, false));
+    assert_eq!(sent, [(UP, SendKind::Interest, 0, None)], "bypassed");
+    // The upstream's Nack-α (an IDLE LpPacket): the next held name waits for the tier.
+    assert!(s.full(12, UP, idle(NbccSignal::Alpha)).is_empty());
+    assert!(!s.e.bypass_available(UP, 12));
+    assert!(s.full(13, DOWN, interest("/a/2", 3, false)).is_empty());
+    let c = s.cc();
+    assert_eq!(
+        (c.alpha_received, c.faces_unavailable, c.bypass_unavailable),
+        (1, 1, 1)
+    );
+    assert_eq!(s.bypass().queue_no_upstream, 1);
+    let sent = s.complete(14, "/a/2");
+    assert_eq!(
+        (sent[0].0, sent[0].2),
+        (DOWN, 1),
+        "marked: no bypass was possible"
+    );
+    // A Nack-β on a Data (piggybacked): available again.
+    let beta = LpPacket {
+        nbcc: Some(NbccSignal::Beta),
+        fragment: Some(data("/a/1")),
+        ..LpPacket::default()
+    };
+    let sent = s.full(15, UP, beta.to_wire());
+    assert_eq!(
+        (sent[0].0, sent[0].2),
+        (DOWN, 0),
+        "the Data itself is forwarded"
+    );
+    assert_eq!(s.cc().beta_received, 1);
+    let sent = s.full(16, DOWN, interest("/a/3", 4, false));
+    assert_eq!(sent[0].0, UP, "bypassed again");
+    // A Nack-α lapses after the timeout (1000 ms).
+    s.full(20, UP, idle(NbccSignal::Alpha));
+    assert!(s.full(1019, DOWN, interest("/a/4", 5, false)).is_empty());
+    assert_eq!(s.full(1020, DOWN, interest("/a/5", 6, false))[0].0, UP);
+    assert_eq!(s.cc().faces_unavailable, 2);
+}
+
+/// With several upstreams, a bypassed Interest goes to one that has sent no Nack-α (the
+/// strategy's first choice is under one), and waits only when all are.
+#[test]
+fn a_bypass_takes_an_available_upstream() {
+    let mut s = cc_setup(B1, Cc::Nbcc);
+    s.fib.add_nexthop(&name("/a"), 4, 5).unwrap();
+    s.e.set_face(4, FaceInfo::default());
+    for k in 0..4 {
+        s.tier_holds(&format!("/a/{k}"));
+    }
+    assert!(s.full(10, DOWN, interest("/a/0", 1, false)).is_empty());
+    assert_eq!(
+        s.full(11, DOWN, interest("/a/1", 2, false))[0].0,
+        UP,
+        "the cheaper one"
+    );
+    s.full(12, UP, idle(NbccSignal::Alpha));
+    assert_eq!(s.full(13, DOWN, interest("/a/2", 3, false))[0].0, 4);
+    s.full(14, 4, idle(NbccSignal::Alpha));
+    assert!(s.full(15, DOWN, interest("/a/3", 4, false)).is_empty());
+    assert_eq!(s.cc().bypass_unavailable, 1);
+}
+
+/// Upstream under NB-CC: while its queue is past the threshold, each downstream gets a
+/// Nack-α on its next Data, once per round and a new round every interval; when the queue
+/// falls below, a Nack-β, but only to a face that had the Nack-α.
+#[test]
+fn nack_alpha_rounds_then_one_nack_beta() {
+    let mut s = cc_setup(B1, Cc::Nbcc);
+    s.tier_holds("/a/queued");
+    assert!(s.full(10, DOWN, interest("/a/queued", 1, false)).is_empty());
+    let fetch = |s: &mut Setup, now: u64, face: FaceId, k: u32| {
+        let uri = format!("/a/x{k}");
+        s.full(now, face, interest(&uri, 100 + k, false));
+        let sent = s.full(now + 1, UP, data(&uri));
+        assert_eq!((sent.len(), sent[0].0), (1, face));
+        sent[0].3
+    };
+    // Round 1 begins with the first batch that sees the queue past the threshold.
+    assert_eq!(fetch(&mut s, 20, DOWN, 0), Some(NbccSignal::Alpha));
+    assert_eq!(fetch(&mut s, 30, DOWN, 1), None, "once per round");
+    assert_eq!(fetch(&mut s, 40, DOWN2, 2), Some(NbccSignal::Alpha));
+    // Round 2: an interval (100 ms) after round 1 began (the Data goes out at `now + 1`).
+    assert_eq!(fetch(&mut s, 118, DOWN, 3), None);
+    assert_eq!(fetch(&mut s, 121, DOWN, 4), Some(NbccSignal::Alpha));
+    assert_eq!(s.cc().alpha_sent, 3);
+    // The queue drains: the next batch starts a Nack-β round. DOWN2 had round 1's Nack-α, so
+    // it gets the Nack-β too; a face that never had a Nack-α gets nothing.
+    s.complete(130, "/a/queued");
+    s.e.set_face(5, FaceInfo::default());
+    assert_eq!(fetch(&mut s, 140, 5, 5), None);
+    assert_eq!(fetch(&mut s, 150, DOWN, 6), Some(NbccSignal::Beta));
+    assert_eq!(fetch(&mut s, 160, DOWN, 7), None);
+    assert_eq!(fetch(&mut s, 170, DOWN2, 8), Some(NbccSignal::Beta));
+    let c = s.cc();
+    assert_eq!((c.alpha_sent, c.beta_sent), (3, 2));
+    // Plain ECN sends no signals.
+    let mut e = cc_setup(B1, Cc::Ecn);
+    e.tier_holds("/a/queued");
+    e.full(10, DOWN, interest("/a/queued", 1, false));
+    assert_eq!(fetch(&mut e, 20, DOWN, 9), None);
+    assert_eq!(e.cc().alpha_sent, 0);
+}
+
+/// A forwarder that runs without NB-CC takes a packet carrying the field like any other: it
+/// forwards the Data (unmarked, the signal not passed on), counts the signals, and keeps
+/// bypassing to the upstream that sent them.
+#[test]
+fn without_nbcc_the_field_is_read_and_ignored() {
+    let mut s = cc_setup(B1, Cc::None);
+    for k in 0..3 {
+        s.tier_holds(&format!("/a/{k}"));
+    }
+    assert!(s.full(10, DOWN, interest("/a/0", 1, false)).is_empty());
+    assert_eq!(s.full(11, DOWN, interest("/a/1", 2, false))[0].0, UP);
+    let alpha = LpPacket {
+        nbcc: Some(NbccSignal::Alpha),
+        fragment: Some(data("/a/1")),
+        ..LpPacket::default()
+    };
+    assert_eq!(
+        s.full(12, UP, alpha.to_wire()),
+        [(DOWN, SendKind::Data, 0, None)]
+    );
+    assert!(s.full(13, UP, idle(NbccSignal::Alpha)).is_empty());
+    assert!(s.e.bypass_available(UP, 13));
+    assert_eq!(s.full(14, DOWN, interest("/a/2", 3, false))[0].0, UP);
+    assert_eq!(s.cc().alpha_received, 2);
+    assert_eq!(
+        s.e.counters().drops.iter().sum::<u64>(),
+        0,
+        "nothing dropped"
+    );
 }

@@ -120,8 +120,21 @@ pub struct Store {
     /// NB-Cache's second-stage bypass (active queue management): past `bypass_threshold`
     /// waiting L2 lookups, an Interest for a name L2 holds goes upstream if it can.
     pub aqm: bool,
-    /// Waiting L2 lookups (per worker) from which `aqm` sends Interests upstream.
+    /// Waiting L2 lookups (per worker) from which `aqm` sends Interests upstream, and from
+    /// which `ecn` and `nbcc` count the store as congested (0: always).
     pub bypass_threshold: usize,
+    /// Mark Data with an NDNLPv2 CongestionMark while the store is congested: every Data of an
+    /// Interest that arrived then (plain ECN), or with `nbcc` only those of Interests that had
+    /// to wait for L2 because no upstream was available to bypass to.
+    pub ecn: bool,
+    /// NB-CC (Pan et al.): Nack-α / Nack-β to downstream neighbours on the Data sent to them,
+    /// lazy marking (with `ecn`), and no bypass to an upstream under a Nack-α.
+    pub nbcc: bool,
+    /// A new round of Nack-α every this many milliseconds while the store stays congested.
+    pub nbcc_interval_ms: u64,
+    /// How long a Nack-α received keeps its face unavailable to bypassed Interests (longer
+    /// than the neighbours' `nbcc_interval_ms`, or the label lapses between their rounds).
+    pub nbcc_timeout_ms: u64,
     /// `non-blocking` (the default: the worker never waits for storage) or `blocking` (the
     /// worker waits for the L2 reads a batch started before it goes on, as a classic content
     /// router waits for its storage).
@@ -158,6 +171,10 @@ impl Default for Store {
             bloom_bytes: 0,
             aqm: false,
             bypass_threshold: 64,
+            ecn: false,
+            nbcc: false,
+            nbcc_interval_ms: 100,
+            nbcc_timeout_ms: 1000,
             io: StoreIo::NonBlocking,
         }
     }
@@ -751,8 +768,21 @@ impl Config {
         range(
             "store.bypass_threshold",
             self.store.bypass_threshold,
-            1,
+            0,
             1 << 20,
+        )?;
+        let ms = |v: u64| v.min(usize::MAX as u64) as usize;
+        range(
+            "store.nbcc_interval_ms",
+            ms(self.store.nbcc_interval_ms),
+            1,
+            60_000,
+        )?;
+        range(
+            "store.nbcc_timeout_ms",
+            ms(self.store.nbcc_timeout_ms),
+            1,
+            600_000,
         )?;
         Ok(())
     }
@@ -887,6 +917,24 @@ mod tests {
         let d = Store::default();
         assert!(!d.bloom && !d.aqm);
         assert_eq!((d.bypass_threshold, d.io), (64, StoreIo::NonBlocking));
+        assert!(!d.ecn && !d.nbcc);
+        assert_eq!((d.nbcc_interval_ms, d.nbcc_timeout_ms), (100, 1000));
+        let cc = Config::from_toml(
+            "[store]
+ecn = true
+nbcc = true
+nbcc_interval_ms = 20
+nbcc_timeout_ms = 90
+             bypass_threshold = 0
+",
+        )
+        .unwrap();
+        assert!(cc.store.ecn && cc.store.nbcc);
+        assert_eq!(
+            (cc.store.nbcc_interval_ms, cc.store.nbcc_timeout_ms),
+            (20, 90)
+        );
+        assert_eq!(cc.store.bypass_threshold, 0);
     }
 
     /// `threads = "one"` runs one worker inline whatever the cores; `io+workers` never runs
@@ -940,7 +988,19 @@ mod tests {
                 "[store]\nbloom = true\nbloom_fp_rate = 0.9\n",
                 "store.bloom_fp_rate",
             ),
-            ("[store]\nbypass_threshold = 0\n", "store.bypass_threshold"),
+            (
+                "[store]\nbypass_threshold = 1048577\n",
+                "store.bypass_threshold: 1048577 is outside 0..=1048576",
+            ),
+            (
+                "[store]\nnbcc_interval_ms = 0\n",
+                "store.nbcc_interval_ms: 0 is outside 1..=60000",
+            ),
+            (
+                "[store]\nnbcc_timeout_ms = 600001\n",
+                "store.nbcc_timeout_ms: 600001 is outside 1..=600000",
+            ),
+            ("[store]\nnbcc = 1\n", "line 2"),
             ("[store]\nio = \"sometimes\"\n", "line 2"),
             ("[workers]\nmapping = \"random\"\n", "line 2"),
             ("[workers]\nthreads = \"two\"\n", "line 2"),

@@ -223,9 +223,17 @@ impl Dispatcher {
         if lp.frag_count.is_some_and(|c| c > 1) {
             return (Route::Reassemble, PktKind::Other, None);
         }
-        match lp.fragment() {
-            None => (Route::Idle, PktKind::Other, None),
-            Some(f) => self.route_network(f, lp.pit_token, lp.nack.is_some()),
+        match (lp.fragment(), lp.nbcc) {
+            // An NB-CC signal concerns the face, so every worker's engine takes it: alone on
+            // an IDLE packet, or on a Data (whose copies other workers drop after reading it).
+            (None, Some(_)) => (Route::AllWorkers { owner: 0 }, PktKind::Other, None),
+            (None, None) => (Route::Idle, PktKind::Other, None),
+            (Some(f), sig) => match self.route_network(f, lp.pit_token, lp.nack.is_some()) {
+                (Route::Worker(owner), PktKind::Data, h) if sig.is_some() => {
+                    (Route::AllWorkers { owner }, PktKind::Data, h)
+                }
+                r => r,
+            },
         }
     }
 

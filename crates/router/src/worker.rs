@@ -338,6 +338,7 @@ impl Emitter {
             let mut h = LpHeaders {
                 pit_token: out.pit_token(a).and_then(PitToken::new),
                 congestion_mark: (a.congestion_mark != 0).then_some(a.congestion_mark),
+                nbcc: a.nbcc,
                 ..LpHeaders::default()
             };
             match a.kind {

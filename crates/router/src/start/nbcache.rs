@@ -2,11 +2,12 @@
 //! for High-Performance Content Routers") applied to a worker: `bloom` puts a counting Bloom
 //! filter of the worker's names (RAM CS and L2) in front of its CS, `aqm` turns the
 //! queue-threshold bypass on, and `io` (in the worker's L2) decides whether the worker waits for
-//! its storage. The paper's cases A–D are these switches, not separate code paths.
+//! its storage. The paper's cases A–D are these switches, not separate code paths; so are its
+//! congestion controls: `ecn` alone is plain ECN, `ecn` with `nbcc` is NB-CC.
 
 use std::sync::Arc;
 
-use engine::fw::pipeline::Engine;
+use engine::fw::pipeline::{CongestionConfig, Engine};
 use store::{BloomHandle, CountingBloom};
 
 use crate::config::Config;
@@ -29,7 +30,7 @@ fn capacity(cfg: &Config, workers: usize) -> u64 {
     (ram + l2).max(1)
 }
 
-/// Applies `bloom` and `aqm` to worker `i`'s engine; returns the filter (to share with the
+/// Applies `bloom`, `aqm`, `ecn` and `nbcc` to worker `i`'s engine; returns the filter (to share with the
 /// worker's L2), if `bloom` is on.
 pub(crate) fn attach(
     cfg: &Config,
@@ -39,6 +40,13 @@ pub(crate) fn attach(
 ) -> Result<Option<Arc<CountingBloom>>, String> {
     let s = &cfg.store;
     engine.set_bypass_threshold(s.aqm.then_some(s.bypass_threshold));
+    engine.set_congestion(CongestionConfig {
+        ecn: s.ecn,
+        nbcc: s.nbcc,
+        threshold: s.bypass_threshold,
+        interval_ms: s.nbcc_interval_ms,
+        timeout_ms: s.nbcc_timeout_ms,
+    });
     if !s.bloom {
         return Ok(None);
     }

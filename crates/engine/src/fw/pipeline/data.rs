@@ -28,6 +28,11 @@ impl Engine {
             .matching_pits(&name, h, d.wire(), |p, exact| pits.push((p, exact)));
         if pits.is_empty() {
             self.pits_scratch = pits;
+            if lp.nbcc.is_some() {
+                // A copy that brought an NB-CC signal to this worker (the dispatcher hands such
+                // a Data to every worker): not unsolicited.
+                return;
+            }
             return self.drop_packet(DropReason::Unsolicited);
         }
         let mark = lp.congestion_mark;
@@ -47,6 +52,7 @@ impl Engine {
                     continue;
                 }
                 sent.push(rec.face);
+                let mark = self.data_mark(p, mark);
                 self.send(
                     rec.face,
                     SendKind::Data,
@@ -213,12 +219,13 @@ impl Engine {
                         let rec = self.table.pit(p).in_records[r];
                         if rec.expiry_ms > now_ms && !sent.contains(&rec.face) {
                             sent.push(rec.face);
+                            let mark = self.data_mark(p, 0);
                             self.send(
                                 rec.face,
                                 SendKind::Data,
                                 PacketRef::Out(range.clone()),
                                 rec.pit_token(),
-                                0,
+                                mark,
                             );
                         }
                     }
@@ -317,6 +324,7 @@ impl Engine {
             outgoing,
             restrict_local,
             stored: true,
+            bypass: false,
             wire: &stored,
             interest: &i,
             token: None,

@@ -1,6 +1,7 @@
 //! The Interest path: loops and scope, the CS, PIT insert or aggregate, the FIB and the
 //! strategy.
 
+use super::nbcc::Upstream;
 use super::*;
 
 impl Engine {
@@ -51,11 +52,13 @@ impl Engine {
                 self.counters.bypass.filter_skips += 1;
             } else if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms)
             {
+                let mark = u64::from(self.ecn_marks_all());
+                self.counters.congestion.data_marked += mark;
                 let data = self.table.data(e).unwrap_or(&[]);
                 let start = self.out.len() as u32;
                 self.out.extend_from_slice(data);
                 let range = start..self.out.len() as u32;
-                self.send(face, SendKind::Data, PacketRef::Out(range), token, 0);
+                self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
                 return self.read_ahead(name.value());
             }
         }
@@ -63,6 +66,9 @@ impl Engine {
         else {
             return;
         };
+        if self.ecn_marks_all() {
+            self.table.pit_mut(p).cc_mark = true;
+        }
         let next_hop = lp
             .next_hop_face_id
             .filter(|_| info.local)
@@ -73,8 +79,10 @@ impl Engine {
         let restrict_local = hop_exhausted || localhop_from_remote || localhost;
         // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
         // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
+        let mut bypass = false;
         if is_new && filter != Filtered::Absent {
             let route = Route {
+                now_ms,
                 idx,
                 face,
                 next_hop,
@@ -83,8 +91,10 @@ impl Engine {
                 planned,
                 guard,
             };
-            if self.ask_slow_tier(p, full, &route, filter == Filtered::Maybe) {
-                return;
+            match self.ask_slow_tier(p, full, &route, filter == Filtered::Maybe) {
+                Slow::Parked => return,
+                Slow::Bypass => bypass = true,
+                Slow::Go => {}
             }
         }
         if self.table.pit(p).cs_pending {
@@ -103,6 +113,7 @@ impl Engine {
             outgoing,
             restrict_local,
             stored: false,
+            bypass,
             wire,
             interest: i,
             token,
@@ -223,25 +234,39 @@ impl Engine {
 
     /// The slow tier's part for new PIT entry `p` after a RAM-CS miss: the second-stage bypass
     /// (past the threshold, a name the tier holds goes upstream if one is available), else
-    /// the lookup, which may park the Interest (`true`). `positive`: the CS filter said the
-    /// name may be held, so a miss in every tier is its false positive.
-    fn ask_slow_tier(&mut self, p: u32, full: u64, r: &Route<'_, '_>, positive: bool) -> bool {
+    /// the lookup, which may park the Interest (and, with NB-CC, mark its Data when the queue
+    /// it joins is past the threshold). `positive`: the CS filter said the name may be held,
+    /// so a miss in every tier is its false positive.
+    fn ask_slow_tier(&mut self, p: u32, full: u64, r: &Route<'_, '_>, positive: bool) -> Slow {
         let name = r.interest.name();
         let Some(tier) = self.slow_tier.as_mut() else {
             self.counters.bypass.filter_false_positives += u64::from(positive);
-            return false;
+            return Slow::Go;
+        };
+        let cc = self.config.congestion;
+        let waiting = if self.config.bypass_threshold.is_some() || (cc.ecn && cc.nbcc) {
+            tier.waiting()
+        } else {
+            0
         };
         if let Some(threshold) = self.config.bypass_threshold {
-            if tier.waiting() >= threshold && tier.holds(full, name.value()) {
-                if self.has_upstream(r) {
-                    self.counters.bypass.queue_bypasses += 1;
-                    return false;
+            if waiting >= threshold && tier.holds(full, name.value()) {
+                match self.bypass_upstream(r) {
+                    Upstream::Available => {
+                        self.counters.bypass.queue_bypasses += 1;
+                        return Slow::Bypass;
+                    }
+                    Upstream::Unavailable => self.counters.congestion.bypass_unavailable += 1,
+                    Upstream::None => {}
                 }
                 self.counters.bypass.queue_no_upstream += 1;
             }
         }
         if self.park_on_slow_tier(p, full, r.interest) {
-            return true;
+            if self.nbcc_marks_queued(waiting) {
+                self.table.pit_mut(p).cc_mark = true;
+            }
+            return Slow::Parked;
         }
         if positive
             && !self
@@ -251,21 +276,40 @@ impl Engine {
         {
             self.counters.bypass.filter_false_positives += 1;
         }
-        false
+        Slow::Go
     }
 
-    /// Whether Interest `r` has an upstream to go to: its NextHopFaceId in scope, or an
-    /// eligible next hop in its FIB entry (the strategy's choice among them is made later).
-    fn has_upstream(&mut self, r: &Route<'_, '_>) -> bool {
+    /// Where Interest `r` could be bypassed to: its NextHopFaceId in scope, or an eligible next
+    /// hop of its FIB entry, that has not sent a Nack-α (the strategy's choice among the
+    /// available ones is made later).
+    fn bypass_upstream(&mut self, r: &Route<'_, '_>) -> Upstream {
+        let now = r.now_ms;
+        let judge = |e: &Self, face: FaceId| {
+            if e.bypass_available(face, now) {
+                Upstream::Available
+            } else {
+                Upstream::Unavailable
+            }
+        };
         if let Some(nh) = r.next_hop {
-            return self.in_scope(r.restrict_local, nh);
+            if !self.in_scope(r.restrict_local, nh) {
+                return Upstream::None;
+            }
+            return judge(self, nh);
         }
-        let entry = self.fib_answer(r);
-        entry.is_some_and(|e| {
-            e.nexthops()
-                .iter()
-                .any(|n| n.face != r.face && self.in_scope(r.restrict_local, n.face))
-        })
+        let Some(entry) = self.fib_answer(r) else {
+            return Upstream::None;
+        };
+        let mut found = Upstream::None;
+        for n in entry.nexthops() {
+            if n.face != r.face && self.in_scope(r.restrict_local, n.face) {
+                found = judge(self, n.face);
+                if found == Upstream::Available {
+                    break;
+                }
+            }
+        }
+        found
     }
 
     /// Whether `face` may carry an Interest restricted to local faces (`restrict_local`).
@@ -345,7 +389,9 @@ impl Engine {
             let h = &self.hashes[f.idx];
             let kind = self.strategies.find(&f.interest.name(), h);
             let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
-            let eligible = |nh: FaceId| nh != f.face && in_scope(nh);
+            // A bypassed Interest goes only to upstreams that have not sent a Nack-α.
+            let available = |nh: FaceId| !f.bypass || self.bypass_available(nh, f.now_ms);
+            let eligible = |nh: FaceId| nh != f.face && in_scope(nh) && available(nh);
             let pe = self.table.pit(f.p);
             let interval = pe.retx_interval_ms;
             let recently = |r: &crate::table::pit_cs::OutRecord| {
@@ -450,6 +496,9 @@ pub(super) struct Forward<'a, 'g> {
     pub(super) restrict_local: bool,
     /// Forwarding an Interest stored in the PIT (no input packet to Nack).
     pub(super) stored: bool,
+    /// The Interest bypasses the store (NB-Cache's second stage): it goes only to upstreams
+    /// available for bypass (NB-CC).
+    pub(super) bypass: bool,
     pub(super) wire: &'a [u8],
     pub(super) interest: &'a InterestView<'a>,
     pub(super) token: Option<&'a [u8]>,
@@ -462,6 +511,7 @@ impl<'a, 'g> Forward<'a, 'g> {
     /// The parts of the Interest that decide where it may go.
     fn route(&self) -> Route<'a, 'g> {
         Route {
+            now_ms: self.now_ms,
             idx: self.idx,
             face: self.face,
             next_hop: self.next_hop,
@@ -475,6 +525,7 @@ impl<'a, 'g> Forward<'a, 'g> {
 
 /// Where an Interest may go: what [`Engine::has_upstream`] and the FIB lookup need.
 pub(super) struct Route<'a, 'g> {
+    now_ms: u64,
     idx: usize,
     face: FaceId,
     next_hop: Option<FaceId>,
@@ -482,6 +533,17 @@ pub(super) struct Route<'a, 'g> {
     interest: &'a InterestView<'a>,
     planned: Option<Planned<'g>>,
     guard: &'g crossbeam_epoch::Guard,
+}
+
+/// What the slow tier's part decided for an Interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slow {
+    /// It waits in its PIT entry for the slow tier.
+    Parked,
+    /// Past the threshold, it bypasses the store to an available upstream.
+    Bypass,
+    /// It goes on to the FIB as usual (a miss, or no slow tier).
+    Go,
 }
 
 /// What the filter in front of the CS said of an Interest.

@@ -29,6 +29,10 @@
 //!   fair share of it: Nack Congestion; unsolicited Data is dropped;
 //! - a Nack from an upstream is recorded; when every upstream has Nacked, the downstreams get a
 //!   Nack with the least severe reason.
+//!
+//! NB-Cache (Pan et al.) runs inside the same pipeline: the CS filter and the queue-threshold
+//! bypass ([`CsFilter`], [`EngineConfig::bypass_threshold`]) and its congestion control, plain
+//! ECN or NB-CC with its Nack-α / Nack-β signals ([`CongestionConfig`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -41,13 +45,16 @@ use crate::table::index::{prefetch_lines, LinePlan};
 use crate::table::pit_cs::{CsMatch, FaceId, PitCs, PitCsConfig, PitLimits, TableFull, NONE};
 
 pub use crate::table::cs_filter::CsFilter;
-use wire::lp::{NackReason, CACHE_POLICY_NO_CACHE};
+use wire::lp::{NackReason, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
 mod data;
 mod interest;
+mod nbcc;
 
 use interest::{find_nonce_offset, Forward, Planned};
+use nbcc::CcState;
+pub use nbcc::{CongestionConfig, CongestionCounters};
 
 /// Most packets per batch.
 pub const MAX_BATCH: usize = 64;
@@ -102,6 +109,8 @@ pub struct EngineConfig {
     /// name it holds goes upstream instead of joining them, if an upstream is available;
     /// otherwise it queues as usual. A RAM-tier hit is never bypassed. `None`: off.
     pub bypass_threshold: Option<usize>,
+    /// Congestion notification of the store: plain ECN or NB-CC (Pan et al.); off by default.
+    pub congestion: CongestionConfig,
 }
 
 impl Default for EngineConfig {
@@ -120,6 +129,7 @@ impl Default for EngineConfig {
             prefetch: true,
             lpm: LpmAlgorithm::TwoStage,
             bypass_threshold: None,
+            congestion: CongestionConfig::default(),
         }
     }
 }
@@ -233,6 +243,8 @@ pub struct Action {
     pub pit_token: Option<Range<u32>>,
     /// CongestionMark to attach (0 = none).
     pub congestion_mark: u64,
+    /// NB-CC's Nack-α or Nack-β to attach (NDNLPv2 field 952; on Data only).
+    pub nbcc: Option<NbccSignal>,
 }
 
 /// Per-engine counters (read by management; never shared between workers).
@@ -260,6 +272,8 @@ pub struct Counters {
     pub drops: [u64; DROP_REASONS],
     /// NB-Cache's bypasses of the CS, by reason.
     pub bypass: BypassCounters,
+    /// Congestion notification: NB-CC's signals and the Data marked.
+    pub congestion: CongestionCounters,
 }
 
 /// Interests that did not wait for the content store (NB-Cache, Pan et al.), by reason.
@@ -324,6 +338,7 @@ struct LpInfo<'a> {
     congestion_mark: u64,
     cache_policy: Option<u64>,
     next_hop_face_id: Option<u64>,
+    nbcc: Option<NbccSignal>,
 }
 
 impl<'a> LpInfo<'a> {
@@ -332,6 +347,7 @@ impl<'a> LpInfo<'a> {
         congestion_mark: 0,
         cache_policy: None,
         next_hop_face_id: None,
+        nbcc: None,
     };
 
     fn of(lp: &LpPacketView<'a>) -> Self {
@@ -340,6 +356,7 @@ impl<'a> LpInfo<'a> {
             congestion_mark: lp.congestion_mark.unwrap_or(0),
             cache_policy: lp.cache_policy,
             next_hop_face_id: lp.next_hop_face_id,
+            nbcc: lp.nbcc,
         }
     }
 }
@@ -358,6 +375,8 @@ enum Parsed<'a> {
         i: InterestView<'a>,
         reason: NackReason,
     },
+    /// An IDLE LpPacket carrying an NB-CC signal.
+    Signal(NbccSignal),
     Dropped(DropReason),
 }
 
@@ -374,6 +393,8 @@ pub struct Engine {
     /// The name a slow tier's prefetch-ahead asks for (reused; [`AHEAD_NAME_BYTES`] reserved).
     ahead_name: Vec<u8>,
     counters: Counters,
+    /// Congestion notification state (ECN, NB-CC).
+    cc: CcState,
     hashes: Vec<PrefixHashes>,
     /// Per batch slot: the FIB lookup planned over the prefetch passes.
     plans: Vec<LinePlan>,
@@ -451,6 +472,7 @@ impl Engine {
             slow_tier: None,
             ahead_name: Vec::with_capacity(AHEAD_NAME_BYTES),
             counters: Counters::default(),
+            cc: CcState::default(),
             hashes: vec![empty; MAX_BATCH],
             plans: vec![LinePlan::default(); MAX_BATCH],
             actions: Vec::with_capacity(MAX_BATCH * 4),
@@ -485,6 +507,9 @@ impl Engine {
         let i = face as usize;
         if self.faces.len() <= i {
             self.faces.resize(i + 1, FaceInfo::default());
+        }
+        if self.cc.faces.len() <= i {
+            self.cc.faces.resize(i + 1, Default::default());
         }
         self.faces[i] = info;
     }
@@ -583,6 +608,7 @@ impl Engine {
         self.actions.clear();
         self.out.clear();
         self.advance(now_ms);
+        self.cc_update(now_ms);
         if inputs.len() > MAX_BATCH {
             for _ in MAX_BATCH..inputs.len() {
                 self.drop_packet(DropReason::BatchOverflow);
@@ -674,7 +700,7 @@ impl Engine {
                     "a wrong precomputed hash"
                 );
             }
-            (Parsed::Dropped(_), _) => {}
+            (Parsed::Signal(_) | Parsed::Dropped(_), _) => {}
         }
     }
 
@@ -774,6 +800,12 @@ impl Engine {
                 third_level(self, idx + DATA_AHEAD);
             }
             let face = inputs[idx].0;
+            // An NB-CC signal that came with a packet (a bare packet has none).
+            if let Some(Parsed::Interest { lp, .. } | Parsed::Data { lp, .. }) = p {
+                if let Some(sig) = lp.nbcc {
+                    self.on_nbcc_signal(now_ms, face, sig);
+                }
+            }
             match p {
                 Some(Parsed::Interest { i, lp }) => self.on_interest(
                     now_ms,
@@ -789,6 +821,7 @@ impl Engine {
                     self.on_data(now_ms, idx, face, inputs[idx].1, d, *lp)
                 }
                 Some(Parsed::Nack { i, reason }) => self.on_nack(now_ms, idx, face, i, *reason),
+                Some(Parsed::Signal(sig)) => self.on_nbcc_signal(now_ms, face, *sig),
                 Some(Parsed::Dropped(r)) => self.drop_packet(*r),
                 None => {}
             }
@@ -813,7 +846,7 @@ impl Engine {
                     .prefetch(dead_nonce_key(full, int.nonce().unwrap_or([0; 4])));
             }
             Parsed::Data { .. } | Parsed::Nack { .. } => self.table.prefetch(self.hashes[i].full()),
-            Parsed::Dropped(_) => {}
+            Parsed::Signal(_) | Parsed::Dropped(_) => {}
         }
     }
 
@@ -860,7 +893,10 @@ impl Engine {
                     return Parsed::Dropped(DropReason::Fragment);
                 }
                 match lp.network_packet(limits) {
-                    None => Parsed::Dropped(DropReason::NoPayload),
+                    None => match lp.nbcc {
+                        Some(sig) => Parsed::Signal(sig),
+                        None => Parsed::Dropped(DropReason::NoPayload),
+                    },
                     Some(Err(_)) => Parsed::Dropped(DropReason::Malformed),
                     Some(Ok(PacketView::Interest(i))) => match lp.nack {
                         Some(n) => Parsed::Nack {
@@ -899,9 +935,13 @@ impl Engine {
         mark: u64,
     ) {
         let pit_token = self.push_token(token);
+        let mut nbcc = None;
         match kind {
             SendKind::Interest => self.counters.out_interests += 1,
-            SendKind::Data => self.counters.out_data += 1,
+            SendKind::Data => {
+                self.counters.out_data += 1;
+                nbcc = self.cc_signal_for(face);
+            }
             SendKind::Nack(_) => self.counters.out_nacks += 1,
         }
         self.actions.push(Action {
@@ -910,6 +950,7 @@ impl Engine {
             packet,
             pit_token,
             congestion_mark: mark,
+            nbcc,
         });
     }
 

@@ -184,6 +184,9 @@ pub struct PitEntry {
     pub must_be_fresh: bool,
     /// Strategy state: waiting for the CS's slower tier.
     pub cs_pending: bool,
+    /// Congestion notification: the Data that satisfies this entry is sent with a
+    /// CongestionMark (the Interest met a congested store; see `fw::pipeline::CongestionConfig`).
+    pub cc_mark: bool,
     is_digest: bool,
     in_use: bool,
     /// `interest` holds a stored Interest (cleared with it when the entry is removed, so that
@@ -775,6 +778,7 @@ impl PitCs {
         pe.nonce_offset = None;
         pe.retx_interval_ms = 0;
         pe.cs_pending = false;
+        pe.cc_mark = false;
         pe.is_digest = is_digest;
         pe.in_use = true;
         self.pit_len += 1;

@@ -1,0 +1,241 @@
+//! Congestion control for NB-Cache: plain ECN and NB-CC (see [`CongestionConfig`]).
+//!
+//! Nothing here allocates per packet: the per-face state grows only when a face is declared.
+
+use wire::lp::NbccSignal;
+
+use super::*;
+
+/// Congestion control for NB-Cache (Pan et al., "NB-Cache: Non-Blocking In-Network Caching for
+/// High-Performance Content Routers", §III-E): plain ECN, or NB-CC with its lazy congestion
+/// notification. The store counts as congested while its slow tier has at least
+/// [`CongestionConfig::threshold`] lookups waiting ([`SlowTier::waiting`]), looked at once per
+/// batch.
+///
+/// - **ECN** (`ecn` without `nbcc`): every Interest that arrives while the store is congested
+///   gets its Data marked (NDNLPv2 CongestionMark) when this engine sends it downstream, whether
+///   the Data came from the store or from upstream (a RAM-CS hit included).
+/// - **NB-CC** (`nbcc`): marking is delayed until there is no other way: only an Interest that
+///   joins the slow tier's queue while it is past the threshold — because no upstream was
+///   available to bypass to, or because the bypass (`aqm`) is off — gets its Data marked (with
+///   `ecn`; without it nothing is marked and only the signals below run). And the engine tells
+///   its downstreams: each round of signals is a Nack-α while congested (a new round every
+///   `interval_ms`) and one Nack-β when the queue falls below the threshold again. A round's
+///   signal rides, as Cascade's NDNLPv2 field 952 ([`NbccSignal`]), on the next Data this
+///   engine sends to each point-to-point face: a face it sends Data to is by definition a
+///   downstream, and a field on a packet sent anyway needs no packet of its own and is ignored
+///   by a forwarder or application that does not know it. A face is sent each round at most
+///   once, and a Nack-β only if it was sent the Nack-α before. Downstream, a Nack-α makes its
+///   face unavailable to bypassed Interests for `timeout_ms` (refreshed by each Nack-α), a
+///   Nack-β makes it available again; the strategy picks a bypassed Interest's upstream among
+///   the available next hops, and an Interest with none waits for the store (and is marked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CongestionConfig {
+    /// Mark Data with an NDNLPv2 CongestionMark (plain ECN, or NB-CC's lazy marking).
+    pub ecn: bool,
+    /// NB-CC: Nack-α / Nack-β to downstreams, lazy marking, and bypass only to upstreams that
+    /// have not sent a Nack-α.
+    pub nbcc: bool,
+    /// Slow-tier lookups waiting from which the store counts as congested (0: always, when
+    /// there is a slow tier).
+    pub threshold: usize,
+    /// A new round of Nack-α every this many milliseconds while congested.
+    pub interval_ms: u64,
+    /// How long a Nack-α received keeps its face unavailable to bypassed Interests.
+    pub timeout_ms: u64,
+}
+
+impl Default for CongestionConfig {
+    fn default() -> Self {
+        CongestionConfig {
+            ecn: false,
+            nbcc: false,
+            threshold: 64,
+            interval_ms: 100,
+            timeout_ms: 1000,
+        }
+    }
+}
+
+/// What the congestion control did (per engine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CongestionCounters {
+    /// Nack-α sent (one per face and round).
+    pub alpha_sent: u64,
+    /// Nack-β sent.
+    pub beta_sent: u64,
+    /// Nack-α received.
+    pub alpha_received: u64,
+    /// Nack-β received.
+    pub beta_received: u64,
+    /// Times a Nack-α made an available face unavailable to bypassed Interests.
+    pub faces_unavailable: u64,
+    /// Interests past the threshold whose eligible upstreams had all sent a Nack-α: they
+    /// waited for the store (also counted in [`BypassCounters::queue_no_upstream`]).
+    pub bypass_unavailable: u64,
+    /// Data this engine marked (a mark that came from upstream is passed on, not counted).
+    pub data_marked: u64,
+}
+
+/// NB-CC's state of one face.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct CcFace {
+    /// The last round this face was sent (or skipped); rounds start at 1.
+    round: u64,
+    /// The last signal sent to it was a Nack-α.
+    alpha_sent: bool,
+    /// Bypassed Interests may not go to it before this time (a Nack-α from it).
+    unavailable_until_ms: u64,
+}
+
+/// The engine's congestion state.
+#[derive(Debug, Default)]
+pub(super) struct CcState {
+    /// The slow tier was past the threshold when last looked at (start of the batch).
+    pub(super) congested: bool,
+    /// The current round's signal and number (0: no round yet).
+    signal: Option<NbccSignal>,
+    round: u64,
+    /// When the current Nack-α round began.
+    alpha_since_ms: u64,
+    /// Per face id (grown by [`Engine::set_face`]).
+    pub(super) faces: Vec<CcFace>,
+}
+
+/// Where a bypassed Interest could go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Upstream {
+    /// An eligible upstream that has not sent a Nack-α.
+    Available,
+    /// Eligible upstreams, all of them under a Nack-α.
+    Unavailable,
+    /// No eligible upstream.
+    None,
+}
+
+impl Engine {
+    /// Sets the congestion control ([`CongestionConfig`]); takes effect at the next batch.
+    pub fn set_congestion(&mut self, config: CongestionConfig) {
+        self.config.congestion = config;
+    }
+
+    /// Looks at the slow tier's queue (once per batch) and, with NB-CC, starts a new round of
+    /// signals when one is due: a Nack-α on becoming congested and every `interval_ms` while
+    /// it stays so, a Nack-β on falling below the threshold.
+    pub(super) fn cc_update(&mut self, now_ms: u64) {
+        let c = self.config.congestion;
+        if !(c.ecn || c.nbcc) {
+            return;
+        }
+        let congested = self
+            .slow_tier
+            .as_ref()
+            .is_some_and(|t| t.waiting() >= c.threshold);
+        let s = &mut self.cc;
+        s.congested = congested;
+        if !c.nbcc {
+            return;
+        }
+        let alpha = s.signal == Some(NbccSignal::Alpha);
+        if congested && (!alpha || now_ms >= s.alpha_since_ms.saturating_add(c.interval_ms)) {
+            s.signal = Some(NbccSignal::Alpha);
+            s.alpha_since_ms = now_ms;
+            s.round += 1;
+        } else if !congested && alpha {
+            s.signal = Some(NbccSignal::Beta);
+            s.round += 1;
+        }
+    }
+
+    /// The signal a Data sent to `face` carries: the current round's, if the face has not had
+    /// it (a Nack-β only to a face that had the Nack-α).
+    #[inline]
+    pub(super) fn cc_signal_for(&mut self, face: FaceId) -> Option<NbccSignal> {
+        if !self.config.congestion.nbcc || self.cc.round == 0 {
+            return None;
+        }
+        let multi_access = self.face(face).multi_access;
+        let (round, signal) = (self.cc.round, self.cc.signal?);
+        let f = self.cc.faces.get_mut(face as usize)?;
+        if f.round == round || multi_access {
+            return None;
+        }
+        f.round = round;
+        let alpha = signal == NbccSignal::Alpha;
+        if !alpha && !f.alpha_sent {
+            return None;
+        }
+        f.alpha_sent = alpha;
+        if alpha {
+            self.counters.congestion.alpha_sent += 1;
+        } else {
+            self.counters.congestion.beta_sent += 1;
+        }
+        Some(signal)
+    }
+
+    /// A Nack-α or Nack-β arrived from `face` (on an IDLE LpPacket or with a packet). Counted
+    /// always; acted on with NB-CC only.
+    pub fn on_nbcc_signal(&mut self, now_ms: u64, face: FaceId, signal: NbccSignal) {
+        let c = self.config.congestion;
+        let k = &mut self.counters.congestion;
+        match signal {
+            NbccSignal::Alpha => k.alpha_received += 1,
+            NbccSignal::Beta => k.beta_received += 1,
+        }
+        if !c.nbcc {
+            return;
+        }
+        let Some(f) = self.cc.faces.get_mut(face as usize) else {
+            return;
+        };
+        match signal {
+            NbccSignal::Alpha => {
+                if f.unavailable_until_ms <= now_ms {
+                    k.faces_unavailable += 1;
+                }
+                f.unavailable_until_ms = now_ms.saturating_add(c.timeout_ms.max(1));
+            }
+            NbccSignal::Beta => f.unavailable_until_ms = 0,
+        }
+    }
+
+    /// Whether bypassed Interests may go to `face` at `now_ms`: always without NB-CC, else
+    /// unless a Nack-α from it is in force.
+    #[inline]
+    pub fn bypass_available(&self, face: FaceId, now_ms: u64) -> bool {
+        !self.config.congestion.nbcc
+            || self
+                .cc
+                .faces
+                .get(face as usize)
+                .is_none_or(|f| f.unavailable_until_ms <= now_ms)
+    }
+
+    /// Plain ECN marks the Data of every Interest that arrives while the store is congested.
+    #[inline]
+    pub(super) fn ecn_marks_all(&self) -> bool {
+        let c = self.config.congestion;
+        c.ecn && !c.nbcc && self.cc.congested
+    }
+
+    /// NB-CC (with `ecn`) marks the Data of an Interest that joins the slow tier's queue with
+    /// `waiting` lookups ahead of it, past the threshold.
+    #[inline]
+    pub(super) fn nbcc_marks_queued(&self, waiting: usize) -> bool {
+        let c = self.config.congestion;
+        c.ecn && c.nbcc && waiting >= c.threshold
+    }
+
+    /// The CongestionMark of a Data sent for PIT entry `p`, given the mark it came with:
+    /// the engine's own when the entry was marked (counted), else the incoming one.
+    #[inline]
+    pub(super) fn data_mark(&mut self, p: u32, incoming: u64) -> u64 {
+        if incoming == 0 && self.table.pit(p).cc_mark {
+            self.counters.congestion.data_marked += 1;
+            1
+        } else {
+            incoming
+        }
+    }
+}
