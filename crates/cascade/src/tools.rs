@@ -122,6 +122,9 @@ pub struct GetArgs {
     /// Do not shrink the window on NDNLPv2 CongestionMarks.
     #[arg(long)]
     ignore_marks: bool,
+    /// Keep the window at N Interests: no AIMD (neither marks, Nacks nor timeouts shrink it).
+    #[arg(long, value_name = "N")]
+    fixed_window: Option<u32>,
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -329,17 +332,22 @@ fn fetch_options(args: &GetArgs) -> Result<FetchOptions, Failure> {
     if !(args.max_cwnd.is_finite() && args.max_cwnd >= args.init_cwnd) {
         return Err(bad("--max-cwnd must be a number >= --init-cwnd"));
     }
-    Ok(FetchOptions {
-        lifetime_ms: args.lifetime,
-        max_retries: args.max_retries,
-        aimd: AimdOptions {
+    let aimd = match args.fixed_window {
+        Some(0) => return Err(bad("--fixed-window must be at least 1")),
+        Some(n) => AimdOptions::fixed(f64::from(n)),
+        None => AimdOptions {
             initial_cwnd: args.init_cwnd,
             max_cwnd: args.max_cwnd,
             ..AimdOptions::default()
         },
+    };
+    Ok(FetchOptions {
+        lifetime_ms: args.lifetime,
+        max_retries: args.max_retries,
+        aimd,
         ignore_congestion_marks: args.ignore_marks,
         // Enough for a full window of segments waiting on one lost segment.
-        max_reorder: (args.max_cwnd as u64).saturating_mul(4).max(64),
+        max_reorder: (aimd.max_cwnd as u64).saturating_mul(4).max(64),
         ..FetchOptions::default()
     })
 }

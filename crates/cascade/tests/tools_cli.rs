@@ -197,6 +197,12 @@ fn bad_arguments_exit_2_and_unreachable_forwarder_exits_1() {
     let o = cascade(&["get", "/x", "-o", "/dev/null", "--init-cwnd", "0.5"], b"");
     assert_eq!(o.status.code(), Some(2));
     assert!(one_line(&o).contains("--init-cwnd"));
+    let o = cascade(
+        &["get", "/x", "-o", "/dev/null", "--fixed-window", "0"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("--fixed-window must be at least 1"));
     let o = cascade(&["put", "/x", "/dev/null", "--segment-size", "9000"], b"");
     assert_eq!(o.status.code(), Some(2));
     assert!(one_line(&o).contains("8800-byte packet limit"));

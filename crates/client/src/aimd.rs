@@ -1,13 +1,16 @@
-//! The AIMD congestion window of a segmented fetch, in the manner of ndncatchunks.
+//! The AIMD congestion window of a segmented fetch, in the manner of ndncatchunks and of the
+//! consumer of Pan et al.'s NB-CC ("NB-Cache: Non-Blocking In-Network Caching for
+//! High-Performance Content Routers").
 //!
-//! The window counts Interests in flight. Each Data grows it: by `ai_step` per Data in slow
-//! start (below `ssthresh`), by `ai_step / cwnd` per Data above it (one step per window, that
-//! is per RTT). A congestion signal (a timeout, a Nack with reason Congestion, or a Data with an
-//! NDNLPv2 CongestionMark) sets `ssthresh = max(min_ssthresh, cwnd * md_coef)` and
-//! `cwnd = ssthresh` — but at most once per RTT: every transmission carries a serial number
+//! The window counts Interests in flight. Each unmarked Data grows it: by `ai_step` per Data in
+//! slow start (below `ssthresh`), by `ai_step / cwnd` per Data above it (one step per window,
+//! that is per RTT). A congestion signal (a timeout, a Nack with reason Congestion, or a Data
+//! with an NDNLPv2 CongestionMark, which does not grow the window) sets
+//! `ssthresh = max(min_ssthresh, cwnd * md_coef)` and `cwnd = ssthresh` — by default halving
+//! it, down to 1 — but at most once per RTT: every transmission carries a serial number
 //! (increasing), the decrease records the newest serial sent so far as the recovery point, and a
 //! signal about a transmission at or before the recovery point (sent before the decrease could
-//! take effect) is ignored.
+//! take effect) is ignored. A fixed window ([`AimdOptions::fixed`]) neither grows nor shrinks.
 
 /// Parameters of an [`Aimd`] window.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,6 +29,8 @@ pub struct AimdOptions {
     pub ai_step: f64,
     /// Multiplicative decrease factor.
     pub md_coef: f64,
+    /// Keep the window at `initial_cwnd` whatever happens (no AIMD).
+    pub fixed: bool,
 }
 
 impl Default for AimdOptions {
@@ -35,9 +40,23 @@ impl Default for AimdOptions {
             initial_ssthresh: f64::INFINITY,
             min_cwnd: 1.0,
             max_cwnd: 1024.0,
-            min_ssthresh: 2.0,
+            min_ssthresh: 1.0,
             ai_step: 1.0,
             md_coef: 0.5,
+            fixed: false,
+        }
+    }
+}
+
+impl AimdOptions {
+    /// A window fixed at `cwnd` Interests (at least 1): no growth, no decrease.
+    pub fn fixed(cwnd: f64) -> Self {
+        let cwnd = cwnd.max(1.0);
+        AimdOptions {
+            initial_cwnd: cwnd,
+            max_cwnd: cwnd,
+            fixed: true,
+            ..AimdOptions::default()
         }
     }
 }
@@ -95,8 +114,12 @@ impl Aimd {
         self.decreases
     }
 
-    /// A Data arrived: grow the window.
+    /// A Data without a CongestionMark arrived: grow the window. (A marked one is a congestion
+    /// signal: [`Aimd::on_congestion`].)
     pub fn on_data(&mut self) {
+        if self.opts.fixed {
+            return;
+        }
         let step = if self.cwnd < self.ssthresh {
             self.opts.ai_step
         } else {
@@ -109,7 +132,7 @@ impl Aimd {
     /// transmission so far has serial `newest_serial`. Returns whether the window was decreased
     /// (false when the signal falls within the RTT after the last decrease).
     pub fn on_congestion(&mut self, sent_serial: u64, newest_serial: u64) -> bool {
-        if sent_serial <= self.recovery_point {
+        if self.opts.fixed || sent_serial <= self.recovery_point {
             return false;
         }
         self.ssthresh = (self.cwnd * self.opts.md_coef).max(self.opts.min_ssthresh);
@@ -174,11 +197,16 @@ mod tests {
             w.on_data();
         }
         assert_eq!(w.cwnd(), 5.0);
-        // Repeated decreases stop at min_ssthresh (2), never below min_cwnd.
+        // Repeated decreases stop at min_ssthresh, never below min_cwnd.
+        let mut two = Aimd::new(AimdOptions {
+            initial_cwnd: 5.0,
+            min_ssthresh: 2.0,
+            ..AimdOptions::default()
+        });
         for s in 1..10 {
-            w.on_congestion(s * 100, s * 100);
+            two.on_congestion(s * 100, s * 100);
         }
-        assert_eq!(w.cwnd(), 2.0);
+        assert_eq!(two.cwnd(), 2.0);
         let mut tiny = Aimd::new(AimdOptions {
             min_ssthresh: 0.1,
             ..AimdOptions::default()
@@ -188,5 +216,49 @@ mod tests {
         }
         assert_eq!(tiny.cwnd(), 1.0);
         assert_eq!(tiny.window(), 1);
+    }
+
+    /// The consumer NB-CC expects: in congestion avoidance +1 per window of unmarked Data;
+    /// a marked Data halves the window, at most once per RTT, down to 1.
+    #[test]
+    fn additive_increase_per_window_halving_per_rtt_down_to_one() {
+        let mut w = Aimd::new(AimdOptions {
+            initial_cwnd: 4.0,
+            initial_ssthresh: 4.0,
+            ..AimdOptions::default()
+        });
+        // Four unmarked Data (one window): +1/cwnd each, about +1 in all.
+        for _ in 0..4 {
+            w.on_data();
+        }
+        assert!(w.cwnd() > 4.9 && w.cwnd() < 5.0, "{}", w.cwnd());
+        assert_eq!(w.window(), 4);
+        for _ in 0..5 {
+            w.on_data();
+        }
+        assert_eq!(w.window(), 5, "{}", w.cwnd());
+        // Serials 1..=20 sent; the Data of serial 10 is marked: halve, once for that flight.
+        let before = w.cwnd();
+        assert!(w.on_congestion(10, 20));
+        assert_eq!(w.cwnd(), before / 2.0);
+        assert!(!w.on_congestion(15, 22));
+        assert!(!w.on_congestion(20, 24));
+        // Marks on later flights halve again, down to 1 and no further.
+        for s in 0..6 {
+            w.on_congestion(30 + s * 10, 30 + s * 10);
+        }
+        assert_eq!((w.cwnd(), w.window()), (1.0, 1));
+        assert_eq!(w.decreases(), 7);
+    }
+
+    #[test]
+    fn a_fixed_window_never_moves() {
+        let mut w = Aimd::new(AimdOptions::fixed(6.0));
+        for s in 1..50 {
+            w.on_data();
+            assert!(!w.on_congestion(s, s));
+        }
+        assert_eq!((w.window(), w.decreases()), (6, 0));
+        assert_eq!(Aimd::new(AimdOptions::fixed(0.0)).window(), 1);
     }
 }

@@ -5,8 +5,9 @@
 //! fetched by a [`Fetcher`], the deterministic core (it never reads a clock: the caller passes
 //! the time), driven by [`get`] over a [`Face`]:
 //!
-//! - the window ([`Aimd`]) grows on Data and shrinks, at most once per RTT, on a timeout, a Nack
-//!   with reason Congestion, or a Data carrying an NDNLPv2 CongestionMark;
+//! - the window ([`Aimd`]) grows on an unmarked Data and shrinks, at most once per RTT, on a
+//!   timeout, a Nack with reason Congestion, or a Data carrying an NDNLPv2 CongestionMark (which
+//!   then does not grow it); with a fixed window ([`AimdOptions::fixed`]) it does neither;
 //! - an Interest times out after the estimator's RTO ([`RttEstimator`]); the RTO backs off on a
 //!   timeout that decreased the window; RTT samples come only from segments sent once (Karn);
 //! - a timed-out segment, or one Nacked with Congestion or Duplicate, is sent again (before any
@@ -288,12 +289,13 @@ impl Fetcher {
                     self.rtt.add_sample(rtt);
                     self.rtt_stats.add(rtt);
                 }
-                self.aimd.on_data();
                 if congestion_marked {
                     self.stats.congestion_marks += 1;
-                    if !self.ignore_marks {
-                        self.congestion(t.serial);
-                    }
+                }
+                if congestion_marked && !self.ignore_marks {
+                    self.congestion(t.serial);
+                } else {
+                    self.aimd.on_data();
                 }
             }
             None => {
@@ -613,9 +615,9 @@ mod tests {
         send_all(&mut f, ms(0));
         f.on_nack(3, Some(NackReason::Congestion)).unwrap();
         assert_eq!(f.aimd().cwnd(), 4.0);
-        // A marked Data of the same flight does not decrease again.
+        // A marked Data of the same flight does not decrease again, nor grow the window.
         f.on_data(0, vec![], true, ms(5));
-        assert!(f.aimd().cwnd() > 4.0);
+        assert_eq!(f.aimd().cwnd(), 4.0);
         assert_eq!(f.stats().congestion_marks, 1);
         // The retransmission of 3 comes first.
         assert_eq!(f.next_to_send(ms(5)), None); // 6 in flight, window 4
@@ -640,6 +642,7 @@ mod tests {
         g.on_data(0, vec![], true, ms(1));
         assert_eq!(g.stats().window_decreases, 0);
         assert_eq!(g.stats().congestion_marks, 1);
+        assert_eq!(g.aimd().cwnd(), 3.0, "grown as by an unmarked Data");
     }
 
     #[test]
