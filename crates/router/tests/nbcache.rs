@@ -1,7 +1,10 @@
 //! NB-Cache's switches in a running router (Pan et al., "NB-Cache: Non-Blocking In-Network
 //! Caching for High-Performance Content Routers"): the filter in front of the CS skips it for
 //! names the router does not hold, knows L2's names again after a restart, and the blocking
-//! I/O mode still serves from L2.
+//! I/O mode still serves from L2. Its congestion control between two routers over UDP: the
+//! downstream bypasses its store to the upstream while the upstream is available, and once a
+//! Nack-α (Cascade's NDNLPv2 field 952) came from it serves from its own store and marks the
+//! Data; and a consumer whose Data are marked shrinks its window.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,12 +12,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use client::face::{Outcome, Received};
+use client::face::{DataPacket, Outcome, Received};
 use client::transport::TransportUri;
-use client::Face;
+use client::{AimdOptions, Face, FetchOptions, ServeOptions};
 use router::config::StoreIo;
+use router::dispatch::{Dispatcher, Route, WorkerMapping};
 use router::{Config, Router};
-use wire::{Data, Interest, Name};
+use wire::lp::{LpPacket, NbccSignal};
+use wire::{Data, Interest, Limits, Name};
 
 struct TmpDir(PathBuf);
 
@@ -91,11 +96,14 @@ impl Producer {
     }
 }
 
-fn fetch(consumer: &mut Face, uri: &str, nonce: u32) {
+fn fetch(consumer: &mut Face, uri: &str, nonce: u32) -> DataPacket {
     let mut i = Interest::new(Name::from_uri(uri).unwrap(), nonce.to_be_bytes());
     i.lifetime_ms = Some(2000);
     match consumer.express(&i).unwrap() {
-        Outcome::Data(d) => assert_eq!(d.name.to_string(), uri),
+        Outcome::Data(d) => {
+            assert_eq!(d.name.to_string(), uri);
+            d
+        }
         other => panic!("{uri}: {other:?}"),
     }
 }
@@ -114,8 +122,13 @@ fn fill(r: &Router, consumer: &mut Face) {
     for k in 0..12u32 {
         fetch(consumer, &format!("/nb/v=1/seg={k}"), k);
     }
+    wait_stored(r, 12);
+}
+
+/// Waits until `r`'s L2 holds `n` chunks.
+fn wait_stored(r: &Router, n: u64) {
     let t0 = Instant::now();
-    while snapshot(r).l2.unwrap().stored_chunks < 12 {
+    while snapshot(r).l2.unwrap().stored_chunks < n {
         assert!(
             t0.elapsed() < Duration::from_secs(5),
             "writes never finished"
@@ -175,4 +188,189 @@ fn blocking_io_still_serves_from_l2() {
     assert!(snapshot(&r).l2.unwrap().tier.served >= 1);
     p.stop();
     stop(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Congestion control: NB-CC between two routers, and the consumer's AIMD
+// ---------------------------------------------------------------------------------------------
+
+/// NB-CC's switches on a router of [`config`].
+fn with_cc(mut c: Config, ecn: bool, nbcc: bool, aqm: bool, threshold: usize) -> Config {
+    c.store.ecn = ecn;
+    c.store.nbcc = nbcc;
+    c.store.aqm = aqm;
+    c.store.bypass_threshold = threshold;
+    c.store.nbcc_interval_ms = 20;
+    c.store.nbcc_timeout_ms = 60_000;
+    c
+}
+
+/// A packet carrying an NB-CC signal is handed to every worker: alone (IDLE), or on a Data
+/// that would otherwise go to one worker only.
+#[test]
+fn the_dispatcher_hands_a_signal_to_every_worker() {
+    let d = Dispatcher::new(
+        engine::hash::HashKey::fixed(1, 2),
+        4,
+        WorkerMapping::Content,
+        Limits::default(),
+    );
+    let mut idle = Vec::new();
+    NbccSignal::Alpha.encode_idle(&mut idle);
+    assert!(matches!(d.route(&idle), Route::AllWorkers { .. }));
+    let data = Data::new(Name::from_uri("/a/b").unwrap(), vec![1]).to_wire();
+    let token = router::dispatch::worker_token(2);
+    let mut lp = LpPacket {
+        pit_token: Some(token.to_vec()),
+        fragment: Some(data),
+        ..LpPacket::default()
+    };
+    assert_eq!(d.route(&lp.to_wire()), Route::Worker(2));
+    lp.nbcc = Some(NbccSignal::Beta);
+    assert_eq!(d.route(&lp.to_wire()), Route::AllWorkers { owner: 2 });
+}
+
+/// [`config`] with L2 batches of one chunk and no prefetch-ahead: every chunk the RAM CS does
+/// not hold is one L2 read (a RAM hit never waits for the store, so NB-CC never marks it).
+fn one_chunk_batches(dir: &Path) -> Config {
+    let mut c = config(dir, StoreIo::NonBlocking);
+    c.store.batch = 1;
+    c.store.prefetch_ahead = false;
+    c
+}
+
+/// Two routers over UDP, both holding the same chunks in L2. The downstream (R1, NB-CC, its
+/// queue threshold 0: always past it) bypasses its store to the upstream (R2) for every held
+/// chunk while R2 is available, and the Data come back unmarked. R2 restarts congested (its
+/// threshold 0 too): its first Data carries a Nack-α, after which R1 serves the chunks from
+/// its own L2 and marks them, since no bypass is possible.
+#[test]
+fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
+    let dir = tmp_dir("nbcc2");
+    let d2 = dir.0.join("r2");
+    let d1 = dir.0.join("r1");
+    std::fs::create_dir_all(&d2).unwrap();
+    std::fs::create_dir_all(&d1).unwrap();
+    let mut c2 = with_cc(one_chunk_batches(&d2), false, true, false, 1 << 20);
+    c2.listen.udp = "127.0.0.1:0".into();
+    let r2 = Router::start(&c2).unwrap();
+    let r2_udp = r2.bound().udp.unwrap();
+    let mut c1 = with_cc(one_chunk_batches(&d1), true, true, true, 0);
+    let uri = format!("udp4://{r2_udp}");
+    c1.static_faces
+        .push(router::config::StaticFace { uri: uri.clone() });
+    c1.routes.push(router::config::Route {
+        prefix: "/nb".into(),
+        face: uri,
+        cost: 0,
+    });
+    let r1 = Router::start(&c1).unwrap();
+    let p = producer(&r2, "/nb");
+    let mut consumer = face(&r1);
+    // Both stores get chunks 0..24 (the RAM CSs keep the last 4).
+    for k in 0..24u32 {
+        fetch(&mut consumer, &format!("/nb/v=1/seg={k}"), k);
+    }
+    wait_stored(&r1, 24);
+    wait_stored(&r2, 24);
+    assert_eq!(p.answered(), 24);
+    let r2_in = snapshot(&r2).counters.in_interests;
+
+    // R2 available: held chunks go to R2, which serves them from its store, unmarked.
+    for k in 0..8u32 {
+        let d = fetch(&mut consumer, &format!("/nb/v=1/seg={k}"), 100 + k);
+        assert_eq!(d.congestion_mark, None, "seg {k}");
+    }
+    assert_eq!(snapshot(&r1).counters.bypass.queue_bypasses, 8);
+    assert_eq!(snapshot(&r2).counters.in_interests, r2_in + 8);
+    assert_eq!(p.answered(), 24, "R2 served them from its store");
+    assert_eq!(snapshot(&r1).counters.congestion.data_marked, 0);
+    p.stop();
+    stop(r2);
+
+    // R2 again, on the same address and store, now congested: it tells R1.
+    let mut c2 = with_cc(one_chunk_batches(&d2), false, true, false, 0);
+    c2.listen.udp = r2_udp.to_string();
+    let r2 = Router::start(&c2).unwrap();
+    let first = fetch(&mut consumer, "/nb/v=1/seg=8", 200);
+    assert_eq!(
+        first.congestion_mark, None,
+        "bypassed: R2 was still available"
+    );
+    assert!(snapshot(&r2).counters.congestion.alpha_sent >= 1);
+    let c = snapshot(&r1).counters.congestion;
+    assert_eq!((c.alpha_received, c.faces_unavailable), (1, 1));
+    let r2_in = snapshot(&r2).counters.in_interests;
+    for k in 9..20u32 {
+        let d = fetch(&mut consumer, &format!("/nb/v=1/seg={k}"), 200 + k);
+        assert_eq!(d.congestion_mark, Some(1), "seg {k}: no bypass possible");
+    }
+    let s1 = snapshot(&r1);
+    assert_eq!(s1.counters.bypass.queue_bypasses, 9);
+    assert_eq!(s1.counters.congestion.bypass_unavailable, 11);
+    assert_eq!(s1.counters.congestion.data_marked, 11);
+    assert_eq!(snapshot(&r2).counters.in_interests, r2_in, "R1 kept them");
+    stop(r1);
+    stop(r2);
+}
+
+/// `get` over a router whose store is always congested under plain ECN (threshold 0): every
+/// Data is marked and the window shrinks to 1; without ECN nothing is marked and the window
+/// grows; a fixed window stays put whatever the marks.
+#[test]
+fn marked_data_shrink_the_consumers_window() {
+    let run = |tag: &str, ecn: bool, aimd: AimdOptions| {
+        let dir = tmp_dir(tag);
+        let r = Router::start(&with_cc(
+            config(&dir.0, StoreIo::NonBlocking),
+            ecn,
+            false,
+            false,
+            0,
+        ))
+        .unwrap();
+        let mut producer = face(&r);
+        let prefix = Name::from_uri("/file").unwrap();
+        producer.register(&prefix).unwrap();
+        let content = vec![7u8; 200 * 100];
+        let served = content.clone();
+        let p = prefix.clone();
+        let server = std::thread::spawn(move || {
+            let opts = ServeOptions {
+                segment_size: 100,
+                version: Some(1),
+                once: true,
+                register: false,
+                ..ServeOptions::default()
+            };
+            let stop = AtomicBool::new(false);
+            client::serve_content(&mut producer, &p, &served, &opts, &stop).unwrap()
+        });
+        let mut consumer = face(&r);
+        let opts = FetchOptions {
+            aimd,
+            ..FetchOptions::default()
+        };
+        let mut out = Vec::new();
+        let stats = client::get(&mut consumer, &prefix, &opts, &mut out).unwrap();
+        server.join().unwrap();
+        assert_eq!(out, content);
+        let marked = snapshot(&r).counters.congestion.data_marked;
+        stop(r);
+        (stats, marked)
+    };
+    let (plain, marked) = run("aimd-plain", false, AimdOptions::default());
+    assert_eq!((plain.congestion_marks, marked), (0, 0));
+    assert!(plain.final_cwnd > 8.0, "grew from 2: {plain:?}");
+    // Every segment's Data is marked (the discovery's too, outside the window).
+    let (ecn, marked) = run("aimd-ecn", true, AimdOptions::default());
+    assert!(
+        ecn.congestion_marks >= 199 && marked > ecn.congestion_marks,
+        "{ecn:?}"
+    );
+    assert!(ecn.window_decreases >= 2, "{ecn:?}");
+    assert_eq!(ecn.final_cwnd, 1.0);
+    let (fixed, _) = run("aimd-fixed", true, AimdOptions::fixed(8.0));
+    assert!(fixed.congestion_marks >= 199);
+    assert_eq!((fixed.window_decreases, fixed.final_cwnd), (0, 8.0));
 }
