@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::io;
 use std::time::{Duration, Instant};
 
+use client::{Aimd, AimdOptions};
 use wire::tlv::{write_nni_tlv, write_tlv, write_var_number};
-use wire::{tt, Limits, LpPacketView, PacketView};
+use wire::{tt, Limits, LpPacketView, NackReason, PacketView};
 
 use super::cpu::{this_thread_cpu, threads_cpu, CpuTime};
 use super::link::{wait_any, Link};
@@ -158,8 +159,64 @@ impl RunResult {
     }
 }
 
+/// The consumer's window: fixed at `window` Interests, or (`--aimd`) an AIMD window of at most
+/// that many that halves, at most once per RTT, on a Data with a CongestionMark, a Nack
+/// Congestion or a timeout, and grows on unmarked Data (`client::Aimd`, what `cascade get`
+/// runs).
+pub(super) struct Window {
+    max: u64,
+    aimd: Option<Aimd>,
+    /// Serial number of the last Interest sent.
+    serial: u64,
+}
+
+impl Window {
+    pub(super) fn new(max: u64, aimd: bool) -> Self {
+        let opts = AimdOptions {
+            max_cwnd: max as f64,
+            ..AimdOptions::default()
+        };
+        Window {
+            max,
+            aimd: aimd.then(|| Aimd::new(opts)),
+            serial: 0,
+        }
+    }
+
+    /// Interests that may be outstanding now.
+    pub(super) fn limit(&self) -> u64 {
+        self.aimd.as_ref().map_or(self.max, |a| a.window() as u64)
+    }
+
+    /// An Interest goes out: its serial number.
+    fn sent(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// The Data of the Interest with serial `serial` came, `marked` or not.
+    pub(super) fn answered(&mut self, serial: u64, marked: bool) {
+        match (self.aimd.as_mut(), marked) {
+            (Some(a), true) => {
+                a.on_congestion(serial, self.serial);
+            }
+            (Some(a), false) => a.on_data(),
+            (None, _) => {}
+        }
+    }
+
+    /// The Interest with serial `serial` was Nacked Congestion or timed out.
+    pub(super) fn lost(&mut self, serial: u64) {
+        if let Some(a) = self.aimd.as_mut() {
+            a.on_congestion(serial, self.serial);
+        }
+    }
+}
+
 pub(super) struct Gen {
     pub(super) window: u64,
+    /// Run the window as AIMD on congestion marks ([`Window`]).
+    pub(super) aimd: bool,
     pub(super) workload: Workload,
     pub(super) lifetime_ms: u64,
     pub(super) run: u64,
@@ -187,7 +244,9 @@ pub(super) fn drive(
     measure: Duration,
 ) -> io::Result<RunResult> {
     let limits = Limits::default();
-    let mut sent: HashMap<u64, Instant> = HashMap::with_capacity(g.window as usize * 2);
+    // Outstanding names: when sent, and the serial of the Interest.
+    let mut sent: HashMap<u64, (Instant, u64)> = HashMap::with_capacity(g.window as usize * 2);
+    let mut window = Window::new(g.window, g.aimd);
     let mut next: u64 = 0;
     let mut interest = Vec::with_capacity(128);
     let mut scratch = (Vec::with_capacity(64), Vec::with_capacity(128));
@@ -212,7 +271,7 @@ pub(super) fn drive(
             break;
         }
         // Consumer: fill the window.
-        while (sent.len() as u64) < g.window {
+        while (sent.len() as u64) < window.limit() {
             let no = match g.workload {
                 Workload::Unique => next,
                 Workload::Cached(n) => next % n,
@@ -225,7 +284,7 @@ pub(super) fn drive(
             nonce = nonce.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
             write_interest(&mut interest, &mut scratch, g.run, no, nonce, g.lifetime_ms);
             cons.queue(&interest)?;
-            sent.insert(no, now);
+            sent.insert(no, (now, window.sent()));
         }
         cons.flush()?;
         // Producer: read and answer.
@@ -241,20 +300,25 @@ pub(super) fn drive(
         // Consumer: receive.
         let tnow = Instant::now();
         let got = cons.recv(|p| {
-            let (nack, ibytes) = if p.first() == Some(&(tt::LP_PACKET as u8)) {
+            let (nack, mark, ibytes) = if p.first() == Some(&(tt::LP_PACKET as u8)) {
                 match LpPacketView::decode(p, &limits) {
-                    Ok(lp) => (lp.nack.map(|n| n.reason), lp.fragment().unwrap_or(&[])),
+                    Ok(lp) => (
+                        lp.nack.map(|n| n.reason),
+                        lp.congestion_mark.unwrap_or(0),
+                        lp.fragment().unwrap_or(&[]),
+                    ),
                     Err(_) => return,
                 }
             } else {
-                (None, p)
+                (None, 0, p)
             };
             match PacketView::decode(ibytes, &limits) {
                 Ok(PacketView::Data(d)) => {
                     let Some(no) = name_number(&d.name()) else {
                         return;
                     };
-                    if let Some(t0) = sent.remove(&no) {
+                    if let Some((t0, serial)) = sent.remove(&no) {
+                        window.answered(serial, mark > 0);
                         if measuring {
                             r.satisfied += 1;
                             r.rtt_us.push(tnow.duration_since(t0).as_micros() as u32);
@@ -263,7 +327,13 @@ pub(super) fn drive(
                 }
                 Ok(PacketView::Interest(i)) => {
                     if let (Some(reason), Some(no)) = (nack, name_number(&i.name())) {
-                        if sent.remove(&no).is_some() && measuring {
+                        let Some((_, serial)) = sent.remove(&no) else {
+                            return;
+                        };
+                        if reason == Some(NackReason::Congestion) {
+                            window.lost(serial);
+                        }
+                        if measuring {
                             let k = reason.map_or("None".to_string(), |x| format!("{x:?}"));
                             *r.nacks.entry(k).or_default() += 1;
                         }
@@ -276,7 +346,13 @@ pub(super) fn drive(
         if now.duration_since(last_sweep) > Duration::from_millis(50) {
             last_sweep = now;
             let before = sent.len();
-            sent.retain(|_, t0| now.duration_since(*t0) < lifetime);
+            sent.retain(|_, (t0, serial)| {
+                let alive = now.duration_since(*t0) < lifetime;
+                if !alive {
+                    window.lost(*serial);
+                }
+                alive
+            });
             if measuring {
                 r.timeouts += (before - sent.len()) as u64;
             }
@@ -337,5 +413,40 @@ pub(super) fn producer(args: &ForwardBenchArgs) -> Producer {
         rx: Vec::with_capacity(1 << 20),
         rx_offs: Vec::with_capacity(1024),
         limits: Limits::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_window_ignores_marks_and_an_aimd_window_halves_on_them() {
+        let mut fixed = Window::new(64, false);
+        let s = fixed.sent();
+        fixed.answered(s, true);
+        fixed.lost(s);
+        assert_eq!(fixed.limit(), 64);
+        let mut w = Window::new(64, true);
+        assert_eq!(w.limit(), 2);
+        // Unmarked Data grow it (slow start), up to the bench's window.
+        for _ in 0..100 {
+            let s = w.sent();
+            w.answered(s, false);
+        }
+        assert_eq!(w.limit(), 64);
+        // A marked Data halves it; the others of the same flight do not again.
+        let flight: Vec<u64> = (0..64).map(|_| w.sent()).collect();
+        w.answered(flight[0], true);
+        assert_eq!(w.limit(), 32);
+        w.answered(flight[1], true);
+        w.lost(flight[2]);
+        assert_eq!(w.limit(), 32);
+        // Marks on later flights go on halving, to 1.
+        for _ in 0..8 {
+            let s = w.sent();
+            w.answered(s, true);
+        }
+        assert_eq!(w.limit(), 1);
     }
 }

@@ -83,6 +83,10 @@ pub struct ForwardBenchArgs {
     /// Interests outstanding.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     window: u64,
+    /// Run the window as AIMD (at most `--window`), halving on congestion marks, as
+    /// `cascade get` does.
+    #[arg(long)]
+    aimd: bool,
     /// Name workload: `unique` (every Interest goes to the producer) or `cached:N` (N names
     /// requested round-robin, answered by the router's CS after the first round).
     #[arg(long, default_value = "unique")]
@@ -132,6 +136,7 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
     let run_id = std::process::id() as u64 ^ (Instant::now().elapsed().as_nanos() as u64);
     let g = Gen {
         window: args.window,
+        aimd: args.aimd,
         workload,
         lifetime_ms: args.lifetime_ms.max(10),
         run: run_id & 0xFFFF_FFFF,
