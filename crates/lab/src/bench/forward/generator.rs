@@ -211,6 +211,25 @@ impl Window {
             a.on_congestion(serial, self.serial);
         }
     }
+
+    /// Drops the names outstanding (`sent`: when, and the Interest's serial) for `lifetime`
+    /// or longer at `now`, each a loss; returns how many.
+    fn expire(
+        &mut self,
+        sent: &mut HashMap<u64, (Instant, u64)>,
+        now: Instant,
+        lifetime: Duration,
+    ) -> u64 {
+        let before = sent.len();
+        sent.retain(|_, (t0, serial)| {
+            let alive = now.duration_since(*t0) < lifetime;
+            if !alive {
+                self.lost(*serial);
+            }
+            alive
+        });
+        (before - sent.len()) as u64
+    }
 }
 
 pub(super) struct Gen {
@@ -232,6 +251,23 @@ fn cpu_sample(g: &Gen) -> (CpuTime, CpuTime) {
         CpuTime::default()
     };
     (router, this_thread_cpu())
+}
+
+/// What the consumer reads of a received packet: its Nack header (with its reason), its
+/// CongestionMark (0: none) and the network packet.
+type LinkView<'a> = (Option<Option<NackReason>>, u64, &'a [u8]);
+
+/// The [`LinkView`] of a received packet; `None` for a malformed LpPacket.
+fn link_view<'a>(p: &'a [u8], limits: &Limits) -> Option<LinkView<'a>> {
+    if p.first() != Some(&(tt::LP_PACKET as u8)) {
+        return Some((None, 0, p));
+    }
+    let lp = LpPacketView::decode(p, limits).ok()?;
+    Some((
+        lp.nack.map(|n| n.reason),
+        lp.congestion_mark.unwrap_or(0),
+        lp.fragment().unwrap_or(&[]),
+    ))
 }
 
 /// Runs the generator: `cons` sends Interests, `prod` answers them; `measure` seconds after a
@@ -300,17 +336,8 @@ pub(super) fn drive(
         // Consumer: receive.
         let tnow = Instant::now();
         let got = cons.recv(|p| {
-            let (nack, mark, ibytes) = if p.first() == Some(&(tt::LP_PACKET as u8)) {
-                match LpPacketView::decode(p, &limits) {
-                    Ok(lp) => (
-                        lp.nack.map(|n| n.reason),
-                        lp.congestion_mark.unwrap_or(0),
-                        lp.fragment().unwrap_or(&[]),
-                    ),
-                    Err(_) => return,
-                }
-            } else {
-                (None, 0, p)
+            let Some((nack, mark, ibytes)) = link_view(p, &limits) else {
+                return;
             };
             match PacketView::decode(ibytes, &limits) {
                 Ok(PacketView::Data(d)) => {
@@ -327,13 +354,12 @@ pub(super) fn drive(
                 }
                 Ok(PacketView::Interest(i)) => {
                     if let (Some(reason), Some(no)) = (nack, name_number(&i.name())) {
-                        let Some((_, serial)) = sent.remove(&no) else {
-                            return;
-                        };
-                        if reason == Some(NackReason::Congestion) {
-                            window.lost(serial);
-                        }
-                        if measuring {
+                        let nacked = sent.remove(&no).map(|(_, serial)| {
+                            if reason == Some(NackReason::Congestion) {
+                                window.lost(serial);
+                            }
+                        });
+                        if nacked.is_some() && measuring {
                             let k = reason.map_or("None".to_string(), |x| format!("{x:?}"));
                             *r.nacks.entry(k).or_default() += 1;
                         }
@@ -345,17 +371,8 @@ pub(super) fn drive(
         work += got;
         if now.duration_since(last_sweep) > Duration::from_millis(50) {
             last_sweep = now;
-            let before = sent.len();
-            sent.retain(|_, (t0, serial)| {
-                let alive = now.duration_since(*t0) < lifetime;
-                if !alive {
-                    window.lost(*serial);
-                }
-                alive
-            });
-            if measuring {
-                r.timeouts += (before - sent.len()) as u64;
-            }
+            let expired = window.expire(&mut sent, now, lifetime);
+            r.timeouts += if measuring { expired } else { 0 };
         }
         if work == 0 && !cons.pending_out() && !prod.pending_out() {
             wait_any(&fds, 1);
