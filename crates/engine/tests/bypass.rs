@@ -558,6 +558,9 @@ fn a_bypass_takes_an_available_upstream() {
     s.full(14, 4, idle(NbccSignal::Alpha));
     assert!(s.full(15, DOWN, interest("/a/3", 4, false)).is_empty());
     assert_eq!(s.cc().bypass_unavailable, 1);
+    // A face declared anew (a face id reused) starts available.
+    s.e.set_face(UP, FaceInfo::default());
+    assert!(s.e.bypass_available(UP, 16) && !s.e.bypass_available(4, 16));
 }
 
 /// Upstream under NB-CC: while its queue is past the threshold, each downstream gets a

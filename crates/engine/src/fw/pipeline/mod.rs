@@ -502,7 +502,8 @@ impl Engine {
         self.config.bypass_threshold = threshold;
     }
 
-    /// Declares a face's properties (unknown faces are non-local point-to-point).
+    /// Declares a face's properties (unknown faces are non-local point-to-point); its NB-CC
+    /// state starts afresh (available to bypassed Interests, no signal sent to it).
     pub fn set_face(&mut self, face: FaceId, info: FaceInfo) {
         let i = face as usize;
         if self.faces.len() <= i {
@@ -511,6 +512,8 @@ impl Engine {
         if self.cc.faces.len() <= i {
             self.cc.faces.resize(i + 1, Default::default());
         }
+        // A face declared anew (a new face, perhaps on a reused id) starts with no NB-CC state.
+        self.cc.faces[i] = Default::default();
         self.faces[i] = info;
     }
 
