@@ -288,11 +288,8 @@ fn consume(
     let (mut seq, mut sent) = (0u64, 0u64);
     let window = opts.window as u64;
     while !stop.load(Relaxed) {
-        let allowed = match opts.rate {
-            Some(r) => (t0.elapsed().as_secs_f64() * r) as u64 + 1,
-            None => u64::MAX,
-        };
-        sent = sent.max(allowed.saturating_sub(window));
+        let allowed;
+        (sent, allowed) = pace(opts.rate, t0.elapsed().as_secs_f64(), window, sent);
         while cons.outstanding() < opts.window && sent < allowed {
             let name = prefix.clone().with(seq_component(seq));
             let mut i = Interest::new(name, client::random_nonce());
@@ -313,6 +310,19 @@ fn consume(
         };
     }
     Ok(())
+}
+
+/// The consumer's pacing: with `sent` Interests sent `elapsed_s` seconds after it started, how
+/// many it may have sent by now at `rate` per second (none: no limit), and `sent` raised so
+/// that a stall earns at most a `window` of credit. Returns (sent, allowed).
+fn pace(rate: Option<f64>, elapsed_s: f64, window: u64, sent: u64) -> (u64, u64) {
+    match rate {
+        Some(r) => {
+            let due = (elapsed_s * r) as u64 + 1;
+            (sent.max(due.saturating_sub(window)), due)
+        }
+        None => (sent, u64::MAX),
+    }
 }
 
 /// Every [`PROBE_EVERY`], a new face asks for one new name: a UDP socket from a new address of
@@ -374,6 +384,19 @@ mod tests {
         assert_eq!(d(&answer(&small, 100)), 100);
         assert_eq!(d(&answer(&big, 100)), BIG_PAYLOAD_BYTES);
         assert!(answer(&big, 100).len() <= wire::MAX_NDN_PACKET_BYTES);
+    }
+
+    #[test]
+    fn pacing_allows_the_rate_with_a_window_of_credit_at_most() {
+        // Unpaced: always allowed, whatever was sent.
+        assert_eq!(pace(None, 10.0, 16, 1_000_000), (1_000_000, u64::MAX));
+        // 100/s: 1 s in, 101 due; nothing sent yet after a stall: credit of one window.
+        assert_eq!(pace(Some(100.0), 1.0, 16, 0), (85, 101));
+        // On pace: unchanged.
+        assert_eq!(pace(Some(100.0), 1.0, 16, 100), (100, 101));
+        // Ahead (cannot happen, but harmless): nothing more allowed.
+        let (sent, allowed) = pace(Some(100.0), 1.0, 16, 200);
+        assert!(sent >= allowed);
     }
 
     #[test]

@@ -341,6 +341,7 @@ fn run_one(
         baseline_peak_rss_kib: base_rss.peak(),
         attack_peak_rss_kib: attack_rss.peak(),
         rss_growth_mib_s: attack_rss.growth_at_end_mib_s(),
+        baseline_rss_growth_mib_s: base_rss.growth_at_end_mib_s(),
         budget: budget.clone(),
         router_cpu_cores: cpu,
         router_alive,

@@ -44,6 +44,8 @@ pub(super) struct Row {
     pub(super) attack_peak_rss_kib: u64,
     /// Resident-size growth over the last part of the attack, MiB/s.
     pub(super) rss_growth_mib_s: f64,
+    /// The same over the last part of the baseline (the CS filling with the consumer's Data).
+    pub(super) baseline_rss_growth_mib_s: f64,
     pub(super) budget: TableBudget,
     /// The router's CPU over the attack, in cores.
     pub(super) router_cpu_cores: f64,
@@ -127,7 +129,6 @@ impl Row {
             "attack_send_errors": self.flood.send_errors,
             "attack_packets_per_s": self.flood.packets as f64 / self.flood.seconds.max(1e-9),
             "attack_sources": self.flood.sources,
-            "attack_received_bytes": self.flood.received_bytes,
             "baseline": legit(&self.baseline),
             "attacked": legit(&self.attacked),
             "pct_of_baseline": self.pct(),
@@ -135,6 +136,7 @@ impl Row {
             "baseline_peak_rss_mib": mib(self.baseline_peak_rss_kib),
             "attack_peak_rss_mib": mib(self.attack_peak_rss_kib),
             "rss_growth_end_mib_per_s": self.rss_growth_mib_s,
+            "baseline_rss_growth_end_mib_per_s": self.baseline_rss_growth_mib_s,
             "rss_bound_mib": mib(self.rss_bound_kib()),
             "table_budget_mib": self.budget.parts.iter()
                 .map(|(k, v)| ((*k).to_string(), json!(*v as f64 / MIB)))
@@ -226,7 +228,7 @@ pub(super) fn print_text(rows: &[Row]) {
     for r in rows {
         let a = &r.attacked;
         println!(
-            "{:<14} {:>9.0} {:>9.0} {:>9.0} {:>6.1} {:>5} {:>3}/{:<3} {:>7.1} {:>7.1} {:>7.0} {:>7.1} {:>7.2}  {}",
+            "{:<14} {:>9.0} {:>9.0} {:>9.0} {:>6.1} {:>5} {:>3}/{:<3} {:>7.1} {:>7.1} {:>7.0} {:>4.1}/{:<4.1} {:>5.2}  {}",
             format!("{} {}", r.attack.map_or('-', Attack::letter), r.name()),
             r.flood.packets as f64 / r.flood.seconds.max(1e-9),
             r.baseline_rate(),
@@ -238,6 +240,7 @@ pub(super) fn print_text(rows: &[Row]) {
             r.idle_rss_kib as f64 / 1024.0,
             r.attack_peak_rss_kib as f64 / 1024.0,
             r.rss_bound_kib() as f64 / 1024.0,
+            r.baseline_rss_growth_mib_s,
             r.rss_growth_mib_s,
             r.router_cpu_cores,
             r.notes(),
@@ -248,7 +251,7 @@ pub(super) fn print_text(rows: &[Row]) {
         "columns: sent/s attack packets; base/s and attack/s the legitimate consumer's satisfied \
          Interests/s; t/o its timeouts+Nacks under attack; probes new faces that got Data; RSS in \
          MiB (bound = {RSS_IDLE_FACTOR} x idle + table budget); MiB/s RSS growth at the end of the \
-         attack; cpu the router's cores"
+         baseline / of the attack; cpu the router's cores during the attack"
     );
     println!();
     let mut failed = 0;
