@@ -12,7 +12,7 @@
 //!    new Unix connection) four times a second;
 //! 3. after a second of warm-up, the baseline: `--duration` seconds without attack;
 //! 4. the attack: `--duration` seconds at most `--rate` packets per second from 127/8
-//!    sources of its own ([`flood`]); at its end, still under attack, `status/general` and
+//!    sources of its own (see [`Attack`]); at its end, still under attack, `status/general` and
 //!    `faces/list` are asked over a new Unix face (their latency shows whether management
 //!    still answers local apps);
 //! 5. the attack stops; a little later the face table's bound counters (which the router logs
@@ -20,9 +20,10 @@
 //!
 //! The router's resident size (`VmRSS`) is sampled every 50 ms. The floors, from the router's
 //! hardening requirements: the consumer keeps at least 90 % of its baseline throughput, and the
-//! resident size stays under 1.5 × the idle size plus the configured tables' budget
-//! ([`table_budget`]). The router has no configured memory budget of its own; what is checked
-//! is that bound. The suite reports what it measures and does not tune the router.
+//! resident size stays under 1.5 × the idle size plus the configured tables' budget (the CS
+//! full of the largest packets, the PIT full, the reassembly budget, the packet buffers not
+//! touched at start-up). The router has no configured memory budget of its own; what is
+//! checked is that bound. The suite reports what it measures and does not tune the router.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
