@@ -19,7 +19,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 step "cargo test"
 cargo test --workspace --locked
 
-# Every fuzz target for FUZZ_CI_SECONDS (default 20; 0 skips the step): about 70 s of build and
+# Every fuzz target for FUZZ_CI_SECONDS (default 20; 0 skips the step): 70-105 s of build and
 # 11 x 20 s of fuzzing on a 2-core machine. The corpus is replayed by `cargo test` above and again
 # by libFuzzer before it fuzzes. Needs a C++ compiler (libFuzzer is built from source).
 fuzz_seconds="${FUZZ_CI_SECONDS:-20}"
