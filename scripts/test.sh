@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, docs, Rust unit/property/corpus-replay tests, and the
-# python-ndn interoperability tests. Works on a fresh machine with Rust and Python 3: it creates
+# The whole test suite: formatting, lints, docs, Rust unit/property/corpus-replay tests, a short
+# fuzzing run of every fuzz target, and the python-ndn interoperability tests. Works on a fresh machine with Rust and Python 3: it creates
 # its own virtualenv (.venv/) for python-ndn and pytest from PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,15 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 
 step "cargo test"
 cargo test --workspace --locked
+
+# Every fuzz target for FUZZ_CI_SECONDS (default 20; 0 skips the step): 70-105 s of build and
+# 11 x 20 s of fuzzing on a 2-core machine. The corpus is replayed by `cargo test` above and again
+# by libFuzzer before it fuzzes. Needs a C++ compiler (libFuzzer is built from source).
+fuzz_seconds="${FUZZ_CI_SECONDS:-20}"
+if [ "$fuzz_seconds" != 0 ]; then
+  step "fuzzing: each target for ${fuzz_seconds} s"
+  bash scripts/fuzz.sh all "$fuzz_seconds"
+fi
 
 step "python-ndn interoperability"
 if [ ! -x .venv/bin/python ]; then

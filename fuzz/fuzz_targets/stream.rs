@@ -1,0 +1,8 @@
+//! Fuzz target `stream`: face::stream::StreamFramer fed in pieces against framing at once.
+//! The invariants live in `fuzz/checks_peer.rs`, shared with the corpus replay test.
+#![no_main]
+
+#[path = "../checks_peer.rs"]
+mod checks_peer;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks_peer::check_stream(data));
