@@ -292,8 +292,17 @@ pub fn run_trace(
             break;
         }
         if got == 0 {
-            let wait_ms = if sent < total { 0 } else { 1 };
-            poll_in(sock.socket().as_raw_fd(), wait_ms);
+            // Until the next Interest falls due, at most 1 ms (timeouts are checked then).
+            let next_ns = if sent < total {
+                (sent as f64 * 1e9 / trace.rate_pps as f64) as u64
+            } else {
+                u64::MAX
+            };
+            let now_ns = start.elapsed().as_nanos() as u64;
+            poll_in(
+                sock.socket().as_raw_fd(),
+                next_ns.saturating_sub(now_ns).min(1_000_000),
+            );
         }
     }
     run.r.sent = sent as u64;
@@ -304,11 +313,11 @@ pub fn run_trace(
     Ok(run.r)
 }
 
-/// Waits until `fd` is readable or `ms` milliseconds pass (0: sleeps 50 µs, so that sending
-/// stays on time).
-fn poll_in(fd: i32, ms: i32) {
-    if ms == 0 {
-        std::thread::sleep(Duration::from_micros(50));
+/// Waits until `fd` is readable or `ns` nanoseconds pass (under a millisecond: a short sleep,
+/// so that sending stays on time).
+fn poll_in(fd: i32, ns: u64) {
+    if ns < 1_000_000 {
+        std::thread::sleep(Duration::from_nanos(ns.min(50_000)));
         return;
     }
     let mut p = libc::pollfd {
@@ -317,7 +326,7 @@ fn poll_in(fd: i32, ms: i32) {
         revents: 0,
     };
     // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut p, 1, ms) };
+    unsafe { libc::poll(&mut p, 1, (ns / 1_000_000) as i32) };
 }
 
 #[cfg(test)]

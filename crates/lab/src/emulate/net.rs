@@ -195,6 +195,28 @@ pub fn enter_namespace(ns: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Datagrams the kernel dropped for want of room in a UDP socket's receive buffer
+/// (`RcvbufErrors` of `/proc/net/snmp`) in namespace `ns`.
+pub fn udp_rcvbuf_errors(ns: &str) -> Option<u64> {
+    let ns = ns.to_string();
+    std::thread::spawn(move || {
+        enter_namespace(&ns).ok()?;
+        let text = std::fs::read_to_string("/proc/thread-self/net/snmp").ok()?;
+        rcvbuf_errors(&text)
+    })
+    .join()
+    .ok()
+    .flatten()
+}
+
+/// `RcvbufErrors` of the `Udp:` lines of `/proc/net/snmp`.
+fn rcvbuf_errors(snmp: &str) -> Option<u64> {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let at = names.split_whitespace().position(|n| n == "RcvbufErrors")?;
+    values.split_whitespace().nth(at)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +230,15 @@ mod tests {
         );
         let n = Net::loopback("x".into());
         assert!(!n.namespaces() && n.consumer_ns().is_none() && n.node_ns(0).is_none());
+    }
+
+    #[test]
+    fn udp_receive_buffer_drops_are_read_from_snmp() {
+        let snmp =
+            "Ip: Forwarding\nIp: 1\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors\n\
+                    Udp: 5 0 7 9 7\nUdpLite: InDatagrams\nUdpLite: 0\n";
+        assert_eq!(rcvbuf_errors(snmp), Some(7));
+        assert_eq!(rcvbuf_errors("Udp: x\n"), None);
     }
 
     #[test]

@@ -137,6 +137,7 @@ mod tests {
             routers: Vec::new(),
             namespaces: false,
             throttled: false,
+            consumer_udp_drops: None,
         };
         let dir = tempfile::tempdir().unwrap();
         let rows = [row(Case::A, 64, 10), row(Case::B, 64, 30)];

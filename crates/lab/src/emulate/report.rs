@@ -34,6 +34,9 @@ pub struct RouterCounters {
     /// Interests that passed the filter but went upstream without asking L2: the queue
     /// threshold's bypasses (`cs_misses − l2_lookups`).
     pub bypassed: u64,
+    /// Datagrams the kernel dropped at its UDP sockets for want of buffer room (in its
+    /// namespace; unknown on loopback, where every router shares the host's counters).
+    pub udp_drops: Option<u64>,
 }
 
 impl RouterCounters {
@@ -61,6 +64,7 @@ impl RouterCounters {
             } else {
                 cs.n_misses.saturating_sub(l2_lookups)
             },
+            udp_drops: None,
         })
     }
 
@@ -75,6 +79,7 @@ impl RouterCounters {
             "l2_hits": self.l2_hits,
             "l2_reads": self.l2_reads,
             "bypassed": self.bypassed,
+            "udp_drops": self.udp_drops,
         })
     }
 }
@@ -96,6 +101,8 @@ pub struct Row {
     pub namespaces: bool,
     /// Whether the stores the scenario slows down were throttled.
     pub throttled: bool,
+    /// Datagrams the kernel dropped at the consumer's socket (namespaces only).
+    pub consumer_udp_drops: Option<u64>,
 }
 
 impl Row {
@@ -123,6 +130,7 @@ impl Row {
             "timeouts": t.timeouts,
             "nacks": t.nacks,
             "storage_throttled": self.throttled,
+            "consumer_udp_drops": self.consumer_udp_drops,
             "routers": self.routers.iter().map(RouterCounters::json).collect::<Vec<_>>(),
         })
     }
@@ -215,6 +223,7 @@ mod tests {
             }],
             namespaces: false,
             throttled: false,
+            consumer_udp_drops: None,
         }
     }
 

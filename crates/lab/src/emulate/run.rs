@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::catalogue::Catalogue;
 use super::consumer::{self, Trace};
-use super::net::{enter_namespace, Net, NetChoice, UDP_MTU};
+use super::net::{enter_namespace, udp_rcvbuf_errors, Net, NetChoice, UDP_MTU};
 use super::node::{RouterConf, RouterProc, StoreConf};
 use super::place::{self, Producer};
 use super::report::{self, RouterCounters, Row};
@@ -194,15 +194,14 @@ fn place_all(
     Ok(())
 }
 
-/// One run: starts the routers (the far end first, so that each knows its upstream's
-/// address), drives the trace, reads the counters, stops the routers.
-fn one(
+/// Starts the chain's routers for one run, the far end first so that each knows its
+/// upstream's address; returns them from the consumer's neighbour on.
+fn start_chain(
     env: &Env<'_>,
     case: Case,
     cc: Cc,
     threshold: usize,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<Row, String> {
+) -> Result<Vec<RouterProc>, String> {
     let s = env.s;
     let n = s.nodes.len();
     let mut routers: Vec<RouterProc> = Vec::with_capacity(n);
@@ -257,10 +256,33 @@ fn one(
         routers.push(r);
     }
     routers.reverse();
+    Ok(routers)
+}
+
+/// One run: starts the routers, drives the trace, reads the counters, stops the routers.
+fn one(
+    env: &Env<'_>,
+    case: Case,
+    cc: Cc,
+    threshold: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Row, String> {
+    let s = env.s;
+    let n = s.nodes.len();
+    let mut routers = start_chain(env, case, cc, threshold)?;
     let producer = match s.content.producer_in_run {
         true => Some(Producer::start(&routers[n - 1].sock, &env.cat)?),
         false => None,
     };
+    // The kernel's UDP drop counters of each namespace (they last as long as the namespace).
+    let drops = |i: Option<usize>| -> Option<u64> {
+        match i {
+            Some(i) => env.net.node_ns(i).and_then(udp_rcvbuf_errors),
+            None => env.net.consumer_ns().and_then(udp_rcvbuf_errors),
+        }
+    };
+    let drops_before: Vec<Option<u64>> = (0..n).map(|i| drops(Some(i))).collect();
+    let consumer_drops_before = drops(None);
     let (bind, peer): (SocketAddr, SocketAddr) = if env.net.namespaces() {
         (([0, 0, 0, 0], 0).into(), Net::node_addr(0))
     } else {
@@ -284,10 +306,15 @@ fn one(
     if env.stop.load(Ordering::Relaxed) {
         return Err("interrupted".into());
     }
-    let counters = routers
+    let mut counters = routers
         .iter()
         .map(|r| RouterCounters::read(&r.name, &r.sock))
         .collect::<Result<Vec<_>, _>>()?;
+    let since = |before: Option<u64>, after: Option<u64>| Some(after?.saturating_sub(before?));
+    for (i, c) in counters.iter_mut().enumerate() {
+        c.udp_drops = since(drops_before[i], drops(Some(i)));
+    }
+    let consumer_udp_drops = since(consumer_drops_before, drops(None));
     drop(producer);
     let mut stopped = Ok(());
     for r in &mut routers {
@@ -304,6 +331,7 @@ fn one(
         trace,
         routers: counters,
         namespaces: env.net.namespaces(),
+        consumer_udp_drops,
         throttled: s
             .nodes
             .iter()
