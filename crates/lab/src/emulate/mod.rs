@@ -119,6 +119,9 @@ impl fmt::Display for Cc {
     }
 }
 
+/// One run: a case, a congestion control and a bypass threshold.
+pub type RunSpec = (Case, Cc, usize);
+
 /// What `--sweep` varies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Sweep {
@@ -170,11 +173,7 @@ pub struct EmulateArgs {
 
 impl EmulateArgs {
     /// The runs asked for: (case, congestion control, threshold), in order.
-    fn runs(
-        &self,
-        thresholds: &[usize],
-        default_threshold: usize,
-    ) -> Result<Vec<(Case, Cc, usize)>, String> {
+    fn runs(&self, thresholds: &[usize], default_threshold: usize) -> Result<Vec<RunSpec>, String> {
         for cc in &self.cc {
             cc.available()?;
         }
@@ -211,13 +210,18 @@ impl EmulateArgs {
     }
 }
 
-/// Runs `cascade emulate` until done or `stop` is set; errors are printed as one line.
+/// Runs `cascade emulate` until done or `stop` is set; an error is printed as one line (exit
+/// status 2 for a bad scenario or options, 1 for a failed or interrupted run).
 pub fn run_cli(args: &EmulateArgs, stop: Arc<AtomicBool>) -> ExitCode {
-    match run::run(args, &stop) {
+    let (code, result) = match run::prepare(args) {
+        Ok(prepared) => (1, run::run(args, prepared, &stop)),
+        Err(e) => (2, Err(e)),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("cascade emulate: {e}");
-            ExitCode::from(1)
+            ExitCode::from(code)
         }
     }
 }
@@ -233,7 +237,7 @@ mod tests {
         args: EmulateArgs,
     }
 
-    fn runs(argv: &[&str]) -> Result<Vec<(Case, Cc, usize)>, String> {
+    fn runs(argv: &[&str]) -> Result<Vec<RunSpec>, String> {
         let cli = Cli::try_parse_from(std::iter::once("x").chain(argv.iter().copied()))
             .map_err(|e| e.to_string())?;
         cli.args.runs(&[10, 20], 64)

@@ -6,6 +6,7 @@
 //! their veths and qdiscs); routers must have stopped first.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::scenario::Scenario;
@@ -176,6 +177,27 @@ impl Drop for Net {
     }
 }
 
+/// Deletes the namespaces an emulator that no longer runs left behind (it was killed
+/// outright): those named `<prefix><pid>-…` whose process `pid` is gone.
+pub fn remove_stale(prefix: &str) {
+    let Ok(list) = std::fs::read_dir("/run/netns") else {
+        return;
+    };
+    for e in list.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = stale_pid(&name, prefix) {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = sh("ip", &["netns", "del", &name]);
+            }
+        }
+    }
+}
+
+/// The process id in a name `<prefix><pid>-…`.
+pub fn stale_pid(name: &str, prefix: &str) -> Option<u32> {
+    name.strip_prefix(prefix)?.split('-').next()?.parse().ok()
+}
+
 /// The address of end `end` (1: downstream, 2: upstream) of link `i`.
 fn link_ip(i: usize, end: u8) -> Ipv4Addr {
     Ipv4Addr::new(10, 213, i as u8, end)
@@ -239,6 +261,13 @@ mod tests {
                     Udp: 5 0 7 9 7\nUdpLite: InDatagrams\nUdpLite: 0\n";
         assert_eq!(rcvbuf_errors(snmp), Some(7));
         assert_eq!(rcvbuf_errors("Udp: x\n"), None);
+    }
+
+    #[test]
+    fn stale_names_carry_their_creators_pid() {
+        assert_eq!(stale_pid("cascade-emu-4242-R1", "cascade-emu-"), Some(4242));
+        assert_eq!(stale_pid("cascade-emu-x-R1", "cascade-emu-"), None);
+        assert_eq!(stale_pid("other-4242-R1", "cascade-emu-"), None);
     }
 
     #[test]

@@ -167,6 +167,14 @@ impl RouterProc {
             // Its own process group: a Ctrl-C at the terminal reaches the emulator, which stops
             // the routers in order.
             .process_group(0);
+        // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal, so
+        // that a router never outlives an emulator that was killed outright.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
         let child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;

@@ -103,13 +103,9 @@ pub(super) fn plot(path: &Path, scenario: &str, rows: &[Row], sweep: bool) -> Re
         root.present().map_err(|e| format!("plot: {e:?}"))?;
     }
     let x = if sweep { "threshold" } else { "case" };
-    labels.push((
-        20,
-        8,
-        format!("{scenario}: throughput (Data/s) by {x}"),
-        true,
-    ));
-    labels.push((W as i32 / 2 + 20, 8, format!("mean RTT (ms) by {x}"), true));
+    labels.push((60, 8, "throughput, Data/s".into(), true));
+    labels.push((W as i32 / 2 + 60, 8, "mean RTT, ms".into(), true));
+    labels.push((20, H as i32 - 20, format!("{scenario}: by {x}"), false));
     for (x, y, s, big) in labels {
         draw_text(&mut buf, (W, H), x, y, &s, if big { 2 } else { 1 });
     }

@@ -14,7 +14,11 @@ use super::place::{self, Producer};
 use super::report::{self, RouterCounters, Row};
 use super::scenario::Scenario;
 use super::throttle::Throttle;
-use super::{Case, Cc, EmulateArgs};
+use super::{Case, Cc, EmulateArgs, RunSpec};
+
+/// What the names of the namespaces, groups and working directory start with (then the
+/// emulator's process id).
+const TAG: &str = "cascade-emu-";
 
 /// The working directory: removed when dropped, unless kept.
 struct WorkDir {
@@ -28,6 +32,22 @@ impl WorkDir {
         std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let path = path.canonicalize().map_err(|e| e.to_string())?;
         Ok(WorkDir { path, keep })
+    }
+}
+
+/// Removes the working directories under the temporary directory that an emulator that no
+/// longer runs left behind (it was killed outright).
+fn remove_stale_workdirs() {
+    let tmp = std::env::temp_dir();
+    let Ok(list) = std::fs::read_dir(&tmp) else {
+        return;
+    };
+    for e in list.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let pid = name.strip_prefix(TAG).and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
     }
 }
 
@@ -53,8 +73,9 @@ struct Env<'a> {
     stop: &'a AtomicBool,
 }
 
-/// `cascade emulate`.
-pub(super) fn run(args: &EmulateArgs, stop: &AtomicBool) -> Result<(), String> {
+/// The scenario with the command line's overrides, and the runs asked for; an error here is
+/// a usage error.
+pub(super) fn prepare(args: &EmulateArgs) -> Result<(Scenario, Vec<RunSpec>), String> {
     let mut s = Scenario::load(&args.scenario)?;
     s.consumer.requests = args.requests.unwrap_or(s.consumer.requests);
     s.consumer.rate_pps = args.rate.unwrap_or(s.consumer.rate_pps);
@@ -64,13 +85,25 @@ pub(super) fn run(args: &EmulateArgs, stop: &AtomicBool) -> Result<(), String> {
     if cfg!(not(feature = "plot")) && args.plot.is_some() {
         return Err("--plot: this build has no plotting (the `plot` feature)".into());
     }
+    Ok((s, runs))
+}
+
+/// `cascade emulate` with a prepared scenario and runs.
+pub(super) fn run(
+    args: &EmulateArgs,
+    (s, runs): (Scenario, Vec<RunSpec>),
+    stop: &AtomicBool,
+) -> Result<(), String> {
     if args.cc.is_empty() {
         if let Err(e) = Cc::Ecn.available() {
             eprintln!("cascade emulate: only --cc none runs; {e}");
         }
     }
     let bin = std::env::current_exe().map_err(|e| format!("the cascade binary: {e}"))?;
-    let tag = format!("cascade-emu-{}", std::process::id());
+    super::net::remove_stale(TAG);
+    super::throttle::remove_stale(TAG);
+    remove_stale_workdirs();
+    let tag = format!("{TAG}{}", std::process::id());
     let work = WorkDir::new(args.workdir.as_deref(), args.keep, &tag)?;
     let choice = match (args.loopback, args.namespaces) {
         (true, _) => NetChoice::Loopback,

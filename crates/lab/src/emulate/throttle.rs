@@ -52,6 +52,21 @@ impl Drop for Throttle {
     }
 }
 
+/// Removes the groups an emulator that no longer runs left behind (named `<prefix><pid>-…`).
+pub fn remove_stale(prefix: &str) {
+    let Ok(list) = std::fs::read_dir(BLKIO) else {
+        return;
+    };
+    for e in list.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = super::net::stale_pid(&name, prefix) {
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
 /// The `major:minor` of the whole disk holding `path` (the throttle applies to disks, not
 /// partitions).
 fn whole_disk(path: &Path) -> Result<(u64, u64), String> {
