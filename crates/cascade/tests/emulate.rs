@@ -136,7 +136,7 @@ fn unavailable_congestion_control_and_bad_scenarios_are_one_line_errors() {
         "--cc",
         "nbcc",
     ]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("--cc nbcc: not available yet"), "{e}");
     let bad = scenario(dir.path(), &tiny(31, 3000));
