@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_cascade");
 
 /// Two routers: R1 holds contents 0..2 of 6, R2 all of them; the consumer asks for every
-/// chunk once.
+/// chunk once. (At 300 Interests/s the Data arrive over 100 ms, not all in one receive batch,
+/// so that the throughput, measured between the first and the last Data, is defined.)
 fn tiny(requests: u64, rate_pps: u64) -> String {
     format!(
         "name = \"tiny\"\n\
@@ -86,7 +87,7 @@ fn check_lines(out: &Output, namespaces: bool) -> Vec<serde_json::Value> {
 #[test]
 fn a_tiny_chain_on_loopback_ports_answers_every_interest() {
     let dir = tempfile::tempdir().unwrap();
-    let sc = scenario(dir.path(), &tiny(30, 3000));
+    let sc = scenario(dir.path(), &tiny(30, 300));
     let work = dir.path().join("work");
     let out = emulate(&[
         "--scenario",
@@ -114,7 +115,7 @@ fn a_tiny_chain_in_network_namespaces() {
     }
     let _ = Command::new("ip").args(["netns", "del", &probe]).status();
     let dir = tempfile::tempdir().unwrap();
-    let sc = scenario(dir.path(), &tiny(30, 3000));
+    let sc = scenario(dir.path(), &tiny(30, 300));
     let out = emulate(&["--scenario", sc.to_str().unwrap(), "--namespaces", "--json"]);
     check_lines(&out, true);
     let left = Command::new("ip").args(["netns", "list"]).output().unwrap();
@@ -128,7 +129,7 @@ fn a_tiny_chain_in_network_namespaces() {
 #[test]
 fn unavailable_congestion_control_and_bad_scenarios_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let sc = scenario(dir.path(), &tiny(30, 3000));
+    let sc = scenario(dir.path(), &tiny(30, 300));
     let out = emulate(&[
         "--scenario",
         sc.to_str().unwrap(),
