@@ -329,7 +329,7 @@ mod tests {
         assert_eq!(s.holder_of(0), Some(0));
         assert_eq!(s.holder_of(210), Some(1));
         assert_eq!(s.holder_of(499), Some(3));
-        assert_eq!(s.link_rate_mbit(0), 1000);
+        assert_eq!(s.link_rate_mbit(0), 10_000);
         assert_eq!(s.held_chunks(3), s.chunks());
     }
 
