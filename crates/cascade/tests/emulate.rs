@@ -127,6 +127,31 @@ fn a_tiny_chain_in_network_namespaces() {
 }
 
 #[test]
+fn a_producer_behind_the_chain_serves_what_no_store_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = tiny(30, 300)
+        .replace("holds = [0, 6]", "holds = [2, 4]")
+        .replace("segment_bytes = 4096\n", "segment_bytes = 4096\nproducer_in_run = true\n");
+    let sc = scenario(dir.path(), &text);
+    let out = emulate(&[
+        "--scenario",
+        sc.to_str().unwrap(),
+        "--loopback",
+        "--json",
+        "--case",
+        "B",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["received"], 30, "{v}");
+    let r = &v["routers"];
+    assert_eq!(r[0]["l2_hits"], 10, "{v}");
+    assert_eq!(r[1]["l2_hits"], 10, "{v}");
+    // The other 10 went on to the producer.
+    assert_eq!(r[1]["out_interests"], 10, "{v}");
+}
+
+#[test]
 fn unavailable_congestion_control_and_bad_scenarios_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario(dir.path(), &tiny(30, 300));
