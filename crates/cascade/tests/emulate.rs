@@ -131,7 +131,10 @@ fn a_producer_behind_the_chain_serves_what_no_store_holds() {
     let dir = tempfile::tempdir().unwrap();
     let text = tiny(30, 300)
         .replace("holds = [0, 6]", "holds = [2, 4]")
-        .replace("segment_bytes = 4096\n", "segment_bytes = 4096\nproducer_in_run = true\n");
+        .replace(
+            "segment_bytes = 4096\n",
+            "segment_bytes = 4096\nproducer_in_run = true\n",
+        );
     let sc = scenario(dir.path(), &text);
     let out = emulate(&[
         "--scenario",
@@ -141,7 +144,11 @@ fn a_producer_behind_the_chain_serves_what_no_store_holds() {
         "--case",
         "B",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["received"], 30, "{v}");
     let r = &v["routers"];
