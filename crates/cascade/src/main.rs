@@ -7,7 +7,8 @@
 //! - `peek`, `poke`, `put`, `get`: the consumer and producer tools (`client`);
 //! - `bench engine|forward|hcs`: the benchmarks (`lab::bench`);
 //! - `model che|bypass`: the analytic models of the hierarchical content store and of NB-Cache's
-//!   bypass (`lab::model_cli`).
+//!   bypass (`lab::model_cli`);
+//! - `emulate`: a chain of `cascade run` processes driven by a consumer (`lab::emulate`).
 
 mod ctl;
 mod decode;
@@ -41,6 +42,9 @@ enum Command {
     /// Analytic models: hit ratios (Mansilha et al. 2017), the bypass queues (Pan et al., NB-Cache).
     #[command(subcommand)]
     Model(lab::model_cli::ModelCommand),
+    /// Emulate a chain of routers (real `cascade run` processes) with content in their stores
+    /// and a consumer, after Pan et al.'s NB-Cache evaluation: RTT and throughput by case.
+    Emulate(lab::emulate::EmulateArgs),
     /// Manage a running forwarder (Cascade or NFD) like nfdc, through the management protocol.
     Ctl(ctl::CtlArgs),
     /// Send one Interest and print the Data's content (like ndnpeek).
@@ -135,6 +139,16 @@ fn main() -> ExitCode {
         Command::Decode(args) => run_decode(args),
         Command::Bench(cmd) => cmd.run(),
         Command::Model(cmd) => cmd.run(),
+        Command::Emulate(args) => {
+            // Ctrl-C and SIGTERM set the flag; the emulator then tears everything down.
+            match signals::StopSignals::block().into_flag() {
+                Ok(stop) => lab::emulate::run_cli(args, stop),
+                Err(e) => {
+                    eprintln!("cascade emulate: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         Command::Ctl(args) => ctl::run(args),
         Command::Peek(args) => tools::peek(args),
         Command::Poke(args) => tools::poke(args),

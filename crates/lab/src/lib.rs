@@ -16,9 +16,10 @@
 //!   "NB-Cache: Non-Blocking In-Network Caching for High-Performance Content Routers", checked
 //!   against its Markov chain;
 //! - [`model_cli`]: the model harness, `cascade model che` and `cascade model bypass` on the
-//!   `model` crate.
-//!
-//! Research code still to come lives here too (emulation).
+//!   `model` crate;
+//! - [`emulate`]: `cascade emulate`, a chain of real `cascade run` processes in network
+//!   namespaces (or on loopback ports) with content placed in their stores and a consumer
+//!   driving them, after the evaluation of Pan et al.'s NB-Cache.
 //!
 //! The `plot` feature (on by default) draws `cascade bench hcs --plot` and `cascade model
 //! bypass --plot` with plotters, png and font8x8 ([`plot`] has what they share); a build
@@ -30,6 +31,7 @@
 
 pub mod bench;
 pub mod bypass_sim;
+pub mod emulate;
 pub mod hcs_workload;
 pub mod model_cli;
 #[cfg(feature = "plot")]
