@@ -22,6 +22,7 @@
 mod ids;
 mod listen;
 mod on_demand;
+mod reuseport;
 mod rx;
 mod tx;
 
@@ -43,9 +44,10 @@ use crate::uri::FaceUri;
 use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
-pub use listen::{bind_unix, set_socket_buffers, Listener};
+pub use listen::{bind_unix, set_socket_buffers, Accepted, Listener};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
+pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
 use tx::UdpSock;
 
 /// A face's id.
@@ -445,6 +447,12 @@ pub trait FaceSink {
     fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool;
     /// Something worth logging.
     fn notice(&mut self, notice: Notice<'_>);
+    /// A connection a listener accepted, before it becomes a face: given back, it becomes one
+    /// of this table's faces; kept, it is the sink's (to hand to another table, which makes it
+    /// a face with [`FaceTable::adopt`]). By default every connection stays here.
+    fn accepted(&mut self, conn: Accepted) -> Option<Accepted> {
+        Some(conn)
+    }
 }
 
 /// Every face, listener and UDP socket of a forwarder; see the [module docs](self).
@@ -474,13 +482,21 @@ impl FaceTable {
     /// An empty table whose sockets register with `registry` (a poll's registry or a clone of
     /// it), with tokens other than [`DRIVER_TOKEN`].
     pub fn new(registry: Registry, cfg: FaceConfig) -> Self {
+        Self::with_first_id(registry, cfg, FIRST_FACE_ID)
+    }
+
+    /// [`FaceTable::new`] giving out the ids from `first` (at least [`FIRST_FACE_ID`]) to
+    /// `first` + [`FACE_IDS_PER_FACE`] × `max_faces`: tables that share one id space (one per
+    /// thread of a sharded router) each take a range of their own, and a face's id tells which
+    /// table holds it.
+    pub fn with_first_id(registry: Registry, cfg: FaceConfig, first: FaceId) -> Self {
         FaceTable {
             registry,
             listeners: Vec::new(),
             udp: Vec::new(),
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
-            ids: FaceIds::new(cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
+            ids: FaceIds::new(first, cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
             pending_read: Vec::new(),
             pending_next: Vec::new(),
             dirty: Vec::new(),
@@ -517,7 +533,7 @@ impl FaceTable {
         self.ids.take(now_ms)
     }
 
-    /// One past the largest face id the table gives out (`FIRST_FACE_ID` +
+    /// One past the largest face id the table gives out (its first id +
     /// [`FACE_IDS_PER_FACE`] × `max_faces`): per-face state indexed by id stays below it.
     pub fn face_id_end(&self) -> FaceId {
         self.ids.end()
