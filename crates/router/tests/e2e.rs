@@ -38,12 +38,13 @@ fn tmp_dir(tag: &str) -> TmpDir {
     TmpDir(d)
 }
 
-/// How a test's router runs its forwarding: one thread doing everything, or an I/O thread
-/// and two workers.
-#[derive(Clone, Copy, Debug)]
+/// How a test's router runs its forwarding: one thread doing everything, an I/O thread and
+/// two workers, or two sharded loops (each a worker inside an I/O loop of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Threads {
     One,
     IoAndTwoWorkers,
+    TwoShards,
 }
 
 impl Threads {
@@ -51,6 +52,7 @@ impl Threads {
         match self {
             Threads::One => "one",
             Threads::IoAndTwoWorkers => "io2",
+            Threads::TwoShards => "sharded2",
         }
     }
 }
@@ -70,6 +72,10 @@ fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
             c.workers.threads = router::config::Threads::IoWorkers;
             c.workers.count = 2;
         }
+        Threads::TwoShards => {
+            c.workers.threads = router::config::Threads::Sharded;
+            c.workers.count = 2;
+        }
     }
     c
 }
@@ -77,10 +83,13 @@ fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
 /// Starts a router from `c` and checks that it runs its forwarding as `threads` says.
 fn start(c: &Config, threads: Threads) -> Router {
     let r = Router::start(c).unwrap();
-    match threads {
-        Threads::One => assert!(r.one_thread() && r.workers() == 1),
-        Threads::IoAndTwoWorkers => assert!(!r.one_thread() && r.workers() == 2),
-    }
+    let want = match threads {
+        Threads::One => (router::Threads::One, 1),
+        Threads::IoAndTwoWorkers => (router::Threads::IoWorkers, 2),
+        Threads::TwoShards => (router::Threads::Sharded, 2),
+    };
+    assert_eq!((r.threads(), r.workers()), want);
+    assert_eq!(r.one_thread(), threads == Threads::One);
     r
 }
 
@@ -141,6 +150,16 @@ fn two_routers_over_udp_forward_data_larger_than_the_mtu_in_one_thread() {
 
 /// With the idle threads spinning before they park or sleep (the longest spin allowed), both
 /// routers still forward, answer management and stop when asked.
+#[test]
+fn two_routers_over_udp_forward_data_larger_than_the_mtu_sharded() {
+    two_routers_over_udp(0, Threads::TwoShards);
+}
+
+#[test]
+fn two_routers_over_udp_forward_and_stop_with_spinning_shards() {
+    two_routers_over_udp(router::config::MAX_SPIN_US, Threads::TwoShards);
+}
+
 #[test]
 fn two_routers_over_udp_forward_and_stop_with_spinning_threads() {
     two_routers_over_udp(router::config::MAX_SPIN_US, Threads::IoAndTwoWorkers);
@@ -211,6 +230,11 @@ fn management_answers_with_nfd_status_codes() {
 #[test]
 fn management_answers_with_nfd_status_codes_in_one_thread() {
     management_answers(Threads::One);
+}
+
+#[test]
+fn management_answers_with_nfd_status_codes_sharded() {
+    management_answers(Threads::TwoShards);
 }
 
 fn management_answers(threads: Threads) {
@@ -327,6 +351,11 @@ fn malformed_packets_are_counted_and_never_stop_forwarding_in_one_thread() {
     malformed_packets(Threads::One);
 }
 
+#[test]
+fn malformed_packets_are_counted_and_never_stop_forwarding_sharded() {
+    malformed_packets(Threads::TwoShards);
+}
+
 fn malformed_packets(threads: Threads) {
     let dir = tmp_dir(&format!("garbage-{}", threads.tag()));
     let mut cfg = config_in(&dir, "g", threads);
@@ -400,7 +429,7 @@ fn malformed_packets(threads: Threads) {
 
 #[test]
 fn unregistered_prefixes_are_nacked_no_route() {
-    for threads in [Threads::IoAndTwoWorkers, Threads::One] {
+    for threads in [Threads::IoAndTwoWorkers, Threads::One, Threads::TwoShards] {
         unregistered_prefixes(threads);
     }
 }
@@ -453,6 +482,11 @@ fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
 #[test]
 fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop_in_one_thread() {
     write_back(Threads::One);
+}
+
+#[test]
+fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop_sharded() {
+    write_back(Threads::TwoShards);
 }
 
 fn write_back(threads: Threads) {
