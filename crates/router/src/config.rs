@@ -942,6 +942,21 @@ mod tests {
                 parse("auto", 0).runs_inline(cores),
                 cores <= AUTO_ONE_THREAD_MAX_CORES
             );
+            // Sharded: never inline, one loop per worker, one per core by default.
+            let sharded = parse("sharded", 0);
+            assert_eq!(sharded.thread_mode(cores), Threads::Sharded);
+            assert!(!sharded.runs_inline(cores));
+            assert_eq!(sharded.worker_count(cores), cores);
+            assert_eq!(parse("sharded", 3).worker_count(cores), 3);
+            assert_eq!(parse("auto", 2).thread_mode(cores), Threads::IoWorkers);
+        }
+        for t in [
+            Threads::Auto,
+            Threads::One,
+            Threads::IoWorkers,
+            Threads::Sharded,
+        ] {
+            assert_eq!(parse(t.name(), 1).workers.threads, t);
         }
     }
 

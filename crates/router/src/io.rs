@@ -183,9 +183,11 @@ pub struct IoConfig {
 
 impl IoConfig {
     /// One loop's share of the bounds when `shards` loops hold the faces: the most faces (and
-    /// so the face id range), the on-demand quota, the limit per host and the reassembly
-    /// budget, each divided (rounded up; the quota rounded down, so that it stays below the
-    /// most faces, and at least one if there is one).
+    /// so the face id range), the on-demand quota and the reassembly budget, each divided
+    /// (rounded up; the quota rounded down, so that it stays below the most faces, and at
+    /// least one if there is one). The limit per host is each loop's whole: a host's remotes
+    /// (its ports) are spread over the loops, unevenly, so a divided limit would refuse a
+    /// host's remotes while it holds fewer faces than the limit.
     pub fn share(&self, shards: usize) -> IoConfig {
         let n = shards.max(1);
         let mut c = self.clone();
@@ -194,7 +196,6 @@ impl IoConfig {
         if b.max_on_demand_faces > 0 {
             b.max_on_demand_faces = (b.max_on_demand_faces / n).max(1);
         }
-        b.max_on_demand_per_host = b.max_on_demand_per_host.div_ceil(n);
         b.reassembly_budget_bytes = b.reassembly_budget_bytes.div_ceil(n);
         c
     }

@@ -140,7 +140,8 @@ impl Shared {
         } else {
             1
         };
-        let (mut udp, steering) = bind_udp(&cfg.listen.udp, n)?;
+        let (udp, steering) = bind_udp(&cfg.listen.udp, n)?;
+        let mut udp = udp.into_iter();
         let f = &cfg.faces;
         let whole = IoConfig {
             max_faces: f.max_faces,
@@ -178,8 +179,7 @@ impl Shared {
                 stop: self.stop.clone(),
                 start: self.start,
             };
-            let udp_i = (i < udp.len()).then(|| udp.remove(0));
-            let io = Io::new(parts, unix, tcp, udp_i)?;
+            let io = Io::new(parts, unix, tcp, udp.next())?;
             handles.push(IoHandle {
                 commands: tx,
                 waker: io.waker(),

@@ -783,3 +783,150 @@ fn storage_stalls(threads: router::config::Threads) {
     r.stop_handle().stop();
     r.join();
 }
+
+/// The face id of `face`, as management sees it (a route registered from it names it).
+fn own_face_id(face: &mut Face, prefix: &str) -> u64 {
+    let p = ControlParameters {
+        name: Some(Name::from_uri(prefix).unwrap()),
+        ..ControlParameters::default()
+    };
+    let ok = Controller::new(face)
+        .command("rib", "register", &p)
+        .unwrap();
+    ok.face_id.unwrap()
+}
+
+/// A sharded router's loops each receive for their own worker and hand a packet whose name the
+/// other loop's worker owns over one ring: Interests for 40 names from one face are all
+/// answered, both workers forward, and the loops count what crossed (in, onto the owner's
+/// input ring; out, onto the send ring of the loop that holds the face).
+#[test]
+fn sharded_names_another_loop_owns_cross_a_ring_and_are_forwarded() {
+    let dir = tmp_dir("crossing");
+    let r = start(
+        &config_in(&dir, "x", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let mut p = unix_face(&r);
+    let mut consumer = unix_face(&r);
+    let (p_id, c_id) = (own_face_id(&mut p, "/p"), own_face_id(&mut consumer, "/c"));
+    // Connections go to the loops in turn: the producer's to the first, the consumer's to the
+    // second.
+    let (p_loop, c_loop) = (r.face_loop(p_id as u32), r.face_loop(c_id as u32));
+    assert_eq!((p_loop, c_loop), (0, 1));
+    let producer = spawn_producer(p, "/x", 10, 40);
+    for k in 0..40 {
+        match consumer.express(&interest(&format!("/x/{k}"))).unwrap() {
+            Outcome::Data(d) => assert_eq!(d.content(), &[0xab; 10][..]),
+            other => panic!("/x/{k}: {other:?}"),
+        }
+    }
+    assert_eq!(producer.join().unwrap(), 40);
+    let snaps = r.snapshots();
+    assert_eq!(snaps.len(), 2);
+    assert!(
+        snaps.iter().all(|s| s.counters.satisfied > 0),
+        "both workers forwarded: {:?}",
+        snaps
+            .iter()
+            .map(|s| s.counters.satisfied)
+            .collect::<Vec<_>>()
+    );
+    let stats = r.shard_stats();
+    assert_eq!(stats.len(), 2);
+    let c = stats[c_loop];
+    assert!(c.crossed_in > 0 && c.kept_in > 0, "{stats:?}");
+    assert!(
+        stats.iter().map(|s| s.crossed_out).sum::<u64>() > 0,
+        "{stats:?}"
+    );
+    assert!(stats.iter().all(|s| s.send_ring_full == 0), "{stats:?}");
+    let share = router::shard::ShardStats::crossed_share(&stats);
+    assert!(share > 0.0 && share < 1.0, "{share}");
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// The first loop of a sharded router accepts on the Unix and TCP listeners and hands the
+/// connections to the loops in turn: both loops hold stream faces, every face gets its answers
+/// through the loop that holds it, and management (asked from a face of one loop) lists the
+/// faces of both and destroys a face the other loop holds.
+#[test]
+fn sharded_stream_faces_are_handed_out_and_managed_across_loops() {
+    let dir = tmp_dir("handoff");
+    let r = start(
+        &config_in(&dir, "h", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let tcp = TransportUri::Tcp {
+        host: "127.0.0.1".into(),
+        port: r.bound().tcp.unwrap().port(),
+        family: face::uri::Family::V4,
+    };
+    let mut faces: Vec<Face> = (0..3).map(|_| unix_face(&r)).collect();
+    faces.push(Face::connect(&tcp).unwrap());
+    let ids: Vec<u64> = (faces.iter_mut().enumerate())
+        .map(|(k, f)| own_face_id(f, &format!("/own/{k}")))
+        .collect();
+    let loops: Vec<usize> = ids.iter().map(|&id| r.face_loop(id as u32)).collect();
+    assert_eq!(loops, [0, 1, 0, 1], "in turn: {ids:?}");
+    for (k, f) in faces.iter_mut().enumerate() {
+        match f.express(&interest(&format!("/nowhere/{k}"))).unwrap() {
+            Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
+            other => panic!("face {k}: {other:?}"),
+        }
+    }
+    // Management, asked from the first loop's face, sees every face and closes one of the
+    // second loop's.
+    let (first, rest) = faces.split_first_mut().unwrap();
+    let mut c = Controller::new(first);
+    let listed: Vec<u64> = c.faces().unwrap().iter().map(|f| f.face_id).collect();
+    assert!(ids.iter().all(|id| listed.contains(id)), "{listed:?}");
+    let gone = ControlParameters {
+        face_id: Some(ids[1]),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "faces", "destroy", &gone), 200);
+    assert!(!r.faces().iter().any(|f| u64::from(f.id) == ids[1]));
+    assert!(
+        !matches!(rest[0].recv(Duration::from_secs(2)), Ok(Some(_))),
+        "the destroyed face's connection is closed"
+    );
+    // The TCP face, on the second loop, still forwards.
+    assert!(matches!(
+        rest[2].express(&interest("/nowhere/again")).unwrap(),
+        Outcome::Nack(_)
+    ));
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// Remotes sending to a sharded router's UDP listener are steered by the kernel to the loops'
+/// sockets, and each gets its on-demand face on the loop that receives from it: 16 remotes all
+/// get their answers, and their faces are spread over both loops.
+#[test]
+fn sharded_udp_remotes_get_their_faces_on_the_loop_that_receives_them() {
+    let dir = tmp_dir("udp-steer");
+    let r = start(
+        &config_in(&dir, "u", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let to = r.bound().udp.unwrap();
+    for k in 0..16 {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.connect(to).unwrap();
+        let mut f = Face::from_udp_socket(s, 1400, "udp").unwrap();
+        match f.express(&interest(&format!("/nowhere/u{k}"))).unwrap() {
+            Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
+            other => panic!("remote {k}: {other:?}"),
+        }
+    }
+    let udp: Vec<usize> = (r.faces().iter())
+        .filter(|f| f.uri.starts_with("udp4://"))
+        .map(|f| r.face_loop(f.id))
+        .collect();
+    assert_eq!(udp.len(), 16);
+    assert!(udp.contains(&0) && udp.contains(&1), "{udp:?}");
+    r.stop_handle().stop();
+    r.join();
+}

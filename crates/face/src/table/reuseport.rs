@@ -268,7 +268,8 @@ mod tests {
             let mut seen = vec![0usize; n];
             for k in 0..24u8 {
                 let c = UdpSocket::bind(at).unwrap();
-                c.send_to(&[k], to).unwrap();
+                c.connect(to).unwrap();
+                c.send(&[k]).unwrap();
                 let want = steering.owner(c.local_addr().unwrap());
                 let s = &group[want];
                 s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
