@@ -33,7 +33,7 @@ use engine::fw::pipeline::FaceInfo;
 use face::link::{encode_link, link_len};
 use face::lp_frag::{LpHeaders, PitToken, Reassembled};
 use face::table::{
-    bind_unix, Accepted, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice,
+    bind_unix, Accepted, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice, UdpLink,
 };
 use face::{FaceId, FaceParams, FaceUpdate, UpdateError};
 use mio::net::TcpListener;
@@ -43,7 +43,7 @@ use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
 use crate::pool::{Pkt, PktKind, Pool};
-use crate::shard::{FaceOwners, Handoff, ShardLink, ShardStats};
+use crate::shard::{FaceOwners, Peers, ShardLink, ShardStats, MIRROR_COUNTS_MS};
 use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
@@ -139,6 +139,18 @@ pub enum IoCommand {
     /// Make a connection another loop's listener accepted a face of this loop (a sharded
     /// router's stream faces are handed out in turn).
     Adopt(Accepted),
+    /// Mirror another loop's UDP face (new or changed): send its packets on this loop's own
+    /// socket of the group.
+    Mirror {
+        /// Face.
+        id: FaceId,
+        /// Its remote, local address and MTU.
+        link: UdpLink,
+    },
+    /// Another loop's UDP face closed: forget its mirror.
+    Unmirror(FaceId),
+    /// What other loops' mirrors of this loop's faces sent (added to the faces' counters).
+    Counts(Vec<(FaceId, FaceCounters)>),
 }
 
 /// What the I/O thread tells management.
@@ -221,6 +233,7 @@ pub struct Io {
     commands: Receiver<IoCommand>,
     stop: Arc<AtomicBool>,
     last_sweep_ms: u64,
+    last_counts_ms: u64,
     bound: Bound,
     spin: Duration,
     /// The worker this thread runs itself (`[workers] threads = "one"` or `"sharded"`), if
@@ -306,12 +319,13 @@ impl Io {
                 wake: vec![false; n_workers],
                 start: parts.start,
                 me: None,
-                handoff: None,
+                peers: None,
                 counts: ShardStats::default(),
             },
             commands: parts.commands,
             stop: parts.stop,
             last_sweep_ms: 0,
+            last_counts_ms: 0,
             bound: Bound::default(),
             spin: cfg.spin,
             inline: None,
@@ -380,17 +394,17 @@ impl Io {
     }
 
     /// Makes this loop loop `me` of a sharded router: `links` are every loop's send rings,
-    /// `owners` tells which loop holds a face, and `handoff` (the loop with the stream
-    /// listeners) where its accepted connections go.
+    /// `owners` tells which loop holds a face, and `peers` how it reaches the other loops
+    /// (where its accepted connections go, who mirrors its UDP faces).
     pub(crate) fn join_shards(
         &mut self,
         me: usize,
         links: Vec<Arc<ShardLink>>,
         owners: FaceOwners,
-        handoff: Option<Handoff>,
+        peers: Peers,
     ) {
         debug_assert_eq!(links.len(), owners.shards());
-        self.rx.handoff = handoff;
+        self.rx.peers = Some(peers);
         self.shard = Some(Shard { me, links, owners });
     }
 
@@ -406,6 +420,12 @@ impl Io {
             if now >= self.last_sweep_ms + 1000 {
                 self.last_sweep_ms = now;
                 self.faces.sweep(now, &mut self.rx);
+            }
+            if now >= self.last_counts_ms + MIRROR_COUNTS_MS && self.faces.mirrors() > 0 {
+                self.last_counts_ms = now;
+                if let Some(p) = &mut self.rx.peers {
+                    p.send_counts(&mut self.faces);
+                }
             }
             let pending = self.faces.start_turn();
             let polled = if busy || pending {
@@ -589,6 +609,18 @@ impl Io {
             IoCommand::Adopt(conn) => {
                 faces.adopt(conn, rx);
             }
+            IoCommand::Mirror { id, link } => {
+                if let Some(p) = &rx.peers {
+                    faces.mirror_udp(id, link, p.mirror_sequence(id));
+                }
+            }
+            // What the mirror sent since its last counts is not counted (the face is gone).
+            IoCommand::Unmirror(id) => faces.unmirror(id, |_| {}),
+            IoCommand::Counts(counts) => {
+                for (id, c) in &counts {
+                    faces.add_counts(*id, c);
+                }
+            }
         }
     }
 }
@@ -622,13 +654,19 @@ impl<'a> Waiting<'a> {
 
 impl Shard {
     /// Sends an output of this loop's worker: into the face's queue if this loop holds the
-    /// face, else onto the send ring of the loop that does (dropped and counted if it is full).
+    /// face or a mirror of it, else onto the send ring of the loop that holds it (dropped and
+    /// counted if it is full).
     #[inline]
     fn deliver(&self, p: Pkt, faces: &mut FaceTable, rx: &mut Rx) {
         let owner = self.owners.owner(p.face);
         if owner == self.me {
             rx.counts.kept_out += 1;
             send_pkt(faces, &rx.pool, p);
+            return;
+        }
+        if faces.send(p.face, p.kind.into(), p.bytes()) {
+            rx.counts.direct_out += 1;
+            rx.pool.put(p.buf);
             return;
         }
         match self.links[owner].sends.push(p) {
@@ -685,8 +723,9 @@ struct Rx {
     start: Instant,
     /// The worker this loop runs inside (one thread, or a sharded loop).
     me: Option<usize>,
-    /// A sharded router's loop with the stream listeners: where accepted connections go.
-    handoff: Option<Handoff>,
+    /// A sharded router's other loops: where accepted connections go, who mirrors the UDP
+    /// faces.
+    peers: Option<Peers>,
     /// What crossed between loops (a sharded loop's).
     counts: ShardStats,
 }
@@ -717,6 +756,9 @@ impl FaceSink for Rx {
 
     fn face_up(&mut self, face: &Face) {
         self.announce(face);
+        if let Some(p) = &self.peers {
+            p.announce(face);
+        }
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
         let _ = self.mgmt.send(created);
@@ -724,9 +766,15 @@ impl FaceSink for Rx {
 
     fn face_changed(&mut self, face: &Face) {
         self.announce(face);
+        if let Some(p) = &self.peers {
+            p.announce(face);
+        }
     }
 
     fn face_down(&mut self, face: &Face, why: &str) {
+        if let Some(p) = &self.peers {
+            p.retire(face);
+        }
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
         let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
         let _ = self.mgmt.send(destroyed);
@@ -738,8 +786,8 @@ impl FaceSink for Rx {
     }
 
     fn accepted(&mut self, conn: Accepted) -> Option<Accepted> {
-        match &mut self.handoff {
-            Some(h) => h.hand(conn),
+        match &mut self.peers {
+            Some(p) => p.hand(conn),
             None => Some(conn),
         }
     }

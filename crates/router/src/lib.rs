@@ -227,6 +227,12 @@ impl Router {
         self.stop.io.owner(id)
     }
 
+    /// Which I/O loop receives the datagrams of UDP remote `remote` and holds its face (0
+    /// unless sharded).
+    pub fn udp_loop(&self, remote: std::net::SocketAddr) -> usize {
+        self.stop.io.udp_owner(remote)
+    }
+
     /// Each worker's counters and table sizes (waits up to a second per worker).
     pub fn snapshots(&self) -> Vec<worker::Snapshot> {
         worker::snapshots(&self.control, &self.stop.links, Duration::from_secs(1))

@@ -11,10 +11,14 @@
 //!
 //! Between the loops there are two kinds of bounded lock-free ring: a worker's input ring (a
 //! packet received by one loop whose name, or PIT token, belongs to another loop's worker), and
-//! a loop's send ring ([`ShardLink::sends`]: a packet a worker emitted for a face another loop
-//! holds). A full ring drops the packet and counts it. Management reaches the loops through
-//! [`IoHandles`]: a command about a face goes to the loop that holds it, a list is gathered
-//! from every loop.
+//! a loop's send ring ([`ShardLink::sends`]: a packet a worker emitted for a stream face
+//! another loop holds). A full ring drops the packet and counts it. A packet for a UDP face
+//! another loop holds needs no ring: every loop has a socket of the group, with the same local
+//! address, so the loop whose worker emitted it sends it itself, through a mirror of the face
+//! (`face::table::FaceTable::mirror_udp`) that the owner announces to every loop when it
+//! creates the face ([`Peers`]); the mirrors' counts go back to the owner every
+//! [`MIRROR_COUNTS_MS`]. Management reaches the loops through [`IoHandles`]: a command about a
+//! face goes to the loop that holds it, a list is gathered from every loop.
 
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -23,14 +27,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
-use face::table::{Accepted, UdpSteering, FACE_IDS_PER_FACE, FIRST_FACE_ID};
-use face::{CreateError, FaceDesc, FaceId, FaceParams, FaceUpdate, UpdateError};
+use face::table::{Accepted, Face, FaceTable, UdpSteering, FACE_IDS_PER_FACE, FIRST_FACE_ID};
+use face::{CreateError, FaceCounters, FaceDesc, FaceId, FaceParams, FaceUpdate, UpdateError};
 
 use crate::io::{IoCommand, IoWaker};
 use crate::pool::Pkt;
 
 /// How long a request to an I/O loop may take.
 pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a loop sends what its mirrors sent to the loops that hold the faces (which then
+/// count it in the faces' counters).
+pub const MIRROR_COUNTS_MS: u64 = 10;
 
 /// Which loop's table holds a face: each of `shards` tables gives out the ids of a range of
 /// its own, `span` ids wide, from [`FIRST_FACE_ID`] up.
@@ -85,6 +93,9 @@ pub struct ShardStats {
     pub crossed_out: u64,
     /// Of those, dropped because the send ring was full.
     pub send_ring_full: u64,
+    /// Packets its worker emitted for UDP faces another loop holds, sent on this loop's own
+    /// socket of the group (through a mirror of the face).
+    pub direct_out: u64,
 }
 
 impl ShardStats {
@@ -94,7 +105,7 @@ impl ShardStats {
         let (mut crossed, mut all) = (0u64, 0u64);
         for s in stats {
             crossed += s.crossed_in + s.crossed_out;
-            all += s.kept_in + s.crossed_in + s.kept_out + s.crossed_out;
+            all += s.kept_in + s.crossed_in + s.kept_out + s.crossed_out + s.direct_out;
         }
         if all == 0 {
             0.0
@@ -110,7 +121,7 @@ pub struct ShardLink {
     /// Link-layer packets other loops' workers emitted for faces this loop holds.
     pub sends: ArrayQueue<Pkt>,
     waker: Arc<IoWaker>,
-    stats: [AtomicU64; 5],
+    stats: [AtomicU64; 6],
 }
 
 impl ShardLink {
@@ -132,13 +143,14 @@ impl ShardLink {
 
     /// The loop's counters as last published.
     pub fn stats(&self) -> ShardStats {
-        let [a, b, c, d, e] = self.stats.each_ref().map(|x| x.load(Ordering::Relaxed));
+        let [a, b, c, d, e, f] = self.stats.each_ref().map(|x| x.load(Ordering::Relaxed));
         ShardStats {
             kept_in: a,
             crossed_in: b,
             kept_out: c,
             crossed_out: d,
             send_ring_full: e,
+            direct_out: f,
         }
     }
 
@@ -150,6 +162,7 @@ impl ShardLink {
             s.kept_out,
             s.crossed_out,
             s.send_ring_full,
+            s.direct_out,
         ];
         for (a, v) in self.stats.iter().zip(v) {
             a.store(v, Ordering::Relaxed);
@@ -175,23 +188,45 @@ impl IoHandle {
     }
 }
 
-/// Where the first loop of a sharded router sends the connections its listeners accept: to
-/// every loop in turn, itself included.
+/// A loop of a sharded router as it reaches the others: the connections its listeners accept
+/// go to every loop in turn, itself included; the UDP faces it creates on the group's socket
+/// are mirrored by every other loop; what its mirrors sent goes back to the faces' loops.
 #[derive(Debug)]
-pub(crate) struct Handoff {
-    /// Every loop; `None` for the one that accepts.
+pub(crate) struct Peers {
+    me: usize,
+    /// Every loop; `None` for this one.
     loops: Vec<Option<IoHandle>>,
+    owners: FaceOwners,
     next: usize,
+    /// The UDP group's address, when every loop holds a socket of it.
+    group: Option<SocketAddr>,
+    /// `[faces] unproven_send_ratio`: while it bounds them, faces of the on-demand quota are
+    /// not mirrored (their owner alone knows what they received).
+    unproven_send_ratio: u64,
+    /// What the mirrors sent, per owner, gathered for the next message.
+    counts: Vec<Vec<(FaceId, FaceCounters)>>,
 }
 
-impl Handoff {
-    /// Hand-off from loop `me` to `loops`.
-    pub(crate) fn new(me: usize, loops: &[IoHandle]) -> Self {
-        Handoff {
+impl Peers {
+    /// Loop `me` of `loops`, whose tables hold the faces `owners` says; `group` is the UDP
+    /// group's address if every loop holds a socket of it.
+    pub(crate) fn new(
+        me: usize,
+        loops: &[IoHandle],
+        owners: FaceOwners,
+        group: Option<SocketAddr>,
+        unproven_send_ratio: u64,
+    ) -> Self {
+        Peers {
+            me,
             loops: (loops.iter().enumerate())
                 .map(|(i, h)| (i != me).then(|| h.clone()))
                 .collect(),
+            owners,
             next: 0,
+            group,
+            unproven_send_ratio,
+            counts: vec![Vec::new(); loops.len()],
         }
     }
 
@@ -212,6 +247,53 @@ impl Handoff {
                 IoCommand::Adopt(conn) => Some(conn),
                 _ => None,
             },
+        }
+    }
+
+    /// A face of this loop came or changed: a UDP face on the group's socket is mirrored by
+    /// every other loop (unless the unproven-send bound applies to it).
+    pub(crate) fn announce(&self, face: &Face) {
+        let Some(link) = face.udp_link() else {
+            return;
+        };
+        let bounded = face.in_quota() && self.unproven_send_ratio > 0;
+        if self.group != Some(link.local) || bounded {
+            return;
+        }
+        let id = face.id();
+        self.to_others(|| IoCommand::Mirror { id, link });
+    }
+
+    /// A face of this loop closed: its mirrors go.
+    pub(crate) fn retire(&self, face: &Face) {
+        if face.udp_link().is_some_and(|l| self.group == Some(l.local)) {
+            let id = face.id();
+            self.to_others(|| IoCommand::Unmirror(id));
+        }
+    }
+
+    fn to_others(&self, make: impl Fn() -> IoCommand) {
+        for h in self.loops.iter().flatten() {
+            let _ = h.commands.send(make());
+            h.waker.wake_now();
+        }
+    }
+
+    /// The first fragment sequence number of this loop's mirror of face `id`: apart from the
+    /// owner's (`id` << 40) and from every other loop's.
+    pub(crate) fn mirror_sequence(&self, id: FaceId) -> u64 {
+        (u64::from(id) << 40) | ((self.me as u64 + 1) << 32)
+    }
+
+    /// Sends what this loop's mirrors sent since the last call to the loops that hold the faces.
+    pub(crate) fn send_counts(&mut self, faces: &mut FaceTable) {
+        let owners = self.owners;
+        let counts = &mut self.counts;
+        faces.take_mirror_counts(|id, c| counts[owners.owner(id)].push((id, c)));
+        for (h, c) in self.loops.iter().zip(&mut self.counts) {
+            if let (Some(h), false) = (h, c.is_empty()) {
+                let _ = h.commands.send(IoCommand::Counts(std::mem::take(c)));
+            }
         }
     }
 }
@@ -247,6 +329,11 @@ impl IoHandles {
     /// Which loop holds face `id`.
     pub fn owner(&self, id: FaceId) -> usize {
         self.owners.owner(id)
+    }
+
+    /// Which loop receives the datagrams of UDP remote `remote` (and holds its face).
+    pub fn udp_owner(&self, remote: SocketAddr) -> usize {
+        self.udp.owner(remote)
     }
 
     /// Wakes every loop even if it is not asleep yet (stopping).
@@ -363,9 +450,10 @@ mod tests {
             ShardStats {
                 kept_in: 3,
                 crossed_in: 1,
-                kept_out: 2,
+                kept_out: 1,
                 crossed_out: 2,
                 send_ring_full: 0,
+                direct_out: 1,
             },
             ShardStats::default(),
         ];

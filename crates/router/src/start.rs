@@ -28,7 +28,7 @@ use store_dir::{open_l2, open_store_dir, StoreError};
 
 use crate::io::{Io, IoConfig, IoParts, IoWaker, MgmtInput};
 use crate::pool::Pool;
-use crate::shard::{FaceOwners, Handoff, IoHandle, IoHandles, ShardLink};
+use crate::shard::{FaceOwners, IoHandle, IoHandles, Peers, ShardLink};
 use crate::worker::{self, Control, Worker, WorkerLink};
 use crate::{mem, LINK_HEADROOM_BYTES};
 pub use store_dir::start_exit_code;
@@ -191,9 +191,12 @@ impl Shared {
             shards = (handles.iter())
                 .map(|h| Arc::new(ShardLink::new(cfg.workers.ring_capacity, h.waker.clone())))
                 .collect();
+            // Mirrors need a socket of the group in every loop.
+            let group = loops[0].bound().udp.filter(|_| steering.sockets() == n);
+            let ratio = share.bounds.unproven_send_ratio;
             for (i, io) in loops.iter_mut().enumerate() {
-                let handoff = (i == 0).then(|| Handoff::new(0, &handles));
-                io.join_shards(i, shards.clone(), owners, handoff);
+                let peers = Peers::new(i, &handles, owners, group, ratio);
+                io.join_shards(i, shards.clone(), owners, peers);
             }
         }
         Ok(Loops {

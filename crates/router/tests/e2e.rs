@@ -120,6 +120,12 @@ fn spawn_producer(
     count: usize,
 ) -> std::thread::JoinHandle<usize> {
     face.register(&Name::from_uri(prefix).unwrap()).unwrap();
+    serve(face, content_len, count)
+}
+
+/// Answers the Interests `face` receives with Data of `content_len` bytes, until `count` were
+/// answered.
+fn serve(mut face: Face, content_len: usize, count: usize) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
         let mut answered = 0;
         while answered < count {
@@ -927,6 +933,84 @@ fn sharded_udp_remotes_get_their_faces_on_the_loop_that_receives_them() {
         .collect();
     assert_eq!(udp.len(), 16);
     assert!(udp.contains(&0) && udp.contains(&1), "{udp:?}");
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// A sharded router sends a packet for a UDP face another loop holds on its own socket of the
+/// group (through a mirror of the face), with no ring between the loops: a consumer and a
+/// producer whose datagrams reach different loops exchange 40 Interests and Data, and the
+/// faces' counters count what both loops sent on them.
+#[test]
+fn sharded_loops_send_on_each_others_udp_faces_from_their_own_sockets() {
+    let dir = tmp_dir("udp-mirror");
+    let r = start(
+        &config_in(&dir, "m", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let to = r.bound().udp.unwrap();
+    let on_loop = |want: usize| loop {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        if r.udp_loop(s.local_addr().unwrap()) == want {
+            s.connect(to).unwrap();
+            break s;
+        }
+    };
+    let (c_sock, p_sock) = (on_loop(0), on_loop(1));
+    let p_uri = format!("udp4://{}", p_sock.local_addr().unwrap());
+    // The producer's face, made by management, is held by the loop its datagrams reach.
+    let mut ctl_face = unix_face(&r);
+    let mut ctl = Controller::new(&mut ctl_face);
+    let create = ControlParameters {
+        uri: Some(p_uri.clone()),
+        ..ControlParameters::default()
+    };
+    let p_id = ctl
+        .command("faces", "create", &create)
+        .unwrap()
+        .face_id
+        .unwrap();
+    assert_eq!(r.face_loop(p_id as u32), 1);
+    let route = ControlParameters {
+        name: Some(Name::from_uri("/u").unwrap()),
+        face_id: Some(p_id),
+        ..ControlParameters::default()
+    };
+    ctl.command("rib", "register", &route).unwrap();
+    let producer = serve(Face::from_udp_socket(p_sock, 1400, "udp").unwrap(), 10, 40);
+    let mut consumer = Face::from_udp_socket(c_sock, 1400, "udp").unwrap();
+    for k in 0..40 {
+        match consumer.express(&interest(&format!("/u/{k}"))).unwrap() {
+            Outcome::Data(d) => assert_eq!(d.content(), &[0xab; 10][..]),
+            other => panic!("/u/{k}: {other:?}"),
+        }
+    }
+    assert_eq!(producer.join().unwrap(), 40);
+    let stats = r.shard_stats();
+    assert!(
+        stats.iter().map(|s| s.direct_out).sum::<u64>() > 0,
+        "{stats:?}"
+    );
+    assert!(stats.iter().all(|s| s.crossed_out == 0), "{stats:?}");
+    // One face per remote, and its counters hold what both loops sent (the mirrors' counts
+    // reach the owner within a few turns).
+    let t0 = std::time::Instant::now();
+    loop {
+        let faces = r.faces();
+        let udp: Vec<_> = faces
+            .iter()
+            .filter(|f| f.uri.starts_with("udp4://"))
+            .collect();
+        assert_eq!(udp.len(), 2, "{faces:?}");
+        let p = udp.iter().find(|f| f.uri == p_uri).unwrap();
+        let c = udp.iter().find(|f| f.uri != p_uri).unwrap();
+        if (p.counters.out_interests, c.counters.out_data) == (40, 40) {
+            assert_eq!((p.counters.in_data, c.counters.in_interests), (40, 40));
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "{p:?} {c:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     r.stop_handle().stop();
     r.join();
 }

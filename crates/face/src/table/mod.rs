@@ -21,6 +21,7 @@
 
 mod ids;
 mod listen;
+mod mirror;
 mod on_demand;
 mod reuseport;
 mod rx;
@@ -45,6 +46,8 @@ use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
 pub use listen::{bind_unix, set_socket_buffers, Accepted, Listener};
+use mirror::Mirror;
+pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
@@ -281,6 +284,8 @@ struct StreamIo {
 
 struct UdpIo {
     socket: usize,
+    /// The socket's local address.
+    local: SocketAddr,
     remote: SocketAddr,
     reasm: Reassembler,
     frag: Fragmenter,
@@ -333,6 +338,24 @@ impl Face {
     /// Its persistency.
     pub fn persistency(&self) -> FacePersistency {
         self.persistency
+    }
+
+    /// An on-demand UDP face counted in the quota (whose sends [`FaceBounds::unproven_send_ratio`]
+    /// bounds until it has received a Data or a Nack).
+    pub fn in_quota(&self) -> bool {
+        self.quota
+    }
+
+    /// A UDP face's remote, its socket's local address and its MTU (`None` for a stream face).
+    pub fn udp_link(&self) -> Option<UdpLink> {
+        match &self.io {
+            FaceIo::Udp(u) => Some(UdpLink {
+                remote: u.remote,
+                local: u.local,
+                mtu: u.frag.mtu(),
+            }),
+            FaceIo::Stream(_) => None,
+        }
     }
 
     /// Its counters.
@@ -472,6 +495,8 @@ pub struct FaceTable {
     penalized_datagrams: u64,
     /// The on-demand UDP faces' quota.
     on_demand: OnDemand,
+    /// Other tables' UDP faces this table sends to on its own socket ([`FaceTable::mirror_udp`]).
+    mirrors: HashMap<FaceId, Mirror>,
     /// Shared by every UDP face's reassembler.
     reasm_budget: ReassemblyBudget,
     /// The bound counters at the last [`Notice::Bounds`].
@@ -503,6 +528,7 @@ impl FaceTable {
             penalty: HashMap::new(),
             penalized_datagrams: 0,
             on_demand: OnDemand::default(),
+            mirrors: HashMap::new(),
             reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
             bounds_noticed: BoundCounters::default(),
             cfg,
@@ -589,11 +615,14 @@ impl FaceTable {
         Some(id)
     }
 
+    /// Adds a UDP face to `remote` on socket `socket`, counted in the on-demand quota or not
+    /// (known to the sink when it hears of the face).
     fn add_udp_face(
         &mut self,
         socket: usize,
         remote: SocketAddr,
         params: &FaceParams,
+        quota: bool,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
         // The MTU is made valid first: no id is taken for a face that cannot be made.
@@ -612,9 +641,10 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
-            quota: false,
+            quota,
             io: FaceIo::Udp(Box::new(UdpIo {
                 socket,
+                local: self.udp[socket].local,
                 remote,
                 reasm: Reassembler::with_budget(
                     DEFAULT_REASSEMBLY_CAPACITY,
@@ -695,10 +725,11 @@ impl FaceTable {
             return Err(UpdateError::Refused(r));
         }
         f.apply(u);
-        sink.face_changed(f);
-        let desc = f.desc();
+        // The sink hears of the face as it is now, in or out of the quota.
         self.requota(id);
-        Ok(desc)
+        let f = &self.faces[&id];
+        sink.face_changed(f);
+        Ok(f.desc())
     }
 
     /// Takes over a connected TCP stream as a face (its MTU is ignored: a stream has none). A
@@ -760,7 +791,7 @@ impl FaceTable {
             }
         };
         let id = self
-            .add_udp_face(socket, remote, params, sink)
+            .add_udp_face(socket, remote, params, false, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }
