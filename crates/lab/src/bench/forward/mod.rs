@@ -181,6 +181,8 @@ struct Routed {
     workers: usize,
     threads: Option<&'static str>,
     crossed: Option<f64>,
+    /// A sharded router's counters, per loop.
+    loops: Vec<router::shard::ShardStats>,
 }
 
 /// Starts a router with `workers` workers (or attaches to one), drives it for `measure` after
@@ -194,16 +196,16 @@ fn measure_routed(
     let at = router_endpoints(args, workers)?;
     let (mut cons, mut prod) = links_to(args, &at)?;
     let result = drive(g, &mut cons, &mut prod, &mut producer(args), measure);
-    let (drops, workers, threads, crossed) = match at.started {
+    let (drops, workers, threads, crossed, loops) = match at.started {
         Some((r, dir)) => {
             let threads = r.threads();
             let shards = r.shard_stats();
             let crossed = (threads == router::Threads::Sharded)
                 .then(|| router::shard::ShardStats::crossed_share(&shards));
             let (drops, workers) = stop_router(r, dir);
-            (drops, workers, Some(threads.name()), crossed)
+            (drops, workers, Some(threads.name()), crossed, shards)
         }
-        None => (Vec::new(), 0, None, None),
+        None => (Vec::new(), 0, None, None, Vec::new()),
     };
     Ok(Routed {
         res: result.map_err(|e| e.to_string())?,
@@ -211,6 +213,7 @@ fn measure_routed(
         workers,
         threads,
         crossed,
+        loops,
     })
 }
 

@@ -123,6 +123,13 @@ impl<'a> Report<'a> {
             "ceiling_generator_cpu_sys_us_per_exchange": sys(self.direct),
             "pct_of_ceiling": self.pct_of_ceiling(),
             "crossed_loops_pct": self.crossed_pct(),
+            "loops": self.routed.loops.iter().map(|l| serde_json::json!({
+                "received": l.kept_in + l.crossed_in,
+                "crossed_in": l.crossed_in,
+                "sent": l.kept_out + l.crossed_out + l.direct_out,
+                "crossed_out": l.crossed_out,
+                "direct_out": l.direct_out,
+            })).collect::<Vec<_>>(),
             "router_to_direct_cpu_ratio": self.cpu_ratio(),
         })
     }
