@@ -821,6 +821,22 @@ fn a_mirror_sends_another_tables_udp_face_from_the_group_address() {
     b.unmirror(desc.id, |c| left = Some(c));
     assert_eq!(left.map(|c| c.out_interests), Some(1));
     assert!(!b.send(desc.id, PacketKind::Data, &small));
+    // The id naming a face to another remote replaces a mirror its owner never retired.
+    assert!(b.mirror_udp(desc.id, link, 1 << 32));
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let moved = face::table::UdpLink {
+        remote: other.local_addr().unwrap(),
+        ..link
+    };
+    assert!(b.mirror_udp(desc.id, moved, 1 << 32));
+    assert_eq!(b.mirrors(), 1);
+    assert!(b.send(desc.id, PacketKind::Data, &small));
+    b.flush(&mut sink);
+    let (n, from) = other.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&small[..], local));
     // A table without a socket of the group cannot mirror.
     let poll = Poll::new().unwrap();
     let mut c = FaceTable::new(poll.registry().try_clone().unwrap(), config());

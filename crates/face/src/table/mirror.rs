@@ -36,19 +36,23 @@ pub(super) struct Mirror {
 impl FaceTable {
     /// Mirrors face `id` of another table, a UDP face on `link`, on this table's listening
     /// socket bound to the same local address (one group). Fragments are numbered from
-    /// `first_sequence`, apart from the owner's and other mirrors'. A mirror that exists
-    /// already takes the new MTU. False if this table has no such socket (the face's packets
-    /// then go to its owner).
+    /// `first_sequence`, apart from the owner's and other mirrors'. A mirror of the same
+    /// remote that exists already takes the new MTU (and keeps its numbering); one of another
+    /// remote (the id named a face since closed) is replaced. False if this table has no such
+    /// socket (the face's packets then go to its owner).
     pub fn mirror_udp(&mut self, id: FaceId, link: UdpLink, first_sequence: u64) -> bool {
         let local = link.local;
         let mtu = link.mtu.clamp(MIN_MTU, MAX_UDP_MTU);
-        if let Some(m) = self.mirrors.get_mut(&id) {
-            let _ = m.frag.set_mtu(mtu);
-            return true;
-        }
         let Some(socket) = (self.udp.iter()).position(|s| s.listener && s.local == local) else {
+            self.mirrors.remove(&id);
             return false;
         };
+        if let Some(m) = self.mirrors.get_mut(&id) {
+            if (m.socket, m.remote) == (socket, link.remote) {
+                let _ = m.frag.set_mtu(mtu);
+                return true;
+            }
+        }
         let Ok(frag) = Fragmenter::new(mtu, first_sequence) else {
             return false;
         };
