@@ -387,7 +387,7 @@ impl Io {
     /// receive the loop runs its engine on what came in and queues its output for sending in
     /// the same turn (no ring hand-off between threads, no wake-up). The worker's link wakes
     /// this thread (`WorkerLink::host`). With one worker, this loop is the router's only one;
-    /// with several, each has its loop ([`Io::join_shards`]).
+    /// with several (`threads = "sharded"`), each has its loop.
     pub fn run_inline(&mut self, worker: Worker) {
         self.rx.me = Some(worker.index());
         self.inline = Some(Box::new(worker));

@@ -16,7 +16,7 @@
 //! another loop holds needs no ring: every loop has a socket of the group, with the same local
 //! address, so the loop whose worker emitted it sends it itself, through a mirror of the face
 //! (`face::table::FaceTable::mirror_udp`) that the owner announces to every loop when it
-//! creates the face ([`Peers`]); the mirrors' counts go back to the owner every
+//! creates the face; the mirrors' counts go back to the owner every
 //! [`MIRROR_COUNTS_MS`]. Management reaches the loops through [`IoHandles`]: a command about a
 //! face goes to the loop that holds it, a list is gathered from every loop.
 
