@@ -79,11 +79,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             cfg.listen.tcp,
             cfg.listen.udp,
             cfg.worker_count(cores),
-            if cfg.runs_inline(cores) {
-                "one"
-            } else {
-                "io+workers"
-            }
+            cfg.thread_mode(cores).name()
         );
         return ExitCode::SUCCESS;
     }
@@ -99,10 +95,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
     eprintln!(
         "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
         router.workers(),
-        if router.one_thread() {
-            " in one thread"
-        } else {
-            ""
+        match router.threads() {
+            router::Threads::One => " in one thread",
+            router::Threads::Sharded => ", each in its own I/O loop (sharded)",
+            _ => "",
         },
         b.unix
             .as_ref()

@@ -89,10 +89,11 @@ fn scale_text_prints_the_table_and_refuses_a_fixed_worker_count() {
 }
 
 /// `--threads` sets how the router started here forwards, and the report says which it ran:
-/// both forward over UDP and over Unix sockets.
+/// all forward over UDP and over Unix sockets, and a sharded router reports the share of
+/// packets that crossed between its loops.
 #[test]
-fn threads_choose_one_thread_or_io_and_worker_threads() {
-    for threads in ["one", "io+workers"] {
+fn threads_choose_one_thread_io_and_worker_threads_or_sharded_loops() {
+    for (threads, workers) in [("one", "1"), ("io+workers", "1"), ("sharded", "2")] {
         for face in ["udp", "unix"] {
             let v = common::cascade_json(&[
                 "bench",
@@ -102,15 +103,18 @@ fn threads_choose_one_thread_or_io_and_worker_threads() {
                 "--threads",
                 threads,
                 "--workers",
-                "1",
+                workers,
                 "--no-ceiling",
                 "--duration",
                 "0.2",
                 "--json",
             ]);
             assert_eq!(v["threads"], threads, "{v}");
-            assert_eq!(v["workers"].as_u64(), Some(1), "{v}");
+            assert_eq!(v["workers"].to_string(), workers, "{v}");
             assert!(v["satisfied"].as_u64().unwrap() > 0, "{v}");
+            let crossed = v["crossed_loops_pct"].as_f64();
+            assert_eq!(crossed.is_some(), threads == "sharded", "{v}");
+            assert!(crossed.is_none_or(|c| c > 0.0 && c < 100.0), "{v}");
         }
     }
 }

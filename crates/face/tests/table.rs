@@ -753,3 +753,92 @@ fn a_second_udp_face_to_a_remote_exists_without_a_listener_too() {
     }
     assert_eq!(d.table.list().len(), 1);
 }
+
+/// Two tables holding one UDP group's sockets: the second mirrors the first's face and sends
+/// to its remote on its own socket, from the group's address, fragments numbered apart from
+/// the owner's; what it sent goes into the face's counters at the owner; a mirror is not
+/// listed, and once unmirrored the table no longer sends to the face.
+#[test]
+fn a_mirror_sends_another_tables_udp_face_from_the_group_address() {
+    let (group, steering) = face::table::bind_udp_group("127.0.0.1:0".parse().unwrap(), 2).unwrap();
+    assert_eq!(steering.sockets(), 2);
+    let local = group[0].local_addr().unwrap();
+    let polls = [Poll::new().unwrap(), Poll::new().unwrap()];
+    let mut tables = polls
+        .each_ref()
+        .map(|p| FaceTable::new(p.registry().try_clone().unwrap(), config()));
+    let mut sink = Sink::default();
+    for (t, s) in tables.iter_mut().zip(group) {
+        t.add_udp_socket(s, true).unwrap();
+    }
+    let [a, b] = &mut tables;
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let desc = a
+        .create_udp(
+            peer.local_addr().unwrap(),
+            &FaceParams::default(),
+            &mut sink,
+        )
+        .unwrap();
+    let link = a.get(desc.id).unwrap().udp_link().unwrap();
+    assert_eq!((link.mtu, link.local), (1400, local));
+    let (small, big) = (data(100), data(3000));
+    assert!(
+        !b.send(desc.id, PacketKind::Data, &small),
+        "not mirrored yet"
+    );
+    assert!(b.mirror_udp(desc.id, link, 1 << 32));
+    assert!(b.send(desc.id, PacketKind::Data, &small));
+    assert!(b.send(desc.id, PacketKind::Data, &big));
+    b.flush(&mut sink);
+    let mut buf = [0u8; 2000];
+    let (n, from) = peer.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&small[..], local));
+    for i in 0..3 {
+        let (n, from) = peer.recv_from(&mut buf).unwrap();
+        assert_eq!(from, local);
+        let lp = LpPacketView::decode(&buf[..n], &Limits::default()).unwrap();
+        assert_eq!(
+            lp.sequence,
+            Some((1 << 32) + i),
+            "numbered apart from the owner's"
+        );
+    }
+    let mut sent = Vec::new();
+    b.take_mirror_counts(|id, c| sent.push((id, c)));
+    assert_eq!(sent.len(), 1);
+    let (id, c) = sent[0];
+    assert_eq!((id, c.out_data), (desc.id, 2));
+    assert!(c.out_bytes > (small.len() + big.len()) as u64);
+    a.add_counts(id, &c);
+    let counters = a.get(desc.id).unwrap().counters();
+    assert_eq!((counters.out_data, counters.out_bytes), (2, c.out_bytes));
+    b.take_mirror_counts(|_, _| panic!("counted once"));
+    assert!(b.list().is_empty() && b.mirrors() == 1);
+    assert!(b.send(desc.id, PacketKind::Interest, &interest(1)));
+    let mut left = None;
+    b.unmirror(desc.id, |c| left = Some(c));
+    assert_eq!(left.map(|c| c.out_interests), Some(1));
+    assert!(!b.send(desc.id, PacketKind::Data, &small));
+    // The id naming a face to another remote replaces a mirror its owner never retired.
+    assert!(b.mirror_udp(desc.id, link, 1 << 32));
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let moved = face::table::UdpLink {
+        remote: other.local_addr().unwrap(),
+        ..link
+    };
+    assert!(b.mirror_udp(desc.id, moved, 1 << 32));
+    assert_eq!(b.mirrors(), 1);
+    assert!(b.send(desc.id, PacketKind::Data, &small));
+    b.flush(&mut sink);
+    let (n, from) = other.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&small[..], local));
+    // A table without a socket of the group cannot mirror.
+    let poll = Poll::new().unwrap();
+    let mut c = FaceTable::new(poll.registry().try_clone().unwrap(), config());
+    assert!(!c.mirror_udp(desc.id, link, 2 << 32));
+}

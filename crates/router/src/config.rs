@@ -241,8 +241,9 @@ pub struct Workers {
     pub mapping: Mapping,
     /// Which threads forward: `one` (one thread receives, forwards and sends: one worker run
     /// inside the I/O loop), `io+workers` (an I/O thread and `count` worker threads with rings
-    /// between them), or `auto` (chosen from the worker count and the cores:
-    /// [`Config::runs_inline`]).
+    /// between them), `sharded` (`count` threads, each receiving, forwarding and sending for
+    /// its own share of the faces), or `auto` (chosen from the worker count and the cores:
+    /// [`Config::thread_mode`]).
     pub threads: Threads,
 }
 
@@ -265,6 +266,25 @@ pub enum Threads {
     /// An I/O thread and `workers.count` worker threads.
     #[serde(rename = "io+workers")]
     IoWorkers,
+    /// `workers.count` threads, each running one worker inside an I/O loop of its own over its
+    /// shard of the faces: its own socket of the UDP listener's `SO_REUSEPORT` group, the
+    /// faces of the remotes steered to that socket, its share of the stream faces. A packet
+    /// whose name another worker owns crosses one ring to that worker's thread, and a packet
+    /// for a face another thread holds crosses one ring to that thread.
+    #[serde(rename = "sharded")]
+    Sharded,
+}
+
+impl Threads {
+    /// Its name in the configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Threads::Auto => "auto",
+            Threads::One => "one",
+            Threads::IoWorkers => "io+workers",
+            Threads::Sharded => "sharded",
+        }
+    }
 }
 
 impl Workers {
@@ -799,25 +819,36 @@ impl Config {
         }
     }
 
-    /// Number of workers to run on a machine with `cores` cores.
+    /// Number of workers to run on a machine with `cores` cores: `count`, or with `count` 0 one
+    /// per core (less one for the I/O thread unless `sharded`, at least one).
     pub fn worker_count(&self, cores: usize) -> usize {
-        if self.workers.threads == Threads::One {
-            1
-        } else if self.workers.count > 0 {
-            self.workers.count
-        } else {
-            cores.saturating_sub(1).max(1)
+        match self.workers.threads {
+            Threads::One => 1,
+            _ if self.workers.count > 0 => self.workers.count,
+            Threads::Sharded => cores.max(1),
+            _ => cores.saturating_sub(1).max(1),
+        }
+    }
+
+    /// How the router forwards on a machine with `cores` cores (`[workers] threads`, with
+    /// `auto` resolved): `one` with one worker on at most [`AUTO_ONE_THREAD_MAX_CORES`] cores,
+    /// otherwise `io+workers`.
+    pub fn thread_mode(&self, cores: usize) -> Threads {
+        match self.workers.threads {
+            Threads::Auto
+                if self.worker_count(cores) == 1 && cores <= AUTO_ONE_THREAD_MAX_CORES =>
+            {
+                Threads::One
+            }
+            Threads::Auto => Threads::IoWorkers,
+            t => t,
         }
     }
 
     /// Whether the router runs its single worker inside the I/O thread's loop on a machine
     /// with `cores` cores (`[workers] threads`).
     pub fn runs_inline(&self, cores: usize) -> bool {
-        match self.workers.threads {
-            Threads::One => true,
-            Threads::IoWorkers => false,
-            Threads::Auto => self.worker_count(cores) == 1 && cores <= AUTO_ONE_THREAD_MAX_CORES,
-        }
+        self.thread_mode(cores) == Threads::One
     }
 }
 
@@ -959,6 +990,21 @@ nbcc_timeout_ms = 90
                 parse("auto", 0).runs_inline(cores),
                 cores <= AUTO_ONE_THREAD_MAX_CORES
             );
+            // Sharded: never inline, one loop per worker, one per core by default.
+            let sharded = parse("sharded", 0);
+            assert_eq!(sharded.thread_mode(cores), Threads::Sharded);
+            assert!(!sharded.runs_inline(cores));
+            assert_eq!(sharded.worker_count(cores), cores);
+            assert_eq!(parse("sharded", 3).worker_count(cores), 3);
+            assert_eq!(parse("auto", 2).thread_mode(cores), Threads::IoWorkers);
+        }
+        for t in [
+            Threads::Auto,
+            Threads::One,
+            Threads::IoWorkers,
+            Threads::Sharded,
+        ] {
+            assert_eq!(parse(t.name(), 1).workers.threads, t);
         }
     }
 

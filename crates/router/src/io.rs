@@ -12,6 +12,11 @@
 //! queues before the next poll; the poll's idle timeout then honours the worker's tick and its
 //! L2 polling, and its control messages wake this thread.
 //!
+//! With `threads = "sharded"` there is one such loop per worker, each over its own shard of
+//! the faces ([`crate::shard`]): a packet it receives for another loop's worker goes onto that
+//! worker's input ring, and an output of its worker for a face another loop holds onto that
+//! loop's send ring, which the loop drains into its face queues every turn.
+//!
 //! Reads are bounded per event (a busy face is revisited on the next turn instead of starving
 //! the others), queues are bounded, and a face that sends malformed packets is counted and,
 //! past a limit, closed.
@@ -23,10 +28,13 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_queue::ArrayQueue;
 use engine::fw::pipeline::FaceInfo;
 use face::link::{encode_link, link_len};
 use face::lp_frag::{LpHeaders, PitToken, Reassembled};
-use face::table::{bind_unix, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice};
+use face::table::{
+    bind_unix, Accepted, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice, UdpLink,
+};
 use face::{FaceId, FaceParams, FaceUpdate, UpdateError};
 use mio::net::TcpListener;
 use mio::{Events, Poll, Waker};
@@ -35,6 +43,7 @@ use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
 use crate::pool::{Pkt, PktKind, Pool};
+use crate::shard::{FaceOwners, Peers, ShardLink, ShardStats, MIRROR_COUNTS_MS};
 use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
@@ -127,6 +136,21 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Vec<String>>,
     },
+    /// Make a connection another loop's listener accepted a face of this loop (a sharded
+    /// router's stream faces are handed out in turn).
+    Adopt(Accepted),
+    /// Mirror another loop's UDP face (new or changed): send its packets on this loop's own
+    /// socket of the group.
+    Mirror {
+        /// Face.
+        id: FaceId,
+        /// Its remote, local address and MTU.
+        link: UdpLink,
+    },
+    /// Another loop's UDP face closed: forget its mirror.
+    Unmirror(FaceId),
+    /// What other loops' mirrors of this loop's faces sent (added to the faces' counters).
+    Counts(Vec<(FaceId, FaceCounters)>),
 }
 
 /// What the I/O thread tells management.
@@ -165,6 +189,28 @@ pub struct IoConfig {
     pub limits: Limits,
     /// How long the thread, idle, polls without blocking before it sleeps in the poll.
     pub spin: Duration,
+    /// The first face id the table gives out (a sharded router's loops each have a range).
+    pub first_face_id: FaceId,
+}
+
+impl IoConfig {
+    /// One loop's share of the bounds when `shards` loops hold the faces: the most faces (and
+    /// so the face id range), the on-demand quota and the reassembly budget, each divided
+    /// (rounded up; the quota rounded down, so that it stays below the most faces, and at
+    /// least one if there is one). The limit per host is each loop's whole: a host's remotes
+    /// (its ports) are spread over the loops, unevenly, so a divided limit would refuse a
+    /// host's remotes while it holds fewer faces than the limit.
+    pub fn share(&self, shards: usize) -> IoConfig {
+        let n = shards.max(1);
+        let mut c = self.clone();
+        c.max_faces = self.max_faces.div_ceil(n);
+        let b = &mut c.bounds;
+        if b.max_on_demand_faces > 0 {
+            b.max_on_demand_faces = (b.max_on_demand_faces / n).max(1);
+        }
+        b.reassembly_budget_bytes = b.reassembly_budget_bytes.div_ceil(n);
+        c
+    }
 }
 
 /// The listeners actually bound (with ephemeral ports resolved).
@@ -187,10 +233,21 @@ pub struct Io {
     commands: Receiver<IoCommand>,
     stop: Arc<AtomicBool>,
     last_sweep_ms: u64,
+    last_counts_ms: u64,
     bound: Bound,
     spin: Duration,
-    /// The worker this thread runs itself (`[workers] threads = "one"`), if any.
+    /// The worker this thread runs itself (`[workers] threads = "one"` or `"sharded"`), if
+    /// any.
     inline: Option<Box<Worker>>,
+    /// A sharded router's other loops (none otherwise).
+    shard: Option<Shard>,
+}
+
+/// One loop of a sharded router: which it is, every loop's send ring, who holds which face.
+struct Shard {
+    me: usize,
+    links: Vec<Arc<ShardLink>>,
+    owners: FaceOwners,
 }
 
 /// What the I/O thread needs from the router.
@@ -216,8 +273,14 @@ pub struct IoParts {
 }
 
 impl Io {
-    /// Creates the poll and binds the listeners (empty string = off). Errors name what failed.
-    pub fn new(parts: IoParts, unix: &str, tcp: &str, udp: &str) -> Result<Io, String> {
+    /// Creates the poll and binds the Unix and TCP listeners (empty string = off), and listens
+    /// on `udp`, if any. Errors name what failed.
+    pub fn new(
+        parts: IoParts,
+        unix: &str,
+        tcp: &str,
+        udp: Option<UdpSocket>,
+    ) -> Result<Io, String> {
         let poll = Poll::new().map_err(|e| format!("cannot create poll: {e}"))?;
         let waker = Waker::new(poll.registry(), face::table::DRIVER_TOKEN)
             .map_err(|e| format!("waker: {e}"))?;
@@ -226,7 +289,7 @@ impl Io {
             .try_clone()
             .map_err(|e| format!("poll registry: {e}"))?;
         let cfg = parts.cfg;
-        let faces = FaceTable::new(
+        let faces = FaceTable::with_first_id(
             registry,
             FaceConfig {
                 max_faces: cfg.max_faces,
@@ -237,6 +300,7 @@ impl Io {
                 max_packet_bytes: cfg.limits.max_packet_bytes,
                 bounds: cfg.bounds,
             },
+            cfg.first_face_id,
         );
         let n_workers = parts.workers.len();
         let mut io = Io {
@@ -254,20 +318,25 @@ impl Io {
                 mgmt: parts.mgmt,
                 wake: vec![false; n_workers],
                 start: parts.start,
+                me: None,
+                peers: None,
+                counts: ShardStats::default(),
             },
             commands: parts.commands,
             stop: parts.stop,
             last_sweep_ms: 0,
+            last_counts_ms: 0,
             bound: Bound::default(),
             spin: cfg.spin,
             inline: None,
+            shard: None,
         };
         io.listen(unix, tcp, udp)?;
         Ok(io)
     }
 
     /// Binds the listeners (empty string = off).
-    fn listen(&mut self, unix: &str, tcp: &str, udp: &str) -> Result<(), String> {
+    fn listen(&mut self, unix: &str, tcp: &str, udp: Option<UdpSocket>) -> Result<(), String> {
         let register = |e: std::io::Error| format!("register listener: {e}");
         if !unix.is_empty() {
             let path = PathBuf::from(unix);
@@ -294,18 +363,12 @@ impl Io {
                 .add_listener(Listener::Tcp(l, local))
                 .map_err(register)?;
         }
-        if !udp.is_empty() {
-            let addr: SocketAddr = udp
-                .parse()
-                .map_err(|_| format!("bad UDP address {udp:?} (--udp ADDR)"))?;
-            let s = UdpSocket::bind(addr).map_err(|e| {
-                format!("cannot bind UDP {addr}: {e} (change it with --udp ADDR, or --udp '' to disable)")
-            })?;
+        if let Some(s) = udp {
             let local = s.local_addr().map_err(|e| e.to_string())?;
             self.bound.udp = Some(local);
             self.faces
                 .add_udp_socket(s, true)
-                .map_err(|e| format!("UDP {addr}: {e}"))?;
+                .map_err(|e| format!("UDP {local}: {e}"))?;
         }
         Ok(())
     }
@@ -322,11 +385,27 @@ impl Io {
 
     /// Runs `worker` inside this thread's loop instead of on a thread of its own: after each
     /// receive the loop runs its engine on what came in and queues its output for sending in
-    /// the same turn (no ring hand-off between threads, no wake-up). The router must have one
-    /// worker, whose link wakes this thread (`WorkerLink::host`).
+    /// the same turn (no ring hand-off between threads, no wake-up). The worker's link wakes
+    /// this thread (`WorkerLink::host`). With one worker, this loop is the router's only one;
+    /// with several (`threads = "sharded"`), each has its loop.
     pub fn run_inline(&mut self, worker: Worker) {
-        debug_assert_eq!(self.rx.workers.len(), 1);
+        self.rx.me = Some(worker.index());
         self.inline = Some(Box::new(worker));
+    }
+
+    /// Makes this loop loop `me` of a sharded router: `links` are every loop's send rings,
+    /// `owners` tells which loop holds a face, and `peers` how it reaches the other loops
+    /// (where its accepted connections go, who mirrors its UDP faces).
+    pub(crate) fn join_shards(
+        &mut self,
+        me: usize,
+        links: Vec<Arc<ShardLink>>,
+        owners: FaceOwners,
+        peers: Peers,
+    ) {
+        debug_assert_eq!(links.len(), owners.shards());
+        self.rx.peers = Some(peers);
+        self.shard = Some(Shard { me, links, owners });
     }
 
     /// Runs the loop until the stop flag is set.
@@ -341,6 +420,12 @@ impl Io {
             if now >= self.last_sweep_ms + 1000 {
                 self.last_sweep_ms = now;
                 self.faces.sweep(now, &mut self.rx);
+            }
+            if now >= self.last_counts_ms + MIRROR_COUNTS_MS && self.faces.mirrors() > 0 {
+                self.last_counts_ms = now;
+                if let Some(p) = &mut self.rx.peers {
+                    p.send_counts(&mut self.faces);
+                }
             }
             let pending = self.faces.start_turn();
             let polled = if busy || pending {
@@ -365,9 +450,13 @@ impl Io {
             }
             self.faces.serve_pending(&mut self.rx);
             if self.inline.is_some() {
-                more = self.forward_inline();
-            } else {
+                // Other loops' workers start on what this turn received for them at once.
                 self.wake_workers();
+                more = self.forward_inline();
+            }
+            self.wake_workers();
+            if let Some(s) = &self.shard {
+                s.links[s.me].publish(&self.rx.counts);
             }
         }
         // Clean shutdown: remove the Unix socket file.
@@ -380,15 +469,21 @@ impl Io {
     /// Runs the inline worker on what this turn received, its outputs going straight into the
     /// face queues; true if it may have more to do (the step bound was reached).
     fn forward_inline(&mut self) -> bool {
-        let Some(w) = self.inline.as_mut() else {
+        let (Some(w), Some(me)) = (self.inline.as_mut(), self.rx.me) else {
             return false;
         };
+        let link = self.rx.workers[me].clone();
         // At most as many batches as a full input ring holds, before the thread receives again.
-        let steps = self.rx.workers[0].input.capacity() / engine::fw::pipeline::MAX_BATCH + 1;
+        let steps = link.input.capacity() / engine::fw::pipeline::MAX_BATCH + 1;
         for _ in 0..steps {
             let worked = w.step();
             // The worker's output ring is drained after every batch, so that it never fills.
-            let left = drain_output(&self.rx.workers[0], &mut self.faces, &self.rx.pool);
+            let left = match &self.shard {
+                None => drain_output(&link, &mut self.faces, &self.rx.pool),
+                Some(s) => drain_ring(&link.output, |p| {
+                    s.deliver(p, &mut self.faces, &mut self.rx);
+                }),
+            };
             if !worked && !left {
                 return false;
             }
@@ -400,10 +495,11 @@ impl Io {
     /// rings, the stop flag and non-blocking polls, then sleeps in the poll until an event, a
     /// worker's wake-up or the 100 ms timeout.
     fn idle_poll(&mut self, events: &mut Events) -> std::io::Result<()> {
-        let (poll, workers, stop) = (&mut self.poll, &self.rx.workers, &self.stop);
+        let (poll, stop) = (&mut self.poll, &self.stop);
+        let waiting = Waiting::of(&self.rx, self.shard.as_ref());
         let mut polled = Ok(false);
         let ready = spin_until(self.spin, || {
-            if workers.iter().any(|w| !w.output.is_empty()) || stop.load(Ordering::Relaxed) {
+            if waiting.any() || stop.load(Ordering::Relaxed) {
                 return true;
             }
             // Events a poll returns are not returned again: they go back to the loop.
@@ -425,11 +521,11 @@ impl Io {
             .as_mut()
             .map_or(IDLE_POLL, |w| w.idle().min(IDLE_POLL));
         self.waker.sleeping.store(true, Ordering::SeqCst);
-        // After `sleeping` is set, a control message for the inline worker wakes the poll: apply
-        // those sent before.
-        let inline_work = self.inline.as_mut().is_some_and(|w| w.apply_control())
-            || (self.inline.is_some() && !self.rx.workers[0].input.is_empty());
-        let timeout = if inline_work || self.rx.workers.iter().any(|w| !w.output.is_empty()) {
+        // After `sleeping` is set, a control message for the inline worker, input from another
+        // loop or a packet on this loop's send ring wakes the poll: take those sent before.
+        let control = self.inline.as_mut().is_some_and(|w| w.apply_control());
+        let waiting = Waiting::of(&self.rx, self.shard.as_ref());
+        let timeout = if control || waiting.any() {
             self.waker.sleeping.store(false, Ordering::SeqCst);
             Duration::ZERO
         } else {
@@ -447,8 +543,13 @@ impl Io {
         }
     }
 
-    /// Moves worker outputs into face queues; true if a ring had to be left non-empty.
+    /// Moves worker outputs into face queues (a sharded loop's: what the other loops' workers
+    /// put on its send ring); true if a ring had to be left non-empty.
     fn drain_outputs(&mut self) -> bool {
+        if let Some(s) = &self.shard {
+            let (faces, pool) = (&mut self.faces, &self.rx.pool);
+            return drain_ring(&s.links[s.me].sends, |p| send_pkt(faces, pool, p));
+        }
         let mut busy = false;
         for w in &self.rx.workers {
             busy |= drain_output(w, &mut self.faces, &self.rx.pool);
@@ -505,6 +606,78 @@ impl Io {
             IoCommand::Channels { reply } => {
                 let _ = reply.send(faces.channels());
             }
+            IoCommand::Adopt(conn) => {
+                faces.adopt(conn, rx);
+            }
+            IoCommand::Mirror { id, link } => {
+                if let Some(p) = &rx.peers {
+                    faces.mirror_udp(id, link, p.mirror_sequence(id));
+                }
+            }
+            // What the mirror sent since its last counts is not counted (the face is gone).
+            IoCommand::Unmirror(id) => faces.unmirror(id, |_| {}),
+            IoCommand::Counts(counts) => {
+                for (id, c) in &counts {
+                    faces.add_counts(*id, c);
+                }
+            }
+        }
+    }
+}
+
+/// What an idle loop waits for besides its sockets: the workers' outputs (an I/O thread), or
+/// its own worker's input and output and its send ring (a loop with its worker inside).
+struct Waiting<'a> {
+    outputs: &'a [Arc<WorkerLink>],
+    inline: Option<&'a WorkerLink>,
+    sends: Option<&'a ArrayQueue<Pkt>>,
+}
+
+impl<'a> Waiting<'a> {
+    fn of(rx: &'a Rx, shard: Option<&'a Shard>) -> Self {
+        let inline = rx.me.map(|i| &*rx.workers[i]);
+        Waiting {
+            outputs: if inline.is_some() { &[] } else { &rx.workers },
+            inline,
+            sends: shard.map(|s| &s.links[s.me].sends),
+        }
+    }
+
+    fn any(&self) -> bool {
+        self.outputs.iter().any(|w| !w.output.is_empty())
+            || self
+                .inline
+                .is_some_and(|w| !w.input.is_empty() || !w.output.is_empty())
+            || self.sends.is_some_and(|s| !s.is_empty())
+    }
+}
+
+impl Shard {
+    /// Sends an output of this loop's worker: into the face's queue if this loop holds the
+    /// face or a mirror of it, else onto the send ring of the loop that holds it (dropped and
+    /// counted if it is full).
+    #[inline]
+    fn deliver(&self, p: Pkt, faces: &mut FaceTable, rx: &mut Rx) {
+        let owner = self.owners.owner(p.face);
+        if owner == self.me {
+            rx.counts.kept_out += 1;
+            send_pkt(faces, &rx.pool, p);
+            return;
+        }
+        if faces.send(p.face, p.kind.into(), p.bytes()) {
+            rx.counts.direct_out += 1;
+            rx.pool.put(p.buf);
+            return;
+        }
+        match self.links[owner].sends.push(p) {
+            Ok(()) => {
+                rx.counts.crossed_out += 1;
+                rx.wake[owner] = true;
+            }
+            Err(p) => {
+                rx.counts.send_ring_full += 1;
+                rx.pool.put(p.buf);
+            }
         }
     }
 }
@@ -515,14 +688,27 @@ const IDLE_POLL: Duration = Duration::from_millis(100);
 /// Moves one worker's outputs into face queues (at most a ring's capacity); true if the ring
 /// had to be left non-empty.
 fn drain_output(w: &WorkerLink, faces: &mut FaceTable, pool: &Pool) -> bool {
-    for _ in 0..w.output.capacity() {
-        let Some(p) = w.output.pop() else {
+    drain_ring(&w.output, |p| send_pkt(faces, pool, p))
+}
+
+/// Hands the packets of `ring` to `deliver` (at most the ring's capacity); true if the ring
+/// had to be left non-empty.
+#[inline]
+fn drain_ring(ring: &ArrayQueue<Pkt>, mut deliver: impl FnMut(Pkt)) -> bool {
+    for _ in 0..ring.capacity() {
+        let Some(p) = ring.pop() else {
             return false;
         };
-        faces.send(p.face, p.kind.into(), p.bytes());
-        pool.put(p.buf);
+        deliver(p);
     }
-    !w.output.is_empty()
+    !ring.is_empty()
+}
+
+/// Queues a packet on its face and gives its buffer back.
+#[inline]
+fn send_pkt(faces: &mut FaceTable, pool: &Pool, p: Pkt) {
+    faces.send(p.face, p.kind.into(), p.bytes());
+    pool.put(p.buf);
 }
 
 /// What receiving needs: the classifier, the buffers, the rings (and which workers to wake),
@@ -535,6 +721,13 @@ struct Rx {
     wake: Vec<bool>,
     mgmt: Sender<MgmtInput>,
     start: Instant,
+    /// The worker this loop runs inside (one thread, or a sharded loop).
+    me: Option<usize>,
+    /// A sharded router's other loops: where accepted connections go, who mirrors the UDP
+    /// faces.
+    peers: Option<Peers>,
+    /// What crossed between loops (a sharded loop's).
+    counts: ShardStats,
 }
 
 impl Rx {
@@ -563,6 +756,9 @@ impl FaceSink for Rx {
 
     fn face_up(&mut self, face: &Face) {
         self.announce(face);
+        if let Some(p) = &self.peers {
+            p.announce(face);
+        }
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
         let _ = self.mgmt.send(created);
@@ -570,9 +766,15 @@ impl FaceSink for Rx {
 
     fn face_changed(&mut self, face: &Face) {
         self.announce(face);
+        if let Some(p) = &self.peers {
+            p.announce(face);
+        }
     }
 
     fn face_down(&mut self, face: &Face, why: &str) {
+        if let Some(p) = &self.peers {
+            p.retire(face);
+        }
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
         let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
         let _ = self.mgmt.send(destroyed);
@@ -581,6 +783,13 @@ impl FaceSink for Rx {
     #[inline]
     fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool {
         handle_packet(self, rx, bytes, now_ms)
+    }
+
+    fn accepted(&mut self, conn: Accepted) -> Option<Accepted> {
+        match &mut self.peers {
+            Some(p) => p.hand(conn),
+            None => Some(conn),
+        }
     }
 
     fn notice(&mut self, notice: Notice<'_>) {
@@ -613,7 +822,11 @@ fn push_to(
     p.kind = kind;
     p.full_hash = full_hash;
     match ctx.workers[w].input.push(p) {
-        Ok(()) => ctx.wake[w] = true,
+        Ok(()) if ctx.me == Some(w) => ctx.counts.kept_in += 1,
+        Ok(()) => {
+            ctx.wake[w] = true;
+            ctx.counts.crossed_in += 1;
+        }
         Err(p) => {
             c.drop_ring_full += 1;
             ctx.workers[w].input_full.fetch_add(1, Ordering::Relaxed);

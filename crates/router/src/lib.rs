@@ -16,6 +16,11 @@
 //!   packet to the worker that owns the name. With `[workers] threads = "one"` (and what
 //!   `"auto"` picks on one or two cores) the loop runs the single worker itself, receiving,
 //!   forwarding and sending in one turn with no thread between.
+//! - [`shard`]: with `threads = "sharded"`, one such loop per worker, each with the worker
+//!   inside and its own shard of the faces (its socket of the UDP listener's `SO_REUSEPORT`
+//!   group, its share of the stream faces, a range of face ids); packets cross between loops
+//!   on bounded rings only when the name, or the face, belongs to another loop. Management
+//!   reaches the loops through [`shard::IoHandles`].
 //! - [`worker`]: runs an [`engine::fw::pipeline::Engine`] on batches, with no lock on the hot
 //!   path, and writes link-layer packets into pool buffers ([`pool`]).
 //! - [`manager`]: the management thread. It runs `mgmt`'s manager (NFD's management protocol,
@@ -36,6 +41,7 @@ pub mod io;
 pub mod manager;
 pub mod mem;
 pub mod pool;
+pub mod shard;
 mod start;
 pub mod worker;
 
@@ -45,13 +51,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-pub use config::{Config, Overrides};
+pub use config::{Config, Overrides, Threads};
 pub use io::Bound;
 pub use start::start_exit_code;
 
-use crate::io::{IoCommand, IoWaker};
+use crate::io::IoWaker;
 use crate::manager::{Manager, ManagerParts};
-use crate::start::{spawn, Shared};
+use crate::shard::{IoHandles, ShardLink, ShardStats};
+use crate::start::{spawn, Loops, Shared};
 use crate::worker::{Control, WorkerLink};
 
 /// Bytes of link-layer headers a pool buffer holds beyond the largest network packet.
@@ -63,16 +70,16 @@ pub struct Router {
     threads: Vec<JoinHandle<()>>,
     bound: Bound,
     workers: usize,
-    one_thread: bool,
+    mode: Threads,
     control: Vec<Sender<Control>>,
-    io: Sender<IoCommand>,
+    shards: Vec<Arc<ShardLink>>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
 #[derive(Clone)]
 pub struct StopHandle {
     flag: Arc<AtomicBool>,
-    io: Arc<IoWaker>,
+    io: Arc<IoHandles>,
     links: Vec<Arc<WorkerLink>>,
 }
 
@@ -80,7 +87,7 @@ impl StopHandle {
     /// Asks every thread to stop.
     pub fn stop(&self) {
         self.flag.store(true, Ordering::SeqCst);
-        self.io.wake_now();
+        self.io.wake_all_now();
         for l in &self.links {
             l.unpark();
         }
@@ -106,40 +113,51 @@ impl Router {
             start,
             cs_policy,
             limits,
+            mode,
             ..
         } = shared;
         let fib = fib.clone();
         let (ctl_tx, ctl_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| channel::<Control>()).unzip();
         let (mgmt_tx, mgmt_rx) = channel();
-        let (io_tx, io_rx) = channel();
-        let mut io = shared.io(cfg, ctl_tx.clone(), mgmt_tx, io_rx)?;
-        let bound = io.bound();
-        let io_waker = io.waker();
+        let Loops {
+            loops,
+            handles,
+            shards,
+        } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
+        drop(mgmt_tx);
+        let bound = loops[0].bound();
+        let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
         let handle = StopHandle {
             flag: stop.clone(),
-            io: io_waker.clone(),
+            io: handles.clone(),
             links: links.clone(),
         };
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
-        match shared.spawn_workers(cfg, ctl_rx, &io_waker, &mut threads) {
-            Ok(Some(inline)) => io.run_inline(inline),
-            Ok(None) => {}
-            Err(e) => {
-                handle.stop();
-                for t in threads.drain(..) {
-                    let _ = t.join();
+        let started = shared
+            .spawn_workers(cfg, ctl_rx, &wakers, &mut threads)
+            .and_then(|inline| {
+                let mut loops = loops;
+                for (io, w) in loops.iter_mut().zip(inline) {
+                    io.run_inline(w);
                 }
-                return Err(e);
+                for (i, io) in loops.into_iter().enumerate() {
+                    threads.push(shared.spawn_io(cfg, i, io)?);
+                }
+                Ok(())
+            });
+        if let Err(e) = started {
+            handle.stop();
+            for t in threads.drain(..) {
+                let _ = t.join();
             }
+            return Err(e);
         }
-        threads.push(shared.spawn_io(cfg, io)?);
         let (links, stop) = (links.clone(), stop.clone());
         let mut manager = Manager::new(ManagerParts {
             fib,
             workers: links.clone(),
             worker_ctl: ctl_tx.clone(),
-            io: io_tx.clone(),
-            io_waker: io_waker.clone(),
+            io: handles.clone(),
             input: mgmt_rx,
             stop: stop.clone(),
             start,
@@ -152,9 +170,9 @@ impl Router {
             threads,
             bound,
             workers: n,
-            one_thread: shared.inline,
+            mode,
             control: ctl_tx,
-            io: io_tx,
+            shards,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -168,7 +186,7 @@ impl Router {
         )?);
         tracing::info!(
             workers = n,
-            one_thread = router.one_thread,
+            threads = mode.name(),
             unix = ?router.bound.unix,
             tcp = ?router.bound.tcp,
             udp = ?router.bound.udp,
@@ -188,9 +206,31 @@ impl Router {
     }
 
     /// Whether one thread receives, forwards and sends (`[workers] threads = "one"`, or what
-    /// `auto` chose), rather than an I/O thread and worker threads.
+    /// `auto` chose), rather than an I/O thread and worker threads, or sharded loops.
     pub fn one_thread(&self) -> bool {
-        self.one_thread
+        self.mode == Threads::One
+    }
+
+    /// How the router forwards: `One`, `IoWorkers` or `Sharded` (never `Auto`).
+    pub fn threads(&self) -> Threads {
+        self.mode
+    }
+
+    /// A sharded router's counters per loop: packets kept and packets that crossed to another
+    /// loop (empty unless sharded).
+    pub fn shard_stats(&self) -> Vec<ShardStats> {
+        self.shards.iter().map(|s| s.stats()).collect()
+    }
+
+    /// Which I/O loop holds face `id` (0 unless sharded).
+    pub fn face_loop(&self, id: face::FaceId) -> usize {
+        self.stop.io.owner(id)
+    }
+
+    /// Which I/O loop receives the datagrams of UDP remote `remote` and holds its face (0
+    /// unless sharded).
+    pub fn udp_loop(&self, remote: std::net::SocketAddr) -> usize {
+        self.stop.io.udp_owner(remote)
     }
 
     /// Each worker's counters and table sizes (waits up to a second per worker).
@@ -198,14 +238,10 @@ impl Router {
         worker::snapshots(&self.control, &self.stop.links, Duration::from_secs(1))
     }
 
-    /// Every face with its counters (asks the I/O thread; empty if it does not answer).
+    /// Every face with its counters (asks the I/O loops; those that do not answer within 5 s
+    /// are left out).
     pub fn faces(&self) -> Vec<io::FaceDesc> {
-        let (tx, rx) = channel();
-        if self.io.send(IoCommand::List { reply: tx }).is_err() {
-            return Vec::new();
-        }
-        self.stop.io.wake_now();
-        rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default()
+        self.stop.io.faces()
     }
 
     /// Packets the I/O thread dropped because a worker's input ring was full.

@@ -1,10 +1,11 @@
 //! The management thread: [`mgmt::Manager`] driving this router through its channels.
 //!
 //! The manager itself (commands, the RIB, datasets) is the `mgmt` crate's. This module gives it
-//! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O thread, which drives the
-//! face table, and control messages to the workers), reads the start-up configuration into it,
-//! and runs its thread: management Interests and face events (created, destroyed) come from the
-//! I/O thread, and expired routes and waiting notification Interests go every turn.
+//! the router as a [`Forwarder`] ([`Channels`]: requests to the I/O loops, which drive the face
+//! tables, each to the loop that holds the face, and control messages to the workers), reads
+//! the start-up configuration into it, and runs its thread: management Interests and face
+//! events (created, destroyed) come from the I/O loops, and expired routes and waiting
+//! notification Interests go every turn.
 
 use std::collections::HashMap;
 use std::net::TcpStream;
@@ -24,7 +25,8 @@ use wire::nfd::FacePersistency;
 use wire::{Limits, Name};
 
 use crate::config::{parse_face_uri, parse_prefix, parse_strategy};
-use crate::io::{IoCommand, IoWaker, MgmtInput};
+use crate::io::MgmtInput;
+use crate::shard::IoHandles;
 use crate::worker::{Control, L2Snapshot, WorkerLink};
 
 /// How long a control-plane request to another thread may take.
@@ -41,10 +43,8 @@ pub struct ManagerParts {
     pub workers: Vec<Arc<WorkerLink>>,
     /// Worker control channels.
     pub worker_ctl: Vec<Sender<Control>>,
-    /// Commands to the I/O thread.
-    pub io: Sender<IoCommand>,
-    /// Wakes the I/O thread.
-    pub io_waker: Arc<IoWaker>,
+    /// The I/O loops.
+    pub io: Arc<IoHandles>,
     /// Management input.
     pub input: Receiver<MgmtInput>,
     /// Stop flag.
@@ -73,7 +73,6 @@ impl Manager {
             workers: p.workers,
             worker_ctl: p.worker_ctl,
             io: p.io,
-            io_waker: p.io_waker,
         };
         let parts = mgmt::ManagerParts {
             fib: p.fib,
@@ -144,23 +143,15 @@ impl Manager {
     }
 }
 
-/// The router as management sees it: requests to the I/O thread (faces, sending) and control
+/// The router as management sees it: requests to the I/O loops (faces, sending) and control
 /// messages to the workers (strategies, CS settings, snapshots).
 pub struct Channels {
     workers: Vec<Arc<WorkerLink>>,
     worker_ctl: Vec<Sender<Control>>,
-    io: Sender<IoCommand>,
-    io_waker: Arc<IoWaker>,
+    io: Arc<IoHandles>,
 }
 
 impl Channels {
-    fn io_call<T>(&self, make: impl FnOnce(Sender<T>) -> IoCommand) -> Option<T> {
-        let (tx, rx) = channel();
-        self.io.send(make(tx)).ok()?;
-        self.io_waker.wake_now();
-        rx.recv_timeout(REPLY_TIMEOUT).ok()
-    }
-
     fn to_workers(&self, mut make: impl FnMut() -> Control) {
         for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
             let _ = c.send(make());
@@ -171,18 +162,17 @@ impl Channels {
 
 impl Forwarder for Channels {
     fn faces(&self) -> Vec<FaceDesc> {
-        self.io_call(|reply| IoCommand::List { reply })
-            .unwrap_or_default()
+        self.io.faces()
     }
 
     fn channels(&self) -> Vec<String> {
-        self.io_call(|reply| IoCommand::Channels { reply })
-            .unwrap_or_default()
+        self.io.channels()
     }
 
-    /// Creates a UDP face, or connects a TCP one and hands it to the I/O thread. A face to
-    /// that remote that exists already is `Exists` (for TCP, checked before connecting, and
-    /// again by the I/O thread). Failures are worded as NFD words them.
+    /// Creates a UDP face (on the I/O loop its remote is steered to), or connects a TCP one and
+    /// hands it to an I/O loop. A face to that remote that exists already is `Exists` (for TCP,
+    /// checked before connecting, and again by the loop). Failures are worded as NFD words
+    /// them.
     fn create_face(&self, uri: &str, params: &FaceParams) -> Result<FaceDesc, CreateFaceError> {
         let (udp, addr) = parse_face_uri(uri).map_err(|e| {
             if e.contains("scheme") {
@@ -194,11 +184,7 @@ impl Forwarder for Channels {
         let params = *params;
         let failed = |what: &str, e: String| CreateFaceError::Failed(format!("{what}{e}"));
         let r = if udp {
-            self.io_call(|reply| IoCommand::CreateUdp {
-                remote: addr,
-                params,
-                reply,
-            })
+            self.io.create_udp(addr, params)
         } else {
             let canonical = face::FaceUri::tcp(addr).to_string();
             if let Some(d) = self.faces().into_iter().find(|d| d.uri == canonical) {
@@ -211,11 +197,7 @@ impl Forwarder for Channels {
                     failed("Connection failed: ", e.to_string())
                 }
             })?;
-            self.io_call(|reply| IoCommand::AdoptTcp {
-                stream,
-                params,
-                reply,
-            })
+            self.io.adopt_tcp(stream, params)
         };
         match r {
             None => Err(failed("Face creation failed: ", "no answer".into())),
@@ -226,13 +208,13 @@ impl Forwarder for Channels {
     }
 
     fn update_face(&self, id: FaceId, update: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError> {
-        let update = *update;
-        self.io_call(|reply| IoCommand::Update { id, update, reply })
+        self.io
+            .update(id, *update)
             .unwrap_or(Err(UpdateFaceError::NotFound))
     }
 
     fn destroy_face(&self, id: FaceId) {
-        let _ = self.io_call(|reply| IoCommand::Destroy { id, reply });
+        let _ = self.io.destroy(id);
     }
 
     fn send(&self, face: FaceId, pit_token: Option<&[u8]>, data: &[u8]) {
@@ -242,8 +224,7 @@ impl Forwarder for Channels {
         };
         let mut bytes = Vec::with_capacity(data.len() + 64);
         if encode_link(&mut bytes, &headers, data, usize::MAX) {
-            let _ = self.io.send(IoCommand::Send { face, bytes });
-            self.io_waker.wake_now();
+            self.io.send(face, bytes);
         }
     }
 

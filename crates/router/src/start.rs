@@ -1,14 +1,16 @@
-//! Starting a router's threads: the state every thread shares, the I/O thread, the workers
-//! with their engines and L2 files, core placement, and the hash key (random, or kept beside
-//! the L2 files so that names map to the same worker after a restart: [`store_dir`]).
+//! Starting a router's threads: the state every thread shares, the I/O loops (one I/O thread,
+//! or one loop per worker when sharded) with their listeners, the workers with their engines and
+//! L2 files, core placement, and the hash key (random, or kept beside the L2 files so that
+//! names map to the same worker after a restart: [`store_dir`]).
 
 mod nbcache;
 mod store_dir;
 
 use std::fs::File;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,14 +19,16 @@ use engine::fw::pipeline::{Engine, EngineConfig};
 use engine::hash::HashKey;
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, PitCsConfig};
+use face::table::{bind_udp_group, UdpSteering};
 use wire::{fill_random, Limits};
 
-use crate::config::{self, Config};
+use crate::config::{self, Config, Threads};
 use crate::dispatch::{Dispatcher, WorkerMapping};
 use store_dir::{open_l2, open_store_dir, StoreError};
 
-use crate::io::{Io, IoCommand, IoConfig, IoParts, IoWaker, MgmtInput};
+use crate::io::{Io, IoConfig, IoParts, IoWaker, MgmtInput};
 use crate::pool::Pool;
+use crate::shard::{FaceOwners, IoHandle, IoHandles, Peers, ShardLink};
 use crate::worker::{self, Control, Worker, WorkerLink};
 use crate::{mem, LINK_HEADROOM_BYTES};
 pub use store_dir::start_exit_code;
@@ -55,8 +59,18 @@ pub(crate) struct Shared {
     store: StoreDir,
     /// Cores available to the process.
     cores: usize,
-    /// The single worker runs inside the I/O thread's loop (`[workers] threads`).
-    pub(crate) inline: bool,
+    /// How the threads forward (`[workers] threads`, `auto` resolved).
+    pub(crate) mode: Threads,
+}
+
+/// The I/O loops of a router, ready to run, and how the other threads reach them.
+pub(crate) struct Loops {
+    /// The loops, in order (one, or one per worker when sharded).
+    pub(crate) loops: Vec<Io>,
+    /// Their command channels, wakers and face ranges.
+    pub(crate) handles: Arc<IoHandles>,
+    /// A sharded router's send rings and counters, one per loop (none otherwise).
+    pub(crate) shards: Vec<Arc<ShardLink>>,
 }
 
 impl Shared {
@@ -108,44 +122,88 @@ impl Shared {
             },
             store,
             cores,
-            inline: cfg.runs_inline(cores),
+            mode: cfg.thread_mode(cores),
         })
     }
 
-    /// The I/O thread's state, with its listeners bound.
-    pub(crate) fn io(
+    /// The I/O loops with their listeners bound: one (the I/O thread, or the loop the single
+    /// worker runs in), or one per worker when sharded, each with its socket of the UDP
+    /// listener's group and a range of face ids, the first with the Unix and TCP listeners.
+    pub(crate) fn io_loops(
         &self,
         cfg: &Config,
-        worker_ctl: Vec<Sender<Control>>,
-        mgmt: Sender<MgmtInput>,
-        commands: Receiver<IoCommand>,
-    ) -> Result<Io, String> {
+        worker_ctl: &[Sender<Control>],
+        mgmt: &Sender<MgmtInput>,
+    ) -> Result<Loops, String> {
+        let n = if self.mode == Threads::Sharded {
+            self.workers
+        } else {
+            1
+        };
+        let (udp, steering) = bind_udp(&cfg.listen.udp, n)?;
+        let mut udp = udp.into_iter();
         let f = &cfg.faces;
-        Io::new(
-            IoParts {
+        let whole = IoConfig {
+            max_faces: f.max_faces,
+            send_queue_bytes: f.send_queue_bytes,
+            udp_mtu: f.udp_mtu,
+            udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
+            malformed_limit: f.malformed_limit,
+            bounds: cfg.face_bounds(),
+            limits: self.limits,
+            spin: Duration::from_micros(cfg.workers.spin_us),
+            first_face_id: face::FIRST_FACE_ID,
+        };
+        let share = whole.share(n);
+        let owners = FaceOwners::new(n, share.max_faces);
+        let mut loops = Vec::with_capacity(n);
+        let mut handles = Vec::with_capacity(n);
+        for i in 0..n {
+            let (tx, rx) = channel();
+            let (unix, tcp) = if i == 0 {
+                (&cfg.listen.unix[..], &cfg.listen.tcp[..])
+            } else {
+                ("", "")
+            };
+            let parts = IoParts {
                 cfg: IoConfig {
-                    max_faces: f.max_faces,
-                    send_queue_bytes: f.send_queue_bytes,
-                    udp_mtu: f.udp_mtu,
-                    udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
-                    malformed_limit: f.malformed_limit,
-                    bounds: cfg.face_bounds(),
-                    limits: self.limits,
-                    spin: Duration::from_micros(cfg.workers.spin_us),
+                    first_face_id: owners.first_id(i),
+                    ..share.clone()
                 },
                 dispatcher: self.dispatcher(),
                 pool: self.pool.clone(),
                 workers: self.links.clone(),
-                worker_ctl,
-                mgmt,
-                commands,
+                worker_ctl: worker_ctl.to_vec(),
+                mgmt: mgmt.clone(),
+                commands: rx,
                 stop: self.stop.clone(),
                 start: self.start,
-            },
-            &cfg.listen.unix,
-            &cfg.listen.tcp,
-            &cfg.listen.udp,
-        )
+            };
+            let io = Io::new(parts, unix, tcp, udp.next())?;
+            handles.push(IoHandle {
+                commands: tx,
+                waker: io.waker(),
+            });
+            loops.push(io);
+        }
+        let mut shards = Vec::new();
+        if n > 1 {
+            shards = (handles.iter())
+                .map(|h| Arc::new(ShardLink::new(cfg.workers.ring_capacity, h.waker.clone())))
+                .collect();
+            // Mirrors need a socket of the group in every loop.
+            let group = loops[0].bound().udp.filter(|_| steering.sockets() == n);
+            let ratio = share.bounds.unproven_send_ratio;
+            for (i, io) in loops.iter_mut().enumerate() {
+                let peers = Peers::new(i, &handles, owners, group, ratio);
+                io.join_shards(i, shards.clone(), owners, peers);
+            }
+        }
+        Ok(Loops {
+            loops,
+            handles: Arc::new(IoHandles::new(handles, owners, steering)),
+            shards,
+        })
     }
 
     fn dispatcher(&self) -> Dispatcher {
@@ -154,20 +212,26 @@ impl Shared {
 
     /// Placement: pin only when every thread can have a core of its own, or when told to.
     fn auto_pin(&self, cfg: &Config) -> bool {
-        cfg.workers.cores.is_empty() && self.cores > self.workers
+        let threads = match self.mode {
+            Threads::Sharded => self.workers,
+            _ => self.workers + 1,
+        };
+        cfg.workers.cores.is_empty() && self.cores >= threads
     }
 
     /// Starts one worker thread per control channel, each with its engine and L2 file, onto
-    /// `threads`; or, when the single worker runs inside the I/O thread's loop, returns it
-    /// (its link then wakes the I/O thread). On an error, the threads already started are in
-    /// `threads`.
+    /// `threads`; or, when the workers run inside I/O loops (one thread, or sharded), returns
+    /// them in order, worker `i` woken through loop `i` (`wakers`). On an error, the threads
+    /// already started are in `threads`.
     pub(crate) fn spawn_workers(
         &self,
         cfg: &Config,
         ctl_rx: Vec<Receiver<Control>>,
-        io_waker: &Arc<IoWaker>,
+        wakers: &[Arc<IoWaker>],
         threads: &mut Vec<JoinHandle<()>>,
-    ) -> Result<Option<Worker>, String> {
+    ) -> Result<Vec<Worker>, String> {
+        let inline = self.mode != Threads::IoWorkers;
+        let mut workers = Vec::new();
         let auto_pin = self.auto_pin(cfg);
         let prefault_bytes = cfg.workers.prefault_mb << 20;
         let stopped_flushing = Arc::new(AtomicUsize::new(0));
@@ -175,13 +239,14 @@ impl Shared {
             let mut engine = self.engine(cfg);
             let filter = nbcache::attach(cfg, i, self.workers, &mut engine)?;
             let (tier, l2_off) = self.worker_l2(cfg, i, &mut engine, &stopped_flushing, filter)?;
+            let waker = &wakers[if inline { i } else { 0 }];
             let w = Worker::new(
                 i,
                 engine,
                 self.links[i].clone(),
                 self.pool.clone(),
                 rx,
-                io_waker.clone(),
+                waker.clone(),
                 self.stop.clone(),
                 self.start,
                 Duration::from_millis(cfg.workers.tick_ms),
@@ -189,10 +254,10 @@ impl Shared {
                 tier,
                 l2_off,
             );
-            if self.inline {
-                debug_assert_eq!(self.workers, 1);
-                let _ = self.links[i].host.set(io_waker.clone());
-                return Ok(Some(w));
+            if inline {
+                let _ = self.links[i].host.set(waker.clone());
+                workers.push(w);
+                continue;
             }
             let core = cfg
                 .workers
@@ -211,7 +276,7 @@ impl Shared {
                 }),
             )?);
         }
-        Ok(None)
+        Ok(workers)
     }
 
     /// Worker `i`'s L2 (attached to its `engine`), and whether a storage fault turned it off
@@ -273,12 +338,27 @@ impl Shared {
         Engine::new(self.key, self.fib.clone(), ecfg)
     }
 
-    /// Starts the I/O thread.
-    pub(crate) fn spawn_io(&self, cfg: &Config, io: Io) -> Result<JoinHandle<()>, String> {
-        let io_core = cfg.workers.io_core.or(self.auto_pin(cfg).then_some(0));
+    /// Starts I/O loop `i`: the I/O thread (`cascade-io`), or a sharded router's loop `i`
+    /// (`cascade-s<i>`, placed as worker `i`).
+    pub(crate) fn spawn_io(
+        &self,
+        cfg: &Config,
+        i: usize,
+        io: Io,
+    ) -> Result<JoinHandle<()>, String> {
+        let auto = self.auto_pin(cfg);
+        let (name, io_core) = if self.mode == Threads::Sharded {
+            let core = cfg.workers.cores.get(i).copied();
+            (format!("cascade-s{i}"), core.or(auto.then_some(i)))
+        } else {
+            (
+                "cascade-io".into(),
+                cfg.workers.io_core.or(auto.then_some(0)),
+            )
+        };
         let prefault_bytes = cfg.workers.prefault_mb << 20;
         spawn(
-            "cascade-io".into(),
+            name,
             Box::new(move || {
                 if let Some(c) = io_core {
                     pin_to(c);
@@ -296,6 +376,27 @@ pub(crate) fn spawn(name: String, f: Box<dyn FnOnce() + Send>) -> Result<JoinHan
         .name(name.clone())
         .spawn(f)
         .map_err(|e| format!("cannot start thread {name}: {e}"))
+}
+
+/// The UDP listener (`""`: none) as a group of `n` sockets steered by remote (fewer if the
+/// kernel refuses the steering; one with `n` = 1). Errors name the flag.
+fn bind_udp(udp: &str, n: usize) -> Result<(Vec<UdpSocket>, UdpSteering), String> {
+    if udp.is_empty() {
+        return Ok((Vec::new(), UdpSteering::over(n)));
+    }
+    let addr: SocketAddr = udp
+        .parse()
+        .map_err(|_| format!("bad UDP address {udp:?} (--udp ADDR)"))?;
+    let (group, steering) = bind_udp_group(addr, n).map_err(|e| {
+        format!("cannot bind UDP {addr}: {e} (change it with --udp ADDR, or --udp '' to disable)")
+    })?;
+    if steering.sockets() < n {
+        tracing::warn!(
+            "UDP {addr}: the kernel refused to steer remotes over {n} sockets; the first thread \
+             receives every datagram"
+        );
+    }
+    Ok((group, steering))
 }
 
 fn random_key() -> HashKey {

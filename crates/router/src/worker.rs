@@ -493,6 +493,11 @@ impl Worker {
         self.start.elapsed().as_millis() as u64
     }
 
+    /// The worker's index (the PIT token it puts on Interests, its share of the names).
+    pub fn index(&self) -> usize {
+        self.emit.index
+    }
+
     /// Runs until the stop flag is set, then closes the L2 tier (writing its index).
     pub fn run(mut self) {
         let link = self.emit.link.clone();

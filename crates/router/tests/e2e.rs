@@ -38,12 +38,13 @@ fn tmp_dir(tag: &str) -> TmpDir {
     TmpDir(d)
 }
 
-/// How a test's router runs its forwarding: one thread doing everything, or an I/O thread
-/// and two workers.
-#[derive(Clone, Copy, Debug)]
+/// How a test's router runs its forwarding: one thread doing everything, an I/O thread and
+/// two workers, or two sharded loops (each a worker inside an I/O loop of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Threads {
     One,
     IoAndTwoWorkers,
+    TwoShards,
 }
 
 impl Threads {
@@ -51,6 +52,7 @@ impl Threads {
         match self {
             Threads::One => "one",
             Threads::IoAndTwoWorkers => "io2",
+            Threads::TwoShards => "sharded2",
         }
     }
 }
@@ -70,6 +72,10 @@ fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
             c.workers.threads = router::config::Threads::IoWorkers;
             c.workers.count = 2;
         }
+        Threads::TwoShards => {
+            c.workers.threads = router::config::Threads::Sharded;
+            c.workers.count = 2;
+        }
     }
     c
 }
@@ -77,10 +83,13 @@ fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
 /// Starts a router from `c` and checks that it runs its forwarding as `threads` says.
 fn start(c: &Config, threads: Threads) -> Router {
     let r = Router::start(c).unwrap();
-    match threads {
-        Threads::One => assert!(r.one_thread() && r.workers() == 1),
-        Threads::IoAndTwoWorkers => assert!(!r.one_thread() && r.workers() == 2),
-    }
+    let want = match threads {
+        Threads::One => (router::Threads::One, 1),
+        Threads::IoAndTwoWorkers => (router::Threads::IoWorkers, 2),
+        Threads::TwoShards => (router::Threads::Sharded, 2),
+    };
+    assert_eq!((r.threads(), r.workers()), want);
+    assert_eq!(r.one_thread(), threads == Threads::One);
     r
 }
 
@@ -111,6 +120,12 @@ fn spawn_producer(
     count: usize,
 ) -> std::thread::JoinHandle<usize> {
     face.register(&Name::from_uri(prefix).unwrap()).unwrap();
+    serve(face, content_len, count)
+}
+
+/// Answers the Interests `face` receives with Data of `content_len` bytes, until `count` were
+/// answered.
+fn serve(mut face: Face, content_len: usize, count: usize) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
         let mut answered = 0;
         while answered < count {
@@ -141,6 +156,16 @@ fn two_routers_over_udp_forward_data_larger_than_the_mtu_in_one_thread() {
 
 /// With the idle threads spinning before they park or sleep (the longest spin allowed), both
 /// routers still forward, answer management and stop when asked.
+#[test]
+fn two_routers_over_udp_forward_data_larger_than_the_mtu_sharded() {
+    two_routers_over_udp(0, Threads::TwoShards);
+}
+
+#[test]
+fn two_routers_over_udp_forward_and_stop_with_spinning_shards() {
+    two_routers_over_udp(router::config::MAX_SPIN_US, Threads::TwoShards);
+}
+
 #[test]
 fn two_routers_over_udp_forward_and_stop_with_spinning_threads() {
     two_routers_over_udp(router::config::MAX_SPIN_US, Threads::IoAndTwoWorkers);
@@ -211,6 +236,11 @@ fn management_answers_with_nfd_status_codes() {
 #[test]
 fn management_answers_with_nfd_status_codes_in_one_thread() {
     management_answers(Threads::One);
+}
+
+#[test]
+fn management_answers_with_nfd_status_codes_sharded() {
+    management_answers(Threads::TwoShards);
 }
 
 fn management_answers(threads: Threads) {
@@ -327,6 +357,11 @@ fn malformed_packets_are_counted_and_never_stop_forwarding_in_one_thread() {
     malformed_packets(Threads::One);
 }
 
+#[test]
+fn malformed_packets_are_counted_and_never_stop_forwarding_sharded() {
+    malformed_packets(Threads::TwoShards);
+}
+
 fn malformed_packets(threads: Threads) {
     let dir = tmp_dir(&format!("garbage-{}", threads.tag()));
     let mut cfg = config_in(&dir, "g", threads);
@@ -400,7 +435,7 @@ fn malformed_packets(threads: Threads) {
 
 #[test]
 fn unregistered_prefixes_are_nacked_no_route() {
-    for threads in [Threads::IoAndTwoWorkers, Threads::One] {
+    for threads in [Threads::IoAndTwoWorkers, Threads::One, Threads::TwoShards] {
         unregistered_prefixes(threads);
     }
 }
@@ -453,6 +488,11 @@ fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop() {
 #[test]
 fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop_in_one_thread() {
     write_back(Threads::One);
+}
+
+#[test]
+fn write_back_stores_what_the_ram_cs_evicts_and_what_it_holds_at_stop_sharded() {
+    write_back(Threads::TwoShards);
 }
 
 fn write_back(threads: Threads) {
@@ -746,6 +786,231 @@ fn storage_stalls(threads: router::config::Threads) {
     // (router::mem) none was seen in 100 runs (docs/performance.md).
     assert_eq!(st.on_cpu_over_1ms, 0, "{st:?}");
     assert!(l2.file.read_busy > 0, "L2 reads never saturated: {l2:?}");
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// The face id of `face`, as management sees it (a route registered from it names it).
+fn own_face_id(face: &mut Face, prefix: &str) -> u64 {
+    let p = ControlParameters {
+        name: Some(Name::from_uri(prefix).unwrap()),
+        ..ControlParameters::default()
+    };
+    let ok = Controller::new(face)
+        .command("rib", "register", &p)
+        .unwrap();
+    ok.face_id.unwrap()
+}
+
+/// A sharded router's loops each receive for their own worker and hand a packet whose name the
+/// other loop's worker owns over one ring: Interests for 40 names from one face are all
+/// answered, both workers forward, and the loops count what crossed (in, onto the owner's
+/// input ring; out, onto the send ring of the loop that holds the face).
+#[test]
+fn sharded_names_another_loop_owns_cross_a_ring_and_are_forwarded() {
+    let dir = tmp_dir("crossing");
+    let r = start(
+        &config_in(&dir, "x", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let mut p = unix_face(&r);
+    let mut consumer = unix_face(&r);
+    let (p_id, c_id) = (own_face_id(&mut p, "/p"), own_face_id(&mut consumer, "/c"));
+    // Connections go to the loops in turn: the producer's to the first, the consumer's to the
+    // second.
+    let (p_loop, c_loop) = (r.face_loop(p_id as u32), r.face_loop(c_id as u32));
+    assert_eq!((p_loop, c_loop), (0, 1));
+    let producer = spawn_producer(p, "/x", 10, 40);
+    for k in 0..40 {
+        match consumer.express(&interest(&format!("/x/{k}"))).unwrap() {
+            Outcome::Data(d) => assert_eq!(d.content(), &[0xab; 10][..]),
+            other => panic!("/x/{k}: {other:?}"),
+        }
+    }
+    assert_eq!(producer.join().unwrap(), 40);
+    let snaps = r.snapshots();
+    assert_eq!(snaps.len(), 2);
+    assert!(
+        snaps.iter().all(|s| s.counters.satisfied > 0),
+        "both workers forwarded: {:?}",
+        snaps
+            .iter()
+            .map(|s| s.counters.satisfied)
+            .collect::<Vec<_>>()
+    );
+    let stats = r.shard_stats();
+    assert_eq!(stats.len(), 2);
+    let c = stats[c_loop];
+    assert!(c.crossed_in > 0 && c.kept_in > 0, "{stats:?}");
+    assert!(
+        stats.iter().map(|s| s.crossed_out).sum::<u64>() > 0,
+        "{stats:?}"
+    );
+    assert!(stats.iter().all(|s| s.send_ring_full == 0), "{stats:?}");
+    let share = router::shard::ShardStats::crossed_share(&stats);
+    assert!(share > 0.0 && share < 1.0, "{share}");
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// The first loop of a sharded router accepts on the Unix and TCP listeners and hands the
+/// connections to the loops in turn: both loops hold stream faces, every face gets its answers
+/// through the loop that holds it, and management (asked from a face of one loop) lists the
+/// faces of both and destroys a face the other loop holds.
+#[test]
+fn sharded_stream_faces_are_handed_out_and_managed_across_loops() {
+    let dir = tmp_dir("handoff");
+    let r = start(
+        &config_in(&dir, "h", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let tcp = TransportUri::Tcp {
+        host: "127.0.0.1".into(),
+        port: r.bound().tcp.unwrap().port(),
+        family: face::uri::Family::V4,
+    };
+    let mut faces: Vec<Face> = (0..3).map(|_| unix_face(&r)).collect();
+    faces.push(Face::connect(&tcp).unwrap());
+    let ids: Vec<u64> = (faces.iter_mut().enumerate())
+        .map(|(k, f)| own_face_id(f, &format!("/own/{k}")))
+        .collect();
+    let loops: Vec<usize> = ids.iter().map(|&id| r.face_loop(id as u32)).collect();
+    assert_eq!(loops, [0, 1, 0, 1], "in turn: {ids:?}");
+    for (k, f) in faces.iter_mut().enumerate() {
+        match f.express(&interest(&format!("/nowhere/{k}"))).unwrap() {
+            Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
+            other => panic!("face {k}: {other:?}"),
+        }
+    }
+    // Management, asked from the first loop's face, sees every face and closes one of the
+    // second loop's.
+    let (first, rest) = faces.split_first_mut().unwrap();
+    let mut c = Controller::new(first);
+    let listed: Vec<u64> = c.faces().unwrap().iter().map(|f| f.face_id).collect();
+    assert!(ids.iter().all(|id| listed.contains(id)), "{listed:?}");
+    let gone = ControlParameters {
+        face_id: Some(ids[1]),
+        ..ControlParameters::default()
+    };
+    assert_eq!(status(&mut c, "faces", "destroy", &gone), 200);
+    assert!(!r.faces().iter().any(|f| u64::from(f.id) == ids[1]));
+    assert!(
+        !matches!(rest[0].recv(Duration::from_secs(2)), Ok(Some(_))),
+        "the destroyed face's connection is closed"
+    );
+    // The TCP face, on the second loop, still forwards.
+    assert!(matches!(
+        rest[2].express(&interest("/nowhere/again")).unwrap(),
+        Outcome::Nack(_)
+    ));
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// Remotes sending to a sharded router's UDP listener are steered by the kernel to the loops'
+/// sockets, and each gets its on-demand face on the loop that receives from it: 16 remotes all
+/// get their answers, and their faces are spread over both loops.
+#[test]
+fn sharded_udp_remotes_get_their_faces_on_the_loop_that_receives_them() {
+    let dir = tmp_dir("udp-steer");
+    let r = start(
+        &config_in(&dir, "u", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let to = r.bound().udp.unwrap();
+    for k in 0..16 {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.connect(to).unwrap();
+        let mut f = Face::from_udp_socket(s, 1400, "udp").unwrap();
+        match f.express(&interest(&format!("/nowhere/u{k}"))).unwrap() {
+            Outcome::Nack(n) => assert_eq!(n.reason, Some(wire::NackReason::NoRoute)),
+            other => panic!("remote {k}: {other:?}"),
+        }
+    }
+    let udp: Vec<usize> = (r.faces().iter())
+        .filter(|f| f.uri.starts_with("udp4://"))
+        .map(|f| r.face_loop(f.id))
+        .collect();
+    assert_eq!(udp.len(), 16);
+    assert!(udp.contains(&0) && udp.contains(&1), "{udp:?}");
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// A sharded router sends a packet for a UDP face another loop holds on its own socket of the
+/// group (through a mirror of the face), with no ring between the loops: a consumer and a
+/// producer whose datagrams reach different loops exchange 40 Interests and Data, and the
+/// faces' counters count what both loops sent on them.
+#[test]
+fn sharded_loops_send_on_each_others_udp_faces_from_their_own_sockets() {
+    let dir = tmp_dir("udp-mirror");
+    let r = start(
+        &config_in(&dir, "m", Threads::TwoShards),
+        Threads::TwoShards,
+    );
+    let to = r.bound().udp.unwrap();
+    let on_loop = |want: usize| loop {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        if r.udp_loop(s.local_addr().unwrap()) == want {
+            s.connect(to).unwrap();
+            break s;
+        }
+    };
+    let (c_sock, p_sock) = (on_loop(0), on_loop(1));
+    let p_uri = format!("udp4://{}", p_sock.local_addr().unwrap());
+    // The producer's face, made by management, is held by the loop its datagrams reach.
+    let mut ctl_face = unix_face(&r);
+    let mut ctl = Controller::new(&mut ctl_face);
+    let create = ControlParameters {
+        uri: Some(p_uri.clone()),
+        ..ControlParameters::default()
+    };
+    let p_id = ctl
+        .command("faces", "create", &create)
+        .unwrap()
+        .face_id
+        .unwrap();
+    assert_eq!(r.face_loop(p_id as u32), 1);
+    let route = ControlParameters {
+        name: Some(Name::from_uri("/u").unwrap()),
+        face_id: Some(p_id),
+        ..ControlParameters::default()
+    };
+    ctl.command("rib", "register", &route).unwrap();
+    let producer = serve(Face::from_udp_socket(p_sock, 1400, "udp").unwrap(), 10, 40);
+    let mut consumer = Face::from_udp_socket(c_sock, 1400, "udp").unwrap();
+    for k in 0..40 {
+        match consumer.express(&interest(&format!("/u/{k}"))).unwrap() {
+            Outcome::Data(d) => assert_eq!(d.content(), &[0xab; 10][..]),
+            other => panic!("/u/{k}: {other:?}"),
+        }
+    }
+    assert_eq!(producer.join().unwrap(), 40);
+    let stats = r.shard_stats();
+    assert!(
+        stats.iter().map(|s| s.direct_out).sum::<u64>() > 0,
+        "{stats:?}"
+    );
+    assert!(stats.iter().all(|s| s.crossed_out == 0), "{stats:?}");
+    // One face per remote, and its counters hold what both loops sent (the mirrors' counts
+    // reach the owner within a few turns).
+    let t0 = std::time::Instant::now();
+    loop {
+        let faces = r.faces();
+        let udp: Vec<_> = faces
+            .iter()
+            .filter(|f| f.uri.starts_with("udp4://"))
+            .collect();
+        assert_eq!(udp.len(), 2, "{faces:?}");
+        let p = udp.iter().find(|f| f.uri == p_uri).unwrap();
+        let c = udp.iter().find(|f| f.uri != p_uri).unwrap();
+        if (p.counters.out_interests, c.counters.out_data) == (40, 40) {
+            assert_eq!((p.counters.in_data, c.counters.in_interests), (40, 40));
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "{p:?} {c:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     r.stop_handle().stop();
     r.join();
 }

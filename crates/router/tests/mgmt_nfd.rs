@@ -1,6 +1,8 @@
 //! NFD's management protocol end to end, as NFD 24.07 answers it, through the real daemon and a
 //! client over its Unix socket: the `faces/events` stream as ndn-cxx's FaceMonitor reads it,
-//! `faces/query` and `faces/channels`.
+//! `faces/query` and `faces/channels`. Each test runs on a router of one worker and on a
+//! sharded router of two (faces held by two I/O loops, commands routed to the one that holds
+//! the face).
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
@@ -33,12 +35,18 @@ fn tmp_dir(tag: &str) -> TmpDir {
     TmpDir(d)
 }
 
-fn start(dir: &Path) -> Router {
+/// The routers every test runs on: one worker (one thread on this machine), and two sharded
+/// loops.
+const MODES: [(router::Threads, usize); 2] =
+    [(router::Threads::Auto, 1), (router::Threads::Sharded, 2)];
+
+fn start(dir: &Path, (threads, workers): (router::Threads, usize)) -> Router {
     let mut c = Config::default();
     c.listen.unix = dir.join("nfd.sock").display().to_string();
     c.listen.tcp = "127.0.0.1:0".into();
     c.listen.udp = "127.0.0.1:0".into();
-    c.workers.count = 1;
+    c.workers.count = workers;
+    c.workers.threads = threads;
     Router::start(&c).unwrap()
 }
 
@@ -110,8 +118,14 @@ fn nonce(i: usize) -> [u8; 4] {
 
 #[test]
 fn face_events_reach_a_monitor_one_interest_per_notification() {
-    let dir = tmp_dir("events");
-    let r = start(&dir.0);
+    for mode in MODES {
+        face_events(mode);
+    }
+}
+
+fn face_events(mode: (router::Threads, usize)) {
+    let dir = tmp_dir(&format!("events-{}", mode.1));
+    let r = start(&dir.0, mode);
     let mut m = Monitor::new(unix_face(&r));
     m.ask();
     let mut cface = unix_face(&r);
@@ -169,8 +183,14 @@ fn dataset_name(suffix: &str) -> Name {
 
 #[test]
 fn faces_query_and_channels_as_nfd_lists_them() {
-    let dir = tmp_dir("query");
-    let r = start(&dir.0);
+    for mode in MODES {
+        faces_query_and_channels(mode);
+    }
+}
+
+fn faces_query_and_channels(mode: (router::Threads, usize)) {
+    let dir = tmp_dir(&format!("query-{}", mode.1));
+    let r = start(&dir.0, mode);
     let mut face = unix_face(&r);
     let mut c = Controller::new(&mut face);
     let b = r.bound();
@@ -234,8 +254,14 @@ fn status(c: &mut Controller<'_>, verb: &str, p: &ControlParameters) -> (u64, St
 
 #[test]
 fn faces_create_and_update_as_nfd_answers_them() {
-    let dir = tmp_dir("create");
-    let r = start(&dir.0);
+    for mode in MODES {
+        faces_create_and_update(mode);
+    }
+}
+
+fn faces_create_and_update(mode: (router::Threads, usize)) {
+    let dir = tmp_dir(&format!("create-{}", mode.1));
+    let r = start(&dir.0, mode);
     let mut face = unix_face(&r);
     let mut c = Controller::new(&mut face);
     // A peer that sent the router a datagram has an on-demand face: creating a face to it is a
@@ -348,12 +374,19 @@ fn faces_create_and_update_as_nfd_answers_them() {
 
 #[test]
 fn status_general_counts_packets_once_as_nfd_forwarder_does() {
-    let dir = tmp_dir("status");
+    for threads in [router::Threads::IoWorkers, router::Threads::Sharded] {
+        status_general(threads);
+    }
+}
+
+fn status_general(threads: router::Threads) {
+    let dir = tmp_dir(&format!("status-{}", threads.name()));
     let mut c = Config::default();
     c.listen.unix = dir.0.join("nfd.sock").display().to_string();
     c.listen.tcp = String::new();
     c.listen.udp = String::new();
     c.workers.count = 2;
+    c.workers.threads = threads;
     let r = Router::start(&c).unwrap();
     let mut producer = unix_face(&r);
     producer.register(&Name::from_uri("/p").unwrap()).unwrap();

@@ -74,8 +74,9 @@ fn producer(r: &Router, prefix: &str) -> Producer {
             if let Ok(Some(Received::Interest(ip))) = f.recv(Duration::from_millis(50)) {
                 let mut d = Data::new(ip.interest.name.clone(), vec![0xab; 500]);
                 d.sign_digest_sha256();
-                f.put_data(&d.to_wire(), ip.pit_token).unwrap();
+                // Counted before it is sent, so that a consumer holding the Data sees the count.
                 a.fetch_add(1, Ordering::Relaxed);
+                f.put_data(&d.to_wire(), ip.pit_token).unwrap();
             }
         }
     });

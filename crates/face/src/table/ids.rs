@@ -1,7 +1,8 @@
 //! Face ids: bounded, and reused only after a quarantine.
 //!
-//! Ids are given out from `FIRST_FACE_ID` up to `FIRST_FACE_ID + FACE_IDS_PER_FACE × max_faces`,
-//! so that whoever keeps state per face id (a worker's face properties, the PIT's per-face
+//! Ids are given out from the table's first id (`FIRST_FACE_ID`, or the start of a shard's range
+//! when several tables share one id space: [`super::FaceTable::with_first_id`]) up to
+//! `first + FACE_IDS_PER_FACE × max_faces`, so that whoever keeps state per face id (a worker's face properties, the PIT's per-face
 //! counts) keeps a bounded array. A closed face's id waits in a first-in, first-out queue for
 //! the quarantine (longer than any PIT entry lives, so no in-record, out-record or route of the
 //! closed face is still live when its id names a new face) before it is given out again; fresh
@@ -19,6 +20,7 @@ pub const FACE_IDS_PER_FACE: usize = 8;
 /// The ids a face table gives out.
 #[derive(Debug)]
 pub(super) struct FaceIds {
+    first: FaceId,
     next: FaceId,
     end: FaceId,
     quarantine_ms: u64,
@@ -29,13 +31,17 @@ pub(super) struct FaceIds {
 }
 
 impl FaceIds {
-    pub(super) fn new(max_faces: usize, quarantine_ms: u64) -> Self {
+    /// The ids `first` to `first + FACE_IDS_PER_FACE × max_faces` (`first` at least
+    /// `FIRST_FACE_ID`).
+    pub(super) fn new(first: FaceId, max_faces: usize, quarantine_ms: u64) -> Self {
+        let first = first.max(FIRST_FACE_ID);
         let span = max_faces.saturating_mul(FACE_IDS_PER_FACE).max(1);
-        let end = (FIRST_FACE_ID as usize)
+        let end = (first as usize)
             .saturating_add(span)
             .min(u32::MAX as usize - 1);
         FaceIds {
-            next: FIRST_FACE_ID,
+            next: first,
+            first,
             end: end as FaceId,
             quarantine_ms,
             freed: VecDeque::new(),
@@ -68,7 +74,7 @@ impl FaceIds {
 
     /// The id of a face closed at `now_ms`.
     pub(super) fn give_back(&mut self, id: FaceId, now_ms: u64) {
-        debug_assert!((FIRST_FACE_ID..self.end).contains(&id));
+        debug_assert!((self.first..self.end).contains(&id));
         self.freed.push_back((id, now_ms));
     }
 }
@@ -79,7 +85,7 @@ mod tests {
 
     #[test]
     fn ids_stay_in_range_and_wait_out_the_quarantine() {
-        let mut ids = FaceIds::new(2, 100);
+        let mut ids = FaceIds::new(FIRST_FACE_ID, 2, 100);
         let end = FIRST_FACE_ID + 16;
         assert_eq!(ids.end(), end);
         let a = ids.take(0).unwrap();
@@ -99,5 +105,9 @@ mod tests {
         ids.give_back(a, 131);
         assert_eq!(ids.take(140), Some(b));
         assert_eq!(ids.reused_early, 1);
+        // A range of its own, as a shard's table has.
+        let mut second = FaceIds::new(end, 2, 100);
+        assert_eq!(second.take(0), Some(end));
+        assert_eq!(second.end(), end + 16);
     }
 }

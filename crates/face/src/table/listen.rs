@@ -11,7 +11,7 @@ use mio::{Interest, Token};
 use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
-use super::{FaceParams, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use super::{FaceId, FaceParams, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
 use crate::uri::FaceUri;
 
@@ -171,17 +171,18 @@ impl FaceTable {
         }
     }
 
-    /// Accepts the connections waiting on listener `idx` (a bounded number per turn).
+    /// Accepts the connections waiting on listener `idx` (a bounded number per turn); each
+    /// becomes a face here, unless the sink keeps it ([`FaceSink::accepted`]).
     pub(super) fn accept(&mut self, idx: usize, sink: &mut impl FaceSink) {
         for _ in 0..ACCEPTS_PER_TURN {
-            let (sock, uri, local_uri, local) = match &self.listeners[idx] {
+            let conn = match &self.listeners[idx] {
                 Listener::Unix(l, path) => match l.accept() {
-                    Ok((s, _)) => (
-                        StreamSock::Unix(s),
-                        None,
-                        FaceUri::Unix(path.clone()).to_string(),
-                        true,
-                    ),
+                    Ok((s, _)) => Accepted {
+                        sock: StreamSock::Unix(s),
+                        uri: None,
+                        local_uri: FaceUri::Unix(path.clone()).to_string(),
+                        local: true,
+                    },
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
                         sink.notice(Notice::AcceptFailed(&e));
@@ -191,12 +192,12 @@ impl FaceTable {
                 Listener::Tcp(l, addr) => match l.accept() {
                     Ok((s, peer)) => {
                         let _ = s.set_nodelay(true);
-                        (
-                            StreamSock::Tcp(s),
-                            Some(FaceUri::tcp(peer).to_string()),
-                            FaceUri::tcp(*addr).to_string(),
-                            peer.ip().is_loopback(),
-                        )
+                        Accepted {
+                            sock: StreamSock::Tcp(s),
+                            uri: Some(FaceUri::tcp(peer).to_string()),
+                            local_uri: FaceUri::tcp(*addr).to_string(),
+                            local: peer.ip().is_loopback(),
+                        }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
@@ -205,16 +206,56 @@ impl FaceTable {
                     }
                 },
             };
-            let params = FaceParams {
-                persistency: FacePersistency::OnDemand,
-                ..FaceParams::default()
-            };
-            let id = self.add_stream_face(sock, uri, local_uri, local, &params, sink);
-            if id.is_none() {
-                sink.notice(Notice::FaceLimit);
+            if let Some(conn) = sink.accepted(conn) {
+                self.adopt(conn, sink);
             }
         }
         // More may be waiting: come back next turn.
         self.pending_next.push(Token(LISTENER_BASE + idx));
+    }
+
+    /// Makes an accepted connection (this table's listener's, or another table's) an
+    /// on-demand face of this table; its id, or `None` if the table is full (noticed).
+    pub fn adopt(&mut self, conn: Accepted, sink: &mut impl FaceSink) -> Option<FaceId> {
+        let params = FaceParams {
+            persistency: FacePersistency::OnDemand,
+            ..FaceParams::default()
+        };
+        let Accepted {
+            sock,
+            uri,
+            local_uri,
+            local,
+        } = conn;
+        let id = self.add_stream_face(sock, uri, local_uri, local, &params, sink);
+        if id.is_none() {
+            sink.notice(Notice::FaceLimit);
+        }
+        id
+    }
+}
+
+/// A connection a listener accepted, not yet a face (see [`FaceSink::accepted`]).
+pub struct Accepted {
+    sock: StreamSock,
+    uri: Option<String>,
+    local_uri: String,
+    local: bool,
+}
+
+impl Accepted {
+    /// The face's local URI (the listener's).
+    pub fn local_uri(&self) -> &str {
+        &self.local_uri
+    }
+}
+
+impl std::fmt::Debug for Accepted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Accepted")
+            .field("uri", &self.uri)
+            .field("local_uri", &self.local_uri)
+            .field("local", &self.local)
+            .finish_non_exhaustive()
     }
 }

@@ -21,7 +21,9 @@
 
 mod ids;
 mod listen;
+mod mirror;
 mod on_demand;
+mod reuseport;
 mod rx;
 mod tx;
 
@@ -43,9 +45,12 @@ use crate::uri::FaceUri;
 use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
-pub use listen::{bind_unix, set_socket_buffers, Listener};
+pub use listen::{bind_unix, set_socket_buffers, Accepted, Listener};
+use mirror::Mirror;
+pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
+pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
 use tx::UdpSock;
 
 /// A face's id.
@@ -279,6 +284,8 @@ struct StreamIo {
 
 struct UdpIo {
     socket: usize,
+    /// The socket's local address.
+    local: SocketAddr,
     remote: SocketAddr,
     reasm: Reassembler,
     frag: Fragmenter,
@@ -331,6 +338,24 @@ impl Face {
     /// Its persistency.
     pub fn persistency(&self) -> FacePersistency {
         self.persistency
+    }
+
+    /// An on-demand UDP face counted in the quota (whose sends [`FaceBounds::unproven_send_ratio`]
+    /// bounds until it has received a Data or a Nack).
+    pub fn in_quota(&self) -> bool {
+        self.quota
+    }
+
+    /// A UDP face's remote, its socket's local address and its MTU (`None` for a stream face).
+    pub fn udp_link(&self) -> Option<UdpLink> {
+        match &self.io {
+            FaceIo::Udp(u) => Some(UdpLink {
+                remote: u.remote,
+                local: u.local,
+                mtu: u.frag.mtu(),
+            }),
+            FaceIo::Stream(_) => None,
+        }
     }
 
     /// Its counters.
@@ -445,6 +470,12 @@ pub trait FaceSink {
     fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool;
     /// Something worth logging.
     fn notice(&mut self, notice: Notice<'_>);
+    /// A connection a listener accepted, before it becomes a face: given back, it becomes one
+    /// of this table's faces; kept, it is the sink's (to hand to another table, which makes it
+    /// a face with [`FaceTable::adopt`]). By default every connection stays here.
+    fn accepted(&mut self, conn: Accepted) -> Option<Accepted> {
+        Some(conn)
+    }
 }
 
 /// Every face, listener and UDP socket of a forwarder; see the [module docs](self).
@@ -464,6 +495,8 @@ pub struct FaceTable {
     penalized_datagrams: u64,
     /// The on-demand UDP faces' quota.
     on_demand: OnDemand,
+    /// Other tables' UDP faces this table sends to on its own socket ([`FaceTable::mirror_udp`]).
+    mirrors: HashMap<FaceId, Mirror>,
     /// Shared by every UDP face's reassembler.
     reasm_budget: ReassemblyBudget,
     /// The bound counters at the last [`Notice::Bounds`].
@@ -474,19 +507,28 @@ impl FaceTable {
     /// An empty table whose sockets register with `registry` (a poll's registry or a clone of
     /// it), with tokens other than [`DRIVER_TOKEN`].
     pub fn new(registry: Registry, cfg: FaceConfig) -> Self {
+        Self::with_first_id(registry, cfg, FIRST_FACE_ID)
+    }
+
+    /// [`FaceTable::new`] giving out the ids from `first` (at least [`FIRST_FACE_ID`]) to
+    /// `first` + [`FACE_IDS_PER_FACE`] × `max_faces`: tables that share one id space (one per
+    /// thread of a sharded router) each take a range of their own, and a face's id tells which
+    /// table holds it.
+    pub fn with_first_id(registry: Registry, cfg: FaceConfig, first: FaceId) -> Self {
         FaceTable {
             registry,
             listeners: Vec::new(),
             udp: Vec::new(),
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
-            ids: FaceIds::new(cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
+            ids: FaceIds::new(first, cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
             pending_read: Vec::new(),
             pending_next: Vec::new(),
             dirty: Vec::new(),
             penalty: HashMap::new(),
             penalized_datagrams: 0,
             on_demand: OnDemand::default(),
+            mirrors: HashMap::new(),
             reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
             bounds_noticed: BoundCounters::default(),
             cfg,
@@ -517,7 +559,7 @@ impl FaceTable {
         self.ids.take(now_ms)
     }
 
-    /// One past the largest face id the table gives out (`FIRST_FACE_ID` +
+    /// One past the largest face id the table gives out (its first id +
     /// [`FACE_IDS_PER_FACE`] × `max_faces`): per-face state indexed by id stays below it.
     pub fn face_id_end(&self) -> FaceId {
         self.ids.end()
@@ -573,11 +615,14 @@ impl FaceTable {
         Some(id)
     }
 
+    /// Adds a UDP face to `remote` on socket `socket`, counted in the on-demand quota or not
+    /// (known to the sink when it hears of the face).
     fn add_udp_face(
         &mut self,
         socket: usize,
         remote: SocketAddr,
         params: &FaceParams,
+        quota: bool,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
         // The MTU is made valid first: no id is taken for a face that cannot be made.
@@ -596,9 +641,10 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
-            quota: false,
+            quota,
             io: FaceIo::Udp(Box::new(UdpIo {
                 socket,
+                local: self.udp[socket].local,
                 remote,
                 reasm: Reassembler::with_budget(
                     DEFAULT_REASSEMBLY_CAPACITY,
@@ -679,10 +725,11 @@ impl FaceTable {
             return Err(UpdateError::Refused(r));
         }
         f.apply(u);
-        sink.face_changed(f);
-        let desc = f.desc();
+        // The sink hears of the face as it is now, in or out of the quota.
         self.requota(id);
-        Ok(desc)
+        let f = &self.faces[&id];
+        sink.face_changed(f);
+        Ok(f.desc())
     }
 
     /// Takes over a connected TCP stream as a face (its MTU is ignored: a stream has none). A
@@ -744,7 +791,7 @@ impl FaceTable {
             }
         };
         let id = self
-            .add_udp_face(socket, remote, params, sink)
+            .add_udp_face(socket, remote, params, false, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }

@@ -180,11 +180,8 @@ impl FaceTable {
             mtu: Some(mtu),
             ..FaceParams::default()
         };
-        let id = self.add_udp_face(socket, from, &params, sink)?;
+        let id = self.add_udp_face(socket, from, &params, true, sink)?;
         let now = sink.now_ms();
-        if let Some(f) = self.faces.get_mut(&id) {
-            f.quota = true;
-        }
         let od = &mut self.on_demand;
         od.count += 1;
         *od.per_host.entry(host).or_insert(0) += 1;

@@ -6,8 +6,9 @@ use std::net::SocketAddr;
 use mio::{Interest, Token};
 
 use super::on_demand::unproven_may_send;
-use super::{FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_BASE};
+use super::{FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_BASE};
 use crate::link::{split_link, Split};
+use crate::lp_frag::Fragmenter;
 use crate::udp::{Segments, UdpBatch, MAX_SEGMENTED_BYTES, MAX_SEGMENTS};
 
 /// A UDP socket and the datagrams staged for its next `sendmmsg`.
@@ -49,19 +50,26 @@ impl UdpSock {
 }
 
 impl FaceTable {
-    /// Queues one link-layer packet on face `id` (nothing if there is no such face; counted in
-    /// `drop_queue_full` if its queue is full or the packet cannot be cut into datagrams).
+    /// Queues one link-layer packet on face `id`, one of this table's or a mirror of another
+    /// table's ([`FaceTable::mirror_udp`]); false if there is no such face here. A packet its
+    /// queue has no room for, or that cannot be cut into datagrams, is counted in
+    /// `drop_queue_full`.
     #[inline]
-    pub fn send(&mut self, id: FaceId, kind: PacketKind, bytes: &[u8]) {
+    pub fn send(&mut self, id: FaceId, kind: PacketKind, bytes: &[u8]) -> bool {
         let Some(f) = self.faces.get_mut(&id) else {
-            return;
+            let Some(m) = self.mirrors.get_mut(&id) else {
+                return false;
+            };
+            let sock = &mut self.udp[m.socket];
+            send_udp(sock, &mut m.frag, m.remote, &mut m.counters, kind, bytes);
+            return true;
         };
         match &mut f.io {
             FaceIo::Stream(s) => {
                 let queued = s.out.len() - s.out_pos;
                 if queued + bytes.len() > self.cfg.send_queue_bytes {
                     f.counters.drop_queue_full += 1;
-                    return;
+                    return true;
                 }
                 if s.out_pos > 0 && s.out.len() + bytes.len() > s.out.capacity() {
                     // Compact before growing.
@@ -78,34 +86,13 @@ impl FaceTable {
                 let ratio = self.cfg.bounds.unproven_send_ratio;
                 if f.quota && !unproven_may_send(&f.counters, bytes.len(), ratio) {
                     self.on_demand.counters.unproven_send_dropped += 1;
-                    return;
+                    return true;
                 }
                 let sock = &mut self.udp[u.socket];
-                let remote = u.remote;
-                if bytes.len() <= u.frag.mtu() {
-                    stage(sock, bytes, remote);
-                    f.counters.count_out(kind, bytes.len());
-                    return;
-                }
-                // Too large for one datagram: the fragmenter takes the network packet and the
-                // header fields it came with.
-                let (packet, header_fields) = match split_link(bytes) {
-                    Split::Parts(p) => (p.packet, p.header_fields),
-                    Split::Idle => return,
-                    // Not an LpPacket after all: sent as it is, in fragments.
-                    Split::Malformed => (bytes, &[][..]),
-                };
-                let mut total = 0;
-                let r = u.frag.fragment_encoded(packet, header_fields, |d| {
-                    total += d.len();
-                    stage(sock, d, remote);
-                });
-                match r {
-                    Ok(_) => f.counters.count_out(kind, total),
-                    Err(_) => f.counters.drop_queue_full += 1,
-                }
+                send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes);
             }
         }
+        true
     }
 
     /// Sends everything queued (as much as the sockets take; a stream face that would block is
@@ -167,6 +154,41 @@ impl FaceTable {
         if failed {
             self.close(id, "write error", sink);
         }
+    }
+}
+
+/// Stages one link-layer packet for `remote` on `sock`: as it is, or cut by `frag` into
+/// fragments when it exceeds the MTU; counted in `counters`.
+#[inline]
+fn send_udp(
+    sock: &mut UdpSock,
+    frag: &mut Fragmenter,
+    remote: SocketAddr,
+    counters: &mut FaceCounters,
+    kind: PacketKind,
+    bytes: &[u8],
+) {
+    if bytes.len() <= frag.mtu() {
+        stage(sock, bytes, remote);
+        counters.count_out(kind, bytes.len());
+        return;
+    }
+    // Too large for one datagram: the fragmenter takes the network packet and the header fields
+    // it came with.
+    let (packet, header_fields) = match split_link(bytes) {
+        Split::Parts(p) => (p.packet, p.header_fields),
+        Split::Idle => return,
+        // Not an LpPacket after all: sent as it is, in fragments.
+        Split::Malformed => (bytes, &[][..]),
+    };
+    let mut total = 0;
+    let r = frag.fragment_encoded(packet, header_fields, |d| {
+        total += d.len();
+        stage(sock, d, remote);
+    });
+    match r {
+        Ok(_) => counters.count_out(kind, total),
+        Err(_) => counters.drop_queue_full += 1,
     }
 }
 

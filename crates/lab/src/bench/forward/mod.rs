@@ -52,6 +52,8 @@ pub enum ThreadsArg {
     /// An I/O thread and worker threads.
     #[value(name = "io+workers")]
     IoWorkers,
+    /// One I/O loop per worker, each with its worker inside and its shard of the faces.
+    Sharded,
 }
 
 impl From<ThreadsArg> for router::config::Threads {
@@ -60,6 +62,7 @@ impl From<ThreadsArg> for router::config::Threads {
             ThreadsArg::Auto => router::config::Threads::Auto,
             ThreadsArg::One => router::config::Threads::One,
             ThreadsArg::IoWorkers => router::config::Threads::IoWorkers,
+            ThreadsArg::Sharded => router::config::Threads::Sharded,
         }
     }
 }
@@ -102,9 +105,10 @@ pub struct ForwardBenchArgs {
     #[arg(long, conflicts_with = "attach", value_parser = clap::value_parser!(u64).range(0..=router::config::MAX_SPIN_US))]
     spin_us: Option<u64>,
     /// `[workers] threads` of the router started here: `one` (one thread receives, forwards
-    /// and sends), `io+workers` (an I/O thread and worker threads) or `auto` (the router's
-    /// choice). With `--scale`, `one` is only possible for one worker: the rows from two
-    /// workers on use `io+workers`.
+    /// and sends), `io+workers` (an I/O thread and worker threads), `sharded` (one I/O loop
+    /// per worker, each with its worker inside) or `auto` (the router's choice). With
+    /// `--scale`, `one` is only possible for one worker: the rows from two workers on use
+    /// `io+workers`.
     #[arg(long, value_enum, default_value_t = ThreadsArg::Auto, conflicts_with = "attach")]
     threads: ThreadsArg,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
@@ -174,12 +178,16 @@ pub fn run(args: &ForwardBenchArgs) -> Result<(), String> {
 }
 
 /// One measurement through the router: what the generator measured, and the router's drops,
-/// worker count and whether it ran in one thread (none with `--attach`).
+/// worker count, how its threads forwarded and, sharded, the share of packets that crossed
+/// between its loops (none with `--attach`).
 struct Routed {
     res: RunResult,
     drops: Vec<(String, u64)>,
     workers: usize,
-    one_thread: Option<bool>,
+    threads: Option<&'static str>,
+    crossed: Option<f64>,
+    /// A sharded router's counters, per loop.
+    loops: Vec<router::shard::ShardStats>,
 }
 
 /// Starts a router with `workers` workers (or attaches to one), drives it for `measure` after
@@ -193,19 +201,24 @@ fn measure_routed(
     let at = router_endpoints(args, workers)?;
     let (mut cons, mut prod) = links_to(args, &at)?;
     let result = drive(g, &mut cons, &mut prod, &mut producer(args), measure);
-    let (drops, workers, one_thread) = match at.started {
+    let (drops, workers, threads, crossed, loops) = match at.started {
         Some((r, dir)) => {
-            let one = r.one_thread();
+            let threads = r.threads();
+            let shards = r.shard_stats();
+            let crossed = (threads == router::Threads::Sharded)
+                .then(|| router::shard::ShardStats::crossed_share(&shards));
             let (drops, workers) = stop_router(r, dir);
-            (drops, workers, Some(one))
+            (drops, workers, Some(threads.name()), crossed, shards)
         }
-        None => (Vec::new(), 0, None),
+        None => (Vec::new(), 0, None, None, Vec::new()),
     };
     Ok(Routed {
         res: result.map_err(|e| e.to_string())?,
         drops,
         workers,
-        one_thread,
+        threads,
+        crossed,
+        loops,
     })
 }
 

@@ -53,11 +53,15 @@ impl<'a> Report<'a> {
         }
     }
 
-    /// `one` or `io+workers` for a router started here.
+    /// `one`, `io+workers` or `sharded` for a router started here.
     fn threads(&self) -> Option<&'static str> {
-        self.routed
-            .one_thread
-            .map(|one| if one { "one" } else { "io+workers" })
+        self.routed.threads
+    }
+
+    /// A sharded router's share of the packets that crossed a ring between its loops (in
+    /// received, out emitted), in percent.
+    fn crossed_pct(&self) -> Option<f64> {
+        self.routed.crossed.map(|c| 100.0 * c)
     }
 
     fn face(&self) -> &'static str {
@@ -118,6 +122,14 @@ impl<'a> Report<'a> {
             "ceiling_generator_cpu_user_us_per_exchange": user(self.direct),
             "ceiling_generator_cpu_sys_us_per_exchange": sys(self.direct),
             "pct_of_ceiling": self.pct_of_ceiling(),
+            "crossed_loops_pct": self.crossed_pct(),
+            "loops": self.routed.loops.iter().map(|l| serde_json::json!({
+                "received": l.kept_in + l.crossed_in,
+                "crossed_in": l.crossed_in,
+                "sent": l.kept_out + l.crossed_out + l.direct_out,
+                "crossed_out": l.crossed_out,
+                "direct_out": l.direct_out,
+            })).collect::<Vec<_>>(),
             "router_to_direct_cpu_ratio": self.cpu_ratio(),
         })
     }
@@ -183,6 +195,9 @@ impl<'a> Report<'a> {
                 "  CPU ratio      {r:>12.2} (router CPU per satisfied Interest / generator CPU per direct exchange)"
             );
         }
+        if let Some(c) = self.crossed_pct() {
+            println!("  crossed        {c:>11.1}% (packets handed between the sharded loops)");
+        }
     }
 }
 
@@ -222,14 +237,15 @@ pub(super) fn print_scale(args: &ForwardBenchArgs, ceiling: Option<&RunResult>, 
         );
     }
     println!(
-        "  {:>7}  {:>10}  {:>12}  {:>10}  {:>26}  {:>13}  {:>8}",
+        "  {:>7}  {:>10}  {:>12}  {:>10}  {:>26}  {:>13}  {:>8}  {:>7}",
         "workers",
         "threads",
         "satisfied/s",
         "of ceiling",
         "router CPU us (user/sys)",
         "router/direct",
-        "timeouts"
+        "timeouts",
+        "crossed"
     );
     for r in rows {
         let cpu = r.router.map_or_else(
@@ -239,15 +255,19 @@ pub(super) fn print_scale(args: &ForwardBenchArgs, ceiling: Option<&RunResult>, 
         let pct = r
             .pct_of_ceiling()
             .map_or_else(|| "-".into(), |p| format!("{p:.1}%"));
+        let crossed = r
+            .crossed_pct()
+            .map_or_else(|| "-".into(), |c| format!("{c:.1}%"));
         println!(
-            "  {:>7}  {:>10}  {:>12.0}  {:>10}  {:>26}  {:>13}  {:>8}",
+            "  {:>7}  {:>10}  {:>12.0}  {:>10}  {:>26}  {:>13}  {:>8}  {:>7}",
             r.routed.workers,
             r.threads().unwrap_or("-"),
             r.rate(),
             pct,
             cpu,
             or_dash(r.cpu_ratio(), 2),
-            r.routed.res.timeouts
+            r.routed.res.timeouts,
+            crossed
         );
     }
 }

@@ -219,6 +219,10 @@ pub(super) fn stop_router(r: router::Router, dir: PathBuf) -> (Vec<(String, u64)
     if out_full > 0 {
         drops.push(("OutputRingFull".into(), out_full));
     }
+    let send_full: u64 = r.shard_stats().iter().map(|s| s.send_ring_full).sum();
+    if send_full > 0 {
+        drops.push(("SendRingFull".into(), send_full));
+    }
     r.stop_handle().stop();
     r.join();
     let _ = std::fs::remove_dir_all(dir);
