@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use router::{Config, Overrides, Router};
 
@@ -31,6 +32,10 @@ pub struct RunArgs {
     /// Print the effective configuration's listeners and exit (checks the file).
     #[arg(long)]
     check: bool,
+    /// Milliseconds a stop may take (threads finishing, the L2 flushed) before the process
+    /// exits anyway with status 1; a second SIGINT or SIGTERM exits at once.
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    stop_timeout_ms: u64,
 }
 
 /// Runs the daemon until SIGINT or SIGTERM.
@@ -106,9 +111,41 @@ pub fn run(args: &RunArgs) -> ExitCode {
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
     );
-    let sig = signals.wait();
-    tracing::info!(signal = sig, "stopping");
+    let failed = loop {
+        if let Some(sig) = signals.wait_timeout(Duration::from_millis(200)) {
+            tracing::info!(signal = sig, "stopping");
+            break None;
+        }
+        if let Some(f) = router.failure() {
+            break Some(f);
+        }
+    };
     router.stop_handle().stop();
-    router.join();
-    ExitCode::SUCCESS
+    // A second signal while stopping stops at once, without waiting for the threads.
+    let second = std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            let sig = signals.wait();
+            eprintln!("cascade run: signal {sig} while stopping: exiting at once");
+            std::process::exit(128 + sig);
+        });
+    if let Err(e) = second {
+        tracing::warn!("cannot watch for a second signal: {e}");
+    }
+    let deadline = Duration::from_millis(args.stop_timeout_ms);
+    if let Err(running) = router.join_within(deadline) {
+        eprintln!(
+            "cascade run: stop took longer than {} ms (still running: {}); exiting",
+            args.stop_timeout_ms,
+            running.join(", ")
+        );
+        return ExitCode::from(1);
+    }
+    match failed {
+        Some(f) => {
+            eprintln!("cascade run: {f}; the router stopped");
+            ExitCode::from(1)
+        }
+        None => ExitCode::SUCCESS,
+    }
 }

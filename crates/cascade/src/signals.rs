@@ -35,6 +35,17 @@ impl StopSignals {
         sig
     }
 
+    /// Waits up to `timeout` for SIGINT or SIGTERM; its number if one came.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Option<i32> {
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+        };
+        // SAFETY: the set is initialised; a null siginfo pointer is allowed.
+        let sig = unsafe { libc::sigtimedwait(&self.0, std::ptr::null_mut(), &ts) };
+        (sig > 0).then_some(sig)
+    }
+
     /// A flag that a thread waiting for the signals sets when one comes.
     pub fn into_flag(self) -> std::io::Result<Arc<AtomicBool>> {
         let stop = Arc::new(AtomicBool::new(false));

@@ -28,6 +28,7 @@
 //!   control messages to the workers. FIB and strategy changes reach every worker without a
 //!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -37,6 +38,7 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod failure;
 pub mod io;
 pub mod manager;
 pub mod mem;
@@ -55,10 +57,11 @@ pub use config::{Config, Overrides, Threads};
 pub use io::Bound;
 pub use start::start_exit_code;
 
+use crate::failure::{spawn, Failure};
 use crate::io::IoWaker;
 use crate::manager::{Manager, ManagerParts};
 use crate::shard::{IoHandles, ShardLink, ShardStats};
-use crate::start::{spawn, Loops, Shared};
+use crate::start::{Loops, Shared};
 use crate::worker::{Control, WorkerLink};
 
 /// Bytes of link-layer headers a pool buffer holds beyond the largest network packet.
@@ -73,6 +76,7 @@ pub struct Router {
     mode: Threads,
     control: Vec<Sender<Control>>,
     shards: Vec<Arc<ShardLink>>,
+    failure: Arc<Failure>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -110,6 +114,7 @@ impl Router {
             ref fib,
             ref links,
             ref stop,
+            ref failure,
             start,
             cs_policy,
             limits,
@@ -152,7 +157,7 @@ impl Router {
             }
             return Err(e);
         }
-        let (links, stop) = (links.clone(), stop.clone());
+        let (links, stop, failure) = (links.clone(), stop.clone(), failure.clone());
         let mut manager = Manager::new(ManagerParts {
             fib,
             workers: links.clone(),
@@ -173,6 +178,7 @@ impl Router {
             mode,
             control: ctl_tx,
             shards,
+            failure: failure.clone(),
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -183,6 +189,8 @@ impl Router {
         router.threads.push(spawn(
             "cascade-mgmt".into(),
             Box::new(move || manager.run()),
+            &stop,
+            &failure,
         )?);
         tracing::info!(
             workers = n,
@@ -258,10 +266,41 @@ impl Router {
         self.stop.clone()
     }
 
+    /// The first thread that failed (panicked, or ended before a stop was asked for): the
+    /// router is then stopping, and the daemon should exit non-zero.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.get()
+    }
+
     /// Waits for every thread to finish (after a stop).
     pub fn join(self) {
         for t in self.threads {
             let _ = t.join();
+        }
+    }
+
+    /// Waits up to `deadline` for every thread to finish (after a stop); the names of those
+    /// still running at the deadline otherwise (they are left running).
+    pub fn join_within(self, deadline: Duration) -> Result<(), Vec<String>> {
+        let until = std::time::Instant::now() + deadline;
+        let mut threads = self.threads;
+        loop {
+            let (done, running): (Vec<_>, Vec<_>) =
+                threads.into_iter().partition(|t| t.is_finished());
+            for t in done {
+                let _ = t.join();
+            }
+            threads = running;
+            if threads.is_empty() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= until {
+                return Err(threads
+                    .iter()
+                    .map(|t| t.thread().name().unwrap_or("unnamed").to_string())
+                    .collect());
+            }
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }

@@ -24,6 +24,7 @@ use wire::{fill_random, Limits};
 
 use crate::config::{self, Config, Threads};
 use crate::dispatch::{Dispatcher, WorkerMapping};
+use crate::failure::{spawn, Failure};
 use store_dir::{open_l2, open_store_dir, StoreError};
 
 use crate::io::{Io, IoConfig, IoParts, IoWaker, MgmtInput};
@@ -53,6 +54,8 @@ pub(crate) struct Shared {
     pub(crate) pool: Arc<Pool>,
     pub(crate) links: Vec<Arc<WorkerLink>>,
     pub(crate) stop: Arc<AtomicBool>,
+    /// The first thread that failed, if one has.
+    pub(crate) failure: Arc<Failure>,
     pub(crate) start: Instant,
     pub(crate) cs_policy: CsPolicy,
     /// The L2 directory, if the configuration has one.
@@ -115,6 +118,7 @@ impl Shared {
                 .map(|_| Arc::new(WorkerLink::new(cfg.workers.ring_capacity)))
                 .collect(),
             stop: Arc::new(AtomicBool::new(false)),
+            failure: Arc::new(Failure::default()),
             start: Instant::now(),
             cs_policy: match cfg.cs.policy {
                 config::CsPolicy::Lru => CsPolicy::Lru,
@@ -274,6 +278,8 @@ impl Shared {
                     mem::prefault_arena(prefault_bytes);
                     w.run();
                 }),
+                &self.stop,
+                &self.failure,
             )?);
         }
         Ok(workers)
@@ -366,16 +372,10 @@ impl Shared {
                 mem::prefault_arena(prefault_bytes);
                 io.run();
             }),
+            &self.stop,
+            &self.failure,
         )
     }
-}
-
-/// Starts a named thread; the error names it.
-pub(crate) fn spawn(name: String, f: Box<dyn FnOnce() + Send>) -> Result<JoinHandle<()>, String> {
-    std::thread::Builder::new()
-        .name(name.clone())
-        .spawn(f)
-        .map_err(|e| format!("cannot start thread {name}: {e}"))
 }
 
 /// The UDP listener (`""`: none) as a group of `n` sockets steered by remote (fewer if the
