@@ -50,7 +50,10 @@ pub enum Route {
         owner: usize,
     },
     /// To management (a command or dataset Interest).
-    Mgmt,
+    Mgmt {
+        /// Under `/localhost/nfd` (only local faces may send it), rather than `/localhop/nfd`.
+        localhost: bool,
+    },
     /// A fragment: reassemble first, then route the whole packet.
     Reassemble,
     /// An LpPacket without a network packet (IDLE): nothing to do.
@@ -278,7 +281,8 @@ impl Dispatcher {
             return BAD;
         };
         if kind == PktKind::Interest && is_management(&name) {
-            return (Route::Mgmt, kind, None);
+            let localhost = is_generic(name.get(0), b"localhost");
+            return (Route::Mgmt { localhost }, kind, None);
         }
         let hash = full_name_hash(self.key, &name);
         let full = Some(hash);
@@ -477,10 +481,13 @@ mod tests {
     #[test]
     fn management_idle_fragments_and_garbage() {
         let dd = d(2);
-        assert_eq!(dd.route(&interest("/localhost/nfd/rib/list")), Route::Mgmt);
+        assert_eq!(
+            dd.route(&interest("/localhost/nfd/rib/list")),
+            Route::Mgmt { localhost: true }
+        );
         assert_eq!(
             dd.route(&interest("/localhop/nfd/rib/register")),
-            Route::Mgmt
+            Route::Mgmt { localhost: false }
         );
         assert!(matches!(
             dd.route(&interest("/localhost/other")),

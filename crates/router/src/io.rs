@@ -42,6 +42,7 @@ use wire::nfd::FaceEventKind;
 use wire::{Limits, LpPacketView};
 
 use crate::dispatch::{Dispatcher, Route};
+use crate::mgmt_queue::MgmtSender;
 use crate::pool::{Pkt, PktKind, Pool};
 use crate::shard::{FaceOwners, Peers, ShardLink, ShardStats, MIRROR_COUNTS_MS};
 use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
@@ -263,7 +264,7 @@ pub struct IoParts {
     /// Worker control channels.
     pub worker_ctl: Vec<Sender<Control>>,
     /// Management input.
-    pub mgmt: Sender<MgmtInput>,
+    pub mgmt: MgmtSender,
     /// Commands from management.
     pub commands: Receiver<IoCommand>,
     /// Stop flag.
@@ -719,7 +720,7 @@ struct Rx {
     workers: Vec<Arc<WorkerLink>>,
     worker_ctl: Vec<Sender<Control>>,
     wake: Vec<bool>,
-    mgmt: Sender<MgmtInput>,
+    mgmt: MgmtSender,
     start: Instant,
     /// The worker this loop runs inside (one thread, or a sharded loop).
     me: Option<usize>,
@@ -761,7 +762,7 @@ impl FaceSink for Rx {
         }
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
-        let _ = self.mgmt.send(created);
+        self.mgmt.event(created);
     }
 
     fn face_changed(&mut self, face: &Face) {
@@ -777,7 +778,7 @@ impl FaceSink for Rx {
         }
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
         let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
-        let _ = self.mgmt.send(destroyed);
+        self.mgmt.event(destroyed);
     }
 
     #[inline]
@@ -949,13 +950,9 @@ fn route_packet(
             return true;
         }
         Route::Idle => {}
-        Route::Mgmt => {
+        Route::Mgmt { localhost } => {
             c.in_interests += 1;
-            let _ = ctx.mgmt.send(MgmtInput::Interest {
-                face,
-                local,
-                bytes: link.to_vec(),
-            });
+            ctx.mgmt.interest(face, local, localhost, || link.to_vec());
         }
         Route::Worker(w) => {
             count_kind(c, kind);

@@ -28,6 +28,7 @@
 //!   control messages to the workers. FIB and strategy changes reach every worker without a
 //!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`mgmt_queue`]: the bounded queue of Interests from the I/O loops to management.
 //! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
@@ -42,6 +43,7 @@ pub mod failure;
 pub mod io;
 pub mod manager;
 pub mod mem;
+pub mod mgmt_queue;
 pub mod pool;
 pub mod shard;
 mod start;
@@ -77,6 +79,7 @@ pub struct Router {
     control: Vec<Sender<Control>>,
     shards: Vec<Arc<ShardLink>>,
     failure: Arc<Failure>,
+    mgmt_queue: Arc<mgmt_queue::MgmtQueueStats>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -123,12 +126,13 @@ impl Router {
         } = shared;
         let fib = fib.clone();
         let (ctl_tx, ctl_rx): (Vec<_>, Vec<_>) = (0..n).map(|_| channel::<Control>()).unzip();
-        let (mgmt_tx, mgmt_rx) = channel();
+        let (mgmt_tx, mgmt_rx) = mgmt_queue::mgmt_queue(mgmt_queue::DEFAULT_MGMT_QUEUE_INTERESTS);
         let Loops {
             loops,
             handles,
             shards,
         } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
+        let mgmt_queue = Arc::clone(mgmt_tx.stats());
         drop(mgmt_tx);
         let bound = loops[0].bound();
         let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
@@ -179,6 +183,7 @@ impl Router {
             control: ctl_tx,
             shards,
             failure: failure.clone(),
+            mgmt_queue,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -270,6 +275,12 @@ impl Router {
     /// router is then stopping, and the daemon should exit non-zero.
     pub fn failure(&self) -> Option<String> {
         self.failure.get()
+    }
+
+    /// The management queue's counters: Interests waiting, refused when full, dropped for
+    /// scope (`/localhost` from a non-local face).
+    pub fn mgmt_queue(&self) -> &mgmt_queue::MgmtQueueStats {
+        &self.mgmt_queue
     }
 
     /// Waits for every thread to finish (after a stop).

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,6 +26,7 @@ use wire::{Limits, Name};
 
 use crate::config::{parse_face_uri, parse_prefix, parse_strategy};
 use crate::io::MgmtInput;
+use crate::mgmt_queue::MgmtReceiver;
 use crate::shard::IoHandles;
 use crate::worker::{Control, L2Snapshot, WorkerLink};
 
@@ -46,7 +47,7 @@ pub struct ManagerParts {
     /// The I/O loops.
     pub io: Arc<IoHandles>,
     /// Management input.
-    pub input: Receiver<MgmtInput>,
+    pub input: MgmtReceiver,
     /// Stop flag.
     pub stop: Arc<AtomicBool>,
     /// Router time origin.
@@ -62,7 +63,7 @@ pub struct ManagerParts {
 /// The management thread's state: the manager and its input.
 pub struct Manager {
     manager: mgmt::Manager<Channels>,
-    input: Receiver<MgmtInput>,
+    input: MgmtReceiver,
     stop: Arc<AtomicBool>,
 }
 

@@ -27,7 +27,8 @@ use crate::dispatch::{Dispatcher, WorkerMapping};
 use crate::failure::{spawn, Failure};
 use store_dir::{open_l2, open_store_dir, StoreError};
 
-use crate::io::{Io, IoConfig, IoParts, IoWaker, MgmtInput};
+use crate::io::{Io, IoConfig, IoParts, IoWaker};
+use crate::mgmt_queue::MgmtSender;
 use crate::pool::Pool;
 use crate::shard::{FaceOwners, IoHandle, IoHandles, Peers, ShardLink};
 use crate::worker::{self, Control, Worker, WorkerLink};
@@ -137,7 +138,7 @@ impl Shared {
         &self,
         cfg: &Config,
         worker_ctl: &[Sender<Control>],
-        mgmt: &Sender<MgmtInput>,
+        mgmt: &MgmtSender,
     ) -> Result<Loops, String> {
         let n = if self.mode == Threads::Sharded {
             self.workers

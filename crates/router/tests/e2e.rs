@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use client::control::Controller;
@@ -333,16 +334,23 @@ fn management_answers(threads: Threads) {
         .unwrap()
         .iter()
         .any(|e| e.name == Name::from_uri("/app").unwrap()));
-    // 403: commands from a non-local (UDP) face are refused.
+    // A /localhost command from a non-local (UDP) face violates its scope: dropped unanswered
+    // before management (as NFD), and counted.
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.connect(r.bound().udp.unwrap()).unwrap();
     let mut udp = Face::from_udp_socket(s, 1400, "udp").unwrap();
-    let mut cu = Controller::new(&mut udp).with_timeout(Duration::from_secs(2));
+    let mut cu = Controller::new(&mut udp).with_timeout(Duration::from_millis(500));
     let reg = ControlParameters {
         name: name("/evil"),
         ..ControlParameters::default()
     };
-    assert_eq!(status(&mut cu, "rib", "register", &reg), 403);
+    assert!(cu.command_response("rib", "register", &reg).is_err());
+    assert_eq!(r.mgmt_queue().dropped_scope.load(Ordering::Relaxed), 1);
+    assert!(!c
+        .fib()
+        .unwrap()
+        .iter()
+        .any(|e| e.name == Name::from_uri("/evil").unwrap()));
     r.stop_handle().stop();
     r.join();
 }
