@@ -339,7 +339,8 @@ fn expect_route(d: &Dispatcher, p: &PacketView<'_>, got: (Route, PktKind, Option
     let (route, kind, hash) = got;
     let network = |name: NameView<'_>, is_interest: bool, nack: bool| {
         if is_interest && !nack && is_management(&name) {
-            return (Route::Mgmt, PktKind::Interest);
+            let localhost = name.get(0).is_some_and(|c| c.value == b"localhost");
+            return (Route::Mgmt { localhost }, PktKind::Interest);
         }
         let owner = d.owner(&name);
         let kind = match (is_interest, nack) {
@@ -371,7 +372,7 @@ fn expect_route(d: &Dispatcher, p: &PacketView<'_>, got: (Route, PktKind, Option
         } else {
             assert_eq!((route, kind), want, "route of {name}");
         }
-        if route != Route::Mgmt {
+        if !matches!(route, Route::Mgmt { .. }) {
             assert_eq!(hash, Some(full_name_hash(KEY, &name)), "hash of {name}");
         }
     };
