@@ -84,6 +84,20 @@ pub struct UdpRingCounters {
     pub coalesced: u64,
 }
 
+impl UdpRingCounters {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &UdpRingCounters) {
+        self.completions += o.completions;
+        self.datagrams_in += o.datagrams_in;
+        self.bytes_in += o.bytes_in;
+        self.arms += o.arms;
+        self.no_buffers += o.no_buffers;
+        self.errors += o.errors;
+        self.truncated += o.truncated;
+        self.coalesced += o.coalesced;
+    }
+}
+
 /// One received datagram: its bytes within the buffer memory, and its source.
 #[derive(Debug, Clone, Copy)]
 struct Received {
@@ -146,7 +160,9 @@ impl UdpRing {
     /// Sets up receiving on `socket` (which must outlive the ring: the caller keeps it) with
     /// `buffers` provided buffers (a power of two, 1..=[`MAX_RING_BUFFERS`]) for datagrams of
     /// up to `max_datagram` bytes (with `gro`: [`GRO_MAX_BYTES`]), handing out at most `batch`
-    /// completions per [`recv_batch`](Self::recv_batch). The receive is armed at the first call.
+    /// completions per [`recv_batch`](Self::recv_batch). The receive is armed at the first call,
+    /// which should come from the thread that reads the ring: the kernel completes the receive
+    /// in the thread that armed it.
     ///
     /// Fails where the kernel refuses io_uring (before Linux 5.19 there is no buffer ring,
     /// before 6.0 no multishot `recvmsg`; `io_uring_disabled`, seccomp or memory limits), or
