@@ -34,7 +34,9 @@ impl FaceSink for Sink {
 /// The lowest descriptor number not open.
 fn lowest_free_fd() -> libc::rlim_t {
     // SAFETY: F_GETFD only queries a descriptor number.
-    (0..).find(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0).unwrap() as libc::rlim_t
+    (0..)
+        .find(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0)
+        .unwrap() as libc::rlim_t
 }
 
 fn set_nofile(soft: libc::rlim_t, hard: libc::rlim_t) {
