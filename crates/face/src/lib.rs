@@ -7,7 +7,9 @@
 //! - the NDNLPv2 link layer ([`link`]): a packet and its link headers to the bytes a face sends
 //!   ([`encode_link`]) and back ([`split_link`]);
 //! - fragmentation and reassembly ([`lp_frag`]);
-//! - framing of streams ([`stream`]) and batched datagram I/O ([`udp`]);
+//! - framing of streams ([`stream`]) and batched datagram I/O ([`udp`]: `recvmmsg` and
+//!   `sendmmsg`; [`udp_ring`]: receiving through io_uring, a multishot `recvmsg` over provided
+//!   buffers, with GRO);
 //! - the faces and the face table ([`table`]): face ids, on-demand faces, idle expiry, closing,
 //!   per-face counters and descriptions ([`FaceCounters`], [`FaceDesc`]), the per-face send
 //!   queues and the listeners (Unix, TCP, UDP);
@@ -29,6 +31,8 @@ pub mod stream;
 pub mod table;
 #[cfg(target_os = "linux")]
 pub mod udp;
+#[cfg(target_os = "linux")]
+pub mod udp_ring;
 pub mod uri;
 
 pub use link::{encode_link, link_len, split_link, LinkParts, Split};
@@ -40,7 +44,7 @@ pub use stream::{FramingError, StreamCounters, StreamFramer};
 #[cfg(target_os = "linux")]
 pub use table::{
     CreateError, Face, FaceConfig, FaceCounters, FaceDesc, FaceId, FaceParams, FaceRx, FaceSink,
-    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, UpdateError, FIRST_FACE_ID,
+    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, UdpRx, UpdateError, FIRST_FACE_ID,
 };
 #[cfg(target_os = "linux")]
 pub use udp::{UdpBatch, UdpCounters};

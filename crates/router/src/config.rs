@@ -12,6 +12,8 @@ use serde::Deserialize;
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+mod udp_io;
+pub use udp_io::UdpIo;
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -245,6 +247,10 @@ pub struct Workers {
     /// its own share of the faces), or `auto` (chosen from the worker count and the cores:
     /// [`Config::thread_mode`]).
     pub threads: Threads,
+    /// How the UDP sockets receive: `auto`, `uring` or `recvmmsg` ([`UdpIo`]).
+    pub udp_io: UdpIo,
+    /// `UDP_GRO` on the UDP sockets (io_uring receives only).
+    pub udp_gro: bool,
 }
 
 /// Largest core count on which `[workers] threads = "auto"` runs a single worker inside the
@@ -327,6 +333,8 @@ impl Default for Workers {
             spin_us: DEFAULT_SPIN_US,
             mapping: Mapping::Content,
             threads: Threads::Auto,
+            udp_io: UdpIo::Auto,
+            udp_gro: false,
         }
     }
 }

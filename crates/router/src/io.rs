@@ -192,6 +192,8 @@ pub struct IoConfig {
     pub spin: Duration,
     /// The first face id the table gives out (a sharded router's loops each have a range).
     pub first_face_id: FaceId,
+    /// How the UDP sockets receive.
+    pub udp_rx: face::UdpRx,
 }
 
 impl IoConfig {
@@ -300,6 +302,7 @@ impl Io {
                 malformed_limit: cfg.malformed_limit,
                 max_packet_bytes: cfg.limits.max_packet_bytes,
                 bounds: cfg.bounds,
+                udp_rx: cfg.udp_rx,
             },
             cfg.first_face_id,
         );
@@ -370,6 +373,9 @@ impl Io {
             self.faces
                 .add_udp_socket(s, true)
                 .map_err(|e| format!("UDP {local}: {e}"))?;
+            if let Some(e) = self.faces.udp_ring_failure() {
+                tracing::warn!("UDP {local}: no io_uring receive ({e}): recvmmsg instead");
+            }
         }
         Ok(())
     }

@@ -157,6 +157,7 @@ impl Shared {
             bounds: cfg.face_bounds(),
             limits: self.limits,
             spin: Duration::from_micros(cfg.workers.spin_us),
+            udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
         };
         let share = whole.share(n);

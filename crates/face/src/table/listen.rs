@@ -11,8 +11,11 @@ use mio::{Interest, Token};
 use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
-use super::{FaceId, FaceParams, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE, UDP_BASE};
+use super::{
+    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, FACE_BASE, LISTENER_BASE, UDP_BASE,
+};
 use crate::udp::UdpBatch;
+use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
 use crate::uri::FaceUri;
 
 /// Connections accepted per listener event.
@@ -23,6 +26,8 @@ const UDP_SOCKET_BUFFER_BYTES: libc::c_int = 8 << 20;
 const UDP_BATCH: usize = 64;
 /// Largest datagram received.
 const UDP_MAX_DATAGRAM: usize = 9000;
+/// Provided buffers of a UDP socket's io_uring receive (of `UDP_MAX_DATAGRAM` bytes each).
+const UDP_RING_BUFFERS: u16 = DEFAULT_RING_BUFFERS;
 
 /// A listening socket: connections to it become on-demand stream faces.
 #[derive(Debug)]
@@ -133,16 +138,66 @@ impl FaceTable {
         set_socket_buffers(&s);
         let local = s.local_addr()?;
         let idx = self.udp.len();
-        let fd = s.as_raw_fd();
+        let ring = self.udp_ring(&s);
+        // With a ring, the poll waits for its completions, and the batch only sends.
+        let (fd, slot) = match &ring {
+            Some(r) => (r.ring_fd(), 1),
+            None => (s.as_raw_fd(), UDP_MAX_DATAGRAM),
+        };
         self.registry.register(
             &mut SourceFd(&fd),
             Token(UDP_BASE + idx),
             Interest::READABLE,
         )?;
-        let batch = UdpBatch::with_capacity(s, UDP_BATCH, UDP_MAX_DATAGRAM)?;
-        self.udp
-            .push(UdpSock::new(batch, local, listener, self.cfg.udp_mtu));
+        let batch = UdpBatch::with_capacity(s, UDP_BATCH, slot)?;
+        if ring.is_some() {
+            // The ring's receive is armed at its first read, in the thread that drives the
+            // table (the kernel completes it there).
+            self.pending_next.push(Token(UDP_BASE + idx));
+        }
+        let sock = UdpSock::new(ring, batch, local, listener, self.cfg.udp_mtu);
+        self.udp.push(sock);
         Ok(idx)
+    }
+
+    /// The io_uring receive of a new socket, if the table's sockets receive so and the kernel
+    /// lets them: the first refusal is kept ([`FaceTable::udp_ring_failure`]) and the table
+    /// falls back to `recvmmsg`.
+    fn udp_ring(&mut self, s: &UdpSocket) -> Option<UdpRing> {
+        let UdpRx::Uring { gro } = self.cfg.udp_rx else {
+            return None;
+        };
+        // GRO buffers are 64 KiB: fewer of them.
+        let buffers = if gro {
+            UDP_RING_BUFFERS / 4
+        } else {
+            UDP_RING_BUFFERS
+        };
+        match UdpRing::new(s, buffers, UDP_MAX_DATAGRAM, UDP_BATCH, gro) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.ring_failure = Some(e);
+                self.cfg.udp_rx = UdpRx::Recvmmsg;
+                None
+            }
+        }
+    }
+
+    /// Why the table's UDP sockets receive with `recvmmsg` although it was set up for io_uring
+    /// (the kernel refused it), if they do.
+    pub fn udp_ring_failure(&self) -> Option<&io::Error> {
+        self.ring_failure.as_ref()
+    }
+
+    /// The sum of the counters of the UDP sockets' io_uring receives; `None` if no socket
+    /// receives so.
+    pub fn udp_ring_counters(&self) -> Option<UdpRingCounters> {
+        let mut rings = self.udp.iter().filter_map(|u| u.ring.as_ref()).peekable();
+        rings.peek()?;
+        Some(rings.fold(UdpRingCounters::default(), |mut t, r| {
+            t.add(&r.counters());
+            t
+        }))
     }
 
     /// The local URIs of the listening channels, in NFD's order (by factory: TCP, then UDP,

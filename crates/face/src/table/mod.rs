@@ -87,6 +87,23 @@ pub struct FaceConfig {
     pub max_packet_bytes: usize,
     /// What remotes can make the table hold: on-demand faces, reassembly bytes.
     pub bounds: FaceBounds,
+    /// How the UDP sockets receive.
+    pub udp_rx: UdpRx,
+}
+
+/// How a face table's UDP sockets receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UdpRx {
+    /// `recvmmsg` batches when the socket is readable ([`crate::UdpBatch`]).
+    #[default]
+    Recvmmsg,
+    /// A multishot `recvmsg` on io_uring into provided buffers ([`crate::udp_ring::UdpRing`]),
+    /// with `UDP_GRO` if `gro`; where the kernel refuses io_uring, `recvmmsg`
+    /// ([`FaceTable::udp_ring_failure`] tells why).
+    Uring {
+        /// Turn `UDP_GRO` on: take what a sender segmented as one buffer, and cut it.
+        gro: bool,
+    },
 }
 
 /// The network-layer kind of a packet, for a face's counters.
@@ -501,6 +518,9 @@ pub struct FaceTable {
     reasm_budget: ReassemblyBudget,
     /// The bound counters at the last [`Notice::Bounds`].
     bounds_noticed: BoundCounters,
+    /// Why io_uring could not be set up for a UDP socket (which then receives with
+    /// `recvmmsg`, as every later one does).
+    ring_failure: Option<io::Error>,
 }
 
 impl FaceTable {
@@ -531,6 +551,7 @@ impl FaceTable {
             mirrors: HashMap::new(),
             reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
             bounds_noticed: BoundCounters::default(),
+            ring_failure: None,
             cfg,
         }
     }

@@ -10,6 +10,7 @@ use super::{
     FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
     PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
 };
+use crate::udp_ring::UdpRing;
 
 /// Reads from one socket per turn before it goes to the back of the line.
 const READS_PER_TURN: usize = 8;
@@ -135,7 +136,7 @@ impl FaceTable {
         let now = sink.now_ms();
         let mut more = true;
         for _ in 0..READS_PER_TURN {
-            let n = match self.udp[idx].batch.recv_batch() {
+            let n = match self.udp[idx].recv() {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     more = false;
@@ -147,8 +148,11 @@ impl FaceTable {
                     continue;
                 }
             };
+            if let Some(e) = self.udp[idx].ring.as_mut().and_then(UdpRing::take_error) {
+                sink.notice(Notice::RecvFailed(&e));
+            }
             for i in 0..n {
-                let (_, from) = self.udp[idx].batch.datagram(i);
+                let (_, from) = self.udp[idx].datagram(i);
                 let id = match self.udp_faces.get(&(idx, from)) {
                     Some(&id) => id,
                     None if self.penalty.get(&from).is_some_and(|&t| t > now) => {
@@ -156,7 +160,7 @@ impl FaceTable {
                         continue;
                     }
                     None if self.udp[idx].listener => {
-                        let (bytes, _) = self.udp[idx].batch.datagram(i);
+                        let (bytes, _) = self.udp[idx].datagram(i);
                         let ok = well_formed(bytes, self.cfg.max_packet_bytes);
                         match self.on_demand_face(idx, from, ok, sink) {
                             Some(id) => id,
@@ -169,7 +173,7 @@ impl FaceTable {
                     continue;
                 };
                 f.last_rx_ms = now;
-                let (bytes, _) = self.udp[idx].batch.datagram(i);
+                let (bytes, _) = self.udp[idx].datagram(i);
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),
                     FaceIo::Stream(_) => None,

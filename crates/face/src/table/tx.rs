@@ -10,9 +10,12 @@ use super::{FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_
 use crate::link::{split_link, Split};
 use crate::lp_frag::Fragmenter;
 use crate::udp::{Segments, UdpBatch, MAX_SEGMENTED_BYTES, MAX_SEGMENTS};
+use crate::udp_ring::UdpRing;
 
 /// A UDP socket and the datagrams staged for its next `sendmmsg`.
 pub(super) struct UdpSock {
+    /// Receives in place of `batch` if set (declared first: it goes before the socket).
+    pub(super) ring: Option<UdpRing>,
     pub(super) batch: UdpBatch,
     pub(super) local: SocketAddr,
     /// Accepts datagrams from unknown remotes (creates on-demand faces).
@@ -32,9 +35,16 @@ pub(super) struct UdpSock {
 
 impl UdpSock {
     /// A socket staging up to one batch of `mtu`-byte datagrams.
-    pub(super) fn new(batch: UdpBatch, local: SocketAddr, listener: bool, mtu: usize) -> Self {
+    pub(super) fn new(
+        ring: Option<UdpRing>,
+        batch: UdpBatch,
+        local: SocketAddr,
+        listener: bool,
+        mtu: usize,
+    ) -> Self {
         let n = batch.batch();
         UdpSock {
+            ring,
             batch,
             local,
             listener,
@@ -45,6 +55,25 @@ impl UdpSock {
             gso: true,
             order: Vec::with_capacity(n),
             runs: Vec::with_capacity(n),
+        }
+    }
+
+    /// Receives the next batch (the ring's, else one `recvmmsg`): how many datagrams
+    /// [`UdpSock::datagram`] hands out.
+    #[inline]
+    pub(super) fn recv(&mut self) -> io::Result<usize> {
+        match &mut self.ring {
+            Some(r) => r.recv_batch(),
+            None => self.batch.recv_batch(),
+        }
+    }
+
+    /// Datagram `i` of the last batch, and its source.
+    #[inline]
+    pub(super) fn datagram(&self, i: usize) -> (&[u8], SocketAddr) {
+        match &self.ring {
+            Some(r) => r.datagram(i),
+            None => self.batch.datagram(i),
         }
     }
 }

@@ -67,6 +67,27 @@ impl From<ThreadsArg> for router::config::Threads {
     }
 }
 
+/// `[workers] udp_io` of the router the bench starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum UdpIoArg {
+    /// The router's default.
+    Auto,
+    /// A multishot `recvmsg` on io_uring over provided buffers.
+    Uring,
+    /// `recvmmsg` batches.
+    Recvmmsg,
+}
+
+impl From<UdpIoArg> for router::config::UdpIo {
+    fn from(t: UdpIoArg) -> Self {
+        match t {
+            UdpIoArg::Auto => router::config::UdpIo::Auto,
+            UdpIoArg::Uring => router::config::UdpIo::Uring,
+            UdpIoArg::Recvmmsg => router::config::UdpIo::Recvmmsg,
+        }
+    }
+}
+
 /// Arguments of `cascade bench forward`.
 #[derive(clap::Args, Debug)]
 pub struct ForwardBenchArgs {
@@ -111,6 +132,14 @@ pub struct ForwardBenchArgs {
     /// `io+workers`.
     #[arg(long, value_enum, default_value_t = ThreadsArg::Auto, conflicts_with = "attach")]
     threads: ThreadsArg,
+    /// `[workers] udp_io` of the router started here: how its UDP sockets receive (`uring`,
+    /// `recvmmsg`, or `auto`: the router's default).
+    #[arg(long, value_enum, default_value_t = UdpIoArg::Auto, conflicts_with = "attach")]
+    udp_io: UdpIoArg,
+    /// `[workers] udp_gro` of the router started here: `UDP_GRO` on its sockets (io_uring
+    /// receives only).
+    #[arg(long, conflicts_with = "attach")]
+    udp_gro: bool,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

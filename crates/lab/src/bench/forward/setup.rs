@@ -181,6 +181,8 @@ pub(super) fn router_endpoints(
                 cfg.workers.spin_us = s;
             }
             cfg.workers.threads = args.threads.into();
+            cfg.workers.udp_io = args.udp_io.into();
+            cfg.workers.udp_gro = args.udp_gro;
             if args.threads == super::ThreadsArg::One && workers.is_some_and(|w| w > 1) {
                 // --scale: one thread runs one worker; more workers need worker threads.
                 cfg.workers.threads = router::config::Threads::IoWorkers;

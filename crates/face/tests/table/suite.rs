@@ -1,0 +1,846 @@
+// The face table over loopback sockets, driven as a forwarder's I/O thread drives it; included
+// by `table.rs` (UDP receiving with `recvmmsg`) and `table_uring.rs` (through io_uring), each of
+// which sets `UDP_RX`.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use face::table::{bind_unix, BoundCounters, FaceBounds, FaceTable, Listener, Notice, MIN_MTU};
+use face::{
+    encode_link, CreateError, Face, FaceConfig, FaceId, FaceParams, FaceRx, FaceSink, FaceUpdate,
+    LinkOptions, LpHeaders, PacketKind, PitToken, Reassembler, Refusal, UpdateError, FIRST_FACE_ID,
+};
+use mio::{Events, Poll};
+use wire::lp::{Nack, NackReason};
+use wire::nfd::FacePersistency;
+use wire::{Limits, LpPacketView};
+
+/// First byte of a packet the test sink calls malformed.
+const GARBAGE: u8 = 0xEE;
+
+/// A sink that records everything, reassembles fragments and calls [`GARBAGE`] malformed.
+#[derive(Default)]
+struct Sink {
+    now: u64,
+    up: Vec<FaceId>,
+    changed: Vec<FaceId>,
+    down: Vec<(FaceId, String)>,
+    packets: Vec<(FaceId, Vec<u8>, LpHeaders)>,
+    bounds: Vec<BoundCounters>,
+}
+
+impl FaceSink for Sink {
+    fn now_ms(&self) -> u64 {
+        self.now
+    }
+    fn face_up(&mut self, face: &Face) {
+        self.up.push(face.id());
+    }
+    fn face_changed(&mut self, face: &Face) {
+        self.changed.push(face.id());
+    }
+    fn face_down(&mut self, face: &Face, why: &str) {
+        self.down.push((face.id(), why.to_string()));
+    }
+    fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool {
+        rx.counters.in_bytes += bytes.len() as u64;
+        if bytes.first() == Some(&GARBAGE) {
+            rx.counters.malformed += 1;
+            return true;
+        }
+        if bytes.first() != Some(&0x64) {
+            rx.counters.count_in(kind_of(bytes));
+            self.packets
+                .push((rx.id, bytes.to_vec(), LpHeaders::default()));
+            return false;
+        }
+        let lp = LpPacketView::decode(bytes, &Limits::default()).unwrap();
+        let r: &mut Reassembler = rx.reassembler.expect("a datagram face");
+        match r.receive(u64::from(rx.id), &lp, now_ms) {
+            Ok(Some(whole)) => {
+                rx.counters.count_in(kind_of(&whole.packet));
+                self.packets
+                    .push((rx.id, whole.packet.into_owned(), whole.headers));
+            }
+            Ok(None) => {}
+            Err(e) => assert!(!e.is_malformed(), "{e}"),
+        }
+        false
+    }
+    fn notice(&mut self, n: Notice<'_>) {
+        if let Notice::Bounds(b) = n {
+            self.bounds.push(b);
+        }
+    }
+}
+
+/// An Interest (0x05) or, for the test, anything else: a Data.
+fn kind_of(bytes: &[u8]) -> PacketKind {
+    match bytes.first() {
+        Some(0x05) => PacketKind::Interest,
+        _ => PacketKind::Data,
+    }
+}
+
+fn config() -> FaceConfig {
+    FaceConfig {
+        max_faces: 8,
+        send_queue_bytes: 1 << 20,
+        udp_mtu: 1400,
+        udp_idle_timeout_ms: 10_000,
+        malformed_limit: 3,
+        max_packet_bytes: 8800,
+        bounds: FaceBounds::default(),
+        udp_rx: UDP_RX,
+    }
+}
+
+struct Driver {
+    poll: Poll,
+    events: Events,
+    table: FaceTable,
+    sink: Sink,
+}
+
+impl Driver {
+    fn new(cfg: FaceConfig) -> Driver {
+        let poll = Poll::new().unwrap();
+        let table = FaceTable::new(poll.registry().try_clone().unwrap(), cfg);
+        Driver {
+            poll,
+            events: Events::with_capacity(64),
+            table,
+            sink: Sink::default(),
+        }
+    }
+
+    /// One turn of an I/O loop.
+    fn turn(&mut self) {
+        self.table.flush(&mut self.sink);
+        self.table.start_turn();
+        self.poll
+            .poll(&mut self.events, Some(Duration::from_millis(20)))
+            .unwrap();
+        for ev in self.events.iter() {
+            let readable = ev.is_readable() || ev.is_read_closed();
+            self.table
+                .on_event(ev.token(), readable, ev.is_writable(), &mut self.sink);
+        }
+        self.table.serve_pending(&mut self.sink);
+    }
+
+    /// Turns until `done` or five seconds have passed.
+    fn until(&mut self, mut done: impl FnMut(&Driver) -> bool) {
+        let end = Instant::now() + Duration::from_secs(5);
+        while !done(self) {
+            assert!(Instant::now() < end, "timed out");
+            self.turn();
+        }
+    }
+}
+
+/// A well-formed Data packet of about `len` bytes (what a new remote's first datagram must
+/// be for the table to give it a face).
+fn data(len: usize) -> Vec<u8> {
+    let mut d = wire::Data::new(wire::Name::from_uri("/t").unwrap(), vec![7; len]);
+    d.sign_digest_sha256();
+    d.to_wire()
+}
+
+/// A Data-like packet of `len` bytes (first byte 0x06).
+fn packet(len: usize) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
+    v[0] = 0x06;
+    v
+}
+
+fn remote() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+fn listening_udp(d: &mut Driver) -> SocketAddr {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = s.local_addr().unwrap();
+    d.table.add_udp_socket(s, true).unwrap();
+    addr
+}
+
+#[test]
+fn udp_on_demand_faces_send_and_fragment() {
+    let mut d = Driver::new(config());
+    let addr = listening_udp(&mut d);
+    let peer = remote();
+    let small = data(100);
+    peer.send_to(&small, addr).unwrap();
+    d.until(|d| !d.sink.packets.is_empty());
+    let id = d.sink.packets[0].0;
+    assert_eq!(id, FIRST_FACE_ID);
+    assert_eq!(d.sink.up, vec![id]);
+    assert_eq!(d.sink.packets[0].1, small);
+    let desc = d.table.get(id).unwrap().desc();
+    assert_eq!(desc.uri, format!("udp4://{}", peer.local_addr().unwrap()));
+    assert_eq!(desc.local_uri, format!("udp4://{addr}"));
+    assert_eq!(desc.persistency, FacePersistency::OnDemand);
+    assert_eq!(desc.mtu, Some(1400));
+    assert_eq!(desc.counters.in_bytes, small.len() as u64);
+
+    // An oversized packet with link headers goes out in fragments that reassemble to the
+    // packet and its headers; a small one goes out as it is.
+    let h = LpHeaders {
+        pit_token: PitToken::new(&[0xCA, 0x5C, 1]),
+        nack: Some(Nack {
+            reason: Some(NackReason::Congestion),
+        }),
+        ..LpHeaders::default()
+    };
+    let big = packet(5000);
+    let mut link = Vec::new();
+    assert!(encode_link(&mut link, &h, &big, usize::MAX));
+    d.table.send(id, PacketKind::Nack, &link);
+    d.table.send(id, PacketKind::Data, &small);
+    d.table.flush(&mut d.sink);
+    let mut r = Reassembler::default();
+    let mut buf = vec![0u8; 9000];
+    let mut whole = None;
+    let mut datagrams = 0;
+    while whole.is_none() {
+        let n = peer.recv(&mut buf).unwrap();
+        assert!(n <= 1400);
+        datagrams += 1;
+        let lp = LpPacketView::decode(&buf[..n], &Limits::default()).unwrap();
+        whole = r.receive(1, &lp, 0).unwrap().map(|w| w.into_owned());
+    }
+    let whole = whole.unwrap();
+    assert_eq!(whole.packet.as_ref(), &big[..]);
+    assert_eq!(whole.headers, h);
+    assert_eq!(datagrams, 4);
+    let n = peer.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &small[..]);
+    let c = d.table.get(id).unwrap().counters();
+    assert_eq!((c.out_nacks, c.out_data), (1, 1));
+    assert!(c.out_bytes > (link.len() + small.len()) as u64);
+
+    // Fragments from the remote are reassembled through the face's reassembler.
+    let mut f = face::Fragmenter::new(1000, 7).unwrap();
+    let mut pieces = vec![];
+    f.fragment(&big, &h, &mut pieces).unwrap();
+    for p in pieces.iter().rev() {
+        peer.send_to(p, addr).unwrap();
+    }
+    d.until(|d| d.sink.packets.len() == 2);
+    assert_eq!(d.sink.packets[1], (id, big.clone(), h));
+}
+
+/// Datagrams queued for several remotes, interleaved, of equal sizes (sent as segmented runs
+/// where the kernel allows) and of mixed sizes, reach each remote whole, one packet per
+/// datagram, in the order they were queued for it.
+#[test]
+fn udp_sends_keep_each_remotes_order_and_datagram_boundaries() {
+    let mut d = Driver::new(config());
+    let addr = listening_udp(&mut d);
+    let peers = [remote(), remote()];
+    for p in &peers {
+        p.send_to(&data(10), addr).unwrap();
+    }
+    d.until(|d| d.sink.up.len() == 2);
+    let ids = [d.sink.packets[0].0, d.sink.packets[1].0];
+    // Peer 0 gets 150 packets of 300 bytes, peer 1 packets of 100 to 139 bytes; each carries
+    // its number in its second and third bytes.
+    let numbered = |k: usize, len: usize| {
+        let mut p = packet(len);
+        p[1..3].copy_from_slice(&(k as u16).to_be_bytes());
+        p
+    };
+    let lens = |who: usize, k: usize| if who == 0 { 300 } else { 100 + k % 40 };
+    for k in 0..150 {
+        for (who, &id) in ids.iter().enumerate() {
+            d.table
+                .send(id, PacketKind::Data, &numbered(k, lens(who, k)));
+        }
+    }
+    d.table.flush(&mut d.sink);
+    let mut buf = vec![0u8; 9000];
+    for (who, p) in peers.iter().enumerate() {
+        for k in 0..150 {
+            let n = p.recv(&mut buf).unwrap();
+            assert_eq!(
+                &buf[..n],
+                &numbered(k, lens(who, k))[..],
+                "peer {who}, packet {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn udp_faces_by_management_idle_expiry_and_garbage() {
+    let mut d = Driver::new(config());
+    let addr = listening_udp(&mut d);
+    let peer = remote();
+    let to = peer.local_addr().unwrap();
+    let params = |persistency, mtu| FaceParams {
+        persistency,
+        mtu,
+        ..FaceParams::default()
+    };
+    let desc = d
+        .table
+        .create_udp(
+            to,
+            &params(FacePersistency::Persistent, Some(10)),
+            &mut d.sink,
+        )
+        .unwrap();
+    assert_eq!(desc.mtu, Some(MIN_MTU as u64), "MTU clamped");
+    assert_eq!(desc.local_uri, format!("udp4://{addr}"));
+    assert_eq!(desc.options, LinkOptions::default());
+    match d
+        .table
+        .create_udp(to, &params(FacePersistency::Permanent, None), &mut d.sink)
+    {
+        Err(CreateError::Exists(e)) => assert_eq!(e.id, desc.id),
+        other => panic!("{other:?}"),
+    }
+    // Refused changes: none of the changes asked is made.
+    let refused = FaceUpdate {
+        local_fields: Some(true),
+        persistency: Some(FacePersistency::Other(9)),
+        mtu: Some(63),
+        lp_reliability: Some(true),
+        ..FaceUpdate::default()
+    };
+    let e = d.table.update(desc.id, &refused, &mut d.sink).unwrap_err();
+    let want = Refusal {
+        local_fields: true,
+        persistency: Some(FacePersistency::Other(9)),
+        mtu: Some(63),
+    };
+    assert_eq!(e, UpdateError::Refused(want));
+    assert!(!d.table.get(desc.id).unwrap().desc().options.lp_reliability);
+    let none = FaceUpdate::default();
+    assert_eq!(
+        d.table.update(999, &none, &mut d.sink).unwrap_err(),
+        UpdateError::NotFound
+    );
+    let change = FaceUpdate {
+        persistency: Some(FacePersistency::OnDemand),
+        mtu: Some(1000),
+        local_fields: Some(false),
+        lp_reliability: Some(true),
+        congestion_marking: Some(true),
+        base_congestion_marking_interval_ns: Some(5),
+        default_congestion_threshold_bytes: Some(6),
+    };
+    let u = d.table.update(desc.id, &change, &mut d.sink).unwrap();
+    assert_eq!(
+        (u.persistency, u.mtu),
+        (FacePersistency::OnDemand, Some(1000))
+    );
+    let o = u.options;
+    assert!(!o.local_fields && o.lp_reliability && o.congestion_marking);
+    assert_eq!(
+        (
+            o.base_congestion_marking_interval_ns,
+            o.default_congestion_threshold_bytes
+        ),
+        (5, 6)
+    );
+    assert_eq!(d.sink.changed, vec![desc.id]);
+    // An on-demand face is refused too, and stays on-demand.
+    match d
+        .table
+        .create_udp(to, &params(FacePersistency::Persistent, None), &mut d.sink)
+    {
+        Err(CreateError::Exists(e)) => {
+            assert_eq!((e.id, e.persistency), (desc.id, FacePersistency::OnDemand))
+        }
+        other => panic!("{other:?}"),
+    }
+    let keep = FaceUpdate {
+        persistency: Some(FacePersistency::Persistent),
+        ..FaceUpdate::default()
+    };
+    d.table.update(desc.id, &keep, &mut d.sink).unwrap();
+
+    // Idle on-demand faces close; persistent ones stay.
+    let other = remote();
+    other.send_to(&data(10), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 2);
+    let on_demand = d.sink.up[1];
+    d.table.sweep(10_001, &mut d.sink);
+    assert_eq!(d.sink.down, vec![(on_demand, "idle".to_string())]);
+    assert!(d.table.get(desc.id).is_some());
+
+    // Garbage past the limit closes an on-demand face and keeps its remote out.
+    let bad = remote();
+    bad.send_to(&data(1), addr).unwrap();
+    for _ in 0..3 {
+        bad.send_to(&[GARBAGE, 0], addr).unwrap();
+    }
+    d.until(|d| d.sink.down.len() == 2);
+    assert_eq!(d.sink.down[1].1, "too many malformed packets");
+    let ups = d.sink.up.len();
+    bad.send_to(&data(10), addr).unwrap();
+    for _ in 0..5 {
+        d.turn();
+    }
+    assert_eq!(d.sink.up.len(), ups, "kept out");
+    let list = d.table.list();
+    assert_eq!(list.len(), 1);
+    assert_eq!(
+        d.table.close(desc.id, "bye", &mut d.sink).unwrap().id,
+        desc.id
+    );
+    assert!(d.table.list().is_empty());
+}
+
+struct TmpPath(PathBuf);
+
+impl Drop for TmpPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn unix_listener_accepts_local_stream_faces() {
+    let dir = TmpPath(std::env::temp_dir().join(format!("face-table-{}", std::process::id())));
+    let path = dir.0.join("sub/face.sock");
+    let mut d = Driver::new(config());
+    let l = bind_unix(&path).unwrap();
+    d.table
+        .add_listener(Listener::Unix(l, path.clone()))
+        .unwrap();
+    // A live socket is not stolen (the probe connects: one face that closes at once).
+    assert!(bind_unix(&path).is_err());
+    let mut app = UnixStream::connect(&path).unwrap();
+    app.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let p = vec![0x06, 0x03, 1, 2, 3];
+    app.write_all(&p).unwrap();
+    app.write_all(&p).unwrap();
+    d.until(|d| d.sink.packets.len() == 2);
+    let id = d.sink.packets[0].0;
+    let desc = d.table.get(id).unwrap().desc();
+    assert_eq!(desc.uri, format!("fd://{id}"));
+    assert_eq!(desc.local_uri, format!("unix://{}", path.display()));
+    assert!(desc.local && desc.mtu.is_none());
+    let on = FaceUpdate {
+        local_fields: Some(true),
+        ..FaceUpdate::default()
+    };
+    let u = d.table.update(id, &on, &mut d.sink).unwrap();
+    assert!(u.options.local_fields);
+    // A Unix face keeps its persistency, and a stream face has no MTU to change.
+    let refused = FaceUpdate {
+        persistency: Some(FacePersistency::Permanent),
+        mtu: Some(1400),
+        ..FaceUpdate::default()
+    };
+    let want = Refusal {
+        persistency: Some(FacePersistency::Permanent),
+        mtu: Some(1400),
+        ..Refusal::default()
+    };
+    let e = d.table.update(id, &refused, &mut d.sink).unwrap_err();
+    assert_eq!(e, UpdateError::Refused(want));
+    let same = FaceUpdate {
+        persistency: Some(FacePersistency::OnDemand),
+        ..FaceUpdate::default()
+    };
+    assert!(d.table.update(id, &same, &mut d.sink).is_ok());
+    d.table.send(id, PacketKind::Interest, &p);
+    d.table.flush(&mut d.sink);
+    let mut back = [0u8; 5];
+    app.read_exact(&mut back).unwrap();
+    assert_eq!(back.to_vec(), p);
+    assert_eq!(d.table.get(id).unwrap().counters().out_interests, 1);
+    drop(app);
+    let closed = (id, "closed by peer".to_string());
+    d.until(|d| d.sink.down.contains(&closed));
+    d.table.remove_socket_files();
+    assert!(!path.exists());
+}
+
+#[test]
+fn the_face_limit_holds() {
+    let mut d = Driver::new(FaceConfig {
+        max_faces: 1,
+        ..config()
+    });
+    listening_udp(&mut d);
+    let a = remote().local_addr().unwrap();
+    let b = remote().local_addr().unwrap();
+    let p = FaceParams::default();
+    d.table.create_udp(a, &p, &mut d.sink).unwrap();
+    match d.table.create_udp(b, &p, &mut d.sink) {
+        Err(CreateError::Failed(e)) => assert_eq!(e, "face limit reached"),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn interest(n: u32) -> Vec<u8> {
+    wire::Interest::new(wire::Name::from_uri("/t").unwrap(), n.to_be_bytes()).to_wire()
+}
+
+/// A socket on loopback address `ip` (any of 127.0.0.0/8: another host to the table).
+fn remote_on(ip: &str) -> UdpSocket {
+    let s = UdpSocket::bind(format!("{ip}:0")).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+fn bounded(max_faces: usize, bounds: FaceBounds) -> Driver {
+    Driver::new(FaceConfig {
+        max_faces,
+        bounds,
+        ..config()
+    })
+}
+
+#[test]
+fn on_demand_faces_have_a_quota_and_the_least_recently_active_goes() {
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            max_on_demand_faces: 3,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let peers: Vec<UdpSocket> = (0..4).map(|_| remote()).collect();
+    for (t, p) in peers[..3].iter().enumerate() {
+        d.sink.now = 1000 + t as u64;
+        p.send_to(&interest(t as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == t + 1);
+    }
+    let ids = d.sink.up.clone();
+    // The first remote is active again; the second is now the least recently active.
+    d.sink.now = 2000;
+    peers[0].send_to(&interest(9), addr).unwrap();
+    d.until(|d| d.sink.packets.len() == 4);
+    d.sink.now = 2001;
+    peers[3].send_to(&interest(10), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(
+        d.sink.down,
+        [(ids[1], "evicted: on-demand face quota".to_string())]
+    );
+    assert_eq!(d.table.on_demand_faces(), 3);
+    let c = d.table.bound_counters();
+    assert_eq!((c.on_demand_created, c.on_demand_evicted), (4, 1));
+    // Made persistent, a face leaves the quota: the next remote evicts nothing.
+    let u = d
+        .table
+        .update(
+            ids[0],
+            &FaceUpdate {
+                persistency: Some(FacePersistency::Persistent),
+                ..FaceUpdate::default()
+            },
+            &mut d.sink,
+        )
+        .unwrap();
+    assert_eq!(u.persistency, FacePersistency::Persistent);
+    assert_eq!(d.table.on_demand_faces(), 2);
+    let fifth = remote();
+    fifth.send_to(&interest(11), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 5);
+    assert_eq!(d.table.bound_counters().on_demand_evicted, 1);
+    // The sweep tells the driver once what the bounds did.
+    d.table.sweep(3000, &mut d.sink);
+    d.table.sweep(4000, &mut d.sink);
+    assert_eq!(d.sink.bounds.len(), 1);
+    assert_eq!(d.sink.bounds[0].on_demand_evicted, 1);
+}
+
+#[test]
+fn one_host_cannot_take_the_quota_and_garbage_creates_no_face() {
+    let mut d = bounded(
+        16,
+        FaceBounds {
+            max_on_demand_faces: 8,
+            max_on_demand_per_host: 2,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    // One host varying its source port: two faces, the third port is refused.
+    let same: Vec<UdpSocket> = (0..3).map(|_| remote_on("127.0.0.1")).collect();
+    for (n, p) in same.iter().enumerate() {
+        p.send_to(&interest(n as u32), addr).unwrap();
+    }
+    d.until(|d| d.table.bound_counters().on_demand_refused_host == 1);
+    assert_eq!(d.sink.up.len(), 2);
+    // Another host still gets a face.
+    let other = remote_on("127.0.0.2");
+    other.send_to(&interest(7), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 3);
+    // A datagram that is no NDN packet creates no face, from any host.
+    let bad = remote_on("127.0.0.3");
+    bad.send_to(&[GARBAGE, 0, 1], addr).unwrap();
+    bad.send_to(&packet(40), addr).unwrap();
+    d.until(|d| d.table.bound_counters().on_demand_refused_malformed == 2);
+    assert_eq!(d.sink.up.len(), 3);
+    // Once one of the host's faces closes, it may have another.
+    d.table.close(d.sink.up[0], "bye", &mut d.sink);
+    same[2].send_to(&interest(8), addr).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(d.table.on_demand_faces(), 3);
+}
+
+#[test]
+fn a_local_face_takes_the_place_of_an_on_demand_face_in_a_full_table() {
+    let dir = TmpPath(std::env::temp_dir().join(format!("face-bounds-{}", std::process::id())));
+    let path = dir.0.join("face.sock");
+    let mut d = bounded(
+        3,
+        FaceBounds {
+            max_on_demand_faces: 2,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let l = bind_unix(&path).unwrap();
+    d.table
+        .add_listener(Listener::Unix(l, path.clone()))
+        .unwrap();
+    let persistent = remote().local_addr().unwrap();
+    d.table
+        .create_udp(
+            persistent,
+            &FaceParams {
+                persistency: FacePersistency::Persistent,
+                ..FaceParams::default()
+            },
+            &mut d.sink,
+        )
+        .unwrap();
+    let peers: Vec<UdpSocket> = (0..2).map(|_| remote()).collect();
+    for (n, p) in peers.iter().enumerate() {
+        d.sink.now = 10 + n as u64;
+        p.send_to(&interest(n as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == n + 2);
+    }
+    assert_eq!(d.table.list().len(), 3);
+    let _app = UnixStream::connect(&path).unwrap();
+    d.until(|d| d.sink.up.len() == 4);
+    assert_eq!(d.sink.down.len(), 1);
+    assert_eq!(
+        d.sink.down[0].0, d.sink.up[1],
+        "the least recently active went"
+    );
+    assert!(d.table.get(d.sink.up[3]).unwrap().local());
+}
+
+#[test]
+fn an_unproven_face_gets_at_most_ratio_times_what_it_sent() {
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            unproven_send_ratio: 3,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let victim = remote();
+    let i = interest(1);
+    victim.send_to(&i, addr).unwrap();
+    d.until(|d| d.sink.up.len() == 1);
+    let id = d.sink.up[0];
+    // A large Data for a small Interest is not sent; a Nack-sized answer is.
+    d.table.send(id, PacketKind::Data, &data(1000));
+    let small = vec![0x06; 3 * i.len()];
+    d.table.send(id, PacketKind::Nack, &small);
+    d.table.flush(&mut d.sink);
+    let mut buf = [0u8; 9000];
+    let n = victim.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &small[..]);
+    assert_eq!(d.table.bound_counters().unproven_send_dropped, 1);
+    assert_eq!(d.table.get(id).unwrap().counters().out_data, 0);
+    // Once the remote answers with a Data, its address is proven: no bound.
+    victim.send_to(&data(1), addr).unwrap();
+    d.until(|d| d.sink.packets.len() == 2);
+    let big = data(1000);
+    d.table.send(id, PacketKind::Data, &big);
+    d.table.flush(&mut d.sink);
+    let n = victim.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &big[..]);
+}
+
+#[test]
+fn the_reassembly_budget_is_shared_by_every_face() {
+    let mut f = face::Fragmenter::new(1000, 1).unwrap();
+    let mut pieces = vec![];
+    f.fragment(&packet(3000), &LpHeaders::default(), &mut pieces)
+        .unwrap();
+    let first = pieces[0].len();
+    let mut d = bounded(
+        8,
+        FaceBounds {
+            reassembly_budget_bytes: 2 * (face::lp_frag::PARTIAL_BYTES + first),
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let peers: Vec<UdpSocket> = (0..3).map(|_| remote()).collect();
+    for p in &peers {
+        p.send_to(&pieces[0], addr).unwrap();
+    }
+    d.until(|d| d.table.bound_counters().reassembly_refused == 1);
+    assert!(d.table.bound_counters().reassembly_bytes > 0);
+    for id in d.sink.up.clone() {
+        d.table.close(id, "bye", &mut d.sink);
+    }
+    assert_eq!(d.table.bound_counters().reassembly_bytes, 0);
+}
+
+#[test]
+fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
+    let mut d = bounded(
+        2,
+        FaceBounds {
+            max_on_demand_faces: 1,
+            face_id_quarantine_ms: 1000,
+            ..FaceBounds::default()
+        },
+    );
+    let addr = listening_udp(&mut d);
+    let end = d.table.face_id_end();
+    assert_eq!(
+        end,
+        FIRST_FACE_ID + 2 * face::table::FACE_IDS_PER_FACE as u32
+    );
+    // Remotes churning through the one on-demand place: each evicts the last.
+    let mut seen = vec![];
+    for t in 0..40u64 {
+        d.sink.now = t * 100;
+        let p = remote();
+        p.send_to(&interest(t as u32), addr).unwrap();
+        d.until(|d| d.sink.up.len() == t as usize + 1);
+        seen.push(*d.sink.up.last().unwrap());
+    }
+    assert!(seen.iter().all(|&id| (FIRST_FACE_ID..end).contains(&id)));
+    // Each face is evicted by the next remote, a tick later: its id waits out its quarantine
+    // (10 ticks), while fresh ids are given out, and is then the first to come back.
+    let fresh: Vec<FaceId> = (FIRST_FACE_ID..FIRST_FACE_ID + 11).collect();
+    assert_eq!(seen[..11], fresh[..]);
+    assert_eq!(seen[11..22], fresh[..11]);
+    for (t, &id) in seen.iter().enumerate() {
+        if let Some(before) = seen[..t].iter().rposition(|&x| x == id) {
+            let closed_at = before + 1;
+            assert!(
+                t >= closed_at + 10,
+                "id {id} reused at {t}, closed at {closed_at}"
+            );
+        }
+    }
+    assert_eq!(d.table.bound_counters().face_ids_reused_early, 0);
+}
+
+#[test]
+fn a_second_udp_face_to_a_remote_exists_without_a_listener_too() {
+    let mut d = Driver::new(config());
+    let to = remote().local_addr().unwrap();
+    let p = FaceParams::default();
+    let first = d.table.create_udp(to, &p, &mut d.sink).unwrap();
+    assert!(first.local_uri.starts_with("udp4://0.0.0.0:"));
+    match d.table.create_udp(to, &p, &mut d.sink) {
+        Err(CreateError::Exists(e)) => assert_eq!(e.id, first.id),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.table.list().len(), 1);
+}
+
+/// Two tables holding one UDP group's sockets: the second mirrors the first's face and sends
+/// to its remote on its own socket, from the group's address, fragments numbered apart from
+/// the owner's; what it sent goes into the face's counters at the owner; a mirror is not
+/// listed, and once unmirrored the table no longer sends to the face.
+#[test]
+fn a_mirror_sends_another_tables_udp_face_from_the_group_address() {
+    let (group, steering) = face::table::bind_udp_group("127.0.0.1:0".parse().unwrap(), 2).unwrap();
+    assert_eq!(steering.sockets(), 2);
+    let local = group[0].local_addr().unwrap();
+    let polls = [Poll::new().unwrap(), Poll::new().unwrap()];
+    let mut tables = polls
+        .each_ref()
+        .map(|p| FaceTable::new(p.registry().try_clone().unwrap(), config()));
+    let mut sink = Sink::default();
+    for (t, s) in tables.iter_mut().zip(group) {
+        t.add_udp_socket(s, true).unwrap();
+    }
+    let [a, b] = &mut tables;
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let desc = a
+        .create_udp(
+            peer.local_addr().unwrap(),
+            &FaceParams::default(),
+            &mut sink,
+        )
+        .unwrap();
+    let link = a.get(desc.id).unwrap().udp_link().unwrap();
+    assert_eq!((link.mtu, link.local), (1400, local));
+    let (small, big) = (data(100), data(3000));
+    assert!(
+        !b.send(desc.id, PacketKind::Data, &small),
+        "not mirrored yet"
+    );
+    assert!(b.mirror_udp(desc.id, link, 1 << 32));
+    assert!(b.send(desc.id, PacketKind::Data, &small));
+    assert!(b.send(desc.id, PacketKind::Data, &big));
+    b.flush(&mut sink);
+    let mut buf = [0u8; 2000];
+    let (n, from) = peer.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&small[..], local));
+    for i in 0..3 {
+        let (n, from) = peer.recv_from(&mut buf).unwrap();
+        assert_eq!(from, local);
+        let lp = LpPacketView::decode(&buf[..n], &Limits::default()).unwrap();
+        assert_eq!(
+            lp.sequence,
+            Some((1 << 32) + i),
+            "numbered apart from the owner's"
+        );
+    }
+    let mut sent = Vec::new();
+    b.take_mirror_counts(|id, c| sent.push((id, c)));
+    assert_eq!(sent.len(), 1);
+    let (id, c) = sent[0];
+    assert_eq!((id, c.out_data), (desc.id, 2));
+    assert!(c.out_bytes > (small.len() + big.len()) as u64);
+    a.add_counts(id, &c);
+    let counters = a.get(desc.id).unwrap().counters();
+    assert_eq!((counters.out_data, counters.out_bytes), (2, c.out_bytes));
+    b.take_mirror_counts(|_, _| panic!("counted once"));
+    assert!(b.list().is_empty() && b.mirrors() == 1);
+    assert!(b.send(desc.id, PacketKind::Interest, &interest(1)));
+    let mut left = None;
+    b.unmirror(desc.id, |c| left = Some(c));
+    assert_eq!(left.map(|c| c.out_interests), Some(1));
+    assert!(!b.send(desc.id, PacketKind::Data, &small));
+    // The id naming a face to another remote replaces a mirror its owner never retired.
+    assert!(b.mirror_udp(desc.id, link, 1 << 32));
+    let other = UdpSocket::bind("127.0.0.1:0").unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let moved = face::table::UdpLink {
+        remote: other.local_addr().unwrap(),
+        ..link
+    };
+    assert!(b.mirror_udp(desc.id, moved, 1 << 32));
+    assert_eq!(b.mirrors(), 1);
+    assert!(b.send(desc.id, PacketKind::Data, &small));
+    b.flush(&mut sink);
+    let (n, from) = other.recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&small[..], local));
+    // A table without a socket of the group cannot mirror.
+    let poll = Poll::new().unwrap();
+    let mut c = FaceTable::new(poll.registry().try_clone().unwrap(), config());
+    assert!(!c.mirror_udp(desc.id, link, 2 << 32));
+}
