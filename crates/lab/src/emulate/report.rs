@@ -129,6 +129,8 @@ impl Row {
             "received": t.received,
             "timeouts": t.timeouts,
             "nacks": t.nacks,
+            "window_decreases": t.window_decreases,
+            "window_max": t.window_max,
             "storage_throttled": self.throttled,
             "consumer_udp_drops": self.consumer_udp_drops,
             "routers": self.routers.iter().map(RouterCounters::json).collect::<Vec<_>>(),
@@ -199,6 +201,30 @@ pub fn comparison(rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// With congestion control, Pan et al.'s Fig. 19 ordering: "B+NB-CC against B+ECN and A+ECN:
+/// throughput x / y / z /s, mean RTT ..." for the first rows of each, if all three ran.
+pub fn cc_comparison(rows: &[Row]) -> Option<String> {
+    let find = |c: Case, cc: Cc| rows.iter().find(|r| r.case == c && r.cc == cc);
+    let runs = [
+        ("B+NB-CC", find(Case::B, Cc::Nbcc)?),
+        ("B+ECN", find(Case::B, Cc::Ecn)?),
+        ("A+ECN", find(Case::A, Cc::Ecn)?),
+    ];
+    let a = runs[2].1.trace.rtt_ms().0;
+    let mut out = String::from("with congestion control:");
+    for (label, r) in runs {
+        let rtt = r.trace.rtt_ms().0;
+        out.push_str(&format!(
+            " {label} {:.0} /s, {:.1} ms ({:.2}x A+ECN's RTT);",
+            r.trace.throughput_pps(),
+            rtt,
+            if a > 0.0 { rtt / a } else { 0.0 }
+        ));
+    }
+    out.pop();
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +273,18 @@ mod tests {
         let s = comparison(&rows).unwrap();
         assert!(s.contains("+200.0 %") && s.contains("-75.0 %"), "{s}");
         assert!(comparison(&rows[..1]).is_none());
+        assert!(cc_comparison(&rows).is_none());
+        let mut cc_rows = vec![
+            row(Case::B, vec![3000], 31),
+            row(Case::B, vec![2000], 21),
+            row(Case::A, vec![2000], 11),
+        ];
+        for (r, cc) in cc_rows.iter_mut().zip([Cc::Nbcc, Cc::Ecn, Cc::Ecn]) {
+            r.cc = cc;
+        }
+        let s = cc_comparison(&cc_rows).unwrap();
+        assert!(s.contains("B+NB-CC 30 /s, 3.0 ms (1.50x"), "{s}");
+        assert!(s.contains("A+ECN 10 /s, 2.0 ms (1.00x"), "{s}");
         assert_eq!(
             header().split_whitespace().count(),
             line(&rows[0]).split_whitespace().count()

@@ -22,7 +22,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-mod cpu;
+pub(crate) mod cpu;
 mod generator;
 mod link;
 mod report;
