@@ -111,6 +111,13 @@ pub struct ForwardBenchArgs {
     /// `io+workers`.
     #[arg(long, value_enum, default_value_t = ThreadsArg::Auto, conflicts_with = "attach")]
     threads: ThreadsArg,
+    /// Give the router started here an L2 store (`[store] l2_path` in its temporary directory,
+    /// the other `[store]` keys at their defaults).
+    #[arg(long, conflicts_with = "attach")]
+    l2: bool,
+    /// With `--l2`: NB-Cache on (`[store] bloom = true`, `aqm = true`).
+    #[arg(long, requires = "l2")]
+    nbcache: bool,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

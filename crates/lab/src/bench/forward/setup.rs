@@ -181,6 +181,11 @@ pub(super) fn router_endpoints(
                 cfg.workers.spin_us = s;
             }
             cfg.workers.threads = args.threads.into();
+            if args.l2 {
+                cfg.store.l2_path = dir.join("l2").display().to_string();
+                cfg.store.bloom = args.nbcache;
+                cfg.store.aqm = args.nbcache;
+            }
             if args.threads == super::ThreadsArg::One && workers.is_some_and(|w| w > 1) {
                 // --scale: one thread runs one worker; more workers need worker threads.
                 cfg.workers.threads = router::config::Threads::IoWorkers;
