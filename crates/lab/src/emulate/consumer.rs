@@ -179,6 +179,26 @@ impl Run<'_> {
         }
     }
 
+    /// Times out the Interests of `chunks` (the trace sent so far) from `oldest` on that were
+    /// sent at or before `before_ns` (sent in order, so they expire in order); returns the new
+    /// oldest.
+    fn expire(&mut self, chunks: &[u64], mut oldest: usize, before_ns: u64) -> usize {
+        while let Some(&k) = chunks.get(oldest) {
+            let t0 = self.sent_at[k as usize];
+            if t0 != IDLE {
+                if t0 > before_ns {
+                    break;
+                }
+                self.sent_at[k as usize] = IDLE;
+                self.outstanding -= 1;
+                self.r.timeouts += 1;
+                self.congestion(k);
+            }
+            oldest += 1;
+        }
+        oldest
+    }
+
     /// How many more Interests the window lets out now (unbounded without one).
     fn room(&self) -> usize {
         self.window.as_ref().map_or(usize::MAX, |w| {
@@ -318,20 +338,8 @@ pub fn run_trace(
                 Err(e) => return Err(e),
             }
         }
-        // Time out the oldest Interests (sent in order, so they expire in order).
-        while oldest < sent {
-            let k = trace.chunks[oldest] as usize;
-            let t0 = run.sent_at[k];
-            if t0 != IDLE {
-                if t0 + lifetime_ns > t_ns {
-                    break;
-                }
-                run.sent_at[k] = IDLE;
-                run.outstanding -= 1;
-                run.r.timeouts += 1;
-                run.congestion(k as u64);
-            }
-            oldest += 1;
+        if let Some(before_ns) = t_ns.checked_sub(lifetime_ns) {
+            oldest = run.expire(&trace.chunks[..sent], oldest, before_ns);
         }
         progress(sent as u64 - run.outstanding);
         if sent == total && run.outstanding == 0 {
