@@ -376,7 +376,7 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
 #[test]
 fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
     use client::face::Received;
-    // An NFD-like forwarder: answers cs/info, leaves cs/tiers unanswered (as NFD does).
+    // An NFD-like forwarder: answers cs/info, leaves cs/tiers and cs/nbcache unanswered (as NFD does).
     let dir = std::env::temp_dir().join(format!("cascade-cli-nfdlike-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -424,7 +424,14 @@ fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
         "{text}"
     );
     let asked = nfd.join().unwrap();
-    assert_eq!(asked, ["/localhost/nfd/cs/info", "/localhost/nfd/cs/tiers"]);
+    assert_eq!(
+        asked,
+        [
+            "/localhost/nfd/cs/info",
+            "/localhost/nfd/cs/tiers",
+            "/localhost/nfd/cs/nbcache"
+        ]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -23,7 +23,7 @@ use wire::nfd::{
 };
 use wire::{sha256, tlv, tt, Component, Interest, Name, SignatureInfo};
 
-pub use mgmt::CsTierInfo;
+pub use mgmt::{CsTierInfo, NbCacheInfo};
 
 use crate::error::{Error, Result};
 use crate::face::{DataPacket, Face, Outcome};
@@ -278,6 +278,20 @@ impl<'f> Controller<'f> {
         let c = self.dataset_at("cs/tiers");
         self.timeout = saved;
         CsTierInfo::decode_dataset(&c?).map_err(|e| Error::Protocol(format!("cs/tiers: {e}")))
+    }
+
+    /// Cascade's `cs/nbcache` (NB-Cache's bypass and congestion counters), waiting at most
+    /// `timeout`: NFD does not serve this dataset and leaves the Interest unanswered.
+    pub fn cs_nbcache(&mut self, timeout: Duration) -> Result<NbCacheInfo> {
+        let saved = std::mem::replace(&mut self.timeout, timeout);
+        let c = self.dataset_at("cs/nbcache");
+        self.timeout = saved;
+        let mut v = NbCacheInfo::decode_dataset(&c?)
+            .map_err(|e| Error::Protocol(format!("cs/nbcache: {e}")))?;
+        match v.len() {
+            1 => Ok(v.swap_remove(0)),
+            n => Err(Error::Protocol(format!("cs/nbcache: {n} entries, not 1"))),
+        }
     }
 
     /// `strategy-choice/list`.

@@ -502,6 +502,7 @@ fn a_nack_alpha_stops_the_bypass_until_a_nack_beta_or_the_timeout() {
     // The upstream's Nack-α (an IDLE LpPacket): the next held name waits for the tier.
     assert!(s.full(12, UP, idle(NbccSignal::Alpha)).is_empty());
     assert!(!s.e.bypass_available(UP, 12));
+    assert_eq!(s.e.unavailable_faces(12), 1);
     assert!(s.full(13, DOWN, interest("/a/2", 3, false)).is_empty());
     let c = s.cc();
     assert_eq!(
@@ -528,11 +529,16 @@ fn a_nack_alpha_stops_the_bypass_until_a_nack_beta_or_the_timeout() {
         "the Data itself is forwarded"
     );
     assert_eq!(s.cc().beta_received, 1);
+    assert_eq!(s.e.unavailable_faces(15), 0);
     let sent = s.full(16, DOWN, interest("/a/3", 4, false));
     assert_eq!(sent[0].0, UP, "bypassed again");
     // A Nack-α lapses after the timeout (1000 ms).
     s.full(20, UP, idle(NbccSignal::Alpha));
     assert!(s.full(1019, DOWN, interest("/a/4", 5, false)).is_empty());
+    assert_eq!(
+        (s.e.unavailable_faces(1019), s.e.unavailable_faces(1020)),
+        (1, 0)
+    );
     assert_eq!(s.full(1020, DOWN, interest("/a/5", 6, false))[0].0, UP);
     assert_eq!(s.cc().faces_unavailable, 2);
 }

@@ -101,4 +101,7 @@ pub struct WorkerStats {
     /// alone (`workers` = 1), which [`CsTierInfo::merged`] sums (or takes the maximum of) over
     /// workers.
     pub l2: Option<CsTierInfo>,
+    /// Upstream faces this worker holds unavailable to bypassed Interests now (under a
+    /// Nack-α of NB-CC).
+    pub nbcc_unavailable_faces: u64,
 }

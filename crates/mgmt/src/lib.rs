@@ -12,7 +12,8 @@
 //!   flags and expiry, and the FIB next hops it derives), [`fib`] (`fib/add-nexthop`), [`faces`],
 //!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
 //! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
-//!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`]), cut
+//!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`], and
+//!   `cs/nbcache`, [`dataset::nbcache`]), cut
 //!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
 //!   later segments;
 //! - [`notify`]: notification streams, NFD's `faces/events` (a FaceEventNotification per face
@@ -57,6 +58,7 @@ pub use command::{
     malformed, not_found, ok, parse_command, response_data, status, unauthorized, unsupported,
     Command, PARAMETERS_INDEX,
 };
+pub use dataset::nbcache::NbCacheInfo;
 pub use dataset::tiers::CsTierInfo;
 pub use dataset::{dataset_segments, DEFAULT_MAX_SEGMENT_BYTES};
 #[cfg(target_os = "linux")]

@@ -278,6 +278,7 @@ impl Forwarder for Channels {
                 cs_hits: s.cs_hits,
                 cs_misses: s.cs_misses,
                 l2: s.l2.as_ref().map(tier_info),
+                nbcc_unavailable_faces: s.nbcc_unavailable_faces,
             })
             .collect()
     }

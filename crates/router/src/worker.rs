@@ -110,6 +110,8 @@ pub struct Snapshot {
     pub cs_misses: u64,
     /// The L2 tier, if there is one.
     pub l2: Option<L2Snapshot>,
+    /// Upstream faces under a Nack-α now (NB-CC).
+    pub nbcc_unavailable_faces: u64,
 }
 
 /// A worker's L2 tier state.
@@ -759,6 +761,7 @@ impl Worker {
                     cs_hits: t.counters.cs_hits,
                     cs_misses: t.counters.cs_misses,
                     l2: l2.or(off_at_open),
+                    nbcc_unavailable_faces: self.engine.unavailable_faces(self.now_ms()),
                 });
             }
         }

@@ -311,6 +311,42 @@ fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
     assert_eq!(s1.counters.congestion.bypass_unavailable, 11);
     assert_eq!(s1.counters.congestion.data_marked, 11);
     assert_eq!(snapshot(&r2).counters.in_interests, r2_in, "R1 kept them");
+    // The same counters through management, as `cascade ctl cs info --json` prints them.
+    let sock = r1.bound().unix.clone().unwrap();
+    let out = client::nfdc::run(
+        client::nfdc::Command::CsInfo,
+        Some(&format!("unix://{}", sock.display())),
+        true,
+    )
+    .unwrap();
+    for (k, v) in [
+        ("n_queue_bypasses", 9),
+        ("n_bypass_unavailable", 11),
+        ("n_queue_no_upstream", 11),
+        ("n_data_marked", 11),
+        ("n_alpha_received", 1),
+        ("n_faces_unavailable", 1),
+    ] {
+        let field = format!("\"{k}\":{v}");
+        let at = out
+            .find(&field)
+            .unwrap_or_else(|| panic!("{field} in {out}"));
+        assert!(
+            matches!(out.as_bytes()[at + field.len()], b',' | b'}'),
+            "{out}"
+        );
+    }
+    let nb = client::Controller::new(&mut consumer)
+        .cs_nbcache(Duration::from_secs(2))
+        .unwrap();
+    assert_eq!((nb.n_faces_made_unavailable, nb.n_data_marked), (1, 11));
+    let nb2 = client::Controller::new(&mut face(&r2))
+        .cs_nbcache(Duration::from_secs(2))
+        .unwrap();
+    assert_eq!(
+        nb2.n_alpha_sent,
+        snapshot(&r2).counters.congestion.alpha_sent
+    );
     stop(r1);
     stop(r2);
 }

@@ -9,6 +9,7 @@
 //! status nfdc would use: 1 when the forwarder refuses a command (the message gives its
 //! StatusCode and StatusText) or cannot be reached, 2 for bad arguments or configuration.
 
+mod nbcache;
 mod render;
 
 use std::fmt;
@@ -29,7 +30,8 @@ use crate::{Error, Face};
 /// Most `cs/erase` commands one `cs erase` sends (each erases up to the forwarder's limit).
 const MAX_ERASE_ROUNDS: usize = 1024;
 
-/// How long `cs info` waits for Cascade's `cs/tiers` dataset (NFD never answers it).
+/// How long `cs info` waits for Cascade's `cs/tiers` and `cs/nbcache` datasets (NFD never
+/// answers them).
 const TIERS_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// Why a command failed: the exit status (1: refused or unreachable forwarder; 2: bad arguments
@@ -223,7 +225,8 @@ impl Command {
                 let ram = c.cs_info()?;
                 // Cascade's own dataset; NFD does not have it (nor does a router without L2).
                 let tiers = c.cs_tiers(TIERS_TIMEOUT).unwrap_or_default();
-                render_cs(&ram, &tiers, json)
+                let nb = c.cs_nbcache(TIERS_TIMEOUT).ok();
+                render_cs(&ram, &tiers, nb.as_ref(), json)
             }
             Command::CsErase(prefix, limit) => {
                 let mut total = 0u64;

@@ -11,7 +11,7 @@ use wire::nfd::{
 };
 use wire::Name;
 
-use crate::control::CsTierInfo;
+use crate::control::{CsTierInfo, NbCacheInfo};
 
 /// Columns left-aligned, two spaces apart; the last column is not padded.
 fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
@@ -268,8 +268,14 @@ pub(super) fn render_fib(fib: &[FibEntry], json: bool) -> String {
     table(&["PREFIX", "NEXTHOPS"], &rows)
 }
 
-/// The RAM tier from NFD's CsInfo, then each storage tier behind it (Cascade's `cs/tiers`).
-pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String {
+/// The RAM tier from NFD's CsInfo, then each storage tier behind it (Cascade's `cs/tiers`),
+/// then NB-Cache's counters (Cascade's `cs/nbcache`), if the forwarder answered them.
+pub(super) fn render_cs(
+    cs: &CsInfo,
+    tiers: &[CsTierInfo],
+    nb: Option<&NbCacheInfo>,
+    json: bool,
+) -> String {
     let admit = cs.flags & CS_FLAG_ENABLE_ADMIT != 0;
     let serve = cs.flags & CS_FLAG_ENABLE_SERVE != 0;
     if json {
@@ -312,6 +318,9 @@ pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String
                 "n_workers_off": t.n_workers_off,
                 "n_io_errors": t.n_io_errors,
             });
+        }
+        if let Some(n) = nb {
+            v["nbcache"] = super::nbcache::json(n);
         }
         return format!("{v}\n");
     }
@@ -360,6 +369,9 @@ pub(super) fn render_cs(cs: &CsInfo, tiers: &[CsTierInfo], json: bool) -> String
             t.n_workers_off,
             t.n_io_errors
         ));
+    }
+    if let Some(n) = nb {
+        out.push_str(&super::nbcache::text(n));
     }
     out
 }
@@ -563,10 +575,10 @@ mod tests {
             n_hits: 2,
             n_misses: 1,
         };
-        let t = render_cs(&cs, &[], false);
+        let t = render_cs(&cs, &[], None, false);
         assert!(t.contains("admit=on") && t.contains("serve=off"), "{t}");
         assert!(!t.contains("L2"), "{t}");
-        let j: Value = serde_json::from_str(render_cs(&cs, &[], true).trim()).unwrap();
+        let j: Value = serde_json::from_str(render_cs(&cs, &[], None, true).trim()).unwrap();
         assert_eq!(
             (j["serve"].clone(), j["n_hits"].clone()),
             (json!(false), json!(2))
@@ -586,7 +598,7 @@ mod tests {
             n_io_errors: 2,
             ..CsTierInfo::default()
         };
-        let t = render_cs(&cs, &[l2], false);
+        let t = render_cs(&cs, &[l2], None, false);
         assert!(
             t.contains("L2 tier (disk, 2 workers)") && t.contains("nEntries=40"),
             "{t}"
@@ -595,7 +607,14 @@ mod tests {
         assert!(t.contains("readAhead offered=5 reads=3"), "{t}");
         assert!(t.contains("nameMismatches=7"), "{t}");
         assert!(t.contains("workersOff=1 ioErrors=2"), "{t}");
-        let j: Value = serde_json::from_str(render_cs(&cs, &[l2], true).trim()).unwrap();
+        let nb = NbCacheInfo {
+            n_queue_bypasses: 9,
+            ..NbCacheInfo::default()
+        };
+        assert!(render_cs(&cs, &[l2], Some(&nb), false).contains("NB-Cache:\n"));
+        assert!(!t.contains("NB-Cache"), "{t}");
+        let j: Value = serde_json::from_str(render_cs(&cs, &[l2], Some(&nb), true).trim()).unwrap();
+        assert_eq!(j["nbcache"]["n_queue_bypasses"], 9);
         assert_eq!(j["l2"]["n_entries"], 40);
         assert_eq!(
             (

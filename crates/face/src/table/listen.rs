@@ -78,17 +78,31 @@ impl Write for StreamSock {
 /// them at `net.core.rmem_max` and `wmem_max`), so that a burst of datagrams, such as a window
 /// of Data answered at once, fits while the reader is busy. Best effort: failures are ignored.
 pub fn set_socket_buffers(s: &UdpSocket) {
-    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-        let v: libc::c_int = UDP_SOCKET_BUFFER_BYTES;
+    set_socket_buffer_bytes(s, UDP_SOCKET_BUFFER_BYTES, false);
+}
+
+/// Sets a UDP socket's receive and send buffers to `bytes`. With `force`, past the system's
+/// caps (`SO_RCVBUFFORCE`/`SO_SNDBUFFORCE`, which need CAP_NET_ADMIN), falling back to the
+/// capped options where refused. Best effort: failures are ignored.
+pub fn set_socket_buffer_bytes(s: &UdpSocket, bytes: libc::c_int, force: bool) {
+    let set = |opt: libc::c_int| {
         // SAFETY: a valid fd, a c_int option value of the right size.
         unsafe {
             libc::setsockopt(
                 s.as_raw_fd(),
                 libc::SOL_SOCKET,
                 opt,
-                (&v as *const libc::c_int).cast(),
+                (&bytes as *const libc::c_int).cast(),
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
+            ) == 0
+        }
+    };
+    for (forced, capped) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
+        if !(force && set(forced)) {
+            set(capped);
         }
     }
 }

@@ -5,6 +5,12 @@
 //! due; answers are read with `recvmmsg`. Each name is asked once, so an answer is matched to
 //! its Interest by name alone. An Interest unanswered for its lifetime is a timeout. The trace
 //! ends when every Interest is answered, Nacked or timed out, or on the stop flag.
+//!
+//! With congestion control ([`Trace::aimd`]), the rate is a ceiling and an AIMD window
+//! ([`client::aimd::Aimd`], the window of `cascade get`) bounds the Interests in flight: +1 per
+//! window of unmarked Data (slow start first), halved on a Data with a CongestionMark or a
+//! timeout, at most once per RTT (a signal about an Interest sent before the last decrease is
+//! ignored: every Interest's serial is its place in the trace).
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -12,6 +18,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use client::aimd::{Aimd, AimdOptions};
 use face::udp::UdpBatch;
 use wire::{tt, Interest, Limits, LpPacketView, PacketView};
 
@@ -23,7 +30,7 @@ const SEND_BATCH: usize = 64;
 /// Receive batches read per loop turn at most.
 const RECV_TURNS: usize = 16;
 
-/// The consumer's socket receive buffer (as far as the system allows).
+/// The consumer's socket buffers (past the system's caps where permitted).
 const RCVBUF_BYTES: libc::c_int = 8 << 20;
 
 /// Not sent yet, or answered: no send time.
@@ -48,6 +55,10 @@ pub struct TraceResult {
     pub data_seconds: f64,
     /// Round-trip times of the answered Interests, µs.
     pub rtt_us: Vec<u32>,
+    /// Times the AIMD window was halved (0 without congestion control).
+    pub window_decreases: u64,
+    /// The largest AIMD window reached (0 without congestion control).
+    pub window_max: u64,
 }
 
 impl TraceResult {
@@ -91,6 +102,17 @@ pub struct Trace {
     pub rate_pps: u64,
     /// InterestLifetime.
     pub lifetime_ms: u64,
+    /// The consumer's AIMD window, if it runs congestion control.
+    pub aimd: Option<AimdOptions>,
+}
+
+/// The consumer's AIMD window: slow start from 2 Interests, halving on a signal; no ceiling of
+/// its own beyond the trace's rate, so that only the congestion control limits it.
+pub fn consumer_aimd() -> AimdOptions {
+    AimdOptions {
+        max_cwnd: f64::from(1u32 << 20),
+        ..AimdOptions::default()
+    }
 }
 
 impl Trace {
@@ -110,6 +132,7 @@ impl Trace {
             chunks: all,
             rate_pps,
             lifetime_ms,
+            aimd: None,
         }
     }
 }
@@ -125,22 +148,7 @@ fn splitmix(x: u64) -> u64 {
 pub fn socket(bind: SocketAddr) -> io::Result<UdpBatch> {
     let s = UdpSocket::bind(bind)?;
     s.set_nonblocking(true)?;
-    for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
-        let v = RCVBUF_BYTES;
-        // SAFETY: a valid fd and a c_int option of the right size.
-        let r = unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r == 0 {
-            break;
-        }
-    }
+    face::table::set_socket_buffer_bytes(&s, RCVBUF_BYTES, true);
     UdpBatch::with_capacity(s, SEND_BATCH, 9000)
 }
 
@@ -149,6 +157,12 @@ struct Run<'a> {
     cat: &'a Catalogue,
     /// Send time (ns from the start) per chunk of the catalogue, or [`IDLE`].
     sent_at: Vec<u64>,
+    /// Place in the trace (from 1) per chunk of the catalogue: its serial for the window.
+    serial: Vec<u64>,
+    /// Interests sent so far (the newest serial).
+    sent: u64,
+    /// The AIMD window, with congestion control.
+    window: Option<Aimd>,
     outstanding: u64,
     first_data: Option<Instant>,
     last_data: Option<Instant>,
@@ -156,6 +170,42 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// A congestion signal about chunk `k` (a marked Data or a timeout).
+    fn congestion(&mut self, k: u64) {
+        if let Some(w) = self.window.as_mut() {
+            if w.on_congestion(self.serial[k as usize], self.sent) {
+                self.r.window_decreases += 1;
+            }
+        }
+    }
+
+    /// Times out the Interests of `chunks` (the trace sent so far) from `oldest` on that were
+    /// sent at or before `before_ns` (sent in order, so they expire in order); returns the new
+    /// oldest.
+    fn expire(&mut self, chunks: &[u64], mut oldest: usize, before_ns: u64) -> usize {
+        while let Some(&k) = chunks.get(oldest) {
+            let t0 = self.sent_at[k as usize];
+            if t0 != IDLE {
+                if t0 > before_ns {
+                    break;
+                }
+                self.sent_at[k as usize] = IDLE;
+                self.outstanding -= 1;
+                self.r.timeouts += 1;
+                self.congestion(k);
+            }
+            oldest += 1;
+        }
+        oldest
+    }
+
+    /// How many more Interests the window lets out now (unbounded without one).
+    fn room(&self) -> usize {
+        self.window.as_ref().map_or(usize::MAX, |w| {
+            w.window().saturating_sub(self.outstanding as usize)
+        })
+    }
+
     fn on_packet(&mut self, p: &[u8], start: Instant, now: Instant, limits: &Limits) {
         let (mark, nack, bytes) = if p.first() == Some(&(tt::LP_PACKET as u8)) {
             match LpPacketView::decode(p, limits) {
@@ -189,6 +239,12 @@ impl Run<'_> {
         let rtt_ns = (now - start).as_nanos() as u64 - t0;
         self.r.received += 1;
         self.r.marked += u64::from(mark > 0);
+        if mark > 0 {
+            self.congestion(k);
+        } else if let Some(w) = self.window.as_mut() {
+            w.on_data();
+            self.r.window_max = self.r.window_max.max(w.window() as u64);
+        }
         self.r
             .rtt_us
             .push((rtt_ns / 1000).min(u64::from(u32::MAX)) as u32);
@@ -220,14 +276,22 @@ pub fn run_trace(
     let limits = Limits::default();
     let lifetime_ns = trace.lifetime_ms * 1_000_000;
     let total = interests.len();
+    let mut serial = vec![0; cat.chunks() as usize];
+    for (i, &k) in trace.chunks.iter().enumerate() {
+        serial[k as usize] = i as u64 + 1;
+    }
     let mut run = Run {
         cat,
         sent_at: vec![IDLE; cat.chunks() as usize],
+        serial,
+        sent: 0,
+        window: trace.aimd.map(Aimd::new),
         outstanding: 0,
         first_data: None,
         last_data: None,
         r: TraceResult::default(),
     };
+    run.r.window_max = run.window.as_ref().map_or(0, |w| w.window() as u64);
     let (mut sent, mut oldest) = (0usize, 0usize);
     let start = Instant::now();
     let mut last_send = start;
@@ -237,9 +301,9 @@ pub fn run_trace(
         let t_ns = (now - start).as_nanos() as u64;
         // Send what is due.
         let due = ((t_ns as f64 / 1e9 * trace.rate_pps as f64) as usize + 1).min(total);
-        while sent < due {
+        while sent < due && run.room() > 0 {
             items.clear();
-            let end = (sent + SEND_BATCH).min(due);
+            let end = (sent + SEND_BATCH.min(run.room())).min(due);
             items.extend(interests[sent..end].iter().map(|i| (&i[..], peer)));
             let n = match sock.send_batch(&items) {
                 Ok(n) => n,
@@ -251,6 +315,7 @@ pub fn run_trace(
             }
             run.outstanding += n as u64;
             sent += n;
+            run.sent = sent as u64;
             last_send = now;
             if n < items.len() {
                 break; // the socket is full: the rest later
@@ -273,19 +338,8 @@ pub fn run_trace(
                 Err(e) => return Err(e),
             }
         }
-        // Time out the oldest Interests (sent in order, so they expire in order).
-        while oldest < sent {
-            let k = trace.chunks[oldest] as usize;
-            let t0 = run.sent_at[k];
-            if t0 != IDLE {
-                if t0 + lifetime_ns > t_ns {
-                    break;
-                }
-                run.sent_at[k] = IDLE;
-                run.outstanding -= 1;
-                run.r.timeouts += 1;
-            }
-            oldest += 1;
+        if let Some(before_ns) = t_ns.checked_sub(lifetime_ns) {
+            oldest = run.expire(&trace.chunks[..sent], oldest, before_ns);
         }
         progress(sent as u64 - run.outstanding);
         if sent == total && run.outstanding == 0 {
@@ -293,7 +347,7 @@ pub fn run_trace(
         }
         if got == 0 {
             // Until the next Interest falls due, at most 1 ms (timeouts are checked then).
-            let next_ns = if sent < total {
+            let next_ns = if sent < total && run.room() > 0 {
                 (sent as f64 * 1e9 / trace.rate_pps as f64) as u64
             } else {
                 u64::MAX
@@ -416,6 +470,68 @@ mod tests {
         assert_eq!(r.timeouts, 20 - even);
         assert_eq!(r.marked, marked);
         assert_eq!(r.rtt_us.len() as u64, even);
+    }
+
+    /// With AIMD, the Interests in flight never exceed the window: a producer that answers in
+    /// bursts (all it received, once nothing more arrives) sees bursts no larger than the
+    /// largest window; a marked Data halves it.
+    #[test]
+    fn an_aimd_trace_keeps_to_its_window() {
+        let cat = Catalogue::new(&Content {
+            prefix: "/w".into(),
+            contents: 4,
+            segments: 20,
+            segment_bytes: 50,
+            producer_in_run: false,
+        });
+        let prod = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let peer = prod.local_addr().unwrap();
+        let mut sock = socket("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut trace = Trace::draw(cat.chunks(), 60, 5, 1_000_000, 2000);
+        trace.aimd = Some(consumer_aimd());
+        let cat2 = cat.clone();
+        let server = std::thread::spawn(move || {
+            let mut buf = [0u8; 9000];
+            let limits = Limits::default();
+            let (mut burst, mut largest, mut answered) = (Vec::new(), 0, 0);
+            let _ = prod.set_read_timeout(Some(Duration::from_millis(30)));
+            while answered < 60 {
+                match prod.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        if let Ok(PacketView::Interest(i)) = PacketView::decode(&buf[..n], &limits)
+                        {
+                            burst.push((cat2.index_of(&i.name()).unwrap(), from));
+                        }
+                    }
+                    Err(_) if burst.is_empty() => break,
+                    Err(_) => {
+                        largest = largest.max(burst.len());
+                        for (k, from) in burst.drain(..) {
+                            let h = face::lp_frag::LpHeaders {
+                                congestion_mark: (answered == 20).then_some(1),
+                                ..Default::default()
+                            };
+                            let mut out = Vec::new();
+                            h.encode(&mut out);
+                            prod.send_to(&wrap_lp(&out, &cat2.data(k)), from).unwrap();
+                            answered += 1;
+                        }
+                    }
+                }
+            }
+            largest
+        });
+        let stop = AtomicBool::new(false);
+        let r = run_trace(&mut sock, peer, &cat, &trace, &stop, &|_| {}).unwrap();
+        let largest = server.join().unwrap() as u64;
+        assert_eq!((r.sent, r.received, r.marked), (60, 60, 1));
+        assert_eq!(r.window_decreases, 1);
+        assert!(
+            largest >= 2 && largest <= r.window_max,
+            "{largest} {}",
+            r.window_max
+        );
+        assert!(r.window_max < 60, "{}", r.window_max);
     }
 
     /// An LpPacket of the encoded header fields `fields` around `packet`.

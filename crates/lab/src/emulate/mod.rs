@@ -96,16 +96,22 @@ pub enum Cc {
 }
 
 impl Cc {
-    /// Whether the routers support it yet; if not, why.
-    pub fn available(self) -> Result<(), String> {
-        match self {
-            Cc::None => Ok(()),
-            Cc::Ecn | Cc::Nbcc => Err(format!(
-                "--cc {self}: not available yet: the routers do not mark congestion \
-                 (CongestionMark on a queue threshold, and NB-CC's Nack-a/b between routers, \
-                 are not built)"
-            )),
-        }
+    /// All three, in the order a full run takes them.
+    pub const ALL: [Cc; 3] = [Cc::None, Cc::Ecn, Cc::Nbcc];
+
+    /// `store.ecn`: the routers mark Data (plain ECN, or NB-CC's lazy marking).
+    pub fn ecn(self) -> bool {
+        self != Cc::None
+    }
+
+    /// `store.nbcc`: Nack-α/β between routers, bypass only to available upstreams.
+    pub fn nbcc(self) -> bool {
+        self == Cc::Nbcc
+    }
+
+    /// Whether the consumer runs an AIMD window on the marks (else it sends open loop).
+    pub fn aimd(self) -> bool {
+        self != Cc::None
     }
 }
 
@@ -138,7 +144,8 @@ pub struct EmulateArgs {
     /// Run only this case (repeatable; default: A, B, C and D).
     #[arg(long, value_enum)]
     pub case: Vec<Case>,
-    /// Run only this congestion control (repeatable; default: every one available).
+    /// Run only this congestion control (repeatable; default: none, ecn and nbcc; with
+    /// `--sweep`: none and nbcc).
     #[arg(long, value_enum)]
     pub cc: Vec<Cc>,
     /// Repeat case B for each of the scenario's `router.thresholds`.
@@ -174,13 +181,11 @@ pub struct EmulateArgs {
 impl EmulateArgs {
     /// The runs asked for: (case, congestion control, threshold), in order.
     fn runs(&self, thresholds: &[usize], default_threshold: usize) -> Result<Vec<RunSpec>, String> {
-        for cc in &self.cc {
-            cc.available()?;
-        }
-        let ccs = if self.cc.is_empty() {
-            vec![Cc::None]
-        } else {
-            self.cc.clone()
+        let ccs = match (self.cc.is_empty(), self.sweep.is_some()) {
+            // Pan et al. sweep the threshold for B and B+NB-CC.
+            (true, true) => vec![Cc::None, Cc::Nbcc],
+            (true, false) => Cc::ALL.to_vec(),
+            (false, _) => self.cc.clone(),
         };
         let cases = match (self.sweep, self.case.is_empty()) {
             (Some(_), true) => vec![Case::B],
@@ -245,20 +250,37 @@ mod tests {
 
     #[test]
     fn the_runs_asked_for() {
+        // Everything: cases A–D under each congestion control.
         let all = runs(&[]).unwrap();
-        assert_eq!(all.len(), 4);
-        assert!(all.iter().all(|&(_, cc, th)| cc == Cc::None && th == 64));
-        assert_eq!(runs(&["--case", "B"]).unwrap(), [(Case::B, Cc::None, 64)]);
-        assert_eq!(runs(&["--case", "a", "--case", "D"]).unwrap().len(), 2);
+        assert_eq!(all.len(), 12);
+        assert!(all.iter().all(|&(_, _, th)| th == 64));
+        for cc in Cc::ALL {
+            let cases: Vec<Case> = all.iter().filter(|r| r.1 == cc).map(|r| r.0).collect();
+            assert_eq!(cases, Case::ALL);
+        }
         assert_eq!(
-            runs(&["--sweep", "threshold"]).unwrap(),
+            runs(&["--case", "B"]).unwrap(),
+            [
+                (Case::B, Cc::None, 64),
+                (Case::B, Cc::Ecn, 64),
+                (Case::B, Cc::Nbcc, 64)
+            ]
+        );
+        assert_eq!(runs(&["--case", "a", "--case", "D"]).unwrap().len(), 6);
+        assert_eq!(
+            runs(&["--case", "B", "--cc", "nbcc", "--cc", "ecn"]).unwrap(),
+            [(Case::B, Cc::Nbcc, 64), (Case::B, Cc::Ecn, 64)]
+        );
+        assert_eq!(runs(&["--cc", "ecn"]).unwrap().len(), 4);
+        assert_eq!(
+            runs(&["--sweep", "threshold", "--cc", "none"]).unwrap(),
             [(Case::B, Cc::None, 10), (Case::B, Cc::None, 20)]
         );
+        assert_eq!(runs(&["--sweep", "threshold"]).unwrap().len(), 4);
         assert!(runs(&["--sweep", "threshold", "--case", "A"])
             .unwrap_err()
             .contains("case A"));
-        let e = runs(&["--cc", "nbcc"]).unwrap_err();
-        assert!(e.contains("not available yet"), "{e}");
+        assert!(runs(&["--cc", "reno"]).is_err());
         assert!(runs(&["--case", "E"]).is_err());
         assert!(runs(&["--loopback", "--namespaces"]).is_err());
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::scenario::RouterSettings;
-use super::Case;
+use super::{Case, Cc};
 
 /// How long a router may take to start (a bloom filter rebuilt by a scan of its L2 files
 /// included).
@@ -53,6 +53,8 @@ pub struct RouterConf<'a> {
     pub case: Case,
     /// `store.bypass_threshold`.
     pub threshold: usize,
+    /// The congestion control: `store.ecn` and `store.nbcc`.
+    pub cc: Cc,
 }
 
 /// A TOML basic string.
@@ -102,7 +104,7 @@ impl RouterConf<'_> {
                 t,
                 "[store]\nl2_path = {}\nl2_capacity = {}\nbatch = 1\nqueue_depth = {}\n\
                  direct = {}\nprefetch_ahead = false\n{decision}\nbloom = {bloom}\naqm = {}\n\
-                 bypass_threshold = {}\nio = {}",
+                 bypass_threshold = {}\nio = {}\necn = {}\nnbcc = {}",
                 q(&st.dir.display().to_string()),
                 st.capacity,
                 s.queue_depth,
@@ -114,6 +116,8 @@ impl RouterConf<'_> {
                 } else {
                     "non-blocking"
                 }),
+                self.cc.ecn() && !st.placing,
+                self.cc.nbcc() && !st.placing,
             );
         }
         t
@@ -290,6 +294,10 @@ mod tests {
     use super::*;
 
     fn conf(store: Option<StoreConf>, case: Case) -> String {
+        conf_cc(store, case, Cc::None)
+    }
+
+    fn conf_cc(store: Option<StoreConf>, case: Case, cc: Cc) -> String {
         let s = RouterSettings::default();
         RouterConf {
             sock: Path::new("/tmp/x \"y\".sock"),
@@ -301,6 +309,7 @@ mod tests {
             store,
             case,
             threshold: 99,
+            cc,
         }
         .to_toml()
     }
@@ -338,6 +347,37 @@ mod tests {
         assert_eq!(c.store.io, router::config::StoreIo::NonBlocking);
         let c = router::Config::from_toml(&conf(None, Case::B)).unwrap();
         assert!(c.store.l2_path.is_empty());
+    }
+
+    /// `--cc` sets `store.ecn` and `store.nbcc` on every case, never while placing.
+    #[test]
+    fn the_congestion_control_sets_ecn_and_nbcc() {
+        let st = StoreConf {
+            dir: "/tmp/l2".into(),
+            capacity: 1000,
+            direct: false,
+            placing: false,
+        };
+        for case in Case::ALL {
+            for (cc, ecn, nbcc) in [
+                (Cc::None, false, false),
+                (Cc::Ecn, true, false),
+                (Cc::Nbcc, true, true),
+            ] {
+                let c = router::Config::from_toml(&conf_cc(Some(st.clone()), case, cc)).unwrap();
+                c.validate().unwrap();
+                assert_eq!((c.store.ecn, c.store.nbcc), (ecn, nbcc), "{case} {cc}");
+                assert_eq!((c.store.bloom, c.store.aqm), (case.bloom(), case.aqm()));
+                // The congestion threshold is the bypass threshold.
+                assert_eq!(c.store.bypass_threshold, 99);
+            }
+        }
+        let placing = StoreConf {
+            placing: true,
+            ..st
+        };
+        let c = router::Config::from_toml(&conf_cc(Some(placing), Case::B, Cc::Nbcc)).unwrap();
+        assert!(!c.store.ecn && !c.store.nbcc);
     }
 
     #[test]

@@ -152,6 +152,7 @@ pub fn place(
         }),
         case: Case::B,
         threshold: s.router.threshold,
+        cc: super::Cc::None,
     };
     let mut router = RouterProc::start(bin, None, &node.name, &conf, (&dir, "place"), stop)?;
     let producer = Producer::start(&sock, &cat)?;

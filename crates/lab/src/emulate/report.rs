@@ -1,5 +1,6 @@
 //! What a run reports: the consumer's figures, and each router's counters read through the
-//! management protocol (`status/general`, `cs/info`, `cs/tiers`) before it stops.
+//! management protocol (`status/general`, `cs/info`, `cs/tiers`, `cs/nbcache`) before it
+//! stops.
 
 use std::path::Path;
 use std::time::Duration;
@@ -31,9 +32,10 @@ pub struct RouterCounters {
     pub l2_hits: u64,
     /// Batch reads of its L2.
     pub l2_reads: u64,
-    /// Interests that passed the filter but went upstream without asking L2: the queue
-    /// threshold's bypasses (`cs_misses − l2_lookups`).
+    /// Interests that went upstream past L2's queue threshold (`cs/nbcache`).
     pub bypassed: u64,
+    /// NB-Cache's bypass and congestion counters (`cs/nbcache`).
+    pub nbcache: client::control::NbCacheInfo,
     /// Datagrams the kernel dropped at its UDP sockets for want of buffer room (in its
     /// namespace; unknown on loopback, where every router shares the host's counters).
     pub udp_drops: Option<u64>,
@@ -48,6 +50,7 @@ impl RouterCounters {
         let st = c.forwarder_status().map_err(what)?;
         let cs = c.cs_info().map_err(what)?;
         let tiers = c.cs_tiers(Duration::from_secs(2)).map_err(what)?;
+        let nb = c.cs_nbcache(Duration::from_secs(2)).map_err(what)?;
         let sum = |f: fn(&client::control::CsTierInfo) -> u64| tiers.iter().map(f).sum::<u64>();
         let l2_lookups = sum(|t| t.n_lookups);
         Ok(RouterCounters {
@@ -59,11 +62,8 @@ impl RouterCounters {
             l2_lookups,
             l2_hits: sum(|t| t.n_hits),
             l2_reads: sum(|t| t.n_reads),
-            bypassed: if tiers.is_empty() {
-                0
-            } else {
-                cs.n_misses.saturating_sub(l2_lookups)
-            },
+            bypassed: nb.n_queue_bypasses,
+            nbcache: nb,
             udp_drops: None,
         })
     }
@@ -80,6 +80,17 @@ impl RouterCounters {
             "l2_reads": self.l2_reads,
             "bypassed": self.bypassed,
             "udp_drops": self.udp_drops,
+            "nbcache": {
+                "bloom_sure_misses": self.nbcache.n_filter_skips,
+                "bloom_false_positives": self.nbcache.n_filter_false_positives,
+                "queue_no_upstream": self.nbcache.n_queue_no_upstream,
+                "alpha_sent": self.nbcache.n_alpha_sent,
+                "beta_sent": self.nbcache.n_beta_sent,
+                "alpha_received": self.nbcache.n_alpha_received,
+                "beta_received": self.nbcache.n_beta_received,
+                "upstreams_unavailable": self.nbcache.n_faces_unavailable,
+                "data_marked": self.nbcache.n_data_marked,
+            },
         })
     }
 }
@@ -129,6 +140,8 @@ impl Row {
             "received": t.received,
             "timeouts": t.timeouts,
             "nacks": t.nacks,
+            "window_decreases": t.window_decreases,
+            "window_max": t.window_max,
             "storage_throttled": self.throttled,
             "consumer_udp_drops": self.consumer_udp_drops,
             "routers": self.routers.iter().map(RouterCounters::json).collect::<Vec<_>>(),
@@ -199,6 +212,30 @@ pub fn comparison(rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// With congestion control, Pan et al.'s Fig. 19 ordering: "B+NB-CC against B+ECN and A+ECN:
+/// throughput x / y / z /s, mean RTT ..." for the first rows of each, if all three ran.
+pub fn cc_comparison(rows: &[Row]) -> Option<String> {
+    let find = |c: Case, cc: Cc| rows.iter().find(|r| r.case == c && r.cc == cc);
+    let runs = [
+        ("B+NB-CC", find(Case::B, Cc::Nbcc)?),
+        ("B+ECN", find(Case::B, Cc::Ecn)?),
+        ("A+ECN", find(Case::A, Cc::Ecn)?),
+    ];
+    let a = runs[2].1.trace.rtt_ms().0;
+    let mut out = String::from("with congestion control:");
+    for (label, r) in runs {
+        let rtt = r.trace.rtt_ms().0;
+        out.push_str(&format!(
+            " {label} {:.0} /s, {:.1} ms ({:.2}x A+ECN's RTT);",
+            r.trace.throughput_pps(),
+            rtt,
+            if a > 0.0 { rtt / a } else { 0.0 }
+        ));
+    }
+    out.pop();
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +284,18 @@ mod tests {
         let s = comparison(&rows).unwrap();
         assert!(s.contains("+200.0 %") && s.contains("-75.0 %"), "{s}");
         assert!(comparison(&rows[..1]).is_none());
+        assert!(cc_comparison(&rows).is_none());
+        let mut cc_rows = vec![
+            row(Case::B, vec![3000], 31),
+            row(Case::B, vec![2000], 21),
+            row(Case::A, vec![2000], 11),
+        ];
+        for (r, cc) in cc_rows.iter_mut().zip([Cc::Nbcc, Cc::Ecn, Cc::Ecn]) {
+            r.cc = cc;
+        }
+        let s = cc_comparison(&cc_rows).unwrap();
+        assert!(s.contains("B+NB-CC 30 /s, 3.0 ms (1.50x"), "{s}");
+        assert!(s.contains("A+ECN 10 /s, 2.0 ms (1.00x"), "{s}");
         assert_eq!(
             header().split_whitespace().count(),
             line(&rows[0]).split_whitespace().count()

@@ -94,11 +94,6 @@ pub(super) fn run(
     (s, runs): (Scenario, Vec<RunSpec>),
     stop: &AtomicBool,
 ) -> Result<(), String> {
-    if args.cc.is_empty() {
-        if let Err(e) = Cc::Ecn.available() {
-            eprintln!("cascade emulate: only --cc none runs; {e}");
-        }
-    }
     let bin = std::env::current_exe().map_err(|e| format!("the cascade binary: {e}"))?;
     super::net::remove_stale(TAG);
     super::throttle::remove_stale(TAG);
@@ -147,7 +142,10 @@ pub(super) fn run(
     }
     bar.finish_and_clear();
     if !args.json {
-        if let Some(cmp) = report::comparison(&rows) {
+        for cmp in [report::comparison(&rows), report::cc_comparison(&rows)]
+            .into_iter()
+            .flatten()
+        {
             println!("{cmp}");
         }
     }
@@ -273,6 +271,7 @@ fn start_chain(
             }),
             case,
             threshold,
+            cc,
         };
         let file = format!("run-{case}-{cc}-{threshold}");
         let r = RouterProc::start(
@@ -324,13 +323,17 @@ fn one(
             .ok_or("the first router did not report its UDP address")?;
         (([127, 0, 0, 1], 0).into(), p)
     };
+    let run_trace = consumer::Trace {
+        aimd: cc.aimd().then(consumer::consumer_aimd),
+        ..env.trace.clone()
+    };
     let trace = std::thread::scope(|sc| {
         let t = sc.spawn(|| {
             if let Some(ns) = env.net.consumer_ns() {
                 enter_namespace(ns)?;
             }
             let mut sock = consumer::socket(bind).map_err(|e| format!("consumer socket: {e}"))?;
-            consumer::run_trace(&mut sock, peer, &env.cat, &env.trace, env.stop, progress)
+            consumer::run_trace(&mut sock, peer, &env.cat, &run_trace, env.stop, progress)
                 .map_err(|e| format!("consumer: {e}"))
         });
         t.join()

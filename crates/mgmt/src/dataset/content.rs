@@ -12,6 +12,7 @@ use wire::nfd::{
 };
 use wire::Name;
 
+use super::nbcache::NbCacheInfo;
 use super::Dataset;
 use crate::cs::{CsSettings, CS_FLAGS};
 use crate::faces::{properties, reported_mtu};
@@ -74,6 +75,7 @@ impl Dataset {
                     l2.fold(*first, |all, x| all.merged(x)).encode(&mut out);
                 }
             }
+            Dataset::CsNbCache => nbcache(&s.forwarder.stats()).encode(&mut out),
             Dataset::StrategyChoiceList => {
                 for (name, kind) in s.strategies.iter() {
                     StrategyChoice {
@@ -86,6 +88,30 @@ impl Dataset {
         }
         out
     }
+}
+
+/// `cs/nbcache`: the engines' bypass and congestion counters, summed over the workers.
+fn nbcache(stats: &[WorkerStats]) -> NbCacheInfo {
+    stats
+        .iter()
+        .map(|w| {
+            let (b, c) = (&w.counters.bypass, &w.counters.congestion);
+            NbCacheInfo {
+                n_filter_skips: b.filter_skips,
+                n_filter_false_positives: b.filter_false_positives,
+                n_queue_bypasses: b.queue_bypasses,
+                n_queue_no_upstream: b.queue_no_upstream,
+                n_bypass_unavailable: c.bypass_unavailable,
+                n_alpha_sent: c.alpha_sent,
+                n_beta_sent: c.beta_sent,
+                n_alpha_received: c.alpha_received,
+                n_beta_received: c.beta_received,
+                n_faces_made_unavailable: c.faces_unavailable,
+                n_faces_unavailable: w.nbcc_unavailable_faces,
+                n_data_marked: c.data_marked,
+            }
+        })
+        .fold(NbCacheInfo::default(), |all, x| all.merged(&x))
 }
 
 /// `status/general` as NFD's ForwarderStatusManager fills it. NFD's forwarder counts every

@@ -5,10 +5,12 @@
 //! `faces/query` by the FaceQueryFilter; the answer is the first segment of a new version,
 //! generated on request. A version stays fetchable for [`DATASET_TTL_MS`] ([`Versions`]):
 //! `<name>/v=<version>` and `<name>/v=<version>/seg=<n>` are answered from it. What each dataset carries, built from the manager's state and the
-//! forwarder's figures, is in `content.rs`; Cascade's own `cs/tiers` encoding is [`tiers`].
+//! forwarder's figures, is in `content.rs`; Cascade's own `cs/tiers` encoding is [`tiers`],
+//! its `cs/nbcache` [`nbcache`].
 
 #[cfg(target_os = "linux")]
 mod content;
+pub mod nbcache;
 pub mod tiers;
 
 #[cfg(target_os = "linux")]
@@ -46,6 +48,8 @@ pub enum Dataset {
     CsInfo,
     /// `cs/tiers`: Cascade's storage tiers ([`tiers`]).
     CsTiers,
+    /// `cs/nbcache`: Cascade's NB-Cache bypass and congestion counters ([`nbcache`]).
+    CsNbCache,
     /// `strategy-choice/list`: a StrategyChoice per prefix.
     StrategyChoiceList,
 }
@@ -62,6 +66,7 @@ impl Dataset {
             ("rib", "list") => Dataset::RibList,
             ("cs", "info") => Dataset::CsInfo,
             ("cs", "tiers") => Dataset::CsTiers,
+            ("cs", "nbcache") => Dataset::CsNbCache,
             ("strategy-choice", "list") => Dataset::StrategyChoiceList,
             _ => return None,
         })

@@ -242,29 +242,40 @@ impl CsTierInfo {
     /// Decodes one CsTierInfo element: absent fields are 0, unknown non-critical (even)
     /// fields are skipped, unknown critical (odd) ones are an error.
     pub fn from_element(e: Element<'_>) -> wire::Result<Self> {
-        let e = e.expect(tlv::CS_TIER_INFO)?;
-        let mut info = CsTierInfo::default();
-        let mut r: Reader<'_> = e.reader();
-        while let Some(f) = r.next_element() {
-            let f = f?;
-            match info.field_mut(f.typ) {
-                Some(x) => *x = f.nni()?,
-                None if f.typ & 1 == 0 => {}
-                None => {
-                    return Err(wire::Error::new(
-                        wire::ErrorKind::UnknownCritical(f.typ),
-                        f.offset,
-                    ))
-                }
-            }
-        }
-        Ok(info)
+        decode_nni_fields(e, tlv::CS_TIER_INFO, CsTierInfo::field_mut)
     }
 
     /// Decodes a whole `cs/tiers` dataset.
     pub fn decode_dataset(content: &[u8]) -> wire::Result<Vec<Self>> {
         wire::nfd::decode_dataset(content, Self::from_element)
     }
+}
+
+/// Decodes element `e` of type `outer` whose fields are NonNegativeIntegers into a `T`:
+/// `field` names the member of each TLV-TYPE; absent fields stay at their default, unknown
+/// non-critical (even) ones are skipped, unknown critical (odd) ones are an error.
+pub(crate) fn decode_nni_fields<T: Default>(
+    e: Element<'_>,
+    outer: u32,
+    field: fn(&mut T, u32) -> Option<&mut u64>,
+) -> wire::Result<T> {
+    let e = e.expect(outer)?;
+    let mut info = T::default();
+    let mut r: Reader<'_> = e.reader();
+    while let Some(f) = r.next_element() {
+        let f = f?;
+        match field(&mut info, f.typ) {
+            Some(x) => *x = f.nni()?,
+            None if f.typ & 1 == 0 => {}
+            None => {
+                return Err(wire::Error::new(
+                    wire::ErrorKind::UnknownCritical(f.typ),
+                    f.offset,
+                ))
+            }
+        }
+    }
+    Ok(info)
 }
 
 #[cfg(test)]

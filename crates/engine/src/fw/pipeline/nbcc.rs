@@ -212,6 +212,16 @@ impl Engine {
                 .is_none_or(|f| f.unavailable_until_ms <= now_ms)
     }
 
+    /// How many faces a Nack-α holds unavailable to bypassed Interests at `now_ms` (0 without
+    /// NB-CC). Walks the faces: for management, not the forwarding path.
+    pub fn unavailable_faces(&self, now_ms: u64) -> u64 {
+        if !self.config.congestion.nbcc {
+            return 0;
+        }
+        let n = self.cc.faces.iter();
+        n.filter(|f| f.unavailable_until_ms > now_ms).count() as u64
+    }
+
     /// Plain ECN marks the Data of every Interest that arrives while the store is congested.
     #[inline]
     pub(super) fn ecn_marks_all(&self) -> bool {

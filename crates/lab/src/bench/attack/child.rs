@@ -124,7 +124,7 @@ impl RouterChild {
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
-        let (u, s) = stat_ticks(&stat);
+        let (u, s) = crate::bench::forward::cpu::stat_user_sys(&stat);
         (u + s) as f64 / hz
     }
 
@@ -274,18 +274,6 @@ fn vm_rss_kib(status: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// utime and stime, in clock ticks, of a `/proc/<pid>/stat` line (0 where unreadable): the
-/// 14th and 15th fields, counted after the command, which is in parentheses and may hold
-/// spaces.
-fn stat_ticks(stat: &str) -> (u64, u64) {
-    let Some((_, rest)) = stat.rsplit_once(')') else {
-        return (0, 0);
-    };
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let field = |i: usize| f.get(i).and_then(|x| x.parse().ok()).unwrap_or(0);
-    (field(11), field(12))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,15 +301,12 @@ mod tests {
     }
 
     #[test]
-    fn rss_and_cpu_ticks_come_from_proc_texts() {
+    fn rss_comes_from_proc_status() {
         assert_eq!(
             vm_rss_kib("Name:\tx\nVmRSS:\t  1234 kB\nVmSwap: 0 kB\n"),
             Some(1234)
         );
         assert_eq!(vm_rss_kib("Name: x\n"), None);
-        let line = "4242 (cascade run) S 1 2 3 4 5 6 7 8 9 10 123 45 0 0 20 0 1 0";
-        assert_eq!(stat_ticks(line), (123, 45));
-        assert_eq!(stat_ticks("garbage"), (0, 0));
         // This process has a resident size.
         let own = std::fs::read_to_string("/proc/self/status").unwrap();
         assert!(vm_rss_kib(&own).unwrap() > 0);

@@ -86,7 +86,7 @@ pub(super) fn threads_cpu(prefix: &str) -> CpuTime {
 }
 
 /// utime and stime, in clock ticks, of one line of `/proc/*/stat` (0 where unreadable).
-fn stat_user_sys(stat: &str) -> (u64, u64) {
+pub(crate) fn stat_user_sys(stat: &str) -> (u64, u64) {
     // Fields after the command (which is in parentheses and may hold spaces): utime is the
     // 14th field overall, stime the 15th.
     let Some((_, rest)) = stat.rsplit_once(')') else {

@@ -22,7 +22,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-mod cpu;
+pub(crate) mod cpu;
 mod generator;
 mod link;
 mod report;
@@ -140,6 +140,13 @@ pub struct ForwardBenchArgs {
     /// receives only).
     #[arg(long, conflicts_with = "attach")]
     udp_gro: bool,
+    /// Give the router started here an L2 store (`[store] l2_path` in its temporary directory,
+    /// the other `[store]` keys at their defaults).
+    #[arg(long, conflicts_with = "attach")]
+    l2: bool,
+    /// With `--l2`: NB-Cache on (`[store] bloom = true`, `aqm = true`).
+    #[arg(long, requires = "l2")]
+    nbcache: bool,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

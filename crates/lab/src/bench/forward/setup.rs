@@ -183,6 +183,11 @@ pub(super) fn router_endpoints(
             cfg.workers.threads = args.threads.into();
             cfg.workers.udp_io = args.udp_io.into();
             cfg.workers.udp_gro = args.udp_gro;
+            if args.l2 {
+                cfg.store.l2_path = dir.join("l2").display().to_string();
+                cfg.store.bloom = args.nbcache;
+                cfg.store.aqm = args.nbcache;
+            }
             if args.threads == super::ThreadsArg::One && workers.is_some_and(|w| w > 1) {
                 // --scale: one thread runs one worker; more workers need worker threads.
                 cfg.workers.threads = router::config::Threads::IoWorkers;
