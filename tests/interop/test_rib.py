@@ -16,11 +16,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import subprocess
-import tempfile
-import time
 
 from ndn.app import NDNApp
 from ndn.app_support.nfd_mgmt import (
@@ -37,34 +32,9 @@ from ndn.security import KeychainDigest
 from ndn.transport.stream_face import UnixFace
 from ndn.types import InterestTimeout
 
-from test_router import _bin
+from test_router import running_router
 
 CHILD_INHERIT, CAPTURE = 1, 2
-
-
-@contextlib.contextmanager
-def running_router(config: str = ""):
-    """``cascade run`` on a Unix socket in a temporary directory, with this configuration."""
-    with tempfile.TemporaryDirectory() as d:
-        sock = os.path.join(d, "nfd.sock")
-        conf = os.path.join(d, "cascade.toml")
-        with open(conf, "w") as f:
-            f.write(config)
-        p = subprocess.Popen(
-            [_bin(), "run", "-c", conf, "--unix", sock, "--tcp", "", "--udp", "", "--workers", "2"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            t0 = time.time()
-            while not os.path.exists(sock):
-                assert time.time() - t0 < 10, "cascade run did not start"
-                assert p.poll() is None, "cascade run exited"
-                time.sleep(0.02)
-            yield sock
-        finally:
-            p.terminate()
-            assert p.wait(timeout=10) == 0, "clean stop on SIGTERM"
 
 
 def run_apps(sock: str, n: int, scenario) -> None:

@@ -1,7 +1,7 @@
 //! The manager: NFD's management protocol over a [`Forwarder`].
 //!
 //! Management Interests (`/localhost/nfd/...`, `/localhop/nfd/...`) come from the forwarder
-//! ([`Manager::on_interest`]). A command is authorized and parsed ([`parse_command`]) and
+//! ([`Manager::on_interest`]). A command is authorized and parsed ([`parse_command_with`]) and
 //! routed to its module: [`crate::rib`], [`crate::fib`], [`crate::faces`],
 //! [`crate::strategy`] (`strategy-choice`) or [`crate::cs`]; they change the RIB (and through
 //! it the shared FIB, with no pause in forwarding), the faces, the strategy choices and CS

@@ -1,6 +1,6 @@
 //! The RIB: routes per prefix, each with the face it leads to, its origin, cost, flags and
 //! expiry; the FIB next hops it derives, as NFD's RIB and `FibUpdater` derive them; and the
-//! `rib/register`, `rib/unregister` and `rib/announce` commands ([`command`]).
+//! `rib/register`, `rib/unregister` and `rib/announce` commands (`rib/command.rs`).
 //!
 //! A prefix's FIB next hops are, per face, the cheapest of its own routes, plus the routes it
 //! inherits: walking up from its parent, each ancestor's ChildInherit routes (the cheapest per

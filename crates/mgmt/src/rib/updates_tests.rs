@@ -27,6 +27,15 @@ fn insert(rib: &mut Rib, uri: &str, face: FaceId, origin: u64, cost: u64, flags:
     rib.add(&name(uri), r).unwrap();
 }
 
+/// A RIB with these routes (prefix, face, origin, cost, flags), added in order.
+fn build(routes: &[(&str, FaceId, u64, u64, u64)]) -> Rib {
+    let mut r = rib();
+    for &(uri, face, origin, cost, flags) in routes {
+        insert(&mut r, uri, face, origin, cost, flags);
+    }
+    r
+}
+
 /// The whole FIB as "prefix face cost" lines, sorted.
 fn fib(rib: &Rib) -> Vec<String> {
     let mut v: Vec<String> = rib
@@ -51,18 +60,17 @@ fn lines(v: &[&str]) -> Vec<String> {
 #[test]
 fn new_namespace_inherits_from_ancestors_unless_it_captures() {
     // No flags: the new prefix gets its route and the ancestors' ChildInherit routes.
-    let mut r = rib();
-    insert(&mut r, "/a", 2, 0, 70, CI);
-    insert(&mut r, "/a", 3, 0, 30, CI);
-    insert(&mut r, "/a/b", 1, 0, 10, 0);
+    let r = build(&[
+        ("/a", 2, 0, 70, CI),
+        ("/a", 3, 0, 30, CI),
+        ("/a/b", 1, 0, 10, 0),
+    ]);
     assert_eq!(
         fib(&r),
         lines(&["/a 2 70", "/a 3 30", "/a/b 1 10", "/a/b 2 70", "/a/b 3 30"])
     );
     // Both flags: the children get this route, and lose what came from above.
-    let mut r = rib();
-    insert(&mut r, "/", 2, 0, 70, CI);
-    insert(&mut r, "/a/b", 3, 0, 30, 0);
+    let mut r = build(&[("/", 2, 0, 70, CI), ("/a/b", 3, 0, 30, 0)]);
     assert_eq!(fib(&r), lines(&["/ 2 70", "/a/b 2 70", "/a/b 3 30"]));
     insert(&mut r, "/a", 1, 0, 10, CI | CAP);
     assert_eq!(
@@ -73,29 +81,29 @@ fn new_namespace_inherits_from_ancestors_unless_it_captures() {
 
 #[test]
 fn new_namespace_with_child_inherit_reaches_children_but_not_captured_ones() {
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a/b", 2, 0, 10, 0);
-    insert(&mut r, "/a/c", 3, 0, 10, CAP);
-    insert(&mut r, "/a", 1, 0, 10, CI);
+    let r = build(&[
+        ("/", 1, 0, 50, CI),
+        ("/a/b", 2, 0, 10, 0),
+        ("/a/c", 3, 0, 10, CAP),
+        ("/a", 1, 0, 10, CI),
+    ]);
     // /a's route on face 1 (cost 10) replaces /'s for /a/b; /a/c captures.
     assert_eq!(
         fib(&r),
         lines(&["/ 1 50", "/a 1 10", "/a/b 1 10", "/a/b 2 10", "/a/c 3 10"])
     );
     // A capture without ChildInherit: its children lose the ancestors' routes.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a/b", 2, 0, 10, 0);
-    insert(&mut r, "/a", 3, 0, 10, CAP);
+    let r = build(&[
+        ("/", 1, 0, 50, CI),
+        ("/a/b", 2, 0, 10, 0),
+        ("/a", 3, 0, 10, CAP),
+    ]);
     assert_eq!(fib(&r), lines(&["/ 1 50", "/a 3 10", "/a/b 2 10"]));
 }
 
 #[test]
 fn new_face_and_lower_cost_routes() {
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a", 2, 0, 10, 0);
+    let mut r = build(&[("/", 1, 0, 50, CI), ("/a", 2, 0, 10, 0)]);
     // A cheaper route of another origin on the same face: / and /a take the new cost.
     insert(&mut r, "/", 1, 128, 25, CI);
     assert_eq!(fib(&r), lines(&["/ 1 25", "/a 1 25", "/a 2 10"]));
@@ -103,17 +111,16 @@ fn new_face_and_lower_cost_routes() {
     insert(&mut r, "/", 1, 129, 75, CI);
     assert_eq!(fib(&r), lines(&["/ 1 25", "/a 1 25", "/a 2 10"]));
     // Without ChildInherit, a dearer route of the same face changes nothing either.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, 0);
-    insert(&mut r, "/", 1, 128, 75, 0);
+    let r = build(&[("/", 1, 0, 50, 0), ("/", 1, 128, 75, 0)]);
     assert_eq!(fib(&r), lines(&["/ 1 50"]));
     // A route without ChildInherit on a prefix is not passed down; a ChildInherit one is.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a", 2, 0, 10, CI);
-    insert(&mut r, "/a/b", 3, 0, 10, 0);
-    insert(&mut r, "/a/c", 4, 0, 10, CAP);
-    insert(&mut r, "/a", 5, 128, 50, 0);
+    let mut r = build(&[
+        ("/", 1, 0, 50, CI),
+        ("/a", 2, 0, 10, CI),
+        ("/a/b", 3, 0, 10, 0),
+        ("/a/c", 4, 0, 10, CAP),
+        ("/a", 5, 128, 50, 0),
+    ]);
     let before = lines(&[
         "/ 1 50",
         "/a 1 50",
@@ -169,10 +176,11 @@ fn updated_routes_change_cost_and_flags_below() {
         ])
     );
     // Turned off on a face an ancestor also passes down: the ancestor's route comes back.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a", 1, 0, 100, CI);
-    insert(&mut r, "/a/b", 2, 0, 10, 0);
+    let mut r = build(&[
+        ("/", 1, 0, 50, CI),
+        ("/a", 1, 0, 100, CI),
+        ("/a/b", 2, 0, 10, 0),
+    ]);
     assert!(fib(&r).contains(&"/a/b 1 100".to_string()));
     insert(&mut r, "/a", 1, 0, 100, 0);
     assert_eq!(
@@ -183,10 +191,11 @@ fn updated_routes_change_cost_and_flags_below() {
 
 #[test]
 fn capture_turned_on_and_off() {
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 50, CI);
-    insert(&mut r, "/a", 2, 0, 10, 0);
-    insert(&mut r, "/a/b", 3, 0, 10, 0);
+    let mut r = build(&[
+        ("/", 1, 0, 50, CI),
+        ("/a", 2, 0, 10, 0),
+        ("/a/b", 3, 0, 10, 0),
+    ]);
     let open = lines(&["/ 1 50", "/a 1 50", "/a 2 10", "/a/b 1 50", "/a/b 3 10"]);
     assert_eq!(fib(&r), open);
     insert(&mut r, "/a", 2, 0, 10, CAP);
@@ -198,11 +207,12 @@ fn capture_turned_on_and_off() {
 #[test]
 fn erased_routes_uncover_what_they_hid() {
     // A capture erased: the ancestors' routes come back to the prefix and below.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 5, CI);
-    insert(&mut r, "/a", 2, 0, 10, 0);
-    insert(&mut r, "/a/b", 3, 0, 10, 0);
-    insert(&mut r, "/a", 1, 128, 50, CI | CAP);
+    let mut r = build(&[
+        ("/", 1, 0, 5, CI),
+        ("/a", 2, 0, 10, 0),
+        ("/a/b", 3, 0, 10, 0),
+        ("/a", 1, 128, 50, CI | CAP),
+    ]);
     assert_eq!(
         fib(&r),
         lines(&["/ 1 5", "/a 1 50", "/a 2 10", "/a/b 1 50", "/a/b 3 10"])
@@ -213,11 +223,12 @@ fn erased_routes_uncover_what_they_hid() {
         lines(&["/ 1 5", "/a 1 5", "/a 2 10", "/a/b 1 5", "/a/b 3 10"])
     );
     // Under a capture that stays, an erased ChildInherit route takes its face away below.
-    let mut r = rib();
-    insert(&mut r, "/", 1, 0, 5, CI);
-    insert(&mut r, "/a", 2, 0, 10, CAP);
-    insert(&mut r, "/a/b", 3, 0, 10, 0);
-    insert(&mut r, "/a", 1, 128, 50, CI);
+    let mut r = build(&[
+        ("/", 1, 0, 5, CI),
+        ("/a", 2, 0, 10, CAP),
+        ("/a/b", 3, 0, 10, 0),
+        ("/a", 1, 128, 50, CI),
+    ]);
     assert_eq!(
         fib(&r),
         lines(&["/ 1 5", "/a 1 50", "/a 2 10", "/a/b 1 50", "/a/b 3 10"])
@@ -225,17 +236,13 @@ fn erased_routes_uncover_what_they_hid() {
     r.remove(&name("/a"), 1, 128);
     assert_eq!(fib(&r), lines(&["/ 1 5", "/a 2 10", "/a/b 3 10"]));
     // The cheaper of two routes of a face erased: the other's cost.
-    let mut r = rib();
-    insert(&mut r, "/a", 5, 0, 10, 0);
-    insert(&mut r, "/a", 5, 255, 5, 0);
+    let mut r = build(&[("/a", 5, 0, 10, 0), ("/a", 5, 255, 5, 0)]);
     r.remove(&name("/a"), 5, 255);
     assert_eq!(fib(&r), lines(&["/a 5 10"]));
     // The last route of a prefix erased: its entry goes, inherited next hops too.
     r.remove(&name("/a"), 5, 0);
     assert!(fib(&r).is_empty());
-    let mut r = rib();
-    insert(&mut r, "/a", 5, 0, 10, CI);
-    insert(&mut r, "/a/b", 3, 0, 5, 0);
+    let mut r = build(&[("/a", 5, 0, 10, CI), ("/a/b", 3, 0, 5, 0)]);
     r.remove(&name("/a/b"), 3, 0);
     assert_eq!(fib(&r), lines(&["/a 5 10"]));
     assert!(r.next_hops(&name("/a/b")).is_empty());
@@ -243,11 +250,12 @@ fn erased_routes_uncover_what_they_hid() {
 
 #[test]
 fn a_destroyed_face_leaves_every_entry_it_reached() {
-    let mut r = rib();
-    insert(&mut r, "/ndn", 7, STATIC_ORIGIN, 10, CI);
-    insert(&mut r, "/ndn/grp", 8, 0, 0, CI);
-    insert(&mut r, "/ndn/grp/chat", 9, 0, 0, 0);
-    insert(&mut r, "/other", 7, 0, 3, 0);
+    let mut r = build(&[
+        ("/ndn", 7, STATIC_ORIGIN, 10, CI),
+        ("/ndn/grp", 8, 0, 0, CI),
+        ("/ndn/grp/chat", 9, 0, 0, 0),
+        ("/other", 7, 0, 3, 0),
+    ]);
     assert_eq!(
         fib(&r),
         lines(&[
@@ -287,10 +295,11 @@ fn a_destroyed_face_leaves_every_entry_it_reached() {
 
 #[test]
 fn fib_next_hops_are_not_inherited_and_do_not_inherit() {
-    let mut r = rib();
-    insert(&mut r, "/ndn", 7, 0, 10, CI);
-    insert(&mut r, "/ndn/x", 3, FIB_ORIGIN, 1, 0);
-    insert(&mut r, "/ndn/y", 4, 0, 1, 0);
+    let r = build(&[
+        ("/ndn", 7, 0, 10, CI),
+        ("/ndn/x", 3, FIB_ORIGIN, 1, 0),
+        ("/ndn/y", 4, 0, 1, 0),
+    ]);
     assert_eq!(
         fib(&r),
         lines(&["/ndn 7 10", "/ndn/x 3 1", "/ndn/y 4 1", "/ndn/y 7 10"])
@@ -299,8 +308,7 @@ fn fib_next_hops_are_not_inherited_and_do_not_inherit() {
 
 #[test]
 fn route_events_note_added_and_removed_routes() {
-    let mut r = rib();
-    insert(&mut r, "/a", 1, 65, 0, 0);
+    let mut r = build(&[("/a", 1, 65, 0, 0)]);
     assert!(r.take_events().is_empty(), "not tracked yet");
     r.track_events();
     insert(&mut r, "/a", 2, 65, 0, 0);
