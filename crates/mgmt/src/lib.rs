@@ -10,8 +10,9 @@
 //!   dataset request to [`dataset`], and sends the answers;
 //! - the modules, one per NFD management module: [`rib`] (the RIB: routes with origins, costs,
 //!   flags and expiry, the FIB next hops it derives with ChildInherit and Capture expanded as
-//!   NFD's `FibUpdater` does, prefix announcements and readvertising to NLSR), [`fib`] (`fib/add-nexthop`), [`faces`],
-//!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
+//!   NFD's `FibUpdater` does, prefix announcements and readvertising to NLSR), [`fib`]
+//!   (`fib/add-nexthop`), [`faces`], [`strategy`] (the strategy choices) and [`cs`] (the
+//!   content store's settings);
 //! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
 //!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`]), cut
 //!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
