@@ -11,6 +11,7 @@ over the Unix socket, with two forwarding workers so that packets cross workers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import tempfile
@@ -34,23 +35,36 @@ def _bin() -> str:
     return str(root / "target" / "debug" / "cascade")
 
 
-@pytest.fixture()
-def router():
+@contextlib.contextmanager
+def running_router(config: str = ""):
+    """``cascade run`` with two workers on a Unix socket in a temporary directory, with this
+    configuration file; yields the socket's path."""
     with tempfile.TemporaryDirectory() as d:
         sock = os.path.join(d, "nfd.sock")
+        conf = os.path.join(d, "cascade.toml")
+        with open(conf, "w") as f:
+            f.write(config)
         p = subprocess.Popen(
-            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--workers", "2"],
+            [_bin(), "run", "-c", conf, "--unix", sock, "--tcp", "", "--udp", "", "--workers", "2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        t0 = time.time()
-        while not os.path.exists(sock):
-            assert time.time() - t0 < 10, "cascade run did not start"
-            assert p.poll() is None, "cascade run exited"
-            time.sleep(0.02)
+        try:
+            t0 = time.time()
+            while not os.path.exists(sock):
+                assert time.time() - t0 < 10, "cascade run did not start"
+                assert p.poll() is None, "cascade run exited"
+                time.sleep(0.02)
+            yield sock
+        finally:
+            p.terminate()
+            assert p.wait(timeout=10) == 0, "clean stop on SIGTERM"
+
+
+@pytest.fixture()
+def router():
+    with running_router() as sock:
         yield sock
-        p.terminate()
-        assert p.wait(timeout=10) == 0, "clean stop on SIGTERM"
 
 
 def _apps(sock: str) -> tuple[NDNApp, NDNApp]:

@@ -61,8 +61,11 @@ pub struct Command {
     pub module: String,
     /// Verb: `register`, `unregister`, `create`, `add-nexthop`, ...
     pub verb: String,
-    /// The ControlParameters from name component 4.
+    /// The ControlParameters from name component 4 (empty for `rib/announce`, whose
+    /// parameters are the Interest's ApplicationParameters).
     pub params: ControlParameters,
+    /// The ApplicationParameters of `rib/announce` (the prefix announcement), else `None`.
+    pub app_params: Option<Vec<u8>>,
 }
 
 /// Which management prefix a name starts with.
@@ -79,13 +82,11 @@ fn generic_str<'a>(c: &ComponentView<'a>) -> Option<&'a str> {
     core::str::from_utf8(c.value).ok()
 }
 
-/// The scope rule: `/localhost/nfd` and `/localhop/nfd` are both accepted from local faces
-/// only; from a non-local face both are refused with 403.
-///
-/// (NFD itself serves `/localhop/nfd/rib` to non-local faces for remote prefix registration; if
-/// that is wanted, this is the one place to change.)
-fn scope_allows(_scope: Scope, from_local_face: bool) -> bool {
-    from_local_face
+/// The scope rule: `/localhost/nfd` and `/localhop/nfd` are both accepted from local faces;
+/// from a non-local face, only `/localhop/nfd/rib/...` and only where `remote_rib` allows it
+/// (NFD serves `/localhop/nfd/rib` to its neighbours when `localhop_security` is configured).
+fn scope_allows(scope: Scope, module: &str, from_local_face: bool, remote_rib: bool) -> bool {
+    from_local_face || (scope == Scope::Localhop && remote_rib && module == "rib")
 }
 
 /// True if the element that fills `buf` is a TLV of type `typ` whose value is a parsable
@@ -125,6 +126,19 @@ pub fn parse_command(
     interest: &InterestView<'_>,
     from_local_face: bool,
 ) -> Result<Command, ControlResponse> {
+    parse_command_with(interest, from_local_face, false)
+}
+
+/// [`parse_command`], also accepting `/localhop/nfd/rib/...` from a non-local face when
+/// `remote_rib` is set (NFD's `localhop_security`). `rib/announce` carries no ControlParameters
+/// component: its name is `/localhost/nfd/rib/announce` and a ParametersSha256Digest, the
+/// announcement is in the ApplicationParameters ([`Command::app_params`]), and it must be a
+/// v0.3 signed Interest.
+pub fn parse_command_with(
+    interest: &InterestView<'_>,
+    from_local_face: bool,
+    remote_rib: bool,
+) -> Result<Command, ControlResponse> {
     let name = interest.name();
     let comps: Vec<ComponentView<'_>> = name.components().collect();
     let scope = match comps.first().and_then(generic_str) {
@@ -132,7 +146,8 @@ pub fn parse_command(
         Some("localhop") => Scope::Localhop,
         _ => return Err(malformed()),
     };
-    if !scope_allows(scope, from_local_face) {
+    let module_text = comps.get(2).and_then(generic_str).unwrap_or("");
+    if !scope_allows(scope, module_text, from_local_face, remote_rib) {
         return Err(unauthorized());
     }
     if comps.get(1).and_then(generic_str) != Some("nfd") || comps.len() <= PARAMETERS_INDEX {
@@ -143,15 +158,26 @@ pub fn parse_command(
     let (Some(module), Some(verb)) = (module, verb) else {
         return Err(malformed());
     };
+    let v03_signed = interest.signature_info().is_some()
+        && interest.signature_value().is_some()
+        && name.params_digest_count() == 1;
+    if (module, verb) == ("rib", "announce") {
+        if !v03_signed {
+            return Err(unauthorized());
+        }
+        return Ok(Command {
+            module: module.to_owned(),
+            verb: verb.to_owned(),
+            params: ControlParameters::default(),
+            app_params: interest.app_params().map(<[u8]>::to_vec),
+        });
+    }
     let cp = &comps[PARAMETERS_INDEX];
     if u32::from(cp.typ) != tt::GENERIC_COMPONENT {
         return Err(malformed());
     }
     let params = ControlParameters::decode(cp.value).map_err(|_| malformed())?;
 
-    let v03_signed = interest.signature_info().is_some()
-        && interest.signature_value().is_some()
-        && name.params_digest_count() == 1;
     let n = comps.len();
     let old_signed = n == PARAMETERS_INDEX + 5
         && parses_as_signature_info(comps[n - 2].value, tt::SIGNATURE_INFO)
@@ -163,6 +189,7 @@ pub fn parse_command(
         module: module.to_owned(),
         verb: verb.to_owned(),
         params,
+        app_params: None,
     })
 }
 

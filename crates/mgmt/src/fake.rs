@@ -130,6 +130,11 @@ impl Forwarder for Fake {
 
 /// A manager of a fake with faces 1 (local) and 2 (not).
 pub(crate) fn manager(fake: Fake) -> Manager<Fake> {
+    manager_with(fake, crate::RibOptions::default())
+}
+
+/// [`manager`] with these RIB options.
+pub(crate) fn manager_with(fake: Fake, rib: crate::RibOptions) -> Manager<Fake> {
     fake.faces.replace(vec![face(1, true), face(2, false)]);
     let fib = Arc::new(Fib::new(HashKey::from_bytes([3; 16]), 1024, 4));
     let parts = ManagerParts {
@@ -138,6 +143,7 @@ pub(crate) fn manager(fake: Fake) -> Manager<Fake> {
         cs_capacity: 1000,
         cs_policy: CsPolicy::Lru,
         limits: Limits::default(),
+        rib,
     };
     Manager::new(fake, parts)
 }

@@ -9,8 +9,10 @@
 //!   module (once [`validate`] has checked its fields as ndn-cxx's command classes do) and each
 //!   dataset request to [`dataset`], and sends the answers;
 //! - the modules, one per NFD management module: [`rib`] (the RIB: routes with origins, costs,
-//!   flags and expiry, and the FIB next hops it derives), [`fib`] (`fib/add-nexthop`), [`faces`],
-//!   [`strategy`] (the strategy choices) and [`cs`] (the content store's settings);
+//!   flags and expiry, the FIB next hops it derives with ChildInherit and Capture expanded as
+//!   NFD's `FibUpdater` does, prefix announcements and readvertising to NLSR), [`fib`]
+//!   (`fib/add-nexthop`), [`faces`], [`strategy`] (the strategy choices) and [`cs`] (the
+//!   content store's settings);
 //! - [`dataset`]: the status datasets (`status/general`, `faces/list`, `fib/list`, `rib/list`,
 //!   `cs/info`, `strategy-choice/list` and Cascade's own `cs/tiers`, [`dataset::tiers`], and
 //!   `cs/nbcache`, [`dataset::nbcache`]), cut
@@ -55,8 +57,8 @@ mod test_support;
 pub mod validate;
 
 pub use command::{
-    malformed, not_found, ok, parse_command, response_data, status, unauthorized, unsupported,
-    Command, PARAMETERS_INDEX,
+    malformed, not_found, ok, parse_command, parse_command_with, response_data, status,
+    unauthorized, unsupported, Command, PARAMETERS_INDEX,
 };
 pub use dataset::nbcache::NbCacheInfo;
 pub use dataset::tiers::CsTierInfo;
@@ -64,7 +66,7 @@ pub use dataset::{dataset_segments, DEFAULT_MAX_SEGMENT_BYTES};
 #[cfg(target_os = "linux")]
 pub use forwarder::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
 #[cfg(target_os = "linux")]
-pub use manager::{Manager, ManagerParts};
+pub use manager::{Manager, ManagerParts, RibOptions};
 
 use wire::{Component, Data, MetaInfo, Name};
 

@@ -1,7 +1,7 @@
 //! The manager: NFD's management protocol over a [`Forwarder`].
 //!
 //! Management Interests (`/localhost/nfd/...`, `/localhop/nfd/...`) come from the forwarder
-//! ([`Manager::on_interest`]). A command is authorized and parsed ([`parse_command`]) and
+//! ([`Manager::on_interest`]). A command is authorized and parsed ([`parse_command_with`]) and
 //! routed to its module: [`crate::rib`], [`crate::fib`], [`crate::faces`],
 //! [`crate::strategy`] (`strategy-choice`) or [`crate::cs`]; they change the RIB (and through
 //! it the shared FIB, with no pause in forwarding), the faces, the strategy choices and CS
@@ -33,9 +33,10 @@ use crate::cs::CsSettings;
 use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
 use crate::notify::NotificationStream;
-use crate::rib::{Rib, RibError, Route, STATIC_ORIGIN};
+use crate::rib::readvertise::Readvertise;
+use crate::rib::{Clocks, Rib, RibError, Route, STATIC_ORIGIN};
 use crate::strategy::StrategyChoices;
-use crate::{faces, fib, parse_command, response_data, rib, Command};
+use crate::{faces, fib, parse_command_with, response_data, rib, Command};
 
 /// The manager's state: the RIB, the strategy choices, the CS settings, the dataset versions
 /// kept, and the forwarder it drives.
@@ -51,6 +52,8 @@ pub struct Manager<F> {
     start: Instant,
     start_wall_ms: u64,
     limits: Limits,
+    localhop: bool,
+    readvertise: Option<Readvertise>,
 }
 
 /// Management's own traffic, as NFD's forwarder counts the traffic of its internal face (the
@@ -85,6 +88,19 @@ pub struct ManagerParts {
     pub cs_policy: CsPolicy,
     /// Packet limits.
     pub limits: Limits,
+    /// The RIB's options.
+    pub rib: RibOptions,
+}
+
+/// The RIB's options (the router's `[rib]` section).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RibOptions {
+    /// Accept `/localhop/nfd/rib/...` commands from non-local faces (NFD's
+    /// `localhop_security` section; signatures are not verified).
+    pub localhop: bool,
+    /// Readvertise routes of origin client to NLSR (NFD's `readvertise_nlsr`,
+    /// [`crate::rib::readvertise`]).
+    pub readvertise_nlsr: bool,
 }
 
 /// Milliseconds since the Unix epoch (dataset versions, `status/general` timestamps).
@@ -95,12 +111,18 @@ pub(crate) fn wall_ms() -> u64 {
 }
 
 impl<F: Forwarder> Manager<F> {
-    /// A manager of `forwarder`; strategy `/` is best-route.
+    /// A manager of `forwarder`, with NFD's default strategy choices (told to the forwarder).
     pub fn new(forwarder: F, p: ManagerParts) -> Self {
+        let strategies = StrategyChoices::default();
+        strategies.push_defaults(&forwarder);
+        let mut rib = Rib::new(p.fib);
+        if p.rib.readvertise_nlsr {
+            rib.track_events();
+        }
         Manager {
             forwarder,
-            rib: Rib::new(p.fib),
-            strategies: StrategyChoices::default(),
+            rib,
+            strategies,
             cs: CsSettings {
                 capacity: p.cs_capacity,
                 max_capacity: p.cs_capacity,
@@ -115,6 +137,35 @@ impl<F: Forwarder> Manager<F> {
             start: p.start,
             start_wall_ms: wall_ms(),
             limits: p.limits,
+            localhop: p.rib.localhop,
+            readvertise: p.rib.readvertise_nlsr.then(Readvertise::default),
+        }
+    }
+
+    /// The readvertise-to-NLSR state, if it is on.
+    pub fn readvertise(&self) -> Option<&Readvertise> {
+        self.readvertise.as_ref()
+    }
+
+    /// Readvertises what the RIB's last changes call for (and what is due for refresh): each
+    /// command goes to the next hops of NLSR's prefix.
+    fn readvertise_changes(&mut self) {
+        let Some(rv) = self.readvertise.as_mut() else {
+            return;
+        };
+        let events = self.rib.take_events();
+        let available = self.rib.has_rib_entry_above(rv.destination());
+        let now = self.start.elapsed().as_millis() as u64;
+        let commands = rv.update(&events, available, now);
+        if commands.is_empty() {
+            return;
+        }
+        let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
+        for c in &commands {
+            let interest = rv.interest(c, wall_ms());
+            for &(face, _) in &to {
+                self.forwarder.send(face, None, &interest);
+            }
         }
     }
 
@@ -184,6 +235,7 @@ impl<F: Forwarder> Manager<F> {
     pub fn face_down(&mut self, id: FaceId) {
         self.rib.face_down(id);
         self.face_events.face_down(id);
+        self.readvertise_changes();
     }
 
     /// Something happened to a face (`face` as it is now): a FaceEventNotification on
@@ -228,6 +280,7 @@ impl<F: Forwarder> Manager<F> {
     /// that waited for a notification past their lifetime.
     pub fn tick(&mut self) {
         self.expire_routes();
+        self.readvertise_changes();
         let now = self.now_ms();
         self.face_events.expire(now);
     }
@@ -289,10 +342,11 @@ impl<F: Forwarder> Manager<F> {
             }
             return;
         }
-        let answer = match parse_command(&interest, local) {
+        let answer = match parse_command_with(&interest, local, self.localhop) {
             Err(r) => r,
             Ok(cmd) => self.command(face, &cmd),
         };
+        self.readvertise_changes();
         let data = response_data(&name.to_name(), &answer);
         self.answer(face, token, &data);
     }
@@ -340,8 +394,12 @@ impl<F: Forwarder> Manager<F> {
         match c.module.as_str() {
             "rib" => {
                 let start = self.start;
-                let now = move || start.elapsed().as_millis() as u64;
-                rib::command(&mut self.rib, fwd, from, verb, p, now)
+                let clocks = Clocks {
+                    now_ms: move || start.elapsed().as_millis() as u64,
+                    wall_ms,
+                };
+                let app = c.app_params.as_deref();
+                rib::command(&mut self.rib, fwd, from, verb, p, app, clocks)
             }
             "fib" => fib::command(&mut self.rib, fwd, from, verb, p),
             "faces" => faces::command(fwd, from, verb, p),
@@ -364,5 +422,7 @@ pub(crate) fn add_counters(a: &mut FaceCounters, b: &FaceCounters) {
     a.out_bytes += b.out_bytes;
 }
 
+#[cfg(test)]
+mod rib_tests;
 #[cfg(test)]
 mod tests;

@@ -1,33 +1,51 @@
 //! The RIB: routes per prefix, each with the face it leads to, its origin, cost, flags and
-//! expiry; the FIB next hops it derives; and the `rib/register`, `rib/unregister` commands.
+//! expiry; the FIB next hops it derives, as NFD's RIB and `FibUpdater` derive them; and the
+//! `rib/register`, `rib/unregister` and `rib/announce` commands (`rib/command.rs`).
 //!
-//! The RIB is flat: a prefix's FIB next hops are the cheapest route per face among that
-//! prefix's own routes. ChildInherit and Capture are recorded and listed, but routes of shorter
-//! prefixes are not copied into longer ones: longest-prefix match already reaches them when a
-//! longer prefix has no entry of its own.
+//! A prefix's FIB next hops are, per face, the cheapest of its own routes, plus the routes it
+//! inherits: walking up from its parent, each ancestor's ChildInherit routes (the cheapest per
+//! face) for the faces that neither the prefix nor a nearer ancestor has given a route yet; the
+//! walk stops after an ancestor with a Capture route, and a prefix with a Capture route of its
+//! own inherits nothing. Any change (a route added, replaced, removed or expired, a face gone)
+//! recomputes the prefix and every prefix below it, so an app's `/ndn/grp` keeps the `/ndn`
+//! uplink it inherits, and loses it when the uplink goes.
 //!
 //! The RIB is the FIB's only writer in management: next hops set with `fib/add-nexthop` are
-//! routes too, of an origin of their own ([`FIB_ORIGIN`], see [`crate::fib`]). It writes the
-//! shared FIB directly (an update is published to the workers' lookups without a pause in
-//! forwarding) and reads no clock: expiry times are milliseconds on the caller's clock.
+//! routes too, of an origin of their own ([`FIB_ORIGIN`], see [`crate::fib`]), that are never
+//! inherited and never make a prefix inherit (as NFD's FIB manager writes its FIB without the
+//! RIB). It writes the shared FIB directly (an update is published to the workers' lookups
+//! without a pause in forwarding) and reads no clock: expiry times are milliseconds on the
+//! caller's clock.
+//!
+//! Routes of origin client (65) are what NFD's readvertise-to-NLSR policy readvertises: the
+//! RIB notes each one added and removed ([`RouteEvent`]) for [`readvertise`] to count.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::Arc;
 
 use engine::table::fib::{Fib, FibError};
 use engine::table::pit_cs::FaceId;
-use wire::nfd::{ControlParameters, ControlResponse, ROUTE_FLAG_CHILD_INHERIT};
+use wire::nfd::{ControlResponse, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT};
 use wire::Name;
 
-use crate::faces::face_or_self;
-use crate::forwarder::Forwarder;
+pub mod announce;
+pub(crate) mod command;
+pub mod readvertise;
+
+pub(crate) use command::{command, Clocks, RouteCommand};
 
 /// Origin of the next hops of `fib/add-nexthop` in the RIB (never listed by `rib/list`).
 pub const FIB_ORIGIN: u64 = u64::MAX;
 
 /// Origin of the routes of the start-up configuration ("static", as NFD).
 pub const STATIC_ORIGIN: u64 = 255;
+
+/// Origin "client" (NFD's `ROUTE_ORIGIN_CLIENT`): the routes readvertised to NLSR.
+pub const CLIENT_ORIGIN: u64 = 65;
+
+/// Origin "prefixann" (NFD's `ROUTE_ORIGIN_PREFIXANN`): routes of `rib/announce`.
+pub const PREFIXANN_ORIGIN: u64 = 129;
 
 /// One route of a prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,10 +56,36 @@ pub struct Route {
     pub origin: u64,
     /// Cost.
     pub cost: u64,
-    /// Route flags (ChildInherit, Capture): recorded and listed, not expanded.
+    /// Route flags: ChildInherit (the prefixes below inherit it), Capture (they inherit
+    /// nothing from above this prefix).
     pub flags: u64,
     /// When it expires (milliseconds on the manager's clock), `None` for never.
     pub expires_ms: Option<u64>,
+}
+
+impl Route {
+    fn inherits(&self) -> bool {
+        self.flags & ROUTE_FLAG_CHILD_INHERIT != 0
+    }
+
+    fn captures(&self) -> bool {
+        self.flags & ROUTE_FLAG_CAPTURE != 0
+    }
+
+    fn cost_u32(&self) -> u32 {
+        u32::try_from(self.cost).unwrap_or(u32::MAX)
+    }
+}
+
+/// A route that appeared in or left the RIB (a replaced route is neither).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteEvent {
+    /// Its prefix.
+    pub name: Name,
+    /// Its origin.
+    pub origin: u64,
+    /// Added (`true`) or removed.
+    pub added: bool,
 }
 
 /// Why a route could not be added.
@@ -77,11 +121,18 @@ impl fmt::Display for RibError {
     }
 }
 
+/// The most route events kept until [`Rib::take_events`] (the manager drains them after every
+/// change; past this, the oldest are dropped and counted).
+pub const MAX_PENDING_EVENTS: usize = 65_536;
+
 /// The routes per prefix, and the FIB next hops installed from them.
 pub struct Rib {
     fib: Arc<Fib>,
     routes: BTreeMap<Name, Vec<Route>>,
     installed: BTreeMap<Name, Vec<(FaceId, u32)>>,
+    events: Vec<RouteEvent>,
+    track_events: bool,
+    events_dropped: u64,
 }
 
 impl Rib {
@@ -91,6 +142,9 @@ impl Rib {
             fib,
             routes: BTreeMap::new(),
             installed: BTreeMap::new(),
+            events: Vec::new(),
+            track_events: false,
+            events_dropped: 0,
         }
     }
 
@@ -109,40 +163,110 @@ impl Rib {
         self.routes.get(name).map_or(&[], Vec::as_slice)
     }
 
-    /// The next hops (face, cost) the RIB installed in the FIB for exactly `name`.
+    /// The next hops (face, cost) the RIB installed in the FIB for exactly `name`, its own
+    /// routes' and the inherited ones.
     pub fn next_hops(&self, name: &Name) -> &[(FaceId, u32)] {
         self.installed.get(name).map_or(&[], Vec::as_slice)
     }
 
-    /// Adds a route, or replaces the one of the same face and origin, and updates the FIB.
+    /// The installed next hops of the longest prefix of `name` that has any, cheapest first.
+    pub fn lookup(&self, name: &Name) -> Vec<(FaceId, u32)> {
+        for d in (0..=name.len()).rev() {
+            if let Some(h) = self.installed.get(&name.prefix(d)) {
+                let mut h = h.clone();
+                h.sort_by_key(|&(f, c)| (c, f));
+                return h;
+            }
+        }
+        Vec::new()
+    }
+
+    /// True if a prefix of `name` (itself included) has a route other than `fib/add-nexthop`'s.
+    pub fn has_rib_entry_above(&self, name: &Name) -> bool {
+        (0..=name.len()).any(|d| {
+            self.routes
+                .get(&name.prefix(d))
+                .is_some_and(|rs| rs.iter().any(|r| r.origin != FIB_ORIGIN))
+        })
+    }
+
+    /// Starts noting the routes added and removed ([`Rib::take_events`]).
+    pub fn track_events(&mut self) {
+        self.track_events = true;
+    }
+
+    /// The routes added and removed since the last call, in order.
+    pub fn take_events(&mut self) -> Vec<RouteEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Route events dropped because nobody took them in time.
+    pub fn events_dropped(&self) -> u64 {
+        self.events_dropped
+    }
+
+    fn note(&mut self, name: &Name, origin: u64, added: bool) {
+        if !self.track_events || origin == FIB_ORIGIN {
+            return;
+        }
+        if self.events.len() >= MAX_PENDING_EVENTS {
+            self.events.remove(0);
+            self.events_dropped += 1;
+        }
+        self.events.push(RouteEvent {
+            name: name.clone(),
+            origin,
+            added,
+        });
+    }
+
+    /// Adds a route, or replaces the one of the same face and origin, and updates the FIB
+    /// entries of the prefix and every prefix below it.
     pub fn add(&mut self, name: &Name, r: Route) -> Result<(), RibError> {
         if name.len() > engine::hash::MAX_PREFIX_STATES {
             return Err(RibError::PrefixTooLong);
         }
         let routes = self.routes.entry(name.clone()).or_default();
-        match routes
+        let existing = routes
             .iter_mut()
-            .find(|x| x.face == r.face && x.origin == r.origin)
-        {
+            .find(|x| x.face == r.face && x.origin == r.origin);
+        let origin = r.origin;
+        match existing {
             Some(x) => *x = r,
-            None => routes.push(r),
-        }
-        self.sync_fib(name)
-    }
-
-    /// Removes the route of `face` and `origin` from `name` (if any) and updates the FIB.
-    pub fn remove(&mut self, name: &Name, face: FaceId, origin: u64) {
-        if let Some(routes) = self.routes.get_mut(name) {
-            routes.retain(|x| !(x.face == face && x.origin == origin));
-            if routes.is_empty() {
-                self.routes.remove(name);
+            None => {
+                routes.push(r);
+                self.note(name, origin, true);
             }
         }
-        let _ = self.sync_fib(name);
+        self.update_below(name)
     }
 
-    /// A face went down: its routes go, and so do its next hops in the FIB that the RIB did
-    /// not install.
+    /// Removes the route of `face` and `origin` from `name` (if any) and updates the FIB
+    /// entries of the prefix and every prefix below it.
+    pub fn remove(&mut self, name: &Name, face: FaceId, origin: u64) {
+        if self.take_route(name, |r| r.face == face && r.origin == origin) {
+            let _ = self.update_below(name);
+        }
+    }
+
+    /// Removes the routes of `name` that `gone` picks (noting each); true if any went.
+    fn take_route(&mut self, name: &Name, gone: impl Fn(&Route) -> bool) -> bool {
+        let Some(routes) = self.routes.get_mut(name) else {
+            return false;
+        };
+        let (out, kept): (Vec<Route>, Vec<Route>) = routes.drain(..).partition(|r| gone(r));
+        *routes = kept;
+        if routes.is_empty() {
+            self.routes.remove(name);
+        }
+        for r in &out {
+            self.note(name, r.origin, false);
+        }
+        !out.is_empty()
+    }
+
+    /// A face went down: its routes go (every FIB entry that had them or inherited them is
+    /// updated), and so do its next hops in the FIB that the RIB did not install.
     pub fn face_down(&mut self, id: FaceId) {
         let names: Vec<Name> = self
             .routes
@@ -150,45 +274,91 @@ impl Rib {
             .filter(|(_, rs)| rs.iter().any(|r| r.face == id))
             .map(|(n, _)| n.clone())
             .collect();
-        for n in names {
-            if let Some(rs) = self.routes.get_mut(&n) {
-                rs.retain(|r| r.face != id);
-                if rs.is_empty() {
-                    self.routes.remove(&n);
-                }
-            }
-            let _ = self.sync_fib(&n);
+        for n in &names {
+            self.take_route(n, |r| r.face == id);
         }
+        self.update_all_below(names);
         // Next hops added some other way.
         self.fib.remove_face(id);
     }
 
     /// Removes the routes that expire at or before `now_ms`.
     pub fn expire(&mut self, now_ms: u64) {
-        let expired: Vec<(Name, FaceId, u64)> = self
+        let due = |r: &Route| r.expires_ms.is_some_and(|e| e <= now_ms);
+        let names: Vec<Name> = self
             .routes
             .iter()
-            .flat_map(|(n, rs)| {
-                rs.iter()
-                    .filter(|r| r.expires_ms.is_some_and(|e| e <= now_ms))
-                    .map(move |r| (n.clone(), r.face, r.origin))
-            })
+            .filter(|(_, rs)| rs.iter().any(due))
+            .map(|(n, _)| n.clone())
             .collect();
-        for (n, f, o) in expired {
-            self.remove(&n, f, o);
+        for n in &names {
+            self.take_route(n, due);
+        }
+        self.update_all_below(names);
+    }
+
+    /// Updates the prefixes below each of `names` (sorted), each subtree once.
+    fn update_all_below(&mut self, mut names: Vec<Name>) {
+        names.sort();
+        let mut done: Option<Name> = None;
+        for n in names {
+            if done.as_ref().is_some_and(|d| d.is_prefix_of(&n)) {
+                continue;
+            }
+            let _ = self.update_below(&n);
+            done = Some(n);
         }
     }
 
-    /// Makes the FIB entry of `name` match the RIB: the cheapest route per face.
-    fn sync_fib(&mut self, name: &Name) -> Result<(), RibError> {
-        let mut want: Vec<(FaceId, u32)> = Vec::new();
-        for r in self.routes.get(name).into_iter().flatten() {
-            let cost = u32::try_from(r.cost).unwrap_or(u32::MAX);
-            match want.iter_mut().find(|(f, _)| *f == r.face) {
-                Some((_, c)) => *c = (*c).min(cost),
-                None => want.push((r.face, cost)),
+    /// Makes the FIB entries of `name` and every prefix below it match the RIB. Answers the
+    /// FIB's refusal for `name` itself, if any (a refusal below it leaves that entry with what
+    /// fits).
+    fn update_below(&mut self, name: &Name) -> Result<(), RibError> {
+        let mut names: BTreeSet<Name> = below(&self.routes, name).collect();
+        names.extend(below(&self.installed, name));
+        let mut result = Ok(());
+        for n in names {
+            let r = self.sync_fib(&n);
+            if &n == name {
+                result = r;
             }
         }
+        result
+    }
+
+    /// The next hops `name`'s FIB entry should have: the cheapest own route per face, then the
+    /// inherited ones (see the module's description).
+    pub fn wanted_next_hops(&self, name: &Name) -> Vec<(FaceId, u32)> {
+        let Some(own) = self.routes.get(name) else {
+            return Vec::new();
+        };
+        let mut want = cheapest_per_face(own.iter());
+        let rib_entry = own.iter().any(|r| r.origin != FIB_ORIGIN);
+        if !rib_entry || own.iter().any(Route::captures) {
+            return want;
+        }
+        // Faces the prefix or a nearer ancestor has decided.
+        let mut decided: Vec<FaceId> = own.iter().map(|r| r.face).collect();
+        for d in (0..name.len()).rev() {
+            let Some(up) = self.routes.get(&name.prefix(d)) else {
+                continue;
+            };
+            for (f, c) in cheapest_per_face(up.iter().filter(|r| r.inherits())) {
+                if !decided.contains(&f) {
+                    decided.push(f);
+                    want.push((f, c));
+                }
+            }
+            if up.iter().any(Route::captures) {
+                break;
+            }
+        }
+        want
+    }
+
+    /// Makes the FIB entry of `name` match [`Rib::wanted_next_hops`].
+    fn sync_fib(&mut self, name: &Name) -> Result<(), RibError> {
+        let want = self.wanted_next_hops(name);
         let have = self.installed.remove(name).unwrap_or_default();
         for &(f, _) in &have {
             if !want.iter().any(|(w, _)| *w == f) {
@@ -215,115 +385,29 @@ impl Rib {
             Some(e) => Err(RibError::Fib(e)),
         }
     }
+}
 
-    /// Answers a route command, with NFD's defaults and answers: `rib/register` and
-    /// `rib/unregister` (`c.rib`), or `fib/add-nexthop` and `fib/remove-nexthop` (next hops kept
-    /// here under [`FIB_ORIGIN`]). 200 "Success" echoing the parameters in force; 414 for a
-    /// prefix of more than 32 components; `fib/add-nexthop` to a face that does not exist is
-    /// 410 "Face not found", where `rib/register` answers 200 and adds nothing (NFD's FIB
-    /// update fails after the answer). `now_ms` is asked only for a route with an expiration
-    /// period.
-    pub(crate) fn command(
-        &mut self,
-        forwarder: &impl Forwarder,
-        c: RouteCommand<'_>,
-        now_ms: impl FnOnce() -> u64,
-    ) -> ControlResponse {
-        let p = c.params;
-        let (Some(name), Some(face)) = (p.name.clone(), face_or_self(c.from, p.face_id)) else {
-            return crate::malformed();
-        };
-        let origin = if c.rib {
-            p.origin.unwrap_or(0)
-        } else {
-            FIB_ORIGIN
-        };
-        if c.add && name.len() > engine::hash::MAX_PREFIX_STATES {
-            if c.rib {
-                return RibError::PrefixTooLong.response();
-            }
-            let depth = engine::hash::MAX_PREFIX_STATES;
-            let text = format!("FIB entry prefix cannot exceed {depth} components");
-            return ControlResponse::new(414, text);
+/// The keys of `m` that `name` is a prefix of (`name` included): they follow it in name order.
+fn below<'a, V>(m: &'a BTreeMap<Name, V>, name: &'a Name) -> impl Iterator<Item = Name> + 'a {
+    m.range(name.clone()..)
+        .take_while(move |(n, _)| name.is_prefix_of(n))
+        .map(|(n, _)| n.clone())
+}
+
+/// The cheapest of `routes` per face, in the order the faces first appear.
+fn cheapest_per_face<'a>(routes: impl Iterator<Item = &'a Route>) -> Vec<(FaceId, u32)> {
+    let mut out: Vec<(FaceId, u32)> = Vec::new();
+    for r in routes {
+        let cost = r.cost_u32();
+        match out.iter_mut().find(|(f, _)| *f == r.face) {
+            Some((_, c)) => *c = (*c).min(cost),
+            None => out.push((r.face, cost)),
         }
-        let mut answer = ControlParameters {
-            name: Some(name.clone()),
-            face_id: Some(u64::from(face)),
-            origin: c.rib.then_some(origin),
-            ..ControlParameters::default()
-        };
-        let success = |p| ControlResponse::with_parameters(200, "Success", p);
-        if !c.add {
-            self.remove(&name, face, origin);
-            return success(answer);
-        }
-        let exists = forwarder.faces().iter().any(|f| f.id == face);
-        if !exists && !c.rib {
-            return ControlResponse::new(410, "Face not found");
-        }
-        let cost = p.cost.unwrap_or(0);
-        let flags = if c.rib {
-            p.flags.unwrap_or(ROUTE_FLAG_CHILD_INHERIT)
-        } else {
-            0
-        };
-        let expiration = p.expiration_period.filter(|_| c.rib);
-        answer.cost = Some(cost);
-        answer.flags = c.rib.then_some(flags);
-        answer.expiration_period = expiration;
-        if !exists {
-            // NFD answers a registration first; the route to a face that does not exist never
-            // reaches its FIB, and the RIB drops it.
-            return success(answer);
-        }
-        let route = Route {
-            face,
-            origin,
-            cost,
-            flags,
-            expires_ms: expiration.map(|e| now_ms().saturating_add(e)),
-        };
-        if let Err(e) = self.add(&name, route) {
-            return e.response();
-        }
-        success(answer)
     }
-}
-
-/// A route command as [`Rib::command`] takes it.
-pub(crate) struct RouteCommand<'a> {
-    /// The face the command came from (FaceId 0 or none means this one).
-    pub from: FaceId,
-    /// Its ControlParameters.
-    pub params: &'a ControlParameters,
-    /// Add (register) rather than remove.
-    pub add: bool,
-    /// `rib/...` rather than `fib/...`.
-    pub rib: bool,
-}
-
-/// `rib/register`, `rib/unregister`.
-pub(crate) fn command(
-    rib: &mut Rib,
-    forwarder: &impl Forwarder,
-    from: FaceId,
-    verb: &str,
-    params: &ControlParameters,
-    now_ms: impl FnOnce() -> u64,
-) -> ControlResponse {
-    let add = match verb {
-        "register" => true,
-        "unregister" => false,
-        _ => return crate::unsupported(),
-    };
-    let c = RouteCommand {
-        from,
-        params,
-        add,
-        rib: true,
-    };
-    rib.command(forwarder, c, now_ms)
+    out
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod updates_tests;

@@ -9,6 +9,9 @@ use std::net::SocketAddr;
 use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
+mod rib;
+pub use rib::Rib;
+
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
@@ -44,6 +47,8 @@ pub struct Config {
     pub strategies: Vec<StrategyEntry>,
     /// The L2 content store on disk (`[store]`; off unless `l2_path` is set).
     pub store: Store,
+    /// The RIB's options (`[rib]`).
+    pub rib: Rib,
 }
 
 /// L2 replacement policy.

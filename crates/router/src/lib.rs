@@ -173,6 +173,7 @@ impl Router {
             cs_capacity: cfg.cs.capacity,
             cs_policy,
             limits,
+            rib: cfg.rib.options(),
         });
         let router = Router {
             stop: handle,

@@ -58,6 +58,8 @@ pub struct ManagerParts {
     pub cs_policy: CsPolicy,
     /// Packet limits.
     pub limits: Limits,
+    /// The RIB's options.
+    pub rib: mgmt::RibOptions,
 }
 
 /// The management thread's state: the manager and its input.
@@ -68,7 +70,7 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// A manager of the router these parts belong to; strategy `/` is best-route.
+    /// A manager of the router these parts belong to, with NFD's default strategy choices.
     pub fn new(p: ManagerParts) -> Self {
         let channels = Channels {
             workers: p.workers,
@@ -81,6 +83,7 @@ impl Manager {
             cs_capacity: p.cs_capacity,
             cs_policy: p.cs_policy,
             limits: p.limits,
+            rib: p.rib,
         };
         Manager {
             manager: mgmt::Manager::new(channels, parts),

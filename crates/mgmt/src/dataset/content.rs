@@ -19,7 +19,7 @@ use crate::faces::{properties, reported_mtu};
 use crate::forwarder::{Forwarder, WorkerStats};
 use crate::manager::{add_counters, Traffic};
 use crate::rib::{Rib, FIB_ORIGIN};
-use crate::strategy::{strategy_name, StrategyChoices};
+use crate::strategy::StrategyChoices;
 
 /// What the datasets are made of: the manager's state and the forwarder.
 pub(crate) struct Sources<'a, F> {
@@ -77,10 +77,10 @@ impl Dataset {
             }
             Dataset::CsNbCache => nbcache(&s.forwarder.stats()).encode(&mut out),
             Dataset::StrategyChoiceList => {
-                for (name, kind) in s.strategies.iter() {
+                for (name, _, instance) in s.strategies.iter() {
                     StrategyChoice {
                         name: name.clone(),
-                        strategy: strategy_name(kind),
+                        strategy: instance.clone(),
                     }
                     .encode(&mut out);
                 }
@@ -127,7 +127,7 @@ fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
     for f in s.forwarder.faces() {
         add_counters(&mut faces, &f.counters);
     }
-    let strategies: Vec<&Name> = s.strategies.iter().map(|(n, _)| n).collect();
+    let strategies: Vec<&Name> = s.strategies.iter().map(|(n, _, _)| n).collect();
     let names = merge_sorted(s.rib.iter().map(|(n, _)| n), strategies);
     ForwarderStatus {
         nfd_version: format!("cascade-{}", env!("CARGO_PKG_VERSION")),

@@ -184,7 +184,7 @@ fn strategy_choices() {
     let chosen = params(&r).strategy.unwrap();
     assert_eq!(
         chosen,
-        name("/localhost/nfd/strategy/multicast").with(Component::version(4))
+        name("/localhost/nfd/strategy/multicast").with(Component::version(5))
     );
     let r = command(
         &mut m,
@@ -211,17 +211,25 @@ fn strategy_choices() {
     )
     .unwrap();
     let names: Vec<String> = listed.iter().map(|c| c.name.to_string()).collect();
-    assert_eq!(names, ["/", "/m"]);
+    // NFD's defaults, and /m.
+    assert_eq!(
+        names,
+        ["/", "/m", "/ndn/broadcast", "/localhost", "/localhost/nfd"]
+    );
     assert_eq!(listed[0].strategy.len(), 5, "versioned best-route");
     assert_eq!(
         code(&command(&mut m, 1, "strategy-choice/unset", unset("/m"))).0,
         200
     );
-    assert_eq!(m.strategies().iter().count(), 1);
+    assert_eq!(m.strategies().iter().count(), 4);
     let told = m.forwarder().strategies.borrow().clone();
+    // The defaults are told at start (but /'s: the workers start with best-route there).
     assert_eq!(
         told,
         vec![
+            (name("/ndn/broadcast"), Some(StrategyKind::Multicast)),
+            (name("/localhost"), Some(StrategyKind::Multicast)),
+            (name("/localhost/nfd"), Some(StrategyKind::BestRoute)),
             (name("/m"), Some(StrategyKind::Multicast)),
             (name("/m"), None)
         ]
@@ -323,10 +331,11 @@ fn datasets_sum_the_workers() {
         s.nfd_version,
         format!("cascade-{}", env!("CARGO_PKG_VERSION"))
     );
-    // The name tree: the root (strategy /) and the PIT entries.
+    // The name tree: the default strategy choices' names (/, /localhost, /localhost/nfd,
+    // /ndn, /ndn/broadcast) and the PIT entries.
     assert_eq!(
         (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
-        (9, 12, 10)
+        (9, 12, 14)
     );
     assert_eq!((s.n_fib_entries, s.n_measurements_entries), (0, 0));
     assert!(s.start_timestamp <= s.current_timestamp);
@@ -665,7 +674,8 @@ fn status_general_counts_as_nfd_forwarder_does() {
     assert_eq!(counts, (20 + 9, 40 + 7 + 4, 60, 80 + 6, 100, 120));
     assert_eq!(s.n_satisfied_interests, 2 * (5 + 10) + 3);
     assert_eq!(s.n_unsatisfied_interests, 2 * (2 + 3) + 1);
-    // The name tree: /, /a, /a/b, /a/c, /m, and the PIT entries' names.
-    assert_eq!(s.n_name_tree_entries, 5 + 8);
+    // The name tree: /, /a, /a/b, /a/c, /m, the default strategy choices' /localhost,
+    // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
+    assert_eq!(s.n_name_tree_entries, 9 + 8);
     assert_eq!(s.n_fib_entries, 2);
 }

@@ -76,16 +76,15 @@ fn origins_are_separate_routes_and_the_cheapest_per_face_wins() {
 }
 
 #[test]
-fn the_rib_is_flat_flags_are_recorded_not_expanded() {
+fn flags_are_listed_and_expanded() {
     let mut rib = rib();
     let mut capture = route(2, 0, 1);
     capture.flags = ROUTE_FLAG_CHILD_INHERIT | ROUTE_FLAG_CAPTURE;
     rib.add(&name("/a"), capture.clone()).unwrap();
     rib.add(&name("/a/b"), route(3, 0, 1)).unwrap();
-    // /a/b's entry has its own routes only: /a's ChildInherit is not copied into it, and /a's
-    // Capture does not hide /a/b's routes.
+    // /a/b inherits /a's ChildInherit route; /a's Capture only stops what is above /a.
     assert_eq!(fib_hops(&rib, "/a"), vec![(2, 1)]);
-    assert_eq!(fib_hops(&rib, "/a/b"), vec![(3, 1)]);
+    assert_eq!(fib_hops(&rib, "/a/b"), vec![(2, 1), (3, 1)]);
     assert_eq!(rib.routes(&name("/a")), &[capture]);
     let names: Vec<String> = rib.iter().map(|(n, _)| n.to_string()).collect();
     assert_eq!(names, ["/a", "/a/b"]);

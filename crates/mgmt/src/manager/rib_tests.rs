@@ -1,0 +1,229 @@
+//! The RIB's commands through the manager: `rib/announce`, `/localhop` registration from a
+//! remote face, readvertising to NLSR, and `rib/list` with the inherited routes in the FIB.
+
+use wire::nfd::{ControlParameters, RibEntry, ROUTE_FLAG_CAPTURE};
+use wire::{tt, DataView, InterestView, Limits};
+
+use super::*;
+use crate::fake::*;
+use crate::rib::announce::iso_ms;
+use crate::test_support::{announce_interest, cp_component, pa_data, v03_interest};
+
+/// The ControlResponse of the last answer sent to `face`.
+fn last_response(m: &Manager<Fake>) -> ControlResponse {
+    let (_, _, data) = last_sent(m);
+    let dv = DataView::decode(&data, &Limits::default()).unwrap();
+    ControlResponse::decode(dv.content().unwrap()).unwrap()
+}
+
+fn pa_content(exp: u64, validity: Option<(&str, &str)>) -> Vec<u8> {
+    let mut c = Vec::new();
+    wire::tlv::write_nni_tlv(&mut c, tt::EXPIRATION_PERIOD, exp);
+    if let Some((a, b)) = validity {
+        let mut v = Vec::new();
+        wire::tlv::write_tlv(&mut v, 0xFE, a.as_bytes());
+        wire::tlv::write_tlv(&mut v, 0xFF, b.as_bytes());
+        wire::tlv::write_tlv(&mut c, tt::VALIDITY_PERIOD, &v);
+    }
+    c
+}
+
+#[test]
+fn announce_adds_a_prefixann_route() {
+    let mut m = manager(Fake::default());
+    let pa = pa_data("/ndn/grp", pa_content(60_000, None), 5);
+    let i = announce_interest("/localhost/nfd/rib/announce", pa, true);
+    m.on_interest(1, true, &i);
+    let r = last_response(&m);
+    assert_eq!(code(&r), (200, "Success"));
+    let p = params(&r);
+    assert_eq!(p.name, Some(name("/ndn/grp")));
+    assert_eq!(
+        (p.face_id, p.origin, p.cost, p.flags, p.expiration_period),
+        (Some(1), Some(129), Some(2048), Some(1), Some(60_000))
+    );
+    let route = &m.rib().routes(&name("/ndn/grp"))[0];
+    assert_eq!((route.face, route.origin, route.cost), (1, 129, 2048));
+    assert!(route.expires_ms.is_some());
+    assert_eq!(m.rib().next_hops(&name("/ndn/grp")), &[(1, 2048)]);
+    // A validity period that ended: answered, no route.
+    let old = Some(("20000101T000000", "20000102T000000"));
+    let pa = pa_data("/old", pa_content(60_000, old), 5);
+    m.on_interest(
+        1,
+        true,
+        &announce_interest("/localhost/nfd/rib/announce", pa, true),
+    );
+    let r = last_response(&m);
+    assert_eq!((code(&r).0, params(&r).expiration_period), (200, Some(0)));
+    assert!(m.rib().routes(&name("/old")).is_empty());
+    // One that covers now: cut at its end.
+    let now = wall_ms();
+    assert!(now > iso_ms(b"20200101T000000").unwrap());
+    let open = Some(("20200101T000000", "99991231T000000"));
+    let pa = pa_data("/open", pa_content(5_000, open), 5);
+    m.on_interest(
+        1,
+        true,
+        &announce_interest("/localhost/nfd/rib/announce", pa, true),
+    );
+    assert_eq!(params(&last_response(&m)).expiration_period, Some(5_000));
+    // Not an announcement: 400; unsigned: 403; from a non-local face: 403.
+    let blob = pa_data("/x", pa_content(1, None), 0);
+    m.on_interest(
+        1,
+        true,
+        &announce_interest("/localhost/nfd/rib/announce", blob, true),
+    );
+    assert_eq!(code(&last_response(&m)).0, 400);
+    let pa = pa_data("/y", pa_content(1, None), 5);
+    let unsigned = announce_interest("/localhost/nfd/rib/announce", pa.clone(), false);
+    m.on_interest(1, true, &unsigned);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    m.on_interest(
+        2,
+        false,
+        &announce_interest("/localhop/nfd/rib/announce", pa, true),
+    );
+    assert_eq!(code(&last_response(&m)).0, 403);
+    assert!(m.rib().routes(&name("/y")).is_empty());
+}
+
+#[test]
+fn localhop_registration_from_remote_faces_when_allowed() {
+    let p = ControlParameters {
+        name: Some(name("/remote")),
+        ..ControlParameters::default()
+    };
+    let register = v03_interest("/localhop/nfd/rib/register", cp_component(&p));
+    // Off by default (NFD without localhop_security).
+    let mut m = manager(Fake::default());
+    m.on_interest(2, false, &register);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    assert!(m.rib().routes(&name("/remote")).is_empty());
+    let opts = RibOptions {
+        localhop: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    m.on_interest(2, false, &register);
+    let r = last_response(&m);
+    assert_eq!((code(&r).0, params(&r).face_id), (200, Some(2)));
+    assert_eq!(m.rib().next_hops(&name("/remote")), &[(2, 0)]);
+    // Other modules stay local, and so does /localhost.
+    let create = v03_interest("/localhop/nfd/faces/create", cp_component(&p));
+    m.on_interest(2, false, &create);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    let local = v03_interest("/localhost/nfd/rib/register", cp_component(&p));
+    m.on_interest(2, false, &local);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    let unregister = v03_interest("/localhop/nfd/rib/unregister", cp_component(&p));
+    m.on_interest(2, false, &unregister);
+    assert_eq!(code(&last_response(&m)).0, 200);
+    assert!(m.rib().routes(&name("/remote")).is_empty());
+}
+
+/// Sends a command from local face `from` whose answer comes with NLSR commands: answers
+/// its ControlResponse.
+fn command_sending(
+    m: &mut Manager<Fake>,
+    from: FaceId,
+    what: &str,
+    p: ControlParameters,
+) -> ControlResponse {
+    let interest = v03_interest(&format!("/localhost/nfd/{what}"), cp_component(&p));
+    m.on_interest(from, true, &interest);
+    last_response(m)
+}
+
+/// The NLSR commands the manager sent, as (face, verb, prefix).
+fn nlsr_commands(m: &Manager<Fake>) -> Vec<(FaceId, String, String)> {
+    m.forwarder()
+        .sent
+        .borrow()
+        .iter()
+        .filter_map(|(face, _, bytes)| {
+            let i = InterestView::decode(bytes, &Limits::default()).ok()?;
+            let n = i.name().to_name();
+            if !name("/localhost/nlsr/rib").is_prefix_of(&n) {
+                return None;
+            }
+            let p = ControlParameters::decode(&n.components[4].value).ok()?;
+            let verb = String::from_utf8(n.components[3].value.clone()).ok()?;
+            Some((*face, verb, p.name?.to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn client_routes_are_readvertised_to_nlsr() {
+    let opts = RibOptions {
+        readvertise_nlsr: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    // NLSR is on local face 3.
+    m.forwarder().faces.borrow_mut().push(face(3, true));
+    let reg = |prefix: &str, origin: u64| ControlParameters {
+        name: Some(name(prefix)),
+        origin: Some(origin),
+        ..ControlParameters::default()
+    };
+    // Before NLSR registers /localhost/nlsr, nothing goes out.
+    command(&mut m, 1, "rib/register", reg("/app", 65));
+    assert!(nlsr_commands(&m).is_empty());
+    // NLSR (origin app) registers its prefix: /app is advertised to it.
+    command_sending(&mut m, 3, "rib/register", reg("/localhost/nlsr", 0));
+    let reg_app = (3, "register".to_string(), "/app".to_string());
+    assert_eq!(nlsr_commands(&m), std::slice::from_ref(&reg_app));
+    // Another client route, and a route of another origin: nothing more.
+    command(&mut m, 1, "rib/register", reg("/app2", 0));
+    assert_eq!(nlsr_commands(&m).len(), 1);
+    command_sending(&mut m, 1, "rib/register", reg("/grp", 65));
+    // The app's face goes: its client routes are withdrawn.
+    m.face_down(1);
+    let mut got = nlsr_commands(&m);
+    got.sort();
+    let mut want = vec![
+        reg_app,
+        (3, "register".to_string(), "/grp".to_string()),
+        (3, "unregister".to_string(), "/app".to_string()),
+        (3, "unregister".to_string(), "/grp".to_string()),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(m.readvertise().map(|r| r.sent()), Some(4));
+    // Off by default.
+    let mut m = manager(Fake::default());
+    command(&mut m, 1, "rib/register", reg("/localhost/nlsr", 0));
+    command(&mut m, 1, "rib/register", reg("/app", 65));
+    assert!(nlsr_commands(&m).is_empty() && m.readvertise().is_none());
+}
+
+#[test]
+fn registrations_below_an_uplink_keep_it() {
+    let mut m = manager(Fake::default());
+    m.add_static_route(&name("/ndn"), 2, 10).unwrap();
+    let app = ControlParameters {
+        name: Some(name("/ndn/grp")),
+        ..ControlParameters::default()
+    };
+    command(&mut m, 1, "rib/register", app);
+    let mut hops = m.rib().next_hops(&name("/ndn/grp")).to_vec();
+    hops.sort();
+    assert_eq!(hops, [(1, 0), (2, 10)]);
+    // A capture hides the uplink; rib/list shows only the registered routes.
+    let cap = ControlParameters {
+        name: Some(name("/ndn/grp")),
+        flags: Some(ROUTE_FLAG_CAPTURE),
+        ..ControlParameters::default()
+    };
+    command(&mut m, 1, "rib/register", cap);
+    assert_eq!(m.rib().next_hops(&name("/ndn/grp")), &[(1, 0)]);
+    let listed =
+        wire::nfd::decode_dataset(&dataset(&mut m, "rib/list"), RibEntry::from_element).unwrap();
+    let names: Vec<String> = listed.iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(names, ["/ndn", "/ndn/grp"]);
+    assert_eq!(listed[1].routes.len(), 1);
+    assert_eq!(listed[1].routes[0].flags, ROUTE_FLAG_CAPTURE);
+}
