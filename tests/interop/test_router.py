@@ -39,7 +39,7 @@ def router():
     with tempfile.TemporaryDirectory() as d:
         sock = os.path.join(d, "nfd.sock")
         p = subprocess.Popen(
-            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--workers", "2"],
+            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--websocket", "", "--workers", "2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

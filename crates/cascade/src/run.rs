@@ -22,6 +22,9 @@ pub struct RunArgs {
     /// UDP listen address ('' disables it).
     #[arg(long)]
     udp: Option<String>,
+    /// WebSocket (`ws://`) listen address ('' disables it).
+    #[arg(long)]
+    websocket: Option<String>,
     /// Forwarding workers (0 = one per core, less one for I/O).
     #[arg(long)]
     workers: Option<usize>,
@@ -65,6 +68,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         unix: args.unix.clone(),
         tcp: args.tcp.clone(),
         udp: args.udp.clone(),
+        websocket: args.websocket.clone(),
         workers: args.workers,
     });
     if let Err(e) = cfg.validate() {
@@ -74,10 +78,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
     if args.check {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!(
-            "config ok: unix {:?}, tcp {:?}, udp {:?}, workers {}, threads {}",
+            "config ok: unix {:?}, tcp {:?}, udp {:?}, websocket {:?}, workers {}, threads {}",
             cfg.listen.unix,
             cfg.listen.tcp,
             cfg.listen.udp,
+            cfg.listen.websocket,
             cfg.worker_count(cores),
             cfg.thread_mode(cores).name()
         );
@@ -93,7 +98,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let b = router.bound();
     eprintln!(
-        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
+        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}, websocket {}",
         router.workers(),
         match router.threads() {
             router::Threads::One => " in one thread",
@@ -105,6 +110,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             .map_or("off".into(), |p| p.display().to_string()),
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
+        b.ws.map_or("off".into(), |a| a.to_string()),
     );
     let sig = signals.wait();
     tracing::info!(signal = sig, "stopping");

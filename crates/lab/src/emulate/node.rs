@@ -67,7 +67,7 @@ impl RouterConf<'_> {
         let mut t = String::new();
         let _ = writeln!(
             t,
-            "[listen]\nunix = {}\ntcp = \"\"\nudp = {}\n",
+            "[listen]\nunix = {}\ntcp = \"\"\nwebsocket = \"\"\nudp = {}\n",
             q(&self.sock.display().to_string()),
             q(&self.udp)
         );

@@ -63,7 +63,7 @@ impl RouterChild {
         }
         cmd.arg("--unix")
             .arg(&unix)
-            .args(["--tcp", "", "--udp", "127.0.0.1:0"]);
+            .args(["--tcp", "", "--udp", "127.0.0.1:0", "--websocket", ""]);
         if let Some(w) = workers {
             cmd.arg("--workers").arg(w.to_string());
         }

@@ -173,6 +173,7 @@ pub(super) fn router_endpoints(
             let mut cfg = router::Config::default();
             cfg.listen.unix = dir.join("nfd.sock").display().to_string();
             cfg.listen.tcp = String::new();
+            cfg.listen.websocket = String::new();
             cfg.listen.udp = "127.0.0.1:0".into();
             if let Some(w) = workers {
                 cfg.workers.count = w;
