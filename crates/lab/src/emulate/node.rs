@@ -197,9 +197,7 @@ impl RouterProc {
                 .lines()
                 .find(|l| l.contains("cascade: forwarding with"))
             {
-                self.udp = line
-                    .rsplit_once("udp ")
-                    .and_then(|(_, a)| a.trim().parse().ok());
+                self.udp = crate::bench::attack::child::udp_listener(line);
                 return Ok(());
             }
             let exited = self
