@@ -34,4 +34,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
 cargo build --locked -p cascade
+
+# --- NDNts (JavaScript) harness: tests/ndnts, pinned versions from npm (package-lock.json);
+# tests/interop/test_ndnts.py drives it against the router (WebSocket and Unix faces).
+step "npm ci (tests/ndnts)"
+(cd tests/ndnts && npm ci --no-audit --no-fund)
+# --- end NDNts
+
 CASCADE_BIN="$PWD/target/debug/cascade" .venv/bin/python -m pytest tests/interop -q

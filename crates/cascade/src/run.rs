@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// UDP listen address ('' disables it).
     #[arg(long)]
     udp: Option<String>,
+    /// WebSocket (`ws://`) listen address ('' disables it).
+    #[arg(long)]
+    websocket: Option<String>,
     /// Forwarding workers (0 = one per core, less one for I/O).
     #[arg(long)]
     workers: Option<usize>,
@@ -70,6 +73,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         unix: args.unix.clone(),
         tcp: args.tcp.clone(),
         udp: args.udp.clone(),
+        websocket: args.websocket.clone(),
         workers: args.workers,
     });
     if let Err(e) = cfg.validate() {
@@ -79,10 +83,11 @@ pub fn run(args: &RunArgs) -> ExitCode {
     if args.check {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!(
-            "config ok: unix {:?}, tcp {:?}, udp {:?}, workers {}, threads {}",
+            "config ok: unix {:?}, tcp {:?}, udp {:?}, websocket {:?}, workers {}, threads {}",
             cfg.listen.unix,
             cfg.listen.tcp,
             cfg.listen.udp,
+            cfg.listen.websocket,
             cfg.worker_count(cores),
             cfg.thread_mode(cores).name()
         );
@@ -98,7 +103,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let b = router.bound();
     eprintln!(
-        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
+        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}, websocket {}",
         router.workers(),
         match router.threads() {
             router::Threads::One => " in one thread",
@@ -110,6 +115,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             .map_or("off".into(), |p| p.display().to_string()),
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
+        b.ws.map_or("off".into(), |a| a.to_string()),
     );
     let failed = loop {
         if let Some(sig) = signals.wait_timeout(Duration::from_millis(200)) {

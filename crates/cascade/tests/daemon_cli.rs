@@ -28,7 +28,8 @@ impl Daemon {
             .args(extra)
             .arg("--unix")
             .arg(&sock)
-            .args(["--tcp", "", "--udp", "127.0.0.1:0", "--workers", "2"])
+            .args(["--tcp", "", "--udp", "127.0.0.1:0", "--websocket", ""])
+            .args(["--workers", "2"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -256,6 +257,8 @@ fn run_rejects_bad_config_in_one_line() {
             "",
             "--udp",
             "",
+            "--websocket",
+            "",
         ])
         .output()
         .unwrap();
@@ -456,6 +459,8 @@ fn a_second_daemon_on_the_same_store_exits_2_naming_the_directory() {
             "--tcp",
             "",
             "--udp",
+            "",
+            "--websocket",
             "",
         ])
         .arg("--unix")

@@ -4,4 +4,6 @@
 
 const UDP_RX: face::UdpRx = face::UdpRx::Recvmmsg;
 
+mod support;
+
 include!("table/suite.rs");

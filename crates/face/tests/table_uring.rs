@@ -4,6 +4,8 @@
 
 const UDP_RX: face::UdpRx = face::UdpRx::Uring { gro: false };
 
+mod support;
+
 include!("table/suite.rs");
 
 /// The sockets really receive through io_uring here (the kernel allows it), so the suite above

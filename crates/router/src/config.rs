@@ -197,6 +197,8 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
+    /// WebSocket (`ws://`) listen address (NFD's: port 9696).
+    pub websocket: String,
 }
 
 impl Default for Listen {
@@ -205,6 +207,7 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
+            websocket: format!("0.0.0.0:{}", face::table::DEFAULT_WS_PORT),
         }
     }
 }
@@ -527,6 +530,8 @@ pub struct Overrides {
     pub tcp: Option<String>,
     /// `--udp ADDR`.
     pub udp: Option<String>,
+    /// `--websocket ADDR`.
+    pub websocket: Option<String>,
     /// `--workers N`.
     pub workers: Option<usize>,
 }
@@ -602,6 +607,9 @@ impl Config {
         if let Some(u) = &o.udp {
             self.listen.udp = u.clone();
         }
+        if let Some(w) = &o.websocket {
+            self.listen.websocket = w.clone();
+        }
         if let Some(w) = o.workers {
             self.workers.count = w;
         }
@@ -612,6 +620,7 @@ impl Config {
         for (key, v) in [
             ("listen.tcp", &self.listen.tcp),
             ("listen.udp", &self.listen.udp),
+            ("listen.websocket", &self.listen.websocket),
         ] {
             if !v.is_empty() && v.parse::<SocketAddr>().is_err() {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));

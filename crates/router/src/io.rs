@@ -49,6 +49,8 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
+mod ws;
+
 // The faces' ids are the engine's.
 const _: fn(engine::table::pit_cs::FaceId) -> FaceId = |id| id;
 
@@ -225,6 +227,8 @@ pub struct Bound {
     pub tcp: Option<SocketAddr>,
     /// UDP address.
     pub udp: Option<SocketAddr>,
+    /// WebSocket address.
+    pub ws: Option<SocketAddr>,
 }
 
 /// The I/O thread.

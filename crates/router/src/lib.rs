@@ -204,6 +204,7 @@ impl Router {
             unix = ?router.bound.unix,
             tcp = ?router.bound.tcp,
             udp = ?router.bound.udp,
+            ws = ?router.bound.ws,
             "cascade router started"
         );
         Ok(router)

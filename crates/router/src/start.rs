@@ -185,7 +185,10 @@ impl Shared {
                 stop: self.stop.clone(),
                 start: self.start,
             };
-            let io = Io::new(parts, unix, tcp, udp.next())?;
+            let mut io = Io::new(parts, unix, tcp, udp.next())?;
+            if i == 0 {
+                io.listen_ws(&cfg.listen.websocket)?;
+            }
             handles.push(IoHandle {
                 commands: tx,
                 waker: io.waker(),

@@ -66,6 +66,7 @@ fn config_in(dir: &std::path::Path, name: &str, threads: Threads) -> Config {
     let mut c = Config::default();
     c.listen.unix = dir.join(format!("{name}.sock")).display().to_string();
     c.listen.tcp = "127.0.0.1:0".into();
+    c.listen.websocket = String::new();
     c.listen.udp = "127.0.0.1:0".into();
     match threads {
         Threads::One => c.workers.threads = router::config::Threads::One,
@@ -465,6 +466,7 @@ fn bad_listener_path_is_a_one_line_error_naming_the_flag() {
     let mut c = Config::default();
     c.listen.unix = "/proc/no/such/dir/nfd.sock".into();
     c.listen.tcp = String::new();
+    c.listen.websocket = String::new();
     c.listen.udp = String::new();
     let e = Router::start(&c).err().unwrap();
     assert!(

@@ -44,6 +44,7 @@ fn start(dir: &Path, (threads, workers): (router::Threads, usize)) -> Router {
     let mut c = Config::default();
     c.listen.unix = dir.join("nfd.sock").display().to_string();
     c.listen.tcp = "127.0.0.1:0".into();
+    c.listen.websocket = String::new();
     c.listen.udp = "127.0.0.1:0".into();
     c.workers.count = workers;
     c.workers.threads = threads;
@@ -384,6 +385,7 @@ fn status_general(threads: router::Threads) {
     let mut c = Config::default();
     c.listen.unix = dir.0.join("nfd.sock").display().to_string();
     c.listen.tcp = String::new();
+    c.listen.websocket = String::new();
     c.listen.udp = String::new();
     c.workers.count = 2;
     c.workers.threads = threads;

@@ -41,6 +41,7 @@ fn config(dir: &Path, io: StoreIo) -> Config {
     let mut c = Config::default();
     c.listen.unix = dir.join("r.sock").display().to_string();
     c.listen.tcp = String::new();
+    c.listen.websocket = String::new();
     c.listen.udp = String::new();
     c.workers.count = 1;
     c.cs.capacity = 4;

@@ -36,6 +36,7 @@ fn config(dir: &Path, name: &str, l2: &Path) -> Config {
     let mut c = Config::default();
     c.listen.unix = dir.join(format!("{name}.sock")).display().to_string();
     c.listen.tcp = String::new();
+    c.listen.websocket = String::new();
     c.listen.udp = String::new();
     c.workers.count = 2;
     c.store.l2_path = l2.display().to_string();

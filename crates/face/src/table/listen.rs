@@ -1,4 +1,5 @@
-//! Listeners and sockets: the Unix and TCP listeners, the UDP sockets, accepting connections.
+//! Listeners and sockets: the Unix, TCP and WebSocket listeners, the UDP sockets, accepting
+//! connections.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -11,8 +12,9 @@ use mio::{Interest, Token};
 use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
+use super::ws::{ws_uri, WsConn};
 use super::{
-    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, FACE_BASE, LISTENER_BASE, UDP_BASE,
+    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, HANDSHAKE_BASE, LISTENER_BASE, UDP_BASE,
 };
 use crate::udp::UdpBatch;
 use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
@@ -36,6 +38,8 @@ pub enum Listener {
     Unix(UnixListener, PathBuf),
     /// A TCP socket, and its address.
     Tcp(TcpListener, SocketAddr),
+    /// A TCP socket accepting WebSocket connections (`ws://`), and its address.
+    Ws(TcpListener, SocketAddr),
 }
 
 /// The socket of a stream face.
@@ -136,7 +140,9 @@ impl FaceTable {
         let token = Token(LISTENER_BASE + self.listeners.len());
         match &mut l {
             Listener::Unix(u, _) => self.registry.register(u, token, Interest::READABLE),
-            Listener::Tcp(t, _) => self.registry.register(t, token, Interest::READABLE),
+            Listener::Tcp(t, _) | Listener::Ws(t, _) => {
+                self.registry.register(t, token, Interest::READABLE)
+            }
         }?;
         self.listeners.push(l);
         Ok(())
@@ -145,7 +151,7 @@ impl FaceTable {
     /// Adds a UDP socket; a `listener` socket creates on-demand faces for datagrams from
     /// unknown remotes. Returns its index.
     pub fn add_udp_socket(&mut self, s: UdpSocket, listener: bool) -> io::Result<usize> {
-        if self.udp.len() >= FACE_BASE - UDP_BASE {
+        if self.udp.len() >= HANDSHAKE_BASE - UDP_BASE {
             return Err(io::Error::other("too many UDP sockets"));
         }
         s.set_nonblocking(true)?;
@@ -216,18 +222,24 @@ impl FaceTable {
 
     /// The local URIs of the listening channels, in NFD's order (by factory: TCP, then UDP,
     /// then Unix): TCP listeners, listening UDP sockets, Unix listeners.
+    /// The local URIs of the listening channels, in NFD's order (by factory: TCP, UDP, Unix,
+    /// WebSocket): TCP listeners, listening UDP sockets, Unix listeners, WebSocket listeners
+    /// (`ws://addr:port`).
     pub fn channels(&self) -> Vec<String> {
         let mut tcp = Vec::new();
         let mut unix = Vec::new();
+        let mut ws = Vec::new();
         for l in &self.listeners {
             match l {
                 Listener::Tcp(_, addr) => tcp.push(FaceUri::tcp(*addr).to_string()),
                 Listener::Unix(_, path) => unix.push(FaceUri::Unix(path.clone()).to_string()),
+                Listener::Ws(_, addr) => ws.push(ws_uri("ws", *addr)),
             }
         }
         let udp = self.udp.iter().filter(|s| s.listener);
         tcp.extend(udp.map(|s| FaceUri::udp(s.local).to_string()));
         tcp.extend(unix);
+        tcp.extend(ws);
         tcp
     }
 
@@ -251,6 +263,7 @@ impl FaceTable {
                         uri: None,
                         local_uri: FaceUri::Unix(path.clone()).to_string(),
                         local: true,
+                        ws: false,
                     },
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
@@ -266,6 +279,26 @@ impl FaceTable {
                             uri: Some(FaceUri::tcp(peer).to_string()),
                             local_uri: FaceUri::tcp(*addr).to_string(),
                             local: peer.ip().is_loopback(),
+                            ws: false,
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                    Err(e) => {
+                        sink.notice(Notice::AcceptFailed(&e));
+                        return;
+                    }
+                },
+                Listener::Ws(l, addr) => match l.accept() {
+                    Ok((s, peer)) => {
+                        let _ = s.set_nodelay(true);
+                        // NFD names the face by the connection's own local address.
+                        let conn = WsConn::new(peer, s.local_addr().unwrap_or(*addr));
+                        Accepted {
+                            sock: StreamSock::Tcp(s),
+                            uri: Some(conn.uri),
+                            local_uri: conn.local_uri,
+                            local: conn.local,
+                            ws: true,
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -284,7 +317,8 @@ impl FaceTable {
     }
 
     /// Makes an accepted connection (this table's listener's, or another table's) an
-    /// on-demand face of this table; its id, or `None` if the table is full (noticed).
+    /// on-demand face of this table; its id, or `None` if the table is full (noticed) or the
+    /// connection is a WebSocket one, which becomes a face once its handshake is done.
     pub fn adopt(&mut self, conn: Accepted, sink: &mut impl FaceSink) -> Option<FaceId> {
         let params = FaceParams {
             persistency: FacePersistency::OnDemand,
@@ -295,8 +329,21 @@ impl FaceTable {
             uri,
             local_uri,
             local,
+            ws,
         } = conn;
-        let id = self.add_stream_face(sock, uri, local_uri, local, &params, sink);
+        if ws {
+            if let (StreamSock::Tcp(tcp), Some(uri)) = (sock, uri) {
+                let conn = WsConn {
+                    uri,
+                    local_uri,
+                    local,
+                };
+                self.start_handshake(tcp, conn, sink);
+            }
+            return None;
+        }
+        let io = self.stream_io(sock);
+        let id = self.add_stream_face(io, uri, local_uri, local, &params, sink);
         if id.is_none() {
             sink.notice(Notice::FaceLimit);
         }
@@ -310,6 +357,8 @@ pub struct Accepted {
     uri: Option<String>,
     local_uri: String,
     local: bool,
+    /// A WebSocket connection, its handshake still to do.
+    ws: bool,
 }
 
 impl Accepted {
@@ -325,6 +374,7 @@ impl std::fmt::Debug for Accepted {
             .field("uri", &self.uri)
             .field("local_uri", &self.local_uri)
             .field("local", &self.local)
+            .field("ws", &self.ws)
             .finish_non_exhaustive()
     }
 }

@@ -26,6 +26,7 @@ mod on_demand;
 mod reuseport;
 mod rx;
 mod tx;
+mod ws;
 
 use std::collections::HashMap;
 use std::io;
@@ -52,6 +53,11 @@ use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
 use tx::UdpSock;
+use ws::{Handshakes, WsIo};
+pub use ws::{
+    WsCounters, DEFAULT_WS_PORT, MAX_WS_HANDSHAKES, WS_HANDSHAKE_TIMEOUT_MS, WS_PING_INTERVAL_MS,
+    WS_PONG_TIMEOUT_MS,
+};
 
 /// A face's id.
 pub type FaceId = u32;
@@ -64,6 +70,8 @@ pub const DRIVER_TOKEN: Token = Token(0);
 
 const LISTENER_BASE: usize = 1;
 const UDP_BASE: usize = 64;
+/// Pending WebSocket handshakes' tokens (below the faces').
+const HANDSHAKE_BASE: usize = 1 << 19;
 const FACE_BASE: usize = 1 << 20;
 /// Remotes whose on-demand UDP face was closed for sending garbage, kept out this long.
 const PENALTY_MS: u64 = 60_000;
@@ -310,7 +318,19 @@ struct UdpIo {
 
 enum FaceIo {
     Stream(Box<StreamIo>),
+    Ws(Box<WsIo>),
     Udp(Box<UdpIo>),
+}
+
+impl FaceIo {
+    /// The socket of a connection (stream or WebSocket) face.
+    fn source(&mut self) -> Option<&mut dyn mio::event::Source> {
+        match self {
+            FaceIo::Stream(s) => Some(s.sock.source()),
+            FaceIo::Ws(w) => Some(w.ws.get_mut()),
+            FaceIo::Udp(_) => None,
+        }
+    }
 }
 
 /// One face in the table.
@@ -371,7 +391,7 @@ impl Face {
                 local: u.local,
                 mtu: u.frag.mtu(),
             }),
-            FaceIo::Stream(_) => None,
+            FaceIo::Stream(_) | FaceIo::Ws(_) => None,
         }
     }
 
@@ -390,7 +410,7 @@ impl Face {
             persistency: self.persistency,
             mtu: match &self.io {
                 FaceIo::Udp(u) => Some(u.frag.mtu() as u64),
-                FaceIo::Stream(_) => None,
+                FaceIo::Stream(_) | FaceIo::Ws(_) => None,
             },
             options: self.options,
             counters: self.counters,
@@ -399,11 +419,16 @@ impl Face {
 
     /// The changes of `u` this face refuses (see [`Refusal`]).
     fn refusal(&self, u: &FaceUpdate) -> Option<Refusal> {
-        let unix = matches!(&self.io, FaceIo::Stream(s) if matches!(s.sock, StreamSock::Unix(_)));
-        let persistency = u
-            .persistency
-            .filter(|&p| p != self.persistency && (unix || matches!(p, FacePersistency::Other(_))));
-        let stream = matches!(self.io, FaceIo::Stream(_));
+        // A Unix or WebSocket face keeps its persistency (as NFD's transports do).
+        let fixed = match &self.io {
+            FaceIo::Stream(s) => matches!(s.sock, StreamSock::Unix(_)),
+            FaceIo::Ws(_) => true,
+            FaceIo::Udp(_) => false,
+        };
+        let persistency = u.persistency.filter(|&p| {
+            p != self.persistency && (fixed || matches!(p, FacePersistency::Other(_)))
+        });
+        let stream = !matches!(self.io, FaceIo::Udp(_));
         let r = Refusal {
             local_fields: u.local_fields == Some(true) && !self.local,
             persistency,
@@ -521,6 +546,8 @@ pub struct FaceTable {
     /// Why io_uring could not be set up for a UDP socket (which then receives with
     /// `recvmmsg`, as every later one does).
     ring_failure: Option<io::Error>,
+    /// Pending WebSocket handshakes.
+    handshakes: Handshakes,
 }
 
 impl FaceTable {
@@ -552,6 +579,7 @@ impl FaceTable {
             reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
             bounds_noticed: BoundCounters::default(),
             ring_failure: None,
+            handshakes: Handshakes::default(),
             cfg,
         }
     }
@@ -586,11 +614,11 @@ impl FaceTable {
         self.ids.end()
     }
 
-    /// Adds a stream face; `uri` `None` names it `fd://<id>` (NFD shows the fd number in a Unix
-    /// face's URI; the face id is as unique).
+    /// Adds a connection face (stream or WebSocket, `io`); `uri` `None` names it `fd://<id>`
+    /// (NFD shows the fd number in a Unix face's URI; the face id is as unique).
     fn add_stream_face(
         &mut self,
-        mut sock: StreamSock,
+        mut io: FaceIo,
         uri: Option<String>,
         local_uri: String,
         local: bool,
@@ -603,11 +631,9 @@ impl FaceTable {
         }
         let id = self.new_face_id(sink.now_ms())?;
         let token = Token(FACE_BASE + id as usize);
-        if self
-            .registry
-            .register(sock.source(), token, Interest::READABLE)
-            .is_err()
-        {
+        let registered = (io.source())
+            .is_some_and(|s| self.registry.register(s, token, Interest::READABLE).is_ok());
+        if !registered {
             self.ids.give_back(id, sink.now_ms());
             return None;
         }
@@ -621,19 +647,24 @@ impl FaceTable {
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
             quota: false,
-            io: FaceIo::Stream(Box::new(StreamIo {
-                sock,
-                framer: StreamFramer::new(self.cfg.max_packet_bytes, 16 * 1024),
-                out: Vec::new(),
-                out_pos: 0,
-                want_write: false,
-            })),
+            io,
         };
         sink.face_up(&face);
         self.faces.insert(id, face);
         // Data may already be waiting.
         self.pending_next.push(token);
         Some(id)
+    }
+
+    /// The I/O of a stream face on `sock`: its framer and send queue.
+    fn stream_io(&self, sock: StreamSock) -> FaceIo {
+        FaceIo::Stream(Box::new(StreamIo {
+            sock,
+            framer: StreamFramer::new(self.cfg.max_packet_bytes, crate::stream::DEFAULT_READ_CHUNK),
+            out: Vec::new(),
+            out_pos: 0,
+            want_write: false,
+        }))
     }
 
     /// Adds a UDP face to `remote` on socket `socket`, counted in the on-demand quota or not
@@ -690,6 +721,10 @@ impl FaceTable {
             FaceIo::Stream(s) => {
                 let _ = self.registry.deregister(s.sock.source());
             }
+            FaceIo::Ws(w) => {
+                ws::close_ws(w);
+                let _ = self.registry.deregister(w.ws.get_mut());
+            }
             FaceIo::Udp(u) => {
                 self.udp_faces.remove(&(u.socket, u.remote));
                 if f.quota {
@@ -706,6 +741,7 @@ impl FaceTable {
     /// Once a second: close idle on-demand UDP faces, let penalized remotes back in, notice
     /// what the bounds refused.
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
+        self.sweep_ws(now, sink);
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;
@@ -771,11 +807,11 @@ impl FaceTable {
         let local = stream.local_addr().map_err(failed)?;
         stream.set_nonblocking(true).map_err(failed)?;
         let _ = stream.set_nodelay(true);
-        let s = StreamSock::Tcp(TcpStream::from_std(stream));
+        let io = self.stream_io(StreamSock::Tcp(TcpStream::from_std(stream)));
         let local_uri = FaceUri::tcp(local).to_string();
         let loopback = peer.ip().is_loopback();
         let id = self
-            .add_stream_face(s, Some(uri), local_uri, loopback, params, sink)
+            .add_stream_face(io, Some(uri), local_uri, loopback, params, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
     }

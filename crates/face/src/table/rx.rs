@@ -7,7 +7,7 @@ use wire::nfd::FacePersistency;
 
 use super::on_demand::well_formed;
 use super::{
-    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, LISTENER_BASE,
+    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, HANDSHAKE_BASE, LISTENER_BASE,
     PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
 };
 use crate::udp_ring::UdpRing;
@@ -39,17 +39,23 @@ impl FaceTable {
         match token.0 {
             0 => {}
             t if (LISTENER_BASE..UDP_BASE).contains(&t) => self.accept(t - LISTENER_BASE, sink),
-            t if (UDP_BASE..FACE_BASE).contains(&t) => {
+            t if (UDP_BASE..HANDSHAKE_BASE).contains(&t) => {
                 if readable {
                     self.read_udp(t - UDP_BASE, sink);
                 }
             }
+            t if (HANDSHAKE_BASE..FACE_BASE).contains(&t) => {
+                self.continue_handshake(t - HANDSHAKE_BASE, sink)
+            }
             t => {
                 let id = (t - FACE_BASE) as FaceId;
+                let ws = matches!(self.faces.get(&id), Some(f) if matches!(f.io, FaceIo::Ws(_)));
                 if writable {
                     self.flush_stream(id, sink);
                 }
-                if readable {
+                if readable && ws {
+                    self.read_ws(id, sink);
+                } else if readable {
                     self.read_stream(id, sink);
                 }
             }
@@ -176,7 +182,7 @@ impl FaceTable {
                 let (bytes, _) = self.udp[idx].datagram(i);
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),
-                    FaceIo::Stream(_) => None,
+                    FaceIo::Stream(_) | FaceIo::Ws(_) => None,
                 };
                 let rx = FaceRx {
                     id,

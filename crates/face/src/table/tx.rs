@@ -111,6 +111,17 @@ impl FaceTable {
                 s.out.extend_from_slice(bytes);
                 f.counters.count_out(kind, bytes.len());
             }
+            FaceIo::Ws(w) => {
+                if FaceTable::queue_ws(w, bytes) {
+                    f.counters.count_out(kind, bytes.len());
+                    if !w.dirty {
+                        w.dirty = true;
+                        self.dirty.push(id);
+                    }
+                } else {
+                    f.counters.drop_queue_full += 1;
+                }
+            }
             FaceIo::Udp(u) => {
                 let ratio = self.cfg.bounds.unproven_send_ratio;
                 if f.quota && !unproven_may_send(&f.counters, bytes.len(), ratio) {
@@ -145,8 +156,10 @@ impl FaceTable {
             let Some(f) = self.faces.get_mut(&id) else {
                 return;
             };
-            let FaceIo::Stream(s) = &mut f.io else {
-                return;
+            let s = match &mut f.io {
+                FaceIo::Stream(s) => s,
+                FaceIo::Ws(_) => return self.flush_ws(id, sink),
+                FaceIo::Udp(_) => return,
             };
             // Bounded: each successful write makes progress; a full socket stops the loop.
             while s.out_pos < s.out.len() {

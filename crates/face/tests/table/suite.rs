@@ -6,139 +6,24 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use face::table::{bind_unix, BoundCounters, FaceBounds, FaceTable, Listener, Notice, MIN_MTU};
+use face::table::{bind_unix, FaceBounds, FaceTable, Listener, MIN_MTU};
 use face::{
-    encode_link, CreateError, Face, FaceConfig, FaceId, FaceParams, FaceRx, FaceSink, FaceUpdate,
+    encode_link, CreateError, FaceConfig, FaceId, FaceParams, FaceUpdate,
     LinkOptions, LpHeaders, PacketKind, PitToken, Reassembler, Refusal, UpdateError, FIRST_FACE_ID,
 };
-use mio::{Events, Poll};
+use mio::Poll;
 use wire::lp::{Nack, NackReason};
 use wire::nfd::FacePersistency;
 use wire::{Limits, LpPacketView};
+use support::{Driver, Sink, GARBAGE};
 
-/// First byte of a packet the test sink calls malformed.
-const GARBAGE: u8 = 0xEE;
-
-/// A sink that records everything, reassembles fragments and calls [`GARBAGE`] malformed.
-#[derive(Default)]
-struct Sink {
-    now: u64,
-    up: Vec<FaceId>,
-    changed: Vec<FaceId>,
-    down: Vec<(FaceId, String)>,
-    packets: Vec<(FaceId, Vec<u8>, LpHeaders)>,
-    bounds: Vec<BoundCounters>,
-}
-
-impl FaceSink for Sink {
-    fn now_ms(&self) -> u64 {
-        self.now
-    }
-    fn face_up(&mut self, face: &Face) {
-        self.up.push(face.id());
-    }
-    fn face_changed(&mut self, face: &Face) {
-        self.changed.push(face.id());
-    }
-    fn face_down(&mut self, face: &Face, why: &str) {
-        self.down.push((face.id(), why.to_string()));
-    }
-    fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool {
-        rx.counters.in_bytes += bytes.len() as u64;
-        if bytes.first() == Some(&GARBAGE) {
-            rx.counters.malformed += 1;
-            return true;
-        }
-        if bytes.first() != Some(&0x64) {
-            rx.counters.count_in(kind_of(bytes));
-            self.packets
-                .push((rx.id, bytes.to_vec(), LpHeaders::default()));
-            return false;
-        }
-        let lp = LpPacketView::decode(bytes, &Limits::default()).unwrap();
-        let r: &mut Reassembler = rx.reassembler.expect("a datagram face");
-        match r.receive(u64::from(rx.id), &lp, now_ms) {
-            Ok(Some(whole)) => {
-                rx.counters.count_in(kind_of(&whole.packet));
-                self.packets
-                    .push((rx.id, whole.packet.into_owned(), whole.headers));
-            }
-            Ok(None) => {}
-            Err(e) => assert!(!e.is_malformed(), "{e}"),
-        }
-        false
-    }
-    fn notice(&mut self, n: Notice<'_>) {
-        if let Notice::Bounds(b) = n {
-            self.bounds.push(b);
-        }
-    }
-}
-
-/// An Interest (0x05) or, for the test, anything else: a Data.
-fn kind_of(bytes: &[u8]) -> PacketKind {
-    match bytes.first() {
-        Some(0x05) => PacketKind::Interest,
-        _ => PacketKind::Data,
-    }
-}
-
+/// The shared configuration, with this suite's UDP receive.
 fn config() -> FaceConfig {
     FaceConfig {
-        max_faces: 8,
-        send_queue_bytes: 1 << 20,
-        udp_mtu: 1400,
-        udp_idle_timeout_ms: 10_000,
-        malformed_limit: 3,
-        max_packet_bytes: 8800,
-        bounds: FaceBounds::default(),
         udp_rx: UDP_RX,
-    }
-}
-
-struct Driver {
-    poll: Poll,
-    events: Events,
-    table: FaceTable,
-    sink: Sink,
-}
-
-impl Driver {
-    fn new(cfg: FaceConfig) -> Driver {
-        let poll = Poll::new().unwrap();
-        let table = FaceTable::new(poll.registry().try_clone().unwrap(), cfg);
-        Driver {
-            poll,
-            events: Events::with_capacity(64),
-            table,
-            sink: Sink::default(),
-        }
-    }
-
-    /// One turn of an I/O loop.
-    fn turn(&mut self) {
-        self.table.flush(&mut self.sink);
-        self.table.start_turn();
-        self.poll
-            .poll(&mut self.events, Some(Duration::from_millis(20)))
-            .unwrap();
-        for ev in self.events.iter() {
-            let readable = ev.is_readable() || ev.is_read_closed();
-            self.table
-                .on_event(ev.token(), readable, ev.is_writable(), &mut self.sink);
-        }
-        self.table.serve_pending(&mut self.sink);
-    }
-
-    /// Turns until `done` or five seconds have passed.
-    fn until(&mut self, mut done: impl FnMut(&Driver) -> bool) {
-        let end = Instant::now() + Duration::from_secs(5);
-        while !done(self) {
-            assert!(Instant::now() < end, "timed out");
-            self.turn();
-        }
+        ..support::config()
     }
 }
 

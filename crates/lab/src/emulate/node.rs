@@ -69,7 +69,7 @@ impl RouterConf<'_> {
         let mut t = String::new();
         let _ = writeln!(
             t,
-            "[listen]\nunix = {}\ntcp = \"\"\nudp = {}\n",
+            "[listen]\nunix = {}\ntcp = \"\"\nwebsocket = \"\"\nudp = {}\n",
             q(&self.sock.display().to_string()),
             q(&self.udp)
         );
@@ -201,9 +201,7 @@ impl RouterProc {
                 .lines()
                 .find(|l| l.contains("cascade: forwarding with"))
             {
-                self.udp = line
-                    .rsplit_once("udp ")
-                    .and_then(|(_, a)| a.trim().parse().ok());
+                self.udp = crate::bench::attack::child::udp_listener(line);
                 return Ok(());
             }
             let exited = self

@@ -63,7 +63,7 @@ impl RouterChild {
         }
         cmd.arg("--unix")
             .arg(&unix)
-            .args(["--tcp", "", "--udp", "127.0.0.1:0"]);
+            .args(["--tcp", "", "--udp", "127.0.0.1:0", "--websocket", ""]);
         if let Some(w) = workers {
             cmd.arg("--workers").arg(w.to_string());
         }
@@ -247,10 +247,13 @@ fn read_log(stderr: std::process::ChildStderr, log: &Mutex<Log>, tx: &mpsc::Send
 }
 
 /// The UDP address in the router's start-up line
-/// (`cascade: forwarding with N worker(s); unix …, tcp …, udp 127.0.0.1:PORT`).
-fn udp_listener(line: &str) -> Option<SocketAddr> {
+/// (`cascade: forwarding with N worker(s); unix …, tcp …, udp 127.0.0.1:PORT, websocket …`).
+pub(crate) fn udp_listener(line: &str) -> Option<SocketAddr> {
     let rest = line.strip_prefix("cascade: forwarding with ")?;
-    rest.rsplit_once(", udp ")?.1.trim().parse().ok()
+    let udp = rest.rsplit_once(", udp ")?.1;
+    // The WebSocket listener, if the line names it, comes after.
+    let udp = udp.split_once(", websocket ").map_or(udp, |(u, _)| u);
+    udp.trim().parse().ok()
 }
 
 /// The `name: number` fields of a logged `BoundCounters { .. }`.
@@ -282,6 +285,8 @@ mod tests {
     fn the_start_line_gives_the_udp_listener() {
         let l = "cascade: forwarding with 1 worker(s); unix /tmp/x/nfd.sock, tcp off, udp 127.0.0.1:40123";
         assert_eq!(udp_listener(l), Some("127.0.0.1:40123".parse().unwrap()));
+        let ws = format!("{l}, websocket off");
+        assert_eq!(udp_listener(&ws), Some("127.0.0.1:40123".parse().unwrap()));
         assert_eq!(
             udp_listener("cascade: forwarding with 1 worker(s); udp off"),
             None

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-mod child;
+pub(crate) mod child;
 mod flood;
 mod legit;
 mod report;

@@ -1,5 +1,6 @@
-//! One end of a generator's link: a UDP socket or a Unix stream, non-blocking and batched
-//! (`recvmmsg`/`sendmmsg` for UDP, large reads and coalesced writes for Unix streams).
+//! One end of a generator's link: a UDP socket, a Unix stream or a WebSocket connection,
+//! non-blocking and batched (`recvmmsg`/`sendmmsg` for UDP, large reads and coalesced writes
+//! for streams).
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -9,7 +10,9 @@ use std::os::unix::net::UnixStream;
 use face::stream::StreamFramer;
 use face::udp::UdpBatch;
 
-/// One end of a link: UDP socket or Unix stream, non-blocking, batched.
+use super::ws_link::WsLink;
+
+/// One end of a link: UDP socket, Unix stream or WebSocket, non-blocking, batched.
 pub(super) enum Link {
     Udp {
         batch: UdpBatch,
@@ -23,6 +26,7 @@ pub(super) enum Link {
         out: Vec<u8>,
         out_pos: usize,
     },
+    Ws(Box<WsLink>),
 }
 
 impl Link {
@@ -63,6 +67,7 @@ impl Link {
         match self {
             Link::Udp { batch, .. } => batch.socket().as_raw_fd(),
             Link::Stream { sock, .. } => sock.as_raw_fd(),
+            Link::Ws(w) => w.fd(),
         }
     }
 
@@ -78,6 +83,7 @@ impl Link {
                 stage.extend_from_slice(pkt);
             }
             Link::Stream { out, .. } => out.extend_from_slice(pkt),
+            Link::Ws(w) => w.queue(pkt)?,
         }
         Ok(())
     }
@@ -124,6 +130,7 @@ impl Link {
                     *out_pos = 0;
                 }
             }
+            Link::Ws(w) => w.flush()?,
         }
         Ok(())
     }
@@ -132,6 +139,7 @@ impl Link {
         match self {
             Link::Udp { staged, .. } => !staged.is_empty(),
             Link::Stream { out, out_pos, .. } => *out_pos < out.len(),
+            Link::Ws(w) => w.pending_out(),
         }
     }
 
@@ -177,6 +185,7 @@ impl Link {
                     }
                 }
             }
+            Link::Ws(w) => n += w.recv(&mut f)?,
         }
         Ok(n)
     }

@@ -27,6 +27,7 @@ mod generator;
 mod link;
 mod report;
 mod setup;
+mod ws_link;
 
 use generator::{drive, parse_workload, producer, Gen, RunResult, Workload};
 use link::Link;
@@ -40,6 +41,8 @@ pub enum FaceKind {
     Udp,
     /// Unix stream sockets.
     Unix,
+    /// WebSocket (`ws://`) over loopback TCP: one packet per binary message.
+    Ws,
 }
 
 /// `[workers] threads` of the router the bench starts.
@@ -94,7 +97,8 @@ pub struct ForwardBenchArgs {
     /// Face kind between the generator and the router.
     #[arg(long, value_enum, default_value_t = FaceKind::Udp)]
     face: FaceKind,
-    /// Drive a running router instead of starting one: `unix:///path` or `udp://host:port`.
+    /// Drive a running router instead of starting one: `unix:///path`, `udp://host:port` or
+    /// `ws://host:port`.
     #[arg(long)]
     attach: Option<String>,
     /// With `--attach udp://...`: the router's Unix socket, for the management commands that
@@ -273,6 +277,10 @@ fn measure_ceiling(
                 Link::stream(a).map_err(|e| e.to_string())?,
                 Link::stream(b).map_err(|e| e.to_string())?,
             )
+        }
+        FaceKind::Ws => {
+            let (a, b) = ws_link::WsLink::pair().map_err(|e| e.to_string())?;
+            (Link::Ws(Box::new(a)), Link::Ws(Box::new(b)))
         }
     };
     let g2 = Gen {

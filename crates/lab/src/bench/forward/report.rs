@@ -68,6 +68,7 @@ impl<'a> Report<'a> {
         match self.args.face {
             FaceKind::Udp => "udp",
             FaceKind::Unix => "unix",
+            FaceKind::Ws => "ws",
         }
     }
 

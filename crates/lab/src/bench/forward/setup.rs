@@ -89,11 +89,8 @@ fn register(prod: &mut Link) -> Result<(), String> {
     Err("rib/register: no answer within 5 s".into())
 }
 
-fn connect(
-    kind: FaceKind,
-    unix: Option<&PathBuf>,
-    udp: Option<SocketAddr>,
-) -> Result<Link, String> {
+fn connect(kind: FaceKind, at: &Endpoints) -> Result<Link, String> {
+    let (unix, udp) = (at.unix.as_ref(), at.udp);
     match kind {
         FaceKind::Udp => {
             let a = udp.ok_or("the router has no UDP listener")?;
@@ -104,17 +101,23 @@ fn connect(
             let s = UnixStream::connect(p).map_err(|e| format!("connect {}: {e}", p.display()))?;
             Link::stream(s).map_err(|e| e.to_string())
         }
+        FaceKind::Ws => {
+            let a = at.ws.ok_or("the router has no WebSocket listener")?;
+            let w = super::ws_link::WsLink::connect(a).map_err(|e| format!("ws://{a}: {e}"))?;
+            Ok(Link::Ws(Box::new(w)))
+        }
     }
 }
 
 /// The generator's consumer and producer links to the router at `at`, with the producer's
-/// route to `/bench` in place: registered from its own face over a Unix socket, or, over UDP
-/// (not a local face), created and routed through the router's Unix socket.
+/// route to `/bench` in place: registered from its own face over a Unix socket or a loopback
+/// WebSocket connection (local faces), or, over UDP (not a local face), created and routed
+/// through the router's Unix socket.
 pub(super) fn links_to(args: &ForwardBenchArgs, at: &Endpoints) -> Result<(Link, Link), String> {
-    let cons = connect(args.face, at.unix.as_ref(), at.udp)?;
-    let mut prod = connect(args.face, at.unix.as_ref(), at.udp)?;
+    let cons = connect(args.face, at)?;
+    let mut prod = connect(args.face, at)?;
     match args.face {
-        FaceKind::Unix => register(&mut prod)?,
+        FaceKind::Unix | FaceKind::Ws => register(&mut prod)?,
         FaceKind::Udp => {
             let mgmt = at.unix.clone().unwrap_or_else(|| args.mgmt.clone());
             route_to_udp_producer(&mgmt, &prod)?;
@@ -127,6 +130,7 @@ pub(super) fn links_to(args: &ForwardBenchArgs, at: &Endpoints) -> Result<(Link,
 pub(super) struct Endpoints {
     pub(super) unix: Option<PathBuf>,
     pub(super) udp: Option<SocketAddr>,
+    pub(super) ws: Option<SocketAddr>,
     /// The router started here and its directory (none with `--attach`).
     pub(super) started: Option<(router::Router, PathBuf)>,
 }
@@ -147,6 +151,7 @@ pub(super) fn router_endpoints(
                 Ok(Endpoints {
                     unix: Some(PathBuf::from(p)),
                     udp: None,
+                    ws: None,
                     started: None,
                 })
             } else if let Some(a) = uri.strip_prefix("udp://") {
@@ -159,11 +164,24 @@ pub(super) fn router_endpoints(
                 Ok(Endpoints {
                     unix: None,
                     udp: Some(a),
+                    ws: None,
+                    started: None,
+                })
+            } else if let Some(a) = uri.strip_prefix("ws://") {
+                if args.face != FaceKind::Ws {
+                    return Err("--attach ws://... needs --face ws".into());
+                }
+                let a: SocketAddr = (a.trim_end_matches('/').parse())
+                    .map_err(|_| format!("--attach {uri}: bad address"))?;
+                Ok(Endpoints {
+                    unix: None,
+                    udp: None,
+                    ws: Some(a),
                     started: None,
                 })
             } else {
                 Err(format!(
-                    "--attach {uri}: expected unix:///path or udp://host:port"
+                    "--attach {uri}: expected unix:///path, udp://host:port or ws://host:port"
                 ))
             }
         }
@@ -173,6 +191,10 @@ pub(super) fn router_endpoints(
             let mut cfg = router::Config::default();
             cfg.listen.unix = dir.join("nfd.sock").display().to_string();
             cfg.listen.tcp = String::new();
+            cfg.listen.websocket = match args.face {
+                FaceKind::Ws => "127.0.0.1:0".into(),
+                _ => String::new(),
+            };
             cfg.listen.udp = "127.0.0.1:0".into();
             if let Some(w) = workers {
                 cfg.workers.count = w;
@@ -197,6 +219,7 @@ pub(super) fn router_endpoints(
             Ok(Endpoints {
                 unix: b.unix,
                 udp: b.udp,
+                ws: b.ws,
                 started: Some((r, dir)),
             })
         }

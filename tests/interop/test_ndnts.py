@@ -1,0 +1,120 @@
+"""NDNts (JavaScript, from npm) fetching through the real daemon, ``cascade run``.
+
+The harness is ``tests/ndnts`` (its versions pinned in package.json and package-lock.json;
+``npm ci`` there installs them, and this module runs it if ``node_modules`` is missing). Its
+``fetch.mjs`` connects a logical NDNts forwarder to the router over any face URI
+(``transport.mjs``: ``ws://``, ``unix://``, ``tcp://``, ``udp://``), expresses Interests and
+checks each Data's name and content. The producer is ``cascade poke`` on the router's Unix
+socket; it registers its name through the NFD management protocol and answers once, the
+router's content store after that.
+
+``CASCADE_BIN`` names the cascade binary (the suite's runner sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from test_router import _bin
+
+NDNTS = Path(__file__).resolve().parents[1] / "ndnts"
+
+
+@pytest.fixture(scope="module")
+def ndnts() -> Path:
+    """The harness, its packages installed."""
+    if not (NDNTS / "node_modules" / "@ndn" / "ws-transport").is_dir():
+        subprocess.run(["npm", "ci"], cwd=NDNTS, check=True)
+    return NDNTS
+
+
+@pytest.fixture()
+def router():
+    """A router with its Unix socket and a WebSocket listener on a loopback port: (socket
+    path, WebSocket port)."""
+    with tempfile.TemporaryDirectory() as d:
+        sock = str(Path(d) / "nfd.sock")
+        p = subprocess.Popen(
+            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "",
+             "--websocket", "127.0.0.1:0", "--workers", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        port = None
+        for line in p.stderr:
+            m = re.search(r"websocket 127\.0\.0\.1:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        assert port, "cascade run did not say where its WebSocket listener is"
+        # Keep reading its log so that it never blocks on a full pipe.
+        threading.Thread(target=p.stderr.read, daemon=True).start()
+        yield sock, port
+        p.terminate()
+        assert p.wait(timeout=10) == 0, "clean stop on SIGTERM"
+
+
+def _poke(sock: str, name: str, content: str) -> subprocess.Popen:
+    """``cascade poke`` serving ``name``, once its route is in the router's RIB."""
+    p = subprocess.Popen(
+        [_bin(), "poke", name, "--transport", f"unix://{sock}", "--timeout", "20000"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    p.stdin.write(content)
+    p.stdin.close()
+    t0 = time.time()
+    while True:
+        routes = subprocess.run(
+            [_bin(), "ctl", "--transport", f"unix://{sock}", "--json", "route", "list"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        if name in routes:
+            return p
+        assert p.poll() is None, f"cascade poke exited: {p.stderr.read()}"
+        assert time.time() - t0 < 10, "the producer's route did not appear"
+        time.sleep(0.05)
+
+
+def _fetch(ndnts: Path, uri: str, name: str, content: str, count: int = 1):
+    return subprocess.run(
+        ["node", "fetch.mjs", uri, name, content, str(count)],
+        cwd=ndnts, capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_ndnts_fetches_through_the_websocket_face(ndnts, router):
+    sock, port = router
+    poke = _poke(sock, "/ndnts/ws/hello", "hello over WebSocket")
+    # Three Interests, one WebSocket message each way apiece: the producer answers the first,
+    # the content store the others.
+    r = _fetch(ndnts, f"ws://127.0.0.1:{port}", "/ndnts/ws/hello", "hello over WebSocket", 3)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["fetched"] == 3
+    assert out["name"] == "/8=ndnts/8=ws/8=hello"
+    assert poke.wait(timeout=10) == 0
+    # The checks bite: the same Data is not taken for other content.
+    r = _fetch(ndnts, f"ws://127.0.0.1:{port}", "/ndnts/ws/hello", "something else")
+    assert r.returncode == 1
+    assert "content" in r.stderr
+
+
+def test_ndnts_fetches_over_the_unix_socket(ndnts, router):
+    sock, _ = router
+    poke = _poke(sock, "/ndnts/unix/hello", "hello over Unix")
+    r = _fetch(ndnts, f"unix://{sock}", "/ndnts/unix/hello", "hello over Unix")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["fetched"] == 1
+    assert poke.wait(timeout=10) == 0
