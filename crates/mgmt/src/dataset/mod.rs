@@ -8,7 +8,7 @@
 //! forwarder's figures, is in `content.rs`; Cascade's own `cs/tiers` encoding is [`tiers`].
 
 #[cfg(target_os = "linux")]
-mod content;
+pub(crate) mod content;
 pub mod tiers;
 
 #[cfg(target_os = "linux")]
