@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// UDP listen address ('' disables it).
     #[arg(long)]
     udp: Option<String>,
+    /// HTTP endpoint address for /metrics and the status page ('' disables it; default
+    /// 127.0.0.1:6380, or `[http] listen`).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
     /// Forwarding workers (0 = one per core, less one for I/O).
     #[arg(long)]
     workers: Option<usize>,
@@ -67,6 +71,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
         udp: args.udp.clone(),
         workers: args.workers,
     });
+    if let Some(h) = &args.http {
+        cfg.http.listen = h.clone();
+    }
     if let Err(e) = cfg.validate() {
         eprintln!("cascade run: {e}");
         return ExitCode::from(2);
@@ -93,7 +100,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let b = router.bound();
     eprintln!(
-        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
+        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}, http {}",
         router.workers(),
         match router.threads() {
             router::Threads::One => " in one thread",
@@ -105,6 +112,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
             .map_or("off".into(), |p| p.display().to_string()),
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
+        router.http_addr().map_or("off".into(), |a| a.to_string()),
     );
     let sig = signals.wait();
     tracing::info!(signal = sig, "stopping");

@@ -4,6 +4,8 @@
 //! are errors: a typo must not silently fall back to a default. [`Config::validate`] checks what
 //! serde cannot (ranges, names, URIs) and names the offending key in a one-line error.
 
+mod http;
+
 use std::net::SocketAddr;
 
 use face::uri::{FaceUri, ResolveError, UriErrorKind};
@@ -12,6 +14,7 @@ use serde::Deserialize;
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+pub use http::{Http, DEFAULT_HTTP_PORT};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -42,6 +45,8 @@ pub struct Config {
     pub strategies: Vec<StrategyEntry>,
     /// The L2 content store on disk (`[store]`; off unless `l2_path` is set).
     pub store: Store,
+    /// The HTTP endpoint: metrics and the status page (`[http]`).
+    pub http: Http,
 }
 
 /// L2 replacement policy.
@@ -604,6 +609,7 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
+        self.http.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

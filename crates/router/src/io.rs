@@ -168,6 +168,8 @@ pub enum MgmtInput {
     /// A face was created or destroyed (as it is now): a `faces/events` notification; a
     /// destroyed face's routes go.
     FaceEvent(FaceEventKind, Box<FaceDesc>),
+    /// The HTTP endpoint asks for the datasets' figures ([`mgmt::StatusView`]).
+    Status(std::sync::mpsc::Sender<Box<mgmt::StatusView>>),
 }
 
 /// Settings of the I/O thread.

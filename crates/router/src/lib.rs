@@ -28,6 +28,8 @@
 //!   control messages to the workers. FIB and strategy changes reach every worker without a
 //!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`http`]: the HTTP endpoint (`[http]`): Prometheus metrics and a live status page, on a
+//!   thread of its own, fed by the management thread.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -37,6 +39,7 @@
 
 pub mod config;
 pub mod dispatch;
+pub mod http;
 pub mod io;
 pub mod manager;
 pub mod mem;
@@ -73,6 +76,7 @@ pub struct Router {
     mode: Threads,
     control: Vec<Sender<Control>>,
     shards: Vec<Arc<ShardLink>>,
+    http: Option<std::net::SocketAddr>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -124,7 +128,6 @@ impl Router {
             handles,
             shards,
         } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
-        drop(mgmt_tx);
         let bound = loops[0].bound();
         let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
         let handle = StopHandle {
@@ -173,6 +176,7 @@ impl Router {
             mode,
             control: ctl_tx,
             shards,
+            http: None,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -184,6 +188,10 @@ impl Router {
             "cascade-mgmt".into(),
             Box::new(move || manager.run()),
         )?);
+        if let Some((addr, t)) = http::start(&cfg.http, mgmt_tx, &links, start, stop) {
+            router.http = Some(addr);
+            router.threads.push(t);
+        }
         tracing::info!(
             workers = n,
             threads = mode.name(),
@@ -198,6 +206,11 @@ impl Router {
     /// What the listeners bound to.
     pub fn bound(&self) -> &Bound {
         &self.bound
+    }
+
+    /// Where the HTTP endpoint listens (none if `[http] listen` is off or did not bind).
+    pub fn http_addr(&self) -> Option<std::net::SocketAddr> {
+        self.http
     }
 
     /// Number of forwarding workers.

@@ -97,6 +97,9 @@ impl Manager {
                     m.on_interest(face, local, &bytes)
                 }
                 Ok(MgmtInput::FaceEvent(kind, face)) => m.face_event(kind, &face),
+                Ok(MgmtInput::Status(reply)) => {
+                    let _ = reply.send(Box::new(m.status_view()));
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
@@ -277,6 +280,7 @@ impl Forwarder for Channels {
                 cs_hits: s.cs_hits,
                 cs_misses: s.cs_misses,
                 l2: s.l2.as_ref().map(tier_info),
+                latency: s.latency,
             })
             .collect()
     }
