@@ -295,6 +295,11 @@ fn workers(m: &mut Families, f: &Figures) {
         "Packets the I/O loop dropped because the worker's input ring was full.",
         rings.map(|(i, &v)| (label(i), v)).collect(),
     );
+    worker_events(m, w);
+}
+
+/// The workers' drops by reason and NB-Cache's events.
+fn worker_events(m: &mut Families, w: &[mgmt::WorkerStats]) {
     let labelled = |pairs: &dyn Fn(&mgmt::WorkerStats) -> Vec<(String, u64)>, key| {
         let mut out = Vec::new();
         for (i, s) in w.iter().enumerate() {
