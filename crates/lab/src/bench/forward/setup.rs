@@ -174,6 +174,7 @@ pub(super) fn router_endpoints(
             cfg.listen.unix = dir.join("nfd.sock").display().to_string();
             cfg.listen.tcp = String::new();
             cfg.listen.udp = "127.0.0.1:0".into();
+            cfg.http.listen = args.http.clone().unwrap_or_default();
             if let Some(w) = workers {
                 cfg.workers.count = w;
             }
