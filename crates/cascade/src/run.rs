@@ -100,7 +100,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
     };
     let b = router.bound();
     eprintln!(
-        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}, http {}",
+        "cascade: forwarding with {} worker(s){}; unix {}, tcp {}, udp {}",
         router.workers(),
         match router.threads() {
             router::Threads::One => " in one thread",
@@ -112,8 +112,10 @@ pub fn run(args: &RunArgs) -> ExitCode {
             .map_or("off".into(), |p| p.display().to_string()),
         b.tcp.map_or("off".into(), |a| a.to_string()),
         b.udp.map_or("off".into(), |a| a.to_string()),
-        router.http_addr().map_or("off".into(), |a| a.to_string()),
     );
+    if let Some(a) = router.http_addr() {
+        eprintln!("cascade: status page http://{a}/, Prometheus metrics http://{a}/metrics");
+    }
     let sig = signals.wait();
     tracing::info!(signal = sig, "stopping");
     router.stop_handle().stop();
