@@ -131,6 +131,11 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Vec<FaceDesc>>,
     },
+    /// What the face table's bounds refused or evicted.
+    Bounds {
+        /// Reply.
+        reply: Sender<face::table::BoundCounters>,
+    },
     /// List the listening channels' local URIs.
     Channels {
         /// Reply.
@@ -607,6 +612,9 @@ impl Io {
             }
             IoCommand::Channels { reply } => {
                 let _ = reply.send(faces.channels());
+            }
+            IoCommand::Bounds { reply } => {
+                let _ = reply.send(faces.bound_counters());
             }
             IoCommand::Adopt(conn) => {
                 faces.adopt(conn, rx);

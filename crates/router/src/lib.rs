@@ -188,7 +188,8 @@ impl Router {
             "cascade-mgmt".into(),
             Box::new(move || manager.run()),
         )?);
-        if let Some((addr, t)) = http::start(&cfg.http, mgmt_tx, &links, start, stop) {
+        let io = router.stop.io.clone();
+        if let Some((addr, t)) = http::start(&cfg.http, mgmt_tx, io, &links, start, stop) {
             router.http = Some(addr);
             router.threads.push(t);
         }

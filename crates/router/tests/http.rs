@@ -105,6 +105,9 @@ fn run(threads: router::Threads, workers: usize) {
         })
         .sum();
     assert_eq!(engines, 10);
+    // The peer's datagrams made one on-demand face (the face tables' bounds count it).
+    let created = "cascade_face_table_bounds_total{event=\"on_demand_created\"}";
+    assert_eq!(sample(&metrics, created), Some(1), "{metrics}");
     let batches = "cascade_worker_batch_seconds_count{worker=\"0\"}";
     assert!(sample(&metrics, batches).unwrap() > 0, "{metrics}");
     r.stop_handle().stop();

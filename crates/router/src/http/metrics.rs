@@ -92,6 +92,7 @@ fn gather(f: &Figures) -> Families {
     faces(&mut m, f);
     workers(&mut m, f);
     content_store(&mut m, f);
+    face_table(&mut m, f);
     drops(&mut m, f);
     let h = &f.http;
     m.counter(
@@ -432,6 +433,43 @@ fn content_store(m: &mut Families, f: &Figures) {
     );
 }
 
+/// What the face tables' bounds refused: packets dropped, by reason.
+fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
+    [
+        ("on_demand_refused_host", b.on_demand_refused_host),
+        ("on_demand_refused_malformed", b.on_demand_refused_malformed),
+        ("on_demand_refused_full", b.on_demand_refused_full),
+        ("unproven_send", b.unproven_send_dropped),
+        ("reassembly_refused", b.reassembly_refused),
+    ]
+}
+
+/// The face tables' bounds: what they refused, evicted and hold.
+fn face_table(m: &mut Families, f: &Figures) {
+    let b = &f.bounds;
+    let mut events: Vec<(Labels, u64)> = bounds_refused(b)
+        .into_iter()
+        .chain([
+            ("on_demand_created", b.on_demand_created),
+            ("on_demand_evicted", b.on_demand_evicted),
+            ("face_ids_reused_early", b.face_ids_reused_early),
+        ])
+        .map(|(e, v)| (vec![("event", e.to_owned())], v))
+        .collect();
+    events.sort_by(|a, b| a.0.cmp(&b.0));
+    m.counter(
+        "face_table_bounds",
+        "What the face tables' bounds did, by event: datagrams and fragments refused, \
+         on-demand faces created and evicted, face ids reused early.",
+        events,
+    );
+    m.gauge(
+        "face_table_reassembly_bytes",
+        "Bytes the reassemblers hold now.",
+        one(b.reassembly_bytes),
+    );
+}
+
 /// Every drop, router-wide, by reason: the faces' (open faces) and the engines'.
 fn drops(m: &mut Families, f: &Figures) {
     let mut by: Vec<(String, u64)> = Vec::new();
@@ -453,10 +491,14 @@ fn drops(m: &mut Families, f: &Figures) {
     for r in DropReason::ALL {
         add(snake(r), engine[r.index()]);
     }
+    for (r, v) in bounds_refused(&f.bounds) {
+        add(r.to_owned(), v);
+    }
     m.counter(
         "drops",
         "Packets dropped, by reason: the faces' (malformed, no_buffer, ring_full, \
-         send_queue_full) and the engines' (malformed names and the rest).",
+         send_queue_full), the engines' (malformed names and the rest) and the face tables' \
+         bounds (on_demand_*, unproven_send, reassembly_refused).",
         by.into_iter()
             .map(|(r, v)| (vec![("reason", r)], v))
             .collect(),

@@ -23,6 +23,7 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::config::Http;
 use crate::io::MgmtInput;
+use crate::shard::IoHandles;
 use crate::worker::WorkerLink;
 
 pub use json::status_json;
@@ -46,6 +47,7 @@ const FIGURES_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) fn start(
     cfg: &Http,
     mgmt: std::sync::mpsc::Sender<MgmtInput>,
+    io: Arc<IoHandles>,
     links: &[Arc<WorkerLink>],
     started: Instant,
     stop: Arc<AtomicBool>,
@@ -62,6 +64,7 @@ pub(crate) fn start(
                 .iter()
                 .map(|l| l.input_full.load(Ordering::Relaxed))
                 .collect(),
+            bounds: io.bounds(),
             uptime_s: started.elapsed().as_secs_f64(),
             http,
         })
@@ -98,6 +101,8 @@ pub struct Figures {
     pub view: mgmt::StatusView,
     /// Per worker: packets the I/O loop dropped because its input ring was full.
     pub input_ring_full: Vec<u64>,
+    /// What the face tables' bounds refused or evicted, over every I/O loop.
+    pub bounds: face::table::BoundCounters,
     /// Seconds since the router started.
     pub uptime_s: f64,
     /// The endpoint's own counters.

@@ -77,6 +77,11 @@ fn figures() -> Figures {
             management: Default::default(),
         },
         input_ring_full: vec![6],
+        bounds: face::table::BoundCounters {
+            on_demand_refused_full: 5,
+            on_demand_created: 2,
+            ..Default::default()
+        },
         uptime_s: 2.5,
         http: HttpCounters {
             refused_connections: 1,
@@ -147,6 +152,27 @@ fn metrics_render_every_part_of_the_snapshot() {
         Some(1.0)
     );
     assert_eq!(sample(&text, "cascade_uptime_seconds"), Some(2.5));
+    assert_eq!(
+        sample(
+            &text,
+            r#"cascade_face_table_bounds_total{event="on_demand_refused_full"}"#
+        ),
+        Some(5.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"cascade_face_table_bounds_total{event="on_demand_created"}"#
+        ),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"cascade_drops_total{reason="on_demand_refused_full"}"#
+        ),
+        Some(5.0)
+    );
 }
 
 #[test]
