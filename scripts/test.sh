@@ -28,6 +28,15 @@ if [ "$fuzz_seconds" != 0 ]; then
   bash scripts/fuzz.sh all "$fuzz_seconds"
 fi
 
+# --- HTTP endpoint: the status page is checked in headless Chromium (tests/interop/test_http.py);
+# Debian's chromium is installed when missing (CI runs as root with apt reachable). ---
+if ! command -v chromium >/dev/null 2>&1; then
+  step "installing chromium for the status-page test"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+fi
+# --- end HTTP endpoint ---
+
 step "python-ndn interoperability"
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

@@ -26,6 +26,10 @@ pub struct RunArgs {
     /// WebSocket (`ws://`) listen address ('' disables it).
     #[arg(long)]
     websocket: Option<String>,
+    /// HTTP endpoint address for /metrics and the status page ('' disables it; default
+    /// 127.0.0.1:6380, or `[http] listen`).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
     /// Forwarding workers (0 = one per core, less one for I/O).
     #[arg(long)]
     workers: Option<usize>,
@@ -76,6 +80,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
         websocket: args.websocket.clone(),
         workers: args.workers,
     });
+    if let Some(h) = &args.http {
+        cfg.http.listen = h.clone();
+    }
     if let Err(e) = cfg.validate() {
         eprintln!("cascade run: {e}");
         return ExitCode::from(2);
@@ -117,6 +124,9 @@ pub fn run(args: &RunArgs) -> ExitCode {
         b.udp.map_or("off".into(), |a| a.to_string()),
         b.ws.map_or("off".into(), |a| a.to_string()),
     );
+    if let Some(a) = router.http_addr() {
+        eprintln!("cascade: status page http://{a}/, Prometheus metrics http://{a}/metrics");
+    }
     let failed = loop {
         if let Some(sig) = signals.wait_timeout(Duration::from_millis(200)) {
             tracing::info!(signal = sig, "stopping");

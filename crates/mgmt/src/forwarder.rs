@@ -104,4 +104,25 @@ pub struct WorkerStats {
     /// Upstream faces this worker holds unavailable to bypassed Interests now (under a
     /// Nack-α of NB-CC).
     pub nbcc_unavailable_faces: u64,
+    /// Latency histograms the worker keeps (the time its batches take, ...).
+    pub latency: Vec<LatencyHistogram>,
+}
+
+/// A latency histogram: how many observations took at most each bound, as Prometheus keeps
+/// one (cumulative counts), with their count and sum.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LatencyHistogram {
+    /// What is timed, a metric name's stem (`batch`, `l2_storage`, ...).
+    pub name: &'static str,
+    /// One line saying what is timed.
+    pub help: &'static str,
+    /// Upper bounds of the buckets, in microseconds, increasing (observations above the last
+    /// are in `count` only).
+    pub le_us: Vec<u64>,
+    /// Observations at or below each bound (cumulative).
+    pub cumulative: Vec<u64>,
+    /// Observations in all.
+    pub count: u64,
+    /// Their sum, in nanoseconds.
+    pub sum_ns: u64,
 }

@@ -18,6 +18,8 @@
 //!   `cs/nbcache`, [`dataset::nbcache`]), cut
 //!   into signed, versioned segments ([`dataset_segments`]) and kept a few seconds for their
 //!   later segments;
+//! - [`view`]: the same figures as one structure ([`StatusView`]), for a status page or a
+//!   metrics endpoint that does not speak the protocol;
 //! - [`notify`]: notification streams, NFD's `faces/events` (a FaceEventNotification per face
 //!   created, destroyed, up or down), read as ndn-cxx's `NotificationSubscriber` reads them.
 //!
@@ -55,6 +57,8 @@ pub mod strategy;
 #[cfg(test)]
 mod test_support;
 pub mod validate;
+#[cfg(target_os = "linux")]
+pub mod view;
 
 pub use command::{
     malformed, not_found, ok, parse_command, parse_command_with, response_data, status,
@@ -64,9 +68,11 @@ pub use dataset::nbcache::NbCacheInfo;
 pub use dataset::tiers::CsTierInfo;
 pub use dataset::{dataset_segments, DEFAULT_MAX_SEGMENT_BYTES};
 #[cfg(target_os = "linux")]
-pub use forwarder::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
+pub use forwarder::{CreateFaceError, Forwarder, LatencyHistogram, UpdateFaceError, WorkerStats};
 #[cfg(target_os = "linux")]
 pub use manager::{Manager, ManagerParts, RibOptions};
+#[cfg(target_os = "linux")]
+pub use view::StatusView;
 
 use wire::{Component, Data, MetaInfo, Name};
 

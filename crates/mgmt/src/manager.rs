@@ -368,7 +368,19 @@ impl<F: Forwarder> Manager<F> {
             }
         }
         let now = self.now_ms();
-        let sources = Sources {
+        let mut datasets = std::mem::take(&mut self.datasets);
+        let sources = self.sources();
+        let answer = datasets.answer(full, now, || {
+            let content = dataset.content(&sources, &filter);
+            (wall_ms(), content)
+        });
+        self.datasets = datasets;
+        answer
+    }
+
+    /// What the datasets are made of.
+    pub(crate) fn sources(&self) -> Sources<'_, F> {
+        Sources {
             forwarder: &self.forwarder,
             rib: &self.rib,
             strategies: &self.strategies,
@@ -377,11 +389,7 @@ impl<F: Forwarder> Manager<F> {
             closed_faces: &self.closed_faces,
             start: self.start,
             start_wall_ms: self.start_wall_ms,
-        };
-        self.datasets.answer(full, now, || {
-            let content = dataset.content(&sources, &filter);
-            (wall_ms(), content)
-        })
+        }
     }
 
     /// Routes a command to its module (`from`: the face it came from).

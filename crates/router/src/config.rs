@@ -4,6 +4,8 @@
 //! are errors: a typo must not silently fall back to a default. [`Config::validate`] checks what
 //! serde cannot (ranges, names, URIs) and names the offending key in a one-line error.
 
+mod http;
+
 use std::net::SocketAddr;
 
 use face::uri::{FaceUri, ResolveError, UriErrorKind};
@@ -16,6 +18,7 @@ pub use rib::Rib;
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod udp_io;
+pub use http::{Http, DEFAULT_HTTP_PORT};
 pub use udp_io::UdpIo;
 
 /// The whole configuration.
@@ -49,6 +52,8 @@ pub struct Config {
     pub store: Store,
     /// The RIB's options (`[rib]`).
     pub rib: Rib,
+    /// The HTTP endpoint: metrics and the status page (`[http]`).
+    pub http: Http,
 }
 
 /// L2 replacement policy.
@@ -626,6 +631,7 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
+        self.http.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

@@ -134,6 +134,11 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Vec<FaceDesc>>,
     },
+    /// What the face table's bounds refused or evicted.
+    Bounds {
+        /// Reply.
+        reply: Sender<face::table::BoundCounters>,
+    },
     /// List the listening channels' local URIs.
     Channels {
         /// Reply.
@@ -171,6 +176,8 @@ pub enum MgmtInput {
     /// A face was created or destroyed (as it is now): a `faces/events` notification; a
     /// destroyed face's routes go.
     FaceEvent(FaceEventKind, Box<FaceDesc>),
+    /// The HTTP endpoint asks for the datasets' figures ([`mgmt::StatusView`]).
+    Status(std::sync::mpsc::Sender<Box<mgmt::StatusView>>),
 }
 
 /// Settings of the I/O thread.
@@ -617,6 +624,9 @@ impl Io {
             IoCommand::Channels { reply } => {
                 let _ = reply.send(faces.channels());
             }
+            IoCommand::Bounds { reply } => {
+                let _ = reply.send(faces.bound_counters());
+            }
             IoCommand::Adopt(conn) => {
                 faces.adopt(conn, rx);
             }
@@ -772,7 +782,7 @@ impl FaceSink for Rx {
         }
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
-        self.mgmt.event(created);
+        let _ = self.mgmt.event(created);
     }
 
     fn face_changed(&mut self, face: &Face) {
@@ -788,7 +798,7 @@ impl FaceSink for Rx {
         }
         tracing::debug!(face = face.id(), uri = %face.uri(), why, "face down");
         let destroyed = MgmtInput::FaceEvent(FaceEventKind::Destroyed, Box::new(face.desc()));
-        self.mgmt.event(destroyed);
+        let _ = self.mgmt.event(destroyed);
     }
 
     #[inline]

@@ -30,6 +30,8 @@
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
 //! - [`mgmt_queue`]: the bounded queue of Interests from the I/O loops to management.
 //! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
+//! - [`http`]: the HTTP endpoint (`[http]`): Prometheus metrics and a live status page, on a
+//!   thread of its own, fed by the management thread.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -40,6 +42,7 @@
 pub mod config;
 pub mod dispatch;
 pub mod failure;
+pub mod http;
 pub mod io;
 pub mod manager;
 pub mod mem;
@@ -80,6 +83,7 @@ pub struct Router {
     shards: Vec<Arc<ShardLink>>,
     failure: Arc<Failure>,
     mgmt_queue: Arc<mgmt_queue::MgmtQueueStats>,
+    http: Option<std::net::SocketAddr>,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -133,7 +137,6 @@ impl Router {
             shards,
         } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
         let mgmt_queue = Arc::clone(mgmt_tx.stats());
-        drop(mgmt_tx);
         let bound = loops[0].bound();
         let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
         let handle = StopHandle {
@@ -185,6 +188,7 @@ impl Router {
             shards,
             failure: failure.clone(),
             mgmt_queue,
+            http: None,
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -198,6 +202,12 @@ impl Router {
             &stop,
             &failure,
         )?);
+        let io = router.stop.io.clone();
+        if let Some((addr, t)) = http::start(&cfg.http, mgmt_tx, io, &links, start, stop, &failure)
+        {
+            router.http = Some(addr);
+            router.threads.push(t);
+        }
         tracing::info!(
             workers = n,
             threads = mode.name(),
@@ -213,6 +223,11 @@ impl Router {
     /// What the listeners bound to.
     pub fn bound(&self) -> &Bound {
         &self.bound
+    }
+
+    /// Where the HTTP endpoint listens (none if `[http] listen` is off or did not bind).
+    pub fn http_addr(&self) -> Option<std::net::SocketAddr> {
+        self.http
     }
 
     /// Number of forwarding workers.

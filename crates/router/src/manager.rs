@@ -101,6 +101,9 @@ impl Manager {
                     m.on_interest(face, local, &bytes)
                 }
                 Ok(MgmtInput::FaceEvent(kind, face)) => m.face_event(kind, &face),
+                Ok(MgmtInput::Status(reply)) => {
+                    let _ = reply.send(Box::new(m.status_view()));
+                }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
@@ -282,6 +285,7 @@ impl Forwarder for Channels {
                 cs_misses: s.cs_misses,
                 l2: s.l2.as_ref().map(tier_info),
                 nbcc_unavailable_faces: s.nbcc_unavailable_faces,
+                latency: s.latency,
             })
             .collect()
     }

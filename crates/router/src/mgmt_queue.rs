@@ -90,9 +90,11 @@ impl MgmtSender {
         true
     }
 
-    /// Tells management about a face event (never refused).
-    pub fn event(&self, event: MgmtInput) {
-        let _ = self.tx.send(event);
+    /// Tells management about a face event, or asks it for the status figures: never refused
+    /// (face events are bounded by the face table, status requests by the HTTP endpoint's
+    /// connections). False only when management has stopped.
+    pub fn event(&self, event: MgmtInput) -> bool {
+        self.tx.send(event).is_ok()
     }
 
     /// The queue's counters.

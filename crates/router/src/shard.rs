@@ -368,6 +368,26 @@ impl IoHandles {
         all
     }
 
+    /// What the face tables' bounds refused or evicted, summed over the loops that answered
+    /// (`reassembly_bytes`: held now, summed too).
+    pub fn bounds(&self) -> face::table::BoundCounters {
+        let mut all = face::table::BoundCounters::default();
+        for i in 0..self.loops.len() {
+            if let Some(b) = self.call(i, |reply| IoCommand::Bounds { reply }) {
+                all.on_demand_created += b.on_demand_created;
+                all.on_demand_evicted += b.on_demand_evicted;
+                all.on_demand_refused_host += b.on_demand_refused_host;
+                all.on_demand_refused_malformed += b.on_demand_refused_malformed;
+                all.on_demand_refused_full += b.on_demand_refused_full;
+                all.unproven_send_dropped += b.unproven_send_dropped;
+                all.reassembly_refused += b.reassembly_refused;
+                all.reassembly_bytes += b.reassembly_bytes;
+                all.face_ids_reused_early += b.face_ids_reused_early;
+            }
+        }
+        all
+    }
+
     /// The listening channels' local URIs (the first loop holds every listener).
     pub fn channels(&self) -> Vec<String> {
         self.call(0, |reply| IoCommand::Channels { reply })

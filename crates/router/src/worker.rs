@@ -29,8 +29,12 @@ use wire::{tt, Limits, Name, NameView};
 use crate::dispatch::{worker_token, Dispatcher};
 use crate::pool::{Pkt, PktKind, Pool};
 
+mod batch_time;
 mod l2;
 mod stalls;
+
+use batch_time::BatchTimes;
+pub use batch_time::BATCH_TIME_BOUNDS;
 
 pub use l2::{ADMIT_BACKLOG_CHUNKS, L2, POLL_OPS_PER_ITERATION, STOP_FLUSH_WAIT};
 use l2::{EVICTION_LOG_MAX_BYTES, EVICTION_LOG_MAX_ENTRIES, STOP_FLUSH_STEP};
@@ -112,6 +116,8 @@ pub struct Snapshot {
     pub l2: Option<L2Snapshot>,
     /// Upstream faces under a Nack-α now (NB-CC).
     pub nbcc_unavailable_faces: u64,
+    /// Latency histograms: the batch time, and with an L2 its loop and storage times.
+    pub latency: Vec<mgmt::LatencyHistogram>,
 }
 
 /// A worker's L2 tier state.
@@ -430,6 +436,7 @@ pub struct Worker {
     /// A storage fault turned this worker's L2 off when it was opened (there is no `tier`).
     l2_off_at_open: bool,
     stalls: Option<Box<Stalls>>,
+    batch_times: BatchTimes,
 }
 
 impl Worker {
@@ -486,6 +493,7 @@ impl Worker {
             batch: Vec::with_capacity(MAX_BATCH),
             batches: 0,
             stalls: tier.as_ref().map(|_| Box::new(Stalls::new())),
+            batch_times: BatchTimes::default(),
             tier,
             l2_off_at_open: l2_off,
         }
@@ -762,6 +770,9 @@ impl Worker {
                     cs_misses: t.counters.cs_misses,
                     l2: l2.or(off_at_open),
                     nbcc_unavailable_faces: self.engine.unavailable_faces(self.now_ms()),
+                    latency: std::iter::once(self.batch_times.histogram())
+                        .chain(self.stalls.iter().flat_map(|st| st.histograms()))
+                        .collect(),
                 });
             }
         }
@@ -900,7 +911,8 @@ impl Worker {
             }
         }
         self.batches += 1;
-        let now = self.now_ms();
+        let t_batch = Instant::now();
+        let now = t_batch.saturating_duration_since(self.start).as_millis() as u64;
         let mut inputs: [(FaceId, &[u8]); MAX_BATCH] = [(0, &[]); MAX_BATCH];
         let mut hashes: [Option<u64>; MAX_BATCH] = [None; MAX_BATCH];
         for ((slot, hash), p) in inputs.iter_mut().zip(hashes.iter_mut()).zip(&batch) {
@@ -940,6 +952,8 @@ impl Worker {
         if sent > 0 {
             self.io.wake();
         }
+        let batch_ns = t_batch.elapsed().as_nanos() as u64;
+        self.batch_times.record(batch_ns);
         true
     }
 }

@@ -20,6 +20,7 @@ use crate::forwarder::{Forwarder, WorkerStats};
 use crate::manager::{add_counters, Traffic};
 use crate::rib::{Rib, FIB_ORIGIN};
 use crate::strategy::StrategyChoices;
+use crate::CsTierInfo;
 
 /// What the datasets are made of: the manager's state and the forwarder.
 pub(crate) struct Sources<'a, F> {
@@ -69,20 +70,14 @@ impl Dataset {
             Dataset::RibList => rib_list(s, &mut out),
             Dataset::CsInfo => cs_info(s, &mut out),
             Dataset::CsTiers => {
-                let stats = s.forwarder.stats();
-                let mut l2 = stats.iter().filter_map(|w| w.l2.as_ref());
-                if let Some(first) = l2.next() {
-                    l2.fold(*first, |all, x| all.merged(x)).encode(&mut out);
+                if let Some(t) = tiers_of(&s.forwarder.stats()) {
+                    t.encode(&mut out);
                 }
             }
             Dataset::CsNbCache => nbcache(&s.forwarder.stats()).encode(&mut out),
             Dataset::StrategyChoiceList => {
-                for (name, _, instance) in s.strategies.iter() {
-                    StrategyChoice {
-                        name: name.clone(),
-                        strategy: instance.clone(),
-                    }
-                    .encode(&mut out);
+                for c in strategy_choices(s.strategies) {
+                    c.encode(&mut out);
                 }
             }
         }
@@ -114,6 +109,16 @@ fn nbcache(stats: &[WorkerStats]) -> NbCacheInfo {
         .fold(NbCacheInfo::default(), |all, x| all.merged(&x))
 }
 
+/// The strategy choices, by name.
+pub(crate) fn strategy_choices(
+    strategies: &StrategyChoices,
+) -> impl Iterator<Item = StrategyChoice> + '_ {
+    strategies.iter().map(|(name, _, instance)| StrategyChoice {
+        name: name.clone(),
+        strategy: instance.clone(),
+    })
+}
+
 /// `status/general` as NFD's ForwarderStatusManager fills it. NFD's forwarder counts every
 /// packet in from and out to a face, its internal face (management) included: here, the faces'
 /// counters (those open and those closed) plus management's own traffic. Satisfied Interests
@@ -121,10 +126,18 @@ fn nbcache(stats: &[WorkerStats]) -> NbCacheInfo {
 /// too), plus management's answers; unsatisfied ones, the PIT entries that expired and the
 /// Interests rejected for want of a route, plus the management Interests left unanswered.
 fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
-    let stats = s.forwarder.stats();
+    forwarder_status(s, &s.forwarder.stats(), &s.forwarder.faces()).encode(out);
+}
+
+/// `status/general`'s figures from these workers' figures and faces.
+pub(crate) fn forwarder_status<F>(
+    s: &Sources<'_, F>,
+    stats: &[WorkerStats],
+    open_faces: &[FaceDesc],
+) -> ForwarderStatus {
     let sum = |f: fn(&WorkerStats) -> u64| stats.iter().map(f).sum::<u64>();
     let mut faces = *s.closed_faces;
-    for f in s.forwarder.faces() {
+    for f in open_faces {
         add_counters(&mut faces, &f.counters);
     }
     let strategies: Vec<&Name> = s.strategies.iter().map(|(n, _, _)| n).collect();
@@ -149,7 +162,6 @@ fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
             s.counters.unsatisfied + s.counters.drops[DropReason::NoRoute.index()]
         }) + s.traffic.unanswered,
     }
-    .encode(out);
 }
 
 /// Two sorted sequences of names, merged in order.
@@ -187,8 +199,17 @@ fn name_tree_entries<'a>(sorted: impl Iterator<Item = &'a Name>) -> u64 {
 }
 
 fn fib_list(rib: &Rib, out: &mut Vec<u8>) {
-    for (name, hops) in rib.fib().entries() {
-        FibEntry {
+    for e in fib_entries(rib) {
+        e.encode(out);
+    }
+}
+
+/// The FIB's entries, by name.
+pub(crate) fn fib_entries(rib: &Rib) -> impl Iterator<Item = FibEntry> + '_ {
+    rib.fib()
+        .entries()
+        .into_iter()
+        .map(|(name, hops)| FibEntry {
             name,
             next_hops: hops
                 .iter()
@@ -197,9 +218,7 @@ fn fib_list(rib: &Rib, out: &mut Vec<u8>) {
                     cost: u64::from(h.cost),
                 })
                 .collect(),
-        }
-        .encode(out);
-    }
+        })
 }
 
 /// The RIB's prefixes with their routes, expiration periods counted from now; next hops of
@@ -229,15 +248,25 @@ fn rib_list<F>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
 }
 
 fn cs_info<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
-    let stats = s.forwarder.stats();
+    cs_info_of(s.cs, &s.forwarder.stats()).encode(out);
+}
+
+/// `cs/info`'s figures from these workers' figures.
+pub(crate) fn cs_info_of(cs: &CsSettings, stats: &[WorkerStats]) -> CsInfo {
     CsInfo {
-        capacity: s.cs.capacity as u64,
+        capacity: cs.capacity as u64,
         flags: CS_FLAGS,
         n_cs_entries: stats.iter().map(|w| w.cs_len as u64).sum(),
         n_hits: stats.iter().map(|w| w.cs_hits).sum(),
         n_misses: stats.iter().map(|w| w.cs_misses).sum(),
     }
-    .encode(out);
+}
+
+/// `cs/tiers`' entry: the workers' L2 tiers merged (none without one).
+pub(crate) fn tiers_of(stats: &[WorkerStats]) -> Option<CsTierInfo> {
+    let mut l2 = stats.iter().filter_map(|w| w.l2.as_ref());
+    let first = l2.next()?;
+    Some(l2.fold(*first, |all, x| all.merged(x)))
 }
 
 /// A face as `faces/list` reports it.

@@ -9,7 +9,7 @@
 //! its `cs/nbcache` [`nbcache`].
 
 #[cfg(target_os = "linux")]
-mod content;
+pub(crate) mod content;
 pub mod nbcache;
 pub mod tiers;
 

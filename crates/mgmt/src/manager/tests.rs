@@ -678,4 +678,15 @@ fn status_general_counts_as_nfd_forwarder_does() {
     // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
     assert_eq!(s.n_name_tree_entries, 9 + 8);
     assert_eq!(s.n_fib_entries, 2);
+    // The status view reports what the dataset reports; the next request adds its own Interest.
+    let v = m.status_view();
+    let again = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
+    let mut expected = v.general.clone();
+    expected.n_out_interests += 1;
+    expected.current_timestamp = again.current_timestamp;
+    assert_eq!(again, expected);
+    assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2));
+    assert_eq!(v.cs.n_hits, 20);
+    let choices: Vec<String> = v.strategies.iter().map(|c| c.name.to_string()).collect();
+    assert_eq!(choices, ["/", "/m"]);
 }

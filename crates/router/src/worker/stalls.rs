@@ -1,5 +1,7 @@
 //! How long a worker's loop iterations take, and how much of each storage takes.
 
+use mgmt::LatencyHistogram;
+
 /// Buckets (1 µs each) of the stall histograms; longer times fall in the last one.
 pub const STALL_BUCKETS: usize = 16_384;
 
@@ -12,6 +14,9 @@ pub(super) struct Stalls {
     pub(super) loop_max_ns: u64,
     pub(super) storage_over_1ms: u64,
     pub(super) iterations: u64,
+    /// Sums of the storage and loop times recorded, ns.
+    pub(super) storage_sum_ns: u64,
+    pub(super) loop_sum_ns: u64,
     /// Storage time of the current iteration so far.
     pub(super) current_ns: u64,
     /// Longest L2 poll (completions handed to the engine included), ns.
@@ -54,6 +59,8 @@ impl Stalls {
             loop_max_ns: 0,
             storage_over_1ms: 0,
             iterations: 0,
+            storage_sum_ns: 0,
+            loop_sum_ns: 0,
             current_ns: 0,
             poll_max_ns: 0,
             lookups_max_ns: 0,
@@ -98,6 +105,43 @@ impl Stalls {
         self.loop_max_ns = self.loop_max_ns.max(loop_ns);
         self.storage_over_1ms += u64::from(storage_ns > 1_000_000);
         self.iterations += 1;
+        self.storage_sum_ns = self.storage_sum_ns.wrapping_add(storage_ns);
+        self.loop_sum_ns = self.loop_sum_ns.wrapping_add(loop_ns);
+    }
+
+    /// The storage and loop times as histograms with power-of-two bounds (1 µs to 8 ms).
+    pub(super) fn histograms(&self) -> [LatencyHistogram; 2] {
+        let h = |name, help, buckets: &[u32], sum_ns| {
+            let le_us: Vec<u64> = (0..14).map(|i| 1u64 << i).collect();
+            // Bucket i holds times up to (i + 1) µs.
+            let cumulative = le_us
+                .iter()
+                .map(|&le| buckets[..le as usize].iter().map(|&c| u64::from(c)).sum())
+                .collect();
+            LatencyHistogram {
+                name,
+                help,
+                le_us,
+                cumulative,
+                count: self.iterations,
+                sum_ns,
+            }
+        };
+        [
+            h(
+                "l2_storage",
+                "Time a worker's loop iteration spends on its L2 tier (lookups, admissions, \
+                 write-back, completions).",
+                &self.storage,
+                self.storage_sum_ns,
+            ),
+            h(
+                "l2_loop",
+                "Time a worker's loop iteration that did work takes, with an L2 tier.",
+                &self.looped,
+                self.loop_sum_ns,
+            ),
+        ]
     }
 
     /// Upper edge (ns) of the bucket holding quantile `q`, capped at `max`.

@@ -151,6 +151,11 @@ pub struct ForwardBenchArgs {
     /// With `--l2`: NB-Cache on (`[store] bloom = true`, `aqm = true`).
     #[arg(long, requires = "l2")]
     nbcache: bool,
+    /// `[http] listen` of the router started here (default: off, so that the figures are
+    /// the forwarding path's alone): to measure what the metrics endpoint costs while
+    /// something scrapes it.
+    #[arg(long, value_name = "ADDR", conflicts_with = "attach")]
+    http: Option<String>,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

@@ -196,6 +196,7 @@ pub(super) fn router_endpoints(
                 _ => String::new(),
             };
             cfg.listen.udp = "127.0.0.1:0".into();
+            cfg.http.listen = args.http.clone().unwrap_or_default();
             if let Some(w) = workers {
                 cfg.workers.count = w;
             }
