@@ -28,7 +28,7 @@ fn run(threads: router::Threads, workers: usize) {
     let upstream = UdpSocket::bind("127.0.0.1:0").unwrap();
     let up_uri = format!("udp4://{}", upstream.local_addr().unwrap());
     let toml = format!(
-        "[listen]\nunix = \"\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\n[http]\nlisten = \"127.0.0.1:0\"\n\
+        "[listen]\nunix = \"\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"\n[http]\nlisten = \"127.0.0.1:0\"\n\
          [[face]]\nuri = \"{up_uri}\"\n[[route]]\nprefix = \"/up\"\nface = \"{up_uri}\"\ncost = 7\n"
     );
     let mut c = Config::from_toml(&toml).unwrap();

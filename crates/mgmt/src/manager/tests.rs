@@ -688,5 +688,9 @@ fn status_general_counts_as_nfd_forwarder_does() {
     assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2));
     assert_eq!(v.cs.n_hits, 20);
     let choices: Vec<String> = v.strategies.iter().map(|c| c.name.to_string()).collect();
-    assert_eq!(choices, ["/", "/m"]);
+    // NFD's default choices beside the one set here, in the dataset's order.
+    assert_eq!(
+        choices,
+        ["/", "/m", "/ndn/broadcast", "/localhost", "/localhost/nfd"]
+    );
 }
