@@ -9,6 +9,9 @@ use std::net::SocketAddr;
 use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
+mod general;
+pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
+
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
@@ -17,6 +20,8 @@ pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    /// The user to run as, the log filter (`[general]`).
+    pub general: General,
     /// Listeners.
     pub listen: Listen,
     /// Forwarding workers and I/O placement.
@@ -190,6 +195,10 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
+    /// The Unix socket's permission bits, in octal.
+    pub unix_mode: String,
+    /// The Unix socket's group (empty: the process's).
+    pub unix_group: String,
 }
 
 impl Default for Listen {
@@ -198,6 +207,8 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
+            unix_mode: DEFAULT_UNIX_MODE.into(),
+            unix_group: String::new(),
         }
     }
 }
@@ -659,6 +670,7 @@ impl Config {
         )?;
         self.validate_bounds()?;
         self.validate_store()?;
+        general::validate(self)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {

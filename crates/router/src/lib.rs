@@ -30,6 +30,8 @@
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
 //! - [`mgmt_queue`]: the bounded queue of Interests from the I/O loops to management.
 //! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
+//! - [`privileges`]: the Unix socket's mode and group, and the drop from root to `[general]
+//!   user` once the listeners are bound and the L2 store is open.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -45,6 +47,7 @@ pub mod manager;
 pub mod mem;
 pub mod mgmt_queue;
 pub mod pool;
+pub mod privileges;
 pub mod shard;
 mod start;
 pub mod worker;
@@ -110,6 +113,7 @@ impl Router {
     /// Starts a router: binds the listeners, starts the threads, creates the static faces,
     /// routes and strategies. Errors are one line naming what failed.
     pub fn start(cfg: &Config) -> Result<Router, String> {
+        let run_as = privileges::run_as(cfg)?;
         let shared = Shared::new(cfg)?;
         let Shared {
             key: _,
@@ -135,6 +139,9 @@ impl Router {
         let mgmt_queue = Arc::clone(mgmt_tx.stats());
         drop(mgmt_tx);
         let bound = loops[0].bound();
+        if let Some(path) = &bound.unix {
+            privileges::socket_access(path, cfg)?;
+        }
         let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
         let handle = StopHandle {
             flag: stop.clone(),
@@ -145,6 +152,12 @@ impl Router {
         let started = shared
             .spawn_workers(cfg, ctl_rx, &wakers, &mut threads)
             .and_then(|inline| {
+                if let Some(who) = &run_as {
+                    if !cfg.store.l2_path.is_empty() {
+                        privileges::give_store(std::path::Path::new(&cfg.store.l2_path), who)?;
+                    }
+                    privileges::drop_to(who)?;
+                }
                 let mut loops = loops;
                 for (io, w) in loops.iter_mut().zip(inline) {
                     io.run_inline(w);

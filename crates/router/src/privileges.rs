@@ -1,0 +1,213 @@
+//! The process's identity as an operator sets it: the Unix socket's mode and group (`[listen]
+//! unix_mode`, `unix_group`) and the drop from root to `[general] user` and `group` once the
+//! listeners are bound and the L2 store is open, before any packet is forwarded (as NFD's
+//! `general` section). Users and groups are looked up with `getpwnam_r` and `getgrnam_r`.
+
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt as _;
+use std::path::Path;
+
+use crate::config::{parse_unix_mode, Config};
+
+/// What the error of a name that is not a user or group of this system says.
+pub const NO_SUCH_USER: &str = "no such user or group";
+
+/// The ids `[general]` asks the process to run as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    /// User id.
+    pub uid: libc::uid_t,
+    /// Group id.
+    pub gid: libc::gid_t,
+    /// The user's name (for its supplementary groups).
+    pub name: CString,
+}
+
+/// Calls a `get*nam_r` function with a buffer that grows while it says `ERANGE`; `Ok(false)`
+/// when there is no such entry.
+fn lookup(
+    mut call: impl FnMut(&mut [libc::c_char]) -> (libc::c_int, bool),
+) -> Result<bool, String> {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    loop {
+        match call(&mut buf) {
+            (0, found) => return Ok(found),
+            (libc::ERANGE, _) if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
+            (e, _) => return Err(std::io::Error::from_raw_os_error(e).to_string()),
+        }
+    }
+}
+
+/// The user `name`: its uid, primary gid and name.
+pub fn user(key: &str, name: &str) -> Result<RunAs, String> {
+    let c = CString::new(name).map_err(|_| format!("{key}: {name:?}: {NO_SUCH_USER}"))?;
+    // SAFETY: passwd is plain data that getpwnam_r fills; `result` points into it or is null.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let found = lookup(|buf| {
+        let mut result = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call; the buffer's length is passed.
+        let r = unsafe {
+            libc::getpwnam_r(
+                c.as_ptr(),
+                &mut pw,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        (r, !result.is_null())
+    })
+    .map_err(|e| format!("{key}: cannot look up {name:?}: {e}"))?;
+    if !found {
+        return Err(format!("{key}: {name:?}: {NO_SUCH_USER}"));
+    }
+    Ok(RunAs {
+        uid: pw.pw_uid,
+        gid: pw.pw_gid,
+        name: c,
+    })
+}
+
+/// The group `name`'s id.
+pub fn group(key: &str, name: &str) -> Result<libc::gid_t, String> {
+    let c = CString::new(name).map_err(|_| format!("{key}: {name:?}: {NO_SUCH_USER}"))?;
+    // SAFETY: group is plain data that getgrnam_r fills.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let found = lookup(|buf| {
+        let mut result = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call; the buffer's length is passed.
+        let r = unsafe {
+            libc::getgrnam_r(
+                c.as_ptr(),
+                &mut gr,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        (r, !result.is_null())
+    })
+    .map_err(|e| format!("{key}: cannot look up {name:?}: {e}"))?;
+    if !found {
+        return Err(format!("{key}: {name:?}: {NO_SUCH_USER}"));
+    }
+    Ok(gr.gr_gid)
+}
+
+/// Who `[general]` says to run as (`None`: no `user`), checked against the system's users and
+/// groups: one line naming the key otherwise.
+pub fn run_as(cfg: &Config) -> Result<Option<RunAs>, String> {
+    let g = &cfg.general;
+    if g.user.is_empty() {
+        return Ok(None);
+    }
+    let mut who = user("general.user", &g.user)?;
+    if !g.group.is_empty() {
+        who.gid = group("general.group", &g.group)?;
+    }
+    Ok(Some(who))
+}
+
+fn errno(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn c_path(path: &Path) -> Result<CString, String> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: a NUL in the path", path.display()))
+}
+
+/// Gives the Unix socket at `path` the configured mode and group.
+pub fn socket_access(path: &Path, cfg: &Config) -> Result<(), String> {
+    let mode = parse_unix_mode(&cfg.listen.unix_mode)?;
+    let p = c_path(path)?;
+    if !cfg.listen.unix_group.is_empty() {
+        let gid = group("listen.unix_group", &cfg.listen.unix_group)?;
+        // SAFETY: a NUL-terminated path; -1 keeps the owner.
+        if unsafe { libc::chown(p.as_ptr(), libc::uid_t::MAX, gid) } != 0 {
+            return Err(errno(&format!(
+                "listen.unix_group: chown {}",
+                path.display()
+            )));
+        }
+    }
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::chmod(p.as_ptr(), mode as libc::mode_t) } != 0 {
+        return Err(errno(&format!(
+            "listen.unix_mode: chmod {}",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Hands the L2 directory and its files to `who`, so that the store can still write its
+/// index at a stop once the process runs as that user.
+pub fn give_store(dir: &Path, who: &RunAs) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("store.l2_path {}: {e}", dir.display()))?;
+    let files = entries.filter_map(|e| e.ok().map(|e| e.path()));
+    for p in std::iter::once(dir.to_path_buf()).chain(files) {
+        let c = c_path(&p)?;
+        // SAFETY: a NUL-terminated path; lchown never follows a link planted in the directory.
+        if unsafe { libc::lchown(c.as_ptr(), who.uid, who.gid) } != 0 {
+            return Err(errno(&format!("general.user: chown {}", p.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Drops the process to `who`: supplementary groups (the user's), group, then user, in that
+/// order so that no step needs a privilege the one before gave up. glibc applies each to
+/// every thread of the process. Checks that the drop took (and cannot be undone).
+pub fn drop_to(who: &RunAs) -> Result<(), String> {
+    // SAFETY: plain syscalls; the name is NUL-terminated.
+    unsafe {
+        if libc::initgroups(who.name.as_ptr(), who.gid) != 0 {
+            return Err(errno("general.user: initgroups"));
+        }
+        if libc::setgid(who.gid) != 0 {
+            return Err(errno("general.group: setgid"));
+        }
+        if libc::setuid(who.uid) != 0 {
+            return Err(errno("general.user: setuid"));
+        }
+        if who.uid != 0 && libc::setuid(0) == 0 {
+            return Err("general.user: the process could become root again".into());
+        }
+        assert_eq!((libc::geteuid(), libc::getegid()), (who.uid, who.gid));
+    }
+    tracing::info!(
+        user = %CStr::to_string_lossy(&who.name),
+        uid = who.uid,
+        gid = who.gid,
+        "running as"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_and_its_group_exist_a_made_up_name_does_not() {
+        assert_eq!(user("general.user", "root").unwrap().uid, 0);
+        assert_eq!(group("general.group", "root").unwrap(), 0);
+        let e = user("general.user", "no-such-user-cascade").unwrap_err();
+        assert!(
+            e.starts_with("general.user: ") && e.contains(NO_SUCH_USER),
+            "{e}"
+        );
+        let e = group("listen.unix_group", "no-such-group-cascade").unwrap_err();
+        assert!(
+            e.starts_with("listen.unix_group: ") && e.contains(NO_SUCH_USER),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn no_user_means_no_drop() {
+        assert_eq!(run_as(&Config::default()), Ok(None));
+    }
+}
