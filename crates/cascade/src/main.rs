@@ -12,6 +12,7 @@
 
 mod ctl;
 mod decode;
+mod logging;
 mod run;
 mod signals;
 mod tools;

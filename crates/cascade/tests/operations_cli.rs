@@ -103,8 +103,13 @@ impl Running {
     }
 
     /// SIGTERM, then its exit status.
-    fn stop(mut self) -> std::process::ExitStatus {
+    fn stop(self) -> std::process::ExitStatus {
         self.signal(libc::SIGTERM);
+        self.wait()
+    }
+
+    /// Its exit status, once it exits.
+    fn wait(mut self) -> std::process::ExitStatus {
         let t0 = Instant::now();
         loop {
             if let Some(s) = self.0.try_wait().unwrap() {
@@ -223,4 +228,202 @@ fn an_unknown_user_is_one_line_and_exit_2() {
         "{line}"
     );
     assert!(!s.sock().exists(), "refused before binding");
+}
+
+/// A configuration with one static UDP face per port and a route to each `(prefix, port)`.
+fn statics(ports: &[u16], routes: &[(&str, u16)]) -> String {
+    let mut t = String::new();
+    for p in ports {
+        t += &format!("[[face]]\nuri = \"udp4://127.0.0.1:{p}\"\n");
+    }
+    for (prefix, p) in routes {
+        t += &format!("[[route]]\nprefix = \"{prefix}\"\nface = \"udp4://127.0.0.1:{p}\"\n");
+    }
+    t
+}
+
+/// The static routes (origin 255) of `ctl route list --json`, as (prefix, cost).
+fn static_routes(s: &Scratch) -> Vec<(String, u64)> {
+    let out = s.ctl(&["route", "list", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let e: serde_json::Value = serde_json::from_str(line).unwrap();
+        for r in e["routes"].as_array().unwrap() {
+            if r["origin"] == 255 {
+                v.push((
+                    e["prefix"].as_str().unwrap().to_string(),
+                    r["cost"].as_u64().unwrap(),
+                ));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// Waits until the static routes are `want`.
+fn until_routes(s: &Scratch, want: &[(&str, u64)]) {
+    let want: Vec<(String, u64)> = want.iter().map(|(p, c)| (p.to_string(), *c)).collect();
+    let t0 = Instant::now();
+    while static_routes(s) != want {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            static_routes(s)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sighup_applies_the_new_routes_while_a_consumer_fetches_and_a_bad_file_changes_nothing() {
+    let s = Scratch::new("reload");
+    // Upstreams that never answer: the static faces only need a remote.
+    let up: Vec<std::net::UdpSocket> = (0..2)
+        .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let port: Vec<u16> = up.iter().map(|u| u.local_addr().unwrap().port()).collect();
+    let a = statics(&port[..1], &[("/a", port[0])]);
+    let b = statics(&port, &[("/b", port[1])])
+        + "[[route]]\nprefix = \"/c\"\n"
+        + &format!("face = \"udp4://127.0.0.1:{}\"\ncost = 7\n", port[1]);
+    let cfg = s.config(&a);
+    let d = s.start(&mut s.command(&cfg));
+    until_routes(&s, &[("/a", 0)]);
+    // A producer and a consumer through the router, reloads all along the fetch.
+    let src = s.0.join("in.bin");
+    let content: Vec<u8> = (0..(2 << 20))
+        .map(|i: u32| (i * 7 + i / 251) as u8)
+        .collect();
+    std::fs::write(&src, &content).unwrap();
+    let transport = format!("unix://{}", s.sock().display());
+    let mut put = Command::new(BIN)
+        .args(["put", "/files/f"])
+        .arg(&src)
+        .args(["--transport", &transport])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !String::from_utf8_lossy(&s.ctl(&["fib", "list"]).stdout).contains("/files/f") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "put never registered"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let dst = s.0.join("out.bin");
+    let mut get = Command::new(BIN)
+        .args([
+            "get",
+            "/files/f",
+            "-o",
+            dst.to_str().unwrap(),
+            "--no-progress",
+        ])
+        .args(["--transport", &transport])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reloads = 0;
+    let got = loop {
+        if let Some(status) = get.try_wait().unwrap() {
+            break status;
+        }
+        std::fs::write(&cfg, if reloads % 2 == 0 { &b } else { &a }).unwrap();
+        d.signal(libc::SIGHUP);
+        reloads += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    std::io::Read::read_to_string(get.stdout.as_mut().unwrap(), &mut out).unwrap();
+    std::io::Read::read_to_string(get.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(got.success(), "{err}");
+    assert!(reloads > 0, "the fetch ended before a reload");
+    // Not one Interest of the fetch went unanswered across the reloads.
+    assert!(out.contains("timeouts 0,"), "{out}{err}");
+    assert_eq!(std::fs::read(&dst).unwrap(), content);
+    let _ = put.kill();
+    let _ = put.wait();
+    // The last file written is applied: routes added, changed and removed as a difference.
+    std::fs::write(&cfg, &b).unwrap();
+    d.signal(libc::SIGHUP);
+    until_routes(&s, &[("/b", 0), ("/c", 7)]);
+    // A bad file keeps the running routes, and says why in one line.
+    std::fs::write(
+        &cfg,
+        "[[route]]\nprefix = \"/d\"\nface = \"udp4://127.0.0.1:1\"\n",
+    )
+    .unwrap();
+    d.signal(libc::SIGHUP);
+    let t0 = Instant::now();
+    while !s.stderr().contains("reload failed") {
+        assert!(t0.elapsed() < Duration::from_secs(10), "{}", s.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let line = s
+        .stderr()
+        .lines()
+        .find(|l| l.contains("reload failed"))
+        .unwrap()
+        .to_string();
+    assert!(line.contains("route /d"), "{line}");
+    assert_eq!(
+        static_routes(&s),
+        [("/b".to_string(), 0), ("/c".to_string(), 7)]
+    );
+    assert!(d.stop().success());
+    drop(up);
+}
+
+/// A service manager's notification socket, bound by the test.
+fn notify_socket(s: &Scratch) -> (std::os::unix::net::UnixDatagram, PathBuf) {
+    let path = s.0.join("notify.sock");
+    let sock = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    (sock, path)
+}
+
+/// The next notification that is not a watchdog ping.
+fn next_state(sock: &std::os::unix::net::UnixDatagram) -> String {
+    let mut buf = [0u8; 512];
+    loop {
+        let n = sock.recv(&mut buf).expect("a notification within 10 s");
+        let msg = String::from_utf8_lossy(&buf[..n]).to_string();
+        if msg.trim() != "WATCHDOG=1" {
+            return msg;
+        }
+    }
+}
+
+#[test]
+fn a_service_manager_hears_ready_reloading_watchdog_and_stopping() {
+    let s = Scratch::new("notify");
+    let (sock, path) = notify_socket(&s);
+    let cfg = s.config("");
+    let mut cmd = s.command(&cfg);
+    cmd.env("NOTIFY_SOCKET", &path)
+        .env("WATCHDOG_USEC", "200000");
+    let d = s.start(&mut cmd);
+    assert_eq!(next_state(&sock), "READY=1\n");
+    // Pings every half of WATCHDOG_USEC while healthy.
+    let mut buf = [0u8; 64];
+    let n = sock.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"WATCHDOG=1\n");
+    d.signal(libc::SIGHUP);
+    let reloading = next_state(&sock);
+    assert!(reloading.starts_with("RELOADING=1\n"), "{reloading}");
+    assert!(reloading.contains("MONOTONIC_USEC="), "{reloading}");
+    assert_eq!(next_state(&sock), "READY=1\n");
+    d.signal(libc::SIGTERM);
+    assert_eq!(next_state(&sock), "STOPPING=1\n");
+    assert!(d.wait().success());
 }

@@ -169,6 +169,12 @@ pub enum MgmtInput {
     /// A face was created or destroyed (as it is now): a `faces/events` notification; a
     /// destroyed face's routes go.
     FaceEvent(FaceEventKind, Box<FaceDesc>),
+    /// A reload of the static faces, routes and strategies (`crate::reload`), and where the
+    /// outcome goes.
+    Reload(
+        Box<crate::reload::Statics>,
+        std::sync::mpsc::Sender<Result<crate::reload::Reloaded, String>>,
+    ),
 }
 
 /// Settings of the I/O thread.

@@ -28,6 +28,7 @@
 //!   control messages to the workers. FIB and strategy changes reach every worker without a
 //!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`reload`]: a new configuration file applied while forwarding, as a difference.
 //! - [`mgmt_queue`]: the bounded queue of Interests from the I/O loops to management.
 //! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
 //! - [`privileges`]: the Unix socket's mode and group, and the drop from root to `[general]
@@ -48,6 +49,7 @@ pub mod mem;
 pub mod mgmt_queue;
 pub mod pool;
 pub mod privileges;
+pub mod reload;
 pub mod shard;
 mod start;
 pub mod worker;
@@ -69,6 +71,9 @@ use crate::shard::{IoHandles, ShardLink, ShardStats};
 use crate::start::{Loops, Shared};
 use crate::worker::{Control, WorkerLink};
 
+/// How long a reload may take in the management thread (creating TCP faces connects).
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Bytes of link-layer headers a pool buffer holds beyond the largest network packet.
 pub const LINK_HEADROOM_BYTES: usize = 256;
 
@@ -83,6 +88,10 @@ pub struct Router {
     shards: Vec<Arc<ShardLink>>,
     failure: Arc<Failure>,
     mgmt_queue: Arc<mgmt_queue::MgmtQueueStats>,
+    /// Reloads go to management through its queue.
+    mgmt_tx: mgmt_queue::MgmtSender,
+    /// The configuration as it runs (its static parts as the last reload left them).
+    running: Config,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -137,7 +146,6 @@ impl Router {
             shards,
         } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
         let mgmt_queue = Arc::clone(mgmt_tx.stats());
-        drop(mgmt_tx);
         let bound = loops[0].bound();
         if let Some(path) = &bound.unix {
             privileges::socket_access(path, cfg)?;
@@ -197,6 +205,8 @@ impl Router {
             shards,
             failure: failure.clone(),
             mgmt_queue,
+            mgmt_tx,
+            running: cfg.clone(),
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -219,6 +229,26 @@ impl Router {
             "cascade router started"
         );
         Ok(router)
+    }
+
+    /// Applies `new` while forwarding ([`reload`]): its static faces, routes and strategies
+    /// as a difference against the running ones, through the management thread. The sections
+    /// that only a restart applies are listed in the answer and keep running as they are. An
+    /// error (one line) leaves the running configuration as it was.
+    pub fn reload(&mut self, new: &Config) -> Result<reload::Reloaded, String> {
+        new.validate()?;
+        let (tx, rx) = channel();
+        let statics = Box::new(reload::Statics::of(new));
+        self.mgmt_tx.event(io::MgmtInput::Reload(statics, tx));
+        let mut done = rx
+            .recv_timeout(RELOAD_TIMEOUT)
+            .map_err(|_| format!("management did not answer within {RELOAD_TIMEOUT:?}"))??;
+        done.need_restart = reload::restart_sections(&self.running, new);
+        self.running.static_faces = new.static_faces.clone();
+        self.running.routes = new.routes.clone();
+        self.running.strategies = new.strategies.clone();
+        self.running.general.log = new.general.log.clone();
+        Ok(done)
     }
 
     /// What the listeners bound to.
