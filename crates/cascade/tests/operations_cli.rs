@@ -427,3 +427,39 @@ fn a_service_manager_hears_ready_reloading_watchdog_and_stopping() {
     assert_eq!(next_state(&sock), "STOPPING=1\n");
     assert!(d.wait().success());
 }
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line() {
+    let bash = stdout_of(&["completions", "bash"]);
+    assert!(bash.contains("complete -F _cascade"), "{bash}");
+    for sub in ["run", "ctl", "completions", "man"] {
+        assert!(bash.contains(sub), "bash completes {sub}");
+    }
+    assert!(stdout_of(&["completions", "zsh"]).starts_with("#compdef cascade"));
+    let fish = stdout_of(&["completions", "fish"]);
+    assert!(fish.contains("complete -c cascade") && fish.contains("stop-timeout-ms"));
+    let man = stdout_of(&["man"]);
+    assert!(man.contains(".TH cascade 1"), "{man}");
+    assert!(
+        man.contains("cascade\\-run(1)"),
+        "the subcommands' pages are named"
+    );
+    let run = stdout_of(&["man", "run"]);
+    assert!(
+        run.contains(".TH cascade-run 1") || run.contains(".TH cascade\\-run 1"),
+        "{run}"
+    );
+    assert!(run.contains("\\-\\-stop\\-timeout\\-ms"), "{run}");
+    let out = Command::new(BIN).args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
