@@ -23,75 +23,63 @@ pub struct RunAs {
     pub name: CString,
 }
 
-/// Calls a `get*nam_r` function with a buffer that grows while it says `ERANGE`; `Ok(false)`
-/// when there is no such entry.
-fn lookup(
-    mut call: impl FnMut(&mut [libc::c_char]) -> (libc::c_int, bool),
-) -> Result<bool, String> {
+/// A `getpwnam_r`-like function.
+type GetByName<T> = unsafe extern "C" fn(
+    *const libc::c_char,
+    *mut T,
+    *mut libc::c_char,
+    libc::size_t,
+    *mut *mut T,
+) -> libc::c_int;
+
+/// Looks `name` up with `get` (`getpwnam_r`, `getgrnam_r`), growing the buffer while it says
+/// `ERANGE`, and returns what `pick` takes from the entry (only plain fields: the entry's
+/// pointers point into a buffer that does not outlive the call). Errors name `key`.
+fn by_name<T, R>(
+    key: &str,
+    name: &str,
+    get: GetByName<T>,
+    pick: impl Fn(&T) -> R,
+) -> Result<R, String> {
+    let missing = || format!("{key}: {name:?}: {NO_SUCH_USER}");
+    let c = CString::new(name).map_err(|_| missing())?;
+    // SAFETY: T is a C struct of plain data (passwd, group) that `get` fills.
+    let mut entry: T = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 4096];
     loop {
-        match call(&mut buf) {
-            (0, found) => return Ok(found),
-            (libc::ERANGE, _) if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
-            (e, _) => return Err(std::io::Error::from_raw_os_error(e).to_string()),
+        let mut result = std::ptr::null_mut();
+        // SAFETY: every pointer is valid for the call; the buffer's length is passed.
+        let r = unsafe {
+            get(
+                c.as_ptr(),
+                &mut entry,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        match r {
+            0 if result.is_null() => return Err(missing()),
+            0 => return Ok(pick(&entry)),
+            libc::ERANGE if buf.len() < 1 << 20 => buf.resize(buf.len() * 2, 0),
+            e => {
+                let e = std::io::Error::from_raw_os_error(e);
+                return Err(format!("{key}: cannot look up {name:?}: {e}"));
+            }
         }
     }
 }
 
 /// The user `name`: its uid, primary gid and name.
 pub fn user(key: &str, name: &str) -> Result<RunAs, String> {
-    let c = CString::new(name).map_err(|_| format!("{key}: {name:?}: {NO_SUCH_USER}"))?;
-    // SAFETY: passwd is plain data that getpwnam_r fills; `result` points into it or is null.
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let found = lookup(|buf| {
-        let mut result = std::ptr::null_mut();
-        // SAFETY: every pointer is valid for the call; the buffer's length is passed.
-        let r = unsafe {
-            libc::getpwnam_r(
-                c.as_ptr(),
-                &mut pw,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut result,
-            )
-        };
-        (r, !result.is_null())
-    })
-    .map_err(|e| format!("{key}: cannot look up {name:?}: {e}"))?;
-    if !found {
-        return Err(format!("{key}: {name:?}: {NO_SUCH_USER}"));
-    }
-    Ok(RunAs {
-        uid: pw.pw_uid,
-        gid: pw.pw_gid,
-        name: c,
-    })
+    let (uid, gid) = by_name(key, name, libc::getpwnam_r, |pw| (pw.pw_uid, pw.pw_gid))?;
+    let name = CString::new(name).map_err(|_| format!("{key}: {name:?}: {NO_SUCH_USER}"))?;
+    Ok(RunAs { uid, gid, name })
 }
 
 /// The group `name`'s id.
 pub fn group(key: &str, name: &str) -> Result<libc::gid_t, String> {
-    let c = CString::new(name).map_err(|_| format!("{key}: {name:?}: {NO_SUCH_USER}"))?;
-    // SAFETY: group is plain data that getgrnam_r fills.
-    let mut gr: libc::group = unsafe { std::mem::zeroed() };
-    let found = lookup(|buf| {
-        let mut result = std::ptr::null_mut();
-        // SAFETY: every pointer is valid for the call; the buffer's length is passed.
-        let r = unsafe {
-            libc::getgrnam_r(
-                c.as_ptr(),
-                &mut gr,
-                buf.as_mut_ptr(),
-                buf.len(),
-                &mut result,
-            )
-        };
-        (r, !result.is_null())
-    })
-    .map_err(|e| format!("{key}: cannot look up {name:?}: {e}"))?;
-    if !found {
-        return Err(format!("{key}: {name:?}: {NO_SUCH_USER}"));
-    }
-    Ok(gr.gr_gid)
+    by_name(key, name, libc::getgrnam_r, |gr| gr.gr_gid)
 }
 
 /// Who `[general]` says to run as (`None`: no `user`), checked against the system's users and
