@@ -218,7 +218,7 @@ fn general_user_drops_the_process_to_that_user() {
 }
 
 #[test]
-fn an_unknown_user_is_one_line_and_exit_2() {
+fn an_unknown_user_or_group_is_one_line_and_exit_2() {
     let s = Scratch::new("nouser");
     let cfg = s.config("[general]\nuser = \"no-such-user-here\"\n");
     let (code, line) = fails(&s, &mut s.command(&cfg));
@@ -227,6 +227,11 @@ fn an_unknown_user_is_one_line_and_exit_2() {
         line.contains("general.user") && line.contains("no-such-user-here"),
         "{line}"
     );
+    assert!(!s.sock().exists(), "refused before binding");
+    let cfg = s.config("[listen]\nunix_group = \"no-such-group-here\"\n");
+    let (code, line) = fails(&s, &mut s.command(&cfg));
+    assert_eq!(code, Some(2), "{line}");
+    assert!(line.contains("listen.unix_group"), "{line}");
     assert!(!s.sock().exists(), "refused before binding");
 }
 

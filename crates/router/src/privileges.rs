@@ -105,12 +105,24 @@ fn c_path(path: &Path) -> Result<CString, String> {
         .map_err(|_| format!("{}: a NUL in the path", path.display()))
 }
 
-/// Gives the Unix socket at `path` the configured mode and group.
-pub fn socket_access(path: &Path, cfg: &Config) -> Result<(), String> {
+/// The Unix socket's mode and group (`None`: the process's), checked against the system's
+/// groups before anything is bound.
+pub fn socket_access(cfg: &Config) -> Result<(u32, Option<libc::gid_t>), String> {
     let mode = parse_unix_mode(&cfg.listen.unix_mode)?;
+    let g = &cfg.listen.unix_group;
+    let gid = (!g.is_empty())
+        .then(|| group("listen.unix_group", g))
+        .transpose()?;
+    Ok((mode, gid))
+}
+
+/// Gives the Unix socket at `path` its mode and group ([`socket_access`]).
+pub fn set_socket_access(
+    path: &Path,
+    (mode, gid): (u32, Option<libc::gid_t>),
+) -> Result<(), String> {
     let p = c_path(path)?;
-    if !cfg.listen.unix_group.is_empty() {
-        let gid = group("listen.unix_group", &cfg.listen.unix_group)?;
+    if let Some(gid) = gid {
         // SAFETY: a NUL-terminated path; -1 keeps the owner.
         if unsafe { libc::chown(p.as_ptr(), libc::uid_t::MAX, gid) } != 0 {
             return Err(errno(&format!(

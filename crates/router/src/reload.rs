@@ -140,11 +140,15 @@ pub fn apply<F: Forwarder>(
         m.unset_strategy(name);
         done.strategies_unset += 1;
     }
+    // A face gone from the file, unless another URI of the file names it still.
     let gone = applied
         .faces
         .iter()
         .filter(|(uri, _)| !faces.contains_key(*uri));
-    let gone: Vec<FaceId> = gone.map(|(_, id)| *id).collect();
+    let mut gone: Vec<FaceId> = gone.map(|(_, id)| *id).collect();
+    gone.retain(|id| !faces.values().any(|kept| kept == id));
+    gone.sort_unstable();
+    gone.dedup();
     if !gone.is_empty() {
         let live = m.forwarder().faces();
         for id in gone
