@@ -57,12 +57,13 @@ impl Scratch {
         std::fs::read_to_string(self.0.join("stderr.log")).unwrap_or_default()
     }
 
-    /// Starts `cmd` and waits until the socket answers.
+    /// Starts `cmd` and waits until management answers on the socket (the router has
+    /// started: the socket's mode is set, the process runs as `[general] user`).
     fn start(&self, cmd: &mut Command) -> Running {
         let child = cmd.spawn().unwrap();
         let mut r = Running(child);
         let t0 = Instant::now();
-        while std::os::unix::net::UnixStream::connect(self.sock()).is_err() {
+        while !self.ctl(&["status"]).status.success() {
             assert!(
                 r.0.try_wait().unwrap().is_none(),
                 "exited: {}",
@@ -201,13 +202,6 @@ fn general_user_drops_the_process_to_that_user() {
         return;
     }
     let d = s.start(&mut s.command(&cfg));
-    // Management answers once the router has started, after the drop.
-    let out = s.ctl(&["status"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let uid = nobody.uid.to_string();
     assert_eq!(
         proc_uids(d.0.id()),
