@@ -49,3 +49,28 @@ fn a_file_that_is_not_a_socket_is_refused_and_kept() {
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+#[test]
+fn the_socket_takes_its_path_only_once_it_has_its_access() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = tmp("access");
+    let seen = std::cell::Cell::new(None);
+    let _l = face::table::bind_unix_with(&path, |p| {
+        assert!(!path.exists(), "not at its path before its access is set");
+        seen.set(Some(p.to_path_buf()));
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600))
+    })
+    .unwrap();
+    let meta = std::fs::metadata(&path).unwrap();
+    assert!(meta.file_type().is_socket());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert!(!seen.take().unwrap().exists(), "the temporary name is gone");
+    std::os::unix::net::UnixStream::connect(&path).expect("it answers at its path");
+    // An access that fails leaves nothing behind.
+    let other = path.with_file_name("other.sock");
+    let e = face::table::bind_unix_with(&other, |_| Err(std::io::Error::other("no")));
+    assert!(e.is_err());
+    let left: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
+    assert_eq!(left.len(), 1, "only the first socket: {left:?}");
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -123,7 +123,6 @@ impl Router {
     /// routes and strategies. Errors are one line naming what failed.
     pub fn start(cfg: &Config) -> Result<Router, String> {
         let run_as = privileges::run_as(cfg)?;
-        let socket_access = privileges::socket_access(cfg)?;
         let shared = Shared::new(cfg)?;
         let Shared {
             key: _,
@@ -148,9 +147,6 @@ impl Router {
         } = shared.io_loops(cfg, &ctl_tx, &mgmt_tx)?;
         let mgmt_queue = Arc::clone(mgmt_tx.stats());
         let bound = loops[0].bound();
-        if let Some(path) = &bound.unix {
-            privileges::set_socket_access(path, socket_access)?;
-        }
         let wakers: Vec<Arc<IoWaker>> = loops.iter().map(|l| l.waker()).collect();
         let handle = StopHandle {
             flag: stop.clone(),

@@ -105,24 +105,29 @@ fn c_path(path: &Path) -> Result<CString, String> {
         .map_err(|_| format!("{}: a NUL in the path", path.display()))
 }
 
-/// The Unix socket's mode and group (`None`: the process's), checked against the system's
-/// groups before anything is bound.
-pub fn socket_access(cfg: &Config) -> Result<(u32, Option<libc::gid_t>), String> {
+/// The Unix socket's access: its mode and group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketAccess {
+    /// Permission bits.
+    pub mode: u32,
+    /// Group (`None`: the process's).
+    pub gid: Option<libc::gid_t>,
+}
+
+/// The Unix socket's access as `[listen]` sets it, its group looked up.
+pub fn socket_access(cfg: &Config) -> Result<SocketAccess, String> {
     let mode = parse_unix_mode(&cfg.listen.unix_mode)?;
     let g = &cfg.listen.unix_group;
     let gid = (!g.is_empty())
         .then(|| group("listen.unix_group", g))
         .transpose()?;
-    Ok((mode, gid))
+    Ok(SocketAccess { mode, gid })
 }
 
-/// Gives the Unix socket at `path` its mode and group ([`socket_access`]).
-pub fn set_socket_access(
-    path: &Path,
-    (mode, gid): (u32, Option<libc::gid_t>),
-) -> Result<(), String> {
+/// Gives the Unix socket at `path` its access.
+pub fn set_socket_access(path: &Path, access: SocketAccess) -> Result<(), String> {
     let p = c_path(path)?;
-    if let Some(gid) = gid {
+    if let Some(gid) = access.gid {
         // SAFETY: a NUL-terminated path; -1 keeps the owner.
         if unsafe { libc::chown(p.as_ptr(), libc::uid_t::MAX, gid) } != 0 {
             return Err(errno(&format!(
@@ -132,7 +137,7 @@ pub fn set_socket_access(
         }
     }
     // SAFETY: a NUL-terminated path.
-    if unsafe { libc::chmod(p.as_ptr(), mode as libc::mode_t) } != 0 {
+    if unsafe { libc::chmod(p.as_ptr(), access.mode as libc::mode_t) } != 0 {
         return Err(errno(&format!(
             "listen.unix_mode: chmod {}",
             path.display()

@@ -158,6 +158,7 @@ impl Shared {
             limits: self.limits,
             spin: Duration::from_micros(cfg.workers.spin_us),
             first_face_id: face::FIRST_FACE_ID,
+            unix_access: crate::privileges::socket_access(cfg)?,
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

@@ -94,11 +94,22 @@ pub const UNIX_IN_USE: &str = "another forwarder is running on";
 /// What the error of [`bind_unix`] says when the path holds a file that is not a socket.
 pub const UNIX_NOT_A_SOCKET: &str = "is not a socket";
 
+/// Binds the Unix listener at `path` ([`bind_unix_with`], the socket left as the umask makes
+/// it).
+pub fn bind_unix(path: &Path) -> io::Result<UnixListener> {
+    bind_unix_with(path, |_| Ok(()))
+}
+
 /// Binds the Unix listener at `path`: creates the directory, replaces a stale socket (one
 /// whose connect is refused: nobody listens on it), refuses to steal a live one ("another
 /// forwarder is running on PATH", [`io::ErrorKind::AddrInUse`]) and never removes a file that
-/// is not a socket ([`io::ErrorKind::AlreadyExists`]).
-pub fn bind_unix(path: &Path) -> io::Result<UnixListener> {
+/// is not a socket ([`io::ErrorKind::AlreadyExists`]). The socket is bound under a temporary
+/// name beside `path`, given its access by `access` (its mode and group), then renamed to
+/// `path`: no client can connect to it before it has its access.
+pub fn bind_unix_with(
+    path: &Path,
+    access: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<UnixListener> {
     use std::os::unix::fs::FileTypeExt as _;
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
@@ -136,7 +147,18 @@ pub fn bind_unix(path: &Path) -> io::Result<UnixListener> {
             }
         },
     }
-    UnixListener::bind(path)
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.new", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    // Left by a process of this id that died half-way: a socket nobody listens on.
+    let _ = std::fs::remove_file(&tmp);
+    let l = UnixListener::bind(&tmp)?;
+    let placed = access(&tmp).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(l)
 }
 
 impl FaceTable {

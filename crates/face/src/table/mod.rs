@@ -46,7 +46,8 @@ use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
 pub use listen::{
-    bind_unix, set_socket_buffers, Accepted, Listener, UNIX_IN_USE, UNIX_NOT_A_SOCKET,
+    bind_unix, bind_unix_with, set_socket_buffers, Accepted, Listener, UNIX_IN_USE,
+    UNIX_NOT_A_SOCKET,
 };
 use mirror::Mirror;
 pub use mirror::UdpLink;
