@@ -7,8 +7,9 @@
 #   cargo build --release -p cascade
 #   flock /tmp/bench.lock scripts/bench-reload.sh
 #
-# B: the binary (target/release/cascade); DUR: seconds per run (10); ORDER: the modes of a
-# round ("quiet hup"; "hup quiet" to check for an order effect).
+# B: the binary (target/release/cascade); DUR: seconds per run (10); ROUNDS: rounds (3);
+# INTERVAL: seconds between reloads (1); ORDER: the modes of a round ("quiet hup"; "hup quiet"
+# to check for an order effect).
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-$PWD/target/release/cascade}
@@ -37,13 +38,13 @@ T
 cp $D/a.toml $D/c.toml
 $B run -c $D/c.toml --unix $D/r.sock --tcp '' --udp '' 2> $D/router.log & R=$!
 sleep 1
-for round in 1 2 3; do
+for round in $(seq ${ROUNDS:-3}); do
   for mode in ${ORDER:-quiet hup}; do
     L=
     if [ $mode = hup ]; then
       ( n=0; while true; do
           if [ $((n % 2)) = 0 ]; then cp $D/b.toml $D/c.toml; else cp $D/a.toml $D/c.toml; fi
-          kill -HUP $R; n=$((n+1)); sleep 1
+          kill -HUP $R; n=$((n+1)); sleep ${INTERVAL:-1}
         done ) & L=$!
     fi
     $B bench forward --face unix --attach unix://$D/r.sock --duration $DUR --json > $D/$mode-$round.json 2> $D/$mode-$round.err
