@@ -8,10 +8,12 @@
 //! - `bench engine|forward|hcs`: the benchmarks (`lab::bench`);
 //! - `model che|bypass`: the analytic models of the hierarchical content store and of NB-Cache's
 //!   bypass (`lab::model_cli`);
-//! - `emulate`: a chain of `cascade run` processes driven by a consumer (`lab::emulate`).
+//! - `emulate`: a chain of `cascade run` processes driven by a consumer (`lab::emulate`);
+//! - `completions`, `man`: shell completions and man pages, generated from this command line.
 
 mod ctl;
 mod decode;
+mod logging;
 mod run;
 mod signals;
 mod tools;
@@ -55,6 +57,57 @@ enum Command {
     Put(tools::PutArgs),
     /// Fetch versioned, segmented Data into a file (like ndncatchunks).
     Get(tools::GetArgs),
+    /// Print shell completions to stdout (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: cascade(1), or a subcommand's (`cascade man run`).
+    Man {
+        /// A subcommand, for its own page (cascade-run(1)).
+        subcommand: Option<String>,
+    },
+}
+
+/// `cascade completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> ExitCode {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "cascade", &mut out);
+    print_all(&out)
+}
+
+/// `cascade man [SUBCOMMAND]`.
+fn man(subcommand: Option<&str>) -> ExitCode {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let page = match subcommand {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            // The page's name is cascade-NAME; its usage line says `cascade NAME`. clap takes
+            // a name as `&'static str` (without its `string` feature): this short-lived
+            // process leaks the few bytes.
+            Some(sub) => sub
+                .clone()
+                .name(&*Box::leak(format!("cascade-{name}").into_boxed_str()))
+                .bin_name(format!("cascade {name}")),
+            None => {
+                eprintln!("cascade man: no subcommand {name:?}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let mut out = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(page).render(&mut out) {
+        eprintln!("cascade man: {e}");
+        return ExitCode::from(1);
+    }
+    print_all(&out)
+}
+
+/// Writes `out` to stdout; a closed pipe (e.g. `| head`) is not an error worth reporting.
+fn print_all(out: &[u8]) -> ExitCode {
+    let _ = std::io::stdout().lock().write_all(out);
+    ExitCode::SUCCESS
 }
 
 #[derive(clap::Args, Debug)]
@@ -119,12 +172,7 @@ fn run_decode(args: &DecodeArgs) -> ExitCode {
         ..wire::Limits::default()
     };
     match decode::render(&bytes, args.json, &limits) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (e.g. `| head`) is not an error worth reporting.
-            let _ = out.write_all(text.as_bytes());
-            ExitCode::SUCCESS
-        }
+        Ok(text) => print_all(text.as_bytes()),
         Err(e) => {
             eprintln!("cascade decode: {}", e.0);
             ExitCode::from(2)
@@ -154,5 +202,7 @@ fn main() -> ExitCode {
         Command::Poke(args) => tools::poke(args),
         Command::Put(args) => tools::put(args),
         Command::Get(args) => tools::get(args),
+        Command::Completions { shell } => completions(*shell),
+        Command::Man { subcommand } => man(subcommand.as_deref()),
     }
 }

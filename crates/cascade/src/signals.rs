@@ -1,6 +1,6 @@
-//! SIGINT and SIGTERM, taken synchronously by every subcommand that stops on them: blocked in
-//! the calling thread, and so in every thread it starts afterwards, then waited for with
-//! `sigwait`. No handler runs on another thread, so no system call of the router's threads is
+//! SIGINT and SIGTERM (and for `cascade run` SIGHUP, a reload), taken synchronously by every
+//! subcommand that stops on them: blocked in the calling thread, and so in every thread it
+//! starts afterwards, then waited for with `sigwait`. No handler runs on another thread, so no system call of the router's threads is
 //! ever interrupted.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,19 +13,30 @@ impl StopSignals {
     /// Blocks SIGINT and SIGTERM in the calling thread. Call it before starting any thread, so
     /// that every thread inherits the mask and the signals wait for [`StopSignals::wait`].
     pub fn block() -> Self {
+        Self::block_these(&[libc::SIGINT, libc::SIGTERM])
+    }
+
+    /// Blocks SIGHUP (a reload, for `cascade run`) as well as SIGINT and SIGTERM: the waits
+    /// return it too.
+    pub fn block_with_reload() -> Self {
+        Self::block_these(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
+    }
+
+    fn block_these(signals: &[libc::c_int]) -> Self {
         // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls only read and
         // write it and the calling thread's signal mask.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            libc::sigaddset(&mut set, libc::SIGTERM);
+            for &sig in signals {
+                libc::sigaddset(&mut set, sig);
+            }
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             StopSignals(set)
         }
     }
 
-    /// Waits for SIGINT or SIGTERM and returns its number.
+    /// Waits for one of the blocked signals and returns its number.
     pub fn wait(&self) -> i32 {
         let mut sig: libc::c_int = 0;
         // SAFETY: the set is initialised, `sig` is a valid out pointer.
@@ -35,7 +46,7 @@ impl StopSignals {
         sig
     }
 
-    /// Waits up to `timeout` for SIGINT or SIGTERM; its number if one came.
+    /// Waits up to `timeout` for one of the blocked signals; its number if one came.
     pub fn wait_timeout(&self, timeout: std::time::Duration) -> Option<i32> {
         let ts = libc::timespec {
             tv_sec: timeout.as_secs() as libc::time_t,

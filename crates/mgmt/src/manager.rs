@@ -206,9 +206,20 @@ impl<F: Forwarder> Manager<F> {
         self.rib.add(name, route)
     }
 
+    /// Removes a route [`Manager::add_static_route`] added (none: nothing happens).
+    pub fn remove_static_route(&mut self, name: &Name, face: FaceId) {
+        self.rib.remove(name, face, STATIC_ORIGIN);
+    }
+
     /// Sets the strategy of `name` (as `strategy-choice/set` does).
     pub fn set_strategy(&mut self, name: Name, kind: StrategyKind) {
         self.strategies.set(&self.forwarder, name, kind);
+    }
+
+    /// Unsets the strategy of `name` (as `strategy-choice/unset` does); `/` goes back to
+    /// best-route, as it cannot be unset.
+    pub fn unset_strategy(&mut self, name: &Name) {
+        self.strategies.unset(&self.forwarder, name);
     }
 
     /// The `faces/events` notification stream.

@@ -96,6 +96,16 @@ impl StrategyChoices {
         self.0.insert(name, (kind, instance));
     }
 
+    /// Unsets the strategy of `name`, here and in the forwarder; `/` goes back to best-route.
+    pub fn unset(&mut self, forwarder: &impl Forwarder, name: &Name) {
+        if name.is_empty() {
+            self.set(forwarder, Name::new(), StrategyKind::BestRoute);
+            return;
+        }
+        self.0.remove(name);
+        forwarder.set_strategy(name, None);
+    }
+
     /// `strategy-choice/set`, `strategy-choice/unset`.
     pub(crate) fn command(
         &mut self,
@@ -145,8 +155,7 @@ impl StrategyChoices {
         let Some(name) = p.name.clone().filter(|n| !n.is_empty()) else {
             return crate::malformed();
         };
-        self.0.remove(&name);
-        forwarder.set_strategy(&name, None);
+        self.unset(forwarder, &name);
         crate::ok(ControlParameters {
             name: Some(name),
             ..ControlParameters::default()

@@ -13,6 +13,8 @@ use serde::Deserialize;
 
 mod rib;
 pub use rib::Rib;
+mod general;
+pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
@@ -25,6 +27,8 @@ pub use udp_io::UdpIo;
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    /// The user to run as, the log filter (`[general]`).
+    pub general: General,
     /// Listeners.
     pub listen: Listen,
     /// Forwarding workers and I/O placement.
@@ -204,6 +208,10 @@ pub struct Listen {
     pub udp: String,
     /// WebSocket (`ws://`) listen address (NFD's: port 9696).
     pub websocket: String,
+    /// The Unix socket's permission bits, in octal.
+    pub unix_mode: String,
+    /// The Unix socket's group (empty: the process's).
+    pub unix_group: String,
 }
 
 impl Default for Listen {
@@ -213,6 +221,8 @@ impl Default for Listen {
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
             websocket: format!("0.0.0.0:{}", face::table::DEFAULT_WS_PORT),
+            unix_mode: DEFAULT_UNIX_MODE.into(),
+            unix_group: String::new(),
         }
     }
 }
@@ -687,6 +697,7 @@ impl Config {
         )?;
         self.validate_bounds()?;
         self.validate_store()?;
+        general::validate(self)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {

@@ -22,7 +22,7 @@
 //! past a limit, closed.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
@@ -33,7 +33,8 @@ use engine::fw::pipeline::FaceInfo;
 use face::link::{encode_link, link_len};
 use face::lp_frag::{LpHeaders, PitToken, Reassembled};
 use face::table::{
-    bind_unix, Accepted, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice, UdpLink,
+    bind_unix_with, Accepted, Face, FaceConfig, FaceRx, FaceSink, FaceTable, Listener, Notice,
+    UdpLink,
 };
 use face::{FaceId, FaceParams, FaceUpdate, UpdateError};
 use mio::net::TcpListener;
@@ -44,6 +45,7 @@ use wire::{Limits, LpPacketView};
 use crate::dispatch::{Dispatcher, Route};
 use crate::mgmt_queue::MgmtSender;
 use crate::pool::{Pkt, PktKind, Pool};
+use crate::privileges::{set_socket_access, SocketAccess};
 use crate::shard::{FaceOwners, Peers, ShardLink, ShardStats, MIRROR_COUNTS_MS};
 use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
@@ -178,6 +180,12 @@ pub enum MgmtInput {
     FaceEvent(FaceEventKind, Box<FaceDesc>),
     /// The HTTP endpoint asks for the datasets' figures ([`mgmt::StatusView`]).
     Status(std::sync::mpsc::Sender<Box<mgmt::StatusView>>),
+    /// A reload of the static faces, routes and strategies (`crate::reload`), and where the
+    /// outcome goes.
+    Reload(
+        Box<crate::reload::Statics>,
+        std::sync::mpsc::Sender<Result<crate::reload::Reloaded, String>>,
+    ),
 }
 
 /// Settings of the I/O thread.
@@ -203,6 +211,8 @@ pub struct IoConfig {
     pub first_face_id: FaceId,
     /// How the UDP sockets receive.
     pub udp_rx: face::UdpRx,
+    /// The Unix socket's mode and group, set before it takes its path.
+    pub unix_access: SocketAccess,
 }
 
 impl IoConfig {
@@ -346,16 +356,24 @@ impl Io {
             inline: None,
             shard: None,
         };
-        io.listen(unix, tcp, udp)?;
+        io.listen(unix, tcp, udp, cfg.unix_access)?;
         Ok(io)
     }
 
-    /// Binds the listeners (empty string = off).
-    fn listen(&mut self, unix: &str, tcp: &str, udp: Option<UdpSocket>) -> Result<(), String> {
+    /// Binds the listeners (empty string = off); the Unix socket gets `access` before it takes
+    /// its path.
+    fn listen(
+        &mut self,
+        unix: &str,
+        tcp: &str,
+        udp: Option<UdpSocket>,
+        access: SocketAccess,
+    ) -> Result<(), String> {
         let register = |e: std::io::Error| format!("register listener: {e}");
         if !unix.is_empty() {
             let path = PathBuf::from(unix);
-            let l = bind_unix(&path).map_err(|e| {
+            let set = |p: &Path| set_socket_access(p, access).map_err(std::io::Error::other);
+            let l = bind_unix_with(&path, set).map_err(|e| {
                 format!(
                     "cannot listen on Unix socket {}: {e} (choose another path with --unix PATH, or --unix '' to disable)",
                     path.display()

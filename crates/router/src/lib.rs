@@ -28,10 +28,13 @@
 //!   control messages to the workers. FIB and strategy changes reach every worker without a
 //!   pause in forwarding.
 //! - [`config`]: embedded defaults, TOML, command-line overrides.
+//! - [`reload`]: a new configuration file applied while forwarding, as a difference.
 //! - [`mgmt_queue`]: the bounded queue of Interests from the I/O loops to management.
 //! - [`failure`]: a thread that panics or ends before a stop fails the whole router.
 //! - [`http`]: the HTTP endpoint (`[http]`): Prometheus metrics and a live status page, on a
 //!   thread of its own, fed by the management thread.
+//! - [`privileges`]: the Unix socket's mode and group, and the drop from root to `[general]
+//!   user` once the listeners are bound and the L2 store is open.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -48,6 +51,8 @@ pub mod manager;
 pub mod mem;
 pub mod mgmt_queue;
 pub mod pool;
+pub mod privileges;
+pub mod reload;
 pub mod shard;
 mod start;
 pub mod worker;
@@ -69,6 +74,9 @@ use crate::shard::{IoHandles, ShardLink, ShardStats};
 use crate::start::{Loops, Shared};
 use crate::worker::{Control, WorkerLink};
 
+/// How long a reload may take in the management thread (creating TCP faces connects).
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Bytes of link-layer headers a pool buffer holds beyond the largest network packet.
 pub const LINK_HEADROOM_BYTES: usize = 256;
 
@@ -84,6 +92,10 @@ pub struct Router {
     failure: Arc<Failure>,
     mgmt_queue: Arc<mgmt_queue::MgmtQueueStats>,
     http: Option<std::net::SocketAddr>,
+    /// Reloads go to management through its queue.
+    mgmt_tx: mgmt_queue::MgmtSender,
+    /// The configuration as it runs (its static parts as the last reload left them).
+    running: Config,
 }
 
 /// Stops a router from another thread (a signal handler thread, a test).
@@ -114,6 +126,7 @@ impl Router {
     /// Starts a router: binds the listeners, starts the threads, creates the static faces,
     /// routes and strategies. Errors are one line naming what failed.
     pub fn start(cfg: &Config) -> Result<Router, String> {
+        let run_as = privileges::run_as(cfg)?;
         let shared = Shared::new(cfg)?;
         let Shared {
             key: _,
@@ -148,6 +161,12 @@ impl Router {
         let started = shared
             .spawn_workers(cfg, ctl_rx, &wakers, &mut threads)
             .and_then(|inline| {
+                if let Some(who) = &run_as {
+                    if !cfg.store.l2_path.is_empty() {
+                        privileges::give_store(std::path::Path::new(&cfg.store.l2_path), who)?;
+                    }
+                    privileges::drop_to(who)?;
+                }
                 let mut loops = loops;
                 for (io, w) in loops.iter_mut().zip(inline) {
                     io.run_inline(w);
@@ -189,6 +208,8 @@ impl Router {
             failure: failure.clone(),
             mgmt_queue,
             http: None,
+            mgmt_tx: mgmt_tx.clone(),
+            running: cfg.clone(),
         };
         if let Err(e) = manager.configure(cfg) {
             router.stop.stop();
@@ -218,6 +239,26 @@ impl Router {
             "cascade router started"
         );
         Ok(router)
+    }
+
+    /// Applies `new` while forwarding ([`reload`]): its static faces, routes and strategies
+    /// as a difference against the running ones, through the management thread. The sections
+    /// that only a restart applies are listed in the answer and keep running as they are. An
+    /// error (one line) leaves the running configuration as it was.
+    pub fn reload(&mut self, new: &Config) -> Result<reload::Reloaded, String> {
+        new.validate()?;
+        let (tx, rx) = channel();
+        let statics = Box::new(reload::Statics::of(new));
+        self.mgmt_tx.event(io::MgmtInput::Reload(statics, tx));
+        let mut done = rx
+            .recv_timeout(RELOAD_TIMEOUT)
+            .map_err(|_| format!("management did not answer within {RELOAD_TIMEOUT:?}"))??;
+        done.need_restart = reload::restart_sections(&self.running, new);
+        self.running.static_faces = new.static_faces.clone();
+        self.running.routes = new.routes.clone();
+        self.running.strategies = new.strategies.clone();
+        self.running.general.log = new.general.log.clone();
+        Ok(done)
     }
 
     /// What the listeners bound to.

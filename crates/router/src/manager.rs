@@ -5,9 +5,9 @@
 //! tables, each to the loop that holds the face, and control messages to the workers), reads
 //! the start-up configuration into it, and runs its thread: management Interests and face
 //! events (created, destroyed) come from the I/O loops, and expired routes and waiting
-//! notification Interests go every turn.
+//! notification Interests go every turn. A reload of the configuration comes the same way, so
+//! that it never races a management command.
 
-use std::collections::HashMap;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
@@ -21,12 +21,12 @@ use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
 use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use mgmt::{CreateFaceError, CsTierInfo, Forwarder, UpdateFaceError, WorkerStats};
-use wire::nfd::FacePersistency;
 use wire::{Limits, Name};
 
-use crate::config::{parse_face_uri, parse_prefix, parse_strategy};
+use crate::config::parse_face_uri;
 use crate::io::MgmtInput;
 use crate::mgmt_queue::MgmtReceiver;
+use crate::reload::{self, Applied, Statics};
 use crate::shard::IoHandles;
 use crate::worker::{Control, L2Snapshot, WorkerLink};
 
@@ -67,6 +67,8 @@ pub struct Manager {
     manager: mgmt::Manager<Channels>,
     input: MgmtReceiver,
     stop: Arc<AtomicBool>,
+    /// The static faces, routes and strategies applied last.
+    applied: Applied,
 }
 
 impl Manager {
@@ -89,12 +91,13 @@ impl Manager {
             manager: mgmt::Manager::new(channels, parts),
             input: p.input,
             stop: p.stop,
+            applied: Applied::default(),
         }
     }
 
     /// Runs until the stop flag is set.
     pub fn run(mut self) {
-        let m = &mut self.manager;
+        let (m, applied) = (&mut self.manager, &mut self.applied);
         while !self.stop.load(Ordering::Relaxed) {
             match self.input.recv_timeout(Duration::from_millis(200)) {
                 Ok(MgmtInput::Interest { face, local, bytes }) => {
@@ -103,6 +106,9 @@ impl Manager {
                 Ok(MgmtInput::FaceEvent(kind, face)) => m.face_event(kind, &face),
                 Ok(MgmtInput::Status(reply)) => {
                     let _ = reply.send(Box::new(m.status_view()));
+                }
+                Ok(MgmtInput::Reload(statics, reply)) => {
+                    let _ = reply.send(reload::apply(m, applied, &statics));
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -113,40 +119,9 @@ impl Manager {
 
     /// Start-up configuration: static faces, their routes (origin 255, "static", as NFD) and
     /// strategy choices. Runs before the manager thread starts; the I/O thread must be running.
+    /// A reload ([`MgmtInput::Reload`]) applies a new file's the same way.
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
-        let m = &mut self.manager;
-        let mut ids = HashMap::new();
-        for f in &cfg.static_faces {
-            let permanent = FaceParams {
-                persistency: FacePersistency::Permanent,
-                ..FaceParams::default()
-            };
-            let created = m.forwarder().create_face(&f.uri, &permanent);
-            let id = match created {
-                Ok(d) => d.id,
-                Err(CreateFaceError::Exists(d)) => d.id,
-                Err(CreateFaceError::UnsupportedScheme(e) | CreateFaceError::BadUri(e)) => {
-                    return Err(e)
-                }
-                Err(CreateFaceError::Failed(e)) => return Err(format!("face {}: {e}", f.uri)),
-            };
-            ids.insert(f.uri.clone(), id);
-        }
-        for r in &cfg.routes {
-            let name = parse_prefix("route.prefix", &r.prefix)?;
-            let face = *ids
-                .get(&r.face)
-                .ok_or_else(|| format!("route {}: unknown face {}", r.prefix, r.face))?;
-            m.add_static_route(&name, face, u64::from(r.cost))
-                .map_err(|e| format!("route {}: {e}", r.prefix))?;
-        }
-        for s in &cfg.strategies {
-            let name = parse_prefix("strategy.prefix", &s.prefix)?;
-            let kind = parse_strategy(&s.strategy)
-                .ok_or_else(|| format!("strategy {}: unknown {}", s.prefix, s.strategy))?;
-            m.set_strategy(name, kind);
-        }
-        Ok(())
+        reload::apply(&mut self.manager, &mut self.applied, &Statics::of(cfg)).map(drop)
     }
 }
 

@@ -159,6 +159,7 @@ impl Shared {
             spin: Duration::from_micros(cfg.workers.spin_us),
             udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
+            unix_access: crate::privileges::socket_access(cfg)?,
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

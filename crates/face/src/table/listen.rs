@@ -111,24 +111,77 @@ pub fn set_socket_buffer_bytes(s: &UdpSocket, bytes: libc::c_int, force: bool) {
     }
 }
 
-/// Binds the Unix listener at `path`: creates the directory, replaces a stale socket file (one
-/// nobody answers on), refuses to steal a live one.
+/// What the error of [`bind_unix`] says when a forwarder answers on the path.
+pub const UNIX_IN_USE: &str = "another forwarder is running on";
+
+/// What the error of [`bind_unix`] says when the path holds a file that is not a socket.
+pub const UNIX_NOT_A_SOCKET: &str = "is not a socket";
+
+/// Binds the Unix listener at `path` ([`bind_unix_with`], the socket left as the umask makes
+/// it).
 pub fn bind_unix(path: &Path) -> io::Result<UnixListener> {
+    bind_unix_with(path, |_| Ok(()))
+}
+
+/// Binds the Unix listener at `path`: creates the directory, replaces a stale socket (one
+/// whose connect is refused: nobody listens on it), refuses to steal a live one ("another
+/// forwarder is running on PATH", [`io::ErrorKind::AddrInUse`]) and never removes a file that
+/// is not a socket ([`io::ErrorKind::AlreadyExists`]). The socket is bound under a temporary
+/// name beside `path`, given its access by `access` (its mode and group), then renamed to
+/// `path`: no client can connect to it before it has its access.
+pub fn bind_unix_with(
+    path: &Path,
+    access: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<UnixListener> {
+    use std::os::unix::fs::FileTypeExt as _;
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir)?;
         }
     }
-    if path.exists() {
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+        Ok(m) if !m.file_type().is_socket() => {
             return Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                "another forwarder is listening there",
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} {UNIX_NOT_A_SOCKET}: refusing to replace it",
+                    path.display()
+                ),
             ));
         }
-        std::fs::remove_file(path)?;
+        Ok(_) => match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    format!("{UNIX_IN_USE} {}", path.display()),
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => std::fs::remove_file(path)?,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot tell whether a forwarder runs on {}: {e}",
+                        path.display()
+                    ),
+                ))
+            }
+        },
     }
-    UnixListener::bind(path)
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.new", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    // Left by a process of this id that died half-way: a socket nobody listens on.
+    let _ = std::fs::remove_file(&tmp);
+    let l = UnixListener::bind(&tmp)?;
+    let placed = access(&tmp).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(l)
 }
 
 impl FaceTable {

@@ -46,7 +46,10 @@ use crate::uri::FaceUri;
 use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
-pub use listen::{bind_unix, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener};
+pub use listen::{
+    bind_unix, bind_unix_with, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener,
+    UNIX_IN_USE, UNIX_NOT_A_SOCKET,
+};
 use mirror::Mirror;
 pub use mirror::UdpLink;
 use on_demand::OnDemand;

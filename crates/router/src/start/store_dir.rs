@@ -39,10 +39,17 @@ const LOCK_FILE: &str = "lock";
 const IN_USE: &str = "in use by another router";
 
 /// The exit status `cascade run` gives a [`crate::Router::start`] error: 2 (a usage problem,
-/// like a bad configuration) when another router holds the L2 directory, 1 for every other
-/// error.
+/// like a bad configuration) when another router holds the L2 directory or the Unix socket,
+/// when a file that is not a socket is at the socket's path, or when `[general] user` or a
+/// group does not exist; 1 for every other error.
 pub fn start_exit_code(err: &str) -> u8 {
-    if err.contains(IN_USE) {
+    let usage = [
+        IN_USE,
+        face::table::UNIX_IN_USE,
+        face::table::UNIX_NOT_A_SOCKET,
+        crate::privileges::NO_SUCH_USER,
+    ];
+    if usage.iter().any(|u| err.contains(u)) {
         2
     } else {
         1

@@ -1,0 +1,455 @@
+//! Reloading the configuration while forwarding (`SIGHUP` to `cascade run`): management
+//! applies the new file's static faces, routes (origin 255, "static", as NFD) and strategy
+//! choices as a difference against what it applied before — what is new is added, what is gone
+//! is removed, what is unchanged is left alone — so that packets keep flowing through the
+//! routes that stay. The start-up configuration is applied the same way, against nothing.
+//!
+//! New faces and routes go in before old ones go out; if a face cannot be created or a route
+//! cannot be added, what this reload did is undone and the running configuration stays. The
+//! other sections size tables and threads at start-up: a change to them is reported as
+//! needing a restart ([`restart_sections`]) and the running values stay.
+
+use std::collections::HashMap;
+
+use engine::fw::strategy::StrategyKind;
+use engine::table::pit_cs::FaceId;
+use face::FaceParams;
+use mgmt::{CreateFaceError, Forwarder};
+use wire::nfd::FacePersistency;
+use wire::Name;
+
+use crate::config::{parse_prefix, parse_strategy, Config, Route, StaticFace, StrategyEntry};
+
+/// The parts of a configuration that management applies, at start-up and at a reload.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Statics {
+    /// `[[face]]`.
+    pub faces: Vec<StaticFace>,
+    /// `[[route]]`.
+    pub routes: Vec<Route>,
+    /// `[[strategy]]`.
+    pub strategies: Vec<StrategyEntry>,
+}
+
+impl Statics {
+    /// The static parts of `cfg`.
+    pub fn of(cfg: &Config) -> Statics {
+        Statics {
+            faces: cfg.static_faces.clone(),
+            routes: cfg.routes.clone(),
+            strategies: cfg.strategies.clone(),
+        }
+    }
+}
+
+/// What a reload changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Static faces created.
+    pub faces_added: usize,
+    /// Static faces destroyed (gone from the file).
+    pub faces_removed: usize,
+    /// Routes added, or whose cost changed.
+    pub routes_added: usize,
+    /// Routes removed.
+    pub routes_removed: usize,
+    /// Strategy choices set or changed.
+    pub strategies_set: usize,
+    /// Strategy choices unset.
+    pub strategies_unset: usize,
+    /// Sections that changed but take effect only at a restart (they keep running as they
+    /// are).
+    pub need_restart: Vec<&'static str>,
+}
+
+/// The sections that changed from `old` to `new` and that only a restart applies: the
+/// listeners, the threads, the tables' sizes, the face limits, the L2 store, the user.
+pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
+    let changed = [
+        ("listen", old.listen != new.listen),
+        ("workers", old.workers != new.workers),
+        ("cs", old.cs != new.cs),
+        ("pit", old.pit != new.pit),
+        ("fib", old.fib != new.fib),
+        ("limits", old.limits != new.limits),
+        ("faces", old.faces != new.faces),
+        ("store", old.store != new.store),
+        (
+            "general.user",
+            (&old.general.user, &old.general.group) != (&new.general.user, &new.general.group),
+        ),
+    ];
+    changed.iter().filter(|c| c.1).map(|c| c.0).collect()
+}
+
+/// What management applied last: the static faces (by their URI in the file) with their ids,
+/// the static routes and the strategy choices.
+#[derive(Debug, Default)]
+pub struct Applied {
+    faces: HashMap<String, FaceId>,
+    routes: HashMap<(Name, FaceId), u64>,
+    strategies: HashMap<Name, StrategyKind>,
+}
+
+/// One undo step of a reload that failed half-way.
+enum Undo {
+    /// A face this reload created.
+    Face(FaceId),
+    /// A route this reload added (with the cost it had before, if it was there).
+    Route(Name, FaceId, Option<u64>),
+}
+
+/// Applies `new` as a difference against `applied` (which then describes `new`). Errors are
+/// one line; nothing changed then.
+pub fn apply<F: Forwarder>(
+    m: &mut mgmt::Manager<F>,
+    applied: &mut Applied,
+    new: &Statics,
+) -> Result<Reloaded, String> {
+    let mut done = Reloaded::default();
+    let mut undo = Vec::new();
+    let r = add(m, applied, new, &mut done, &mut undo);
+    let (faces, routes, strategies) = match r {
+        Ok(x) => x,
+        Err(e) => {
+            for u in undo.into_iter().rev() {
+                match u {
+                    Undo::Face(id) => m.forwarder().destroy_face(id),
+                    Undo::Route(name, face, None) => m.remove_static_route(&name, face),
+                    Undo::Route(name, face, Some(cost)) => {
+                        let _ = m.add_static_route(&name, face, cost);
+                    }
+                }
+            }
+            return Err(e);
+        }
+    };
+    for ((name, face), _) in applied
+        .routes
+        .iter()
+        .filter(|(k, _)| !routes.contains_key(k))
+    {
+        m.remove_static_route(name, *face);
+        done.routes_removed += 1;
+    }
+    for name in applied
+        .strategies
+        .keys()
+        .filter(|n| !strategies.contains_key(n))
+    {
+        m.unset_strategy(name);
+        done.strategies_unset += 1;
+    }
+    // A face gone from the file, unless another URI of the file names it still.
+    let gone = applied
+        .faces
+        .iter()
+        .filter(|(uri, _)| !faces.contains_key(*uri));
+    let mut gone: Vec<FaceId> = gone.map(|(_, id)| *id).collect();
+    gone.retain(|id| !faces.values().any(|kept| kept == id));
+    gone.sort_unstable();
+    gone.dedup();
+    if !gone.is_empty() {
+        let live = m.forwarder().faces();
+        for id in gone
+            .into_iter()
+            .filter(|id| live.iter().any(|d| d.id == *id))
+        {
+            m.forwarder().destroy_face(id);
+            done.faces_removed += 1;
+        }
+    }
+    *applied = Applied {
+        faces,
+        routes,
+        strategies,
+    };
+    Ok(done)
+}
+
+type NewState = (
+    HashMap<String, FaceId>,
+    HashMap<(Name, FaceId), u64>,
+    HashMap<Name, StrategyKind>,
+);
+
+/// The additions of [`apply`]: faces, then routes, then strategies; each step that changed
+/// something is in `undo`.
+fn add<F: Forwarder>(
+    m: &mut mgmt::Manager<F>,
+    applied: &Applied,
+    new: &Statics,
+    done: &mut Reloaded,
+    undo: &mut Vec<Undo>,
+) -> Result<NewState, String> {
+    let permanent = FaceParams {
+        persistency: FacePersistency::Permanent,
+        ..FaceParams::default()
+    };
+    let mut faces = HashMap::new();
+    for f in &new.faces {
+        let id = match m.forwarder().create_face(&f.uri, &permanent) {
+            Ok(d) => {
+                undo.push(Undo::Face(d.id));
+                done.faces_added += 1;
+                d.id
+            }
+            Err(CreateFaceError::Exists(d)) => d.id,
+            Err(CreateFaceError::UnsupportedScheme(e) | CreateFaceError::BadUri(e)) => {
+                return Err(e)
+            }
+            Err(CreateFaceError::Failed(e)) => return Err(format!("face {}: {e}", f.uri)),
+        };
+        faces.insert(f.uri.clone(), id);
+    }
+    let mut routes = HashMap::new();
+    for r in &new.routes {
+        let name = parse_prefix("route.prefix", &r.prefix)?;
+        let face = *faces
+            .get(&r.face)
+            .ok_or_else(|| format!("route {}: unknown face {}", r.prefix, r.face))?;
+        let cost = u64::from(r.cost);
+        let before = applied.routes.get(&(name.clone(), face)).copied();
+        if before != Some(cost) {
+            m.add_static_route(&name, face, cost)
+                .map_err(|e| format!("route {}: {e}", r.prefix))?;
+            undo.push(Undo::Route(name.clone(), face, before));
+            done.routes_added += 1;
+        }
+        routes.insert((name, face), cost);
+    }
+    let mut strategies = HashMap::new();
+    for s in &new.strategies {
+        let name = parse_prefix("strategy.prefix", &s.prefix)?;
+        let kind = parse_strategy(&s.strategy)
+            .ok_or_else(|| format!("strategy {}: unknown {}", s.prefix, s.strategy))?;
+        strategies.insert(name, kind);
+    }
+    // Strategy choices cannot fail: set only once every face and route is in.
+    for (name, kind) in &strategies {
+        if applied.strategies.get(name) != Some(kind) {
+            m.set_strategy(name.clone(), *kind);
+            done.strategies_set += 1;
+        }
+    }
+    Ok((faces, routes, strategies))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::sync::Arc;
+
+    use engine::table::pit_cs::CsPolicy;
+    use face::{FaceDesc, FaceUpdate};
+    use mgmt::{UpdateFaceError, WorkerStats};
+
+    /// Faces by URI; `create_face` of a URI with "fail" in it fails.
+    #[derive(Default)]
+    struct Faces(RefCell<Vec<FaceDesc>>);
+
+    impl Forwarder for Faces {
+        fn faces(&self) -> Vec<FaceDesc> {
+            self.0.borrow().clone()
+        }
+        fn channels(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn create_face(&self, uri: &str, _: &FaceParams) -> Result<FaceDesc, CreateFaceError> {
+            if uri.contains("fail") {
+                return Err(CreateFaceError::Failed("Connection refused".into()));
+            }
+            if let Some(d) = self.0.borrow().iter().find(|d| d.uri == uri) {
+                return Err(CreateFaceError::Exists(Box::new(d.clone())));
+            }
+            let mut faces = self.0.borrow_mut();
+            let d = FaceDesc {
+                id: 300 + faces.len() as FaceId * 7,
+                uri: uri.into(),
+                local_uri: String::new(),
+                local: false,
+                persistency: FacePersistency::Permanent,
+                mtu: None,
+                options: Default::default(),
+                counters: Default::default(),
+            };
+            faces.push(d.clone());
+            Ok(d)
+        }
+        fn update_face(&self, _: FaceId, _: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError> {
+            Err(UpdateFaceError::NotFound)
+        }
+        fn destroy_face(&self, id: FaceId) {
+            self.0.borrow_mut().retain(|d| d.id != id);
+        }
+        fn send(&self, _: FaceId, _: Option<&[u8]>, _: &[u8]) {}
+        fn set_strategy(&self, _: &Name, _: Option<StrategyKind>) {}
+        fn cs_config(&self, _: usize, _: CsPolicy) {}
+        fn cs_erase(&self, _: &Name, _: usize) -> usize {
+            0
+        }
+        fn stats(&self) -> Vec<WorkerStats> {
+            Vec::new()
+        }
+    }
+
+    fn manager() -> mgmt::Manager<Faces> {
+        let parts = mgmt::ManagerParts {
+            fib: Arc::new(engine::table::fib::Fib::new(
+                engine::hash::HashKey::from_bytes([7; 16]),
+                1024,
+                4,
+            )),
+            start: std::time::Instant::now(),
+            cs_capacity: 16,
+            cs_policy: CsPolicy::Lru,
+            limits: wire::Limits::default(),
+            rib: mgmt::RibOptions::default(),
+        };
+        mgmt::Manager::new(Faces::default(), parts)
+    }
+
+    fn statics(text: &str) -> Statics {
+        Statics::of(&Config::from_toml(text).unwrap())
+    }
+
+    /// The static routes as (prefix, face URI, cost), sorted.
+    fn routes(m: &mgmt::Manager<Faces>) -> Vec<(String, String, u64)> {
+        let faces = m.forwarder().faces();
+        let uri = |id| {
+            faces
+                .iter()
+                .find(|d| d.id == id)
+                .map_or("?".into(), |d| d.uri.clone())
+        };
+        let mut v: Vec<_> = (m.rib().iter())
+            .flat_map(|(n, rs)| rs.iter().map(move |r| (n.to_string(), r)))
+            .filter(|(_, r)| r.origin == mgmt::rib::STATIC_ORIGIN)
+            .map(|(n, r)| (n, uri(r.face), r.cost))
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn strategies(m: &mgmt::Manager<Faces>) -> Vec<(String, StrategyKind)> {
+        m.strategies()
+            .iter()
+            .map(|(n, k, _)| (n.to_string(), k))
+            .collect()
+    }
+
+    const U1: &str = "udp4://127.0.0.1:7001";
+    const U2: &str = "udp4://127.0.0.1:7002";
+
+    #[test]
+    fn a_reload_adds_what_is_new_removes_what_is_gone_and_keeps_the_rest() {
+        let (mut m, mut applied) = (manager(), Applied::default());
+        let a = format!(
+            "[[face]]\nuri = \"{U1}\"\n[[route]]\nprefix = \"/a\"\nface = \"{U1}\"\n\
+             [[route]]\nprefix = \"/k\"\nface = \"{U1}\"\n\
+             [[strategy]]\nprefix = \"/a\"\nstrategy = \"multicast\"\n"
+        );
+        let done = apply(&mut m, &mut applied, &statics(&a)).unwrap();
+        assert_eq!(
+            (done.faces_added, done.routes_added, done.strategies_set),
+            (1, 2, 1)
+        );
+        let u1_id = m.forwarder().faces()[0].id;
+        let b = format!(
+            "[[face]]\nuri = \"{U1}\"\n[[face]]\nuri = \"{U2}\"\n\
+             [[route]]\nprefix = \"/k\"\nface = \"{U1}\"\n\
+             [[route]]\nprefix = \"/b\"\nface = \"{U2}\"\ncost = 5\n"
+        );
+        let done = apply(&mut m, &mut applied, &statics(&b)).unwrap();
+        assert_eq!(
+            (
+                done.faces_added,
+                done.faces_removed,
+                done.routes_added,
+                done.routes_removed
+            ),
+            (1, 0, 1, 1)
+        );
+        assert_eq!(done.strategies_unset, 1);
+        assert_eq!(
+            m.forwarder().faces()[0].id,
+            u1_id,
+            "the kept face is the same face"
+        );
+        let want = [("/b", U2, 5), ("/k", U1, 0)].map(|(p, u, c)| (p.into(), u.into(), c));
+        assert_eq!(routes(&m), want);
+        // Back to NFD's default choices only.
+        let defaults = [
+            ("/", StrategyKind::BestRoute),
+            ("/ndn/broadcast", StrategyKind::Multicast),
+            ("/localhost", StrategyKind::Multicast),
+            ("/localhost/nfd", StrategyKind::BestRoute),
+        ]
+        .map(|(n, k)| (n.to_string(), k));
+        assert_eq!(strategies(&m), defaults);
+        // The same file again changes nothing; dropping U1 destroys it and its route.
+        let done = apply(&mut m, &mut applied, &statics(&b)).unwrap();
+        assert_eq!(done, Reloaded::default());
+        let c = format!(
+            "[[face]]\nuri = \"{U2}\"\n[[route]]\nprefix = \"/b\"\nface = \"{U2}\"\ncost = 5\n"
+        );
+        let done = apply(&mut m, &mut applied, &statics(&c)).unwrap();
+        assert_eq!((done.faces_removed, done.routes_removed), (1, 1));
+        assert_eq!(m.forwarder().faces().len(), 1);
+        assert_eq!(routes(&m), [("/b".into(), U2.into(), 5)]);
+    }
+
+    #[test]
+    fn a_reload_that_fails_half_way_is_undone() {
+        let (mut m, mut applied) = (manager(), Applied::default());
+        let a = format!("[[face]]\nuri = \"{U1}\"\n[[route]]\nprefix = \"/a\"\nface = \"{U1}\"\n");
+        apply(&mut m, &mut applied, &statics(&a)).unwrap();
+        let before = (routes(&m), m.forwarder().faces());
+        // A new face, a changed cost, then a face that cannot be created.
+        let fail = "udp4://127.0.0.1:7003";
+        let text = format!(
+            "[[face]]\nuri = \"{U1}\"\n[[face]]\nuri = \"{U2}\"\n[[face]]\nuri = \"{fail}\"\n\
+             [[route]]\nprefix = \"/a\"\nface = \"{U1}\"\ncost = 9\n"
+        );
+        let mut bad = statics(&text);
+        bad.faces[2].uri = "udp4://fail".into();
+        bad.faces.swap(1, 2);
+        let e = apply(&mut m, &mut applied, &bad).unwrap_err();
+        assert!(e.contains("udp4://fail"), "{e}");
+        assert_eq!((routes(&m), m.forwarder().faces()), before);
+        // A route that cannot be added undoes the faces and routes before it.
+        let mut bad = statics(&text);
+        bad.faces.truncate(2);
+        let long = "/x".repeat(engine::hash::MAX_PREFIX_STATES + 1);
+        bad.routes.push(Route {
+            prefix: long,
+            face: U2.into(),
+            cost: 0,
+        });
+        let e = apply(&mut m, &mut applied, &bad).unwrap_err();
+        assert!(e.starts_with("route /x/x"), "{e}");
+        assert_eq!((routes(&m), m.forwarder().faces()), before);
+        // And what was applied before still describes the forwarder: a good file works.
+        let done = apply(&mut m, &mut applied, &statics(&a)).unwrap();
+        assert_eq!(done, Reloaded::default());
+    }
+
+    #[test]
+    fn only_the_sections_sized_at_start_need_a_restart() {
+        let old = Config::default();
+        let text = "[[face]]\nuri = \"udp4://127.0.0.1:6363\"\n\
+                    [[route]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:6363\"\n\
+                    [[strategy]]\nprefix = \"/a\"\nstrategy = \"multicast\"\n\
+                    [general]\nlog = \"debug\"\n";
+        let new = Config::from_toml(text).unwrap();
+        assert!(restart_sections(&old, &new).is_empty());
+        let text = "[listen]\nunix = \"/tmp/x.sock\"\n[cs]\ncapacity = 10\n\
+                    [store]\nl2_path = \"/tmp/l2\"\n[general]\nuser = \"nobody\"\n";
+        let new = Config::from_toml(text).unwrap();
+        assert_eq!(
+            restart_sections(&old, &new),
+            ["listen", "cs", "store", "general.user"]
+        );
+    }
+}
