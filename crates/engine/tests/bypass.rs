@@ -488,6 +488,31 @@ fn which_data_are_marked_per_case_and_congestion_control() {
     }
 }
 
+/// A classic router reads its store blocking: the queue it congests on is the backlog in front
+/// of the engine, which the worker reports. Plain ECN marks from that backlog as from reads
+/// in flight, and not once the backlog has gone.
+#[test]
+fn a_blocking_routers_backlog_counts_in_the_storage_queue() {
+    let a = Case {
+        bloom: false,
+        threshold: None,
+    };
+    let mut s = cc_setup(a, Cc::Ecn);
+    s.e.set_waiting_before(1);
+    let held = s.full(10, DOWN, interest("/a/one", 1, false));
+    assert_eq!(held.len(), 1, "forwarded upstream: {held:?}");
+    let marked = s.full(11, UP, data("/a/one"));
+    assert_ne!(
+        marked[0].2, 0,
+        "marked while the backlog is past the threshold"
+    );
+    s.e.set_waiting_before(0);
+    assert_eq!(s.full(12, DOWN, interest("/a/two", 2, false)).len(), 1);
+    let unmarked = s.full(13, UP, data("/a/two"));
+    assert_eq!(unmarked[0].2, 0, "not marked with no backlog");
+    assert_eq!(s.cc().data_marked, 1);
+}
+
 /// Downstream under NB-CC: a Nack-α from the only upstream stops the bypass (the Interest
 /// waits for the tier and its Data is marked), until a Nack-β or the timeout.
 #[test]

@@ -920,6 +920,10 @@ impl Worker {
             *hash = p.full_hash;
         }
         let inputs = &inputs[..batch.len()];
+        if self.tier.as_ref().is_some_and(|t| t.blocking) {
+            let backlog = self.emit.link.input.len();
+            self.engine.set_waiting_before(backlog);
+        }
         let out = self
             .engine
             .process_hashed(now, inputs, &hashes[..batch.len()]);

@@ -98,6 +98,9 @@ pub(super) struct CcState {
     round: u64,
     /// When the current Nack-α round began.
     alpha_since_ms: u64,
+    /// Packets waiting in front of the engine, counted with the slow tier's queue: a classic
+    /// (blocking) router's storage queue is the backlog its waits leave in front of it.
+    pub(super) waiting_before: usize,
     /// Per face id (grown by [`Engine::set_face`]).
     pub(super) faces: Vec<CcFace>,
 }
@@ -119,6 +122,15 @@ impl Engine {
         self.config.congestion = config;
     }
 
+    /// Tells the engine how many packets wait in front of it (its input ring) when its slow
+    /// tier is read blocking, as a classic content router reads its store: they wait for the
+    /// storage as much as the reads in flight do, so ECN and NB-CC count them in the storage
+    /// queue (Pan et al., "NB-Cache: Non-Blocking In-Network Caching for High-Performance
+    /// Content Routers", the classic router of cases A and C). Leave it at 0 otherwise.
+    pub fn set_waiting_before(&mut self, packets: usize) {
+        self.cc.waiting_before = packets;
+    }
+
     /// Looks at the slow tier's queue (once per batch) and, with NB-CC, starts a new round of
     /// signals when one is due: a Nack-α on becoming congested and every `interval_ms` while
     /// it stays so, a Nack-β on falling below the threshold.
@@ -127,10 +139,11 @@ impl Engine {
         if !(c.ecn || c.nbcc) {
             return;
         }
+        let before = self.cc.waiting_before;
         let congested = self
             .slow_tier
             .as_ref()
-            .is_some_and(|t| t.waiting() >= c.threshold);
+            .is_some_and(|t| t.waiting() + before >= c.threshold);
         let s = &mut self.cc;
         s.congested = congested;
         if !c.nbcc {
