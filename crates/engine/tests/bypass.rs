@@ -511,6 +511,15 @@ fn a_blocking_routers_backlog_counts_in_the_storage_queue() {
     let unmarked = s.full(13, UP, data("/a/two"));
     assert_eq!(unmarked[0].2, 0, "not marked with no backlog");
     assert_eq!(s.cc().data_marked, 1);
+    // NB-CC without a bypass (case A): an Interest that waits for the store behind the backlog
+    // gets its Data marked.
+    let mut s = cc_setup(a, Cc::Nbcc);
+    s.tier_holds("/a/held");
+    s.e.set_waiting_before(1);
+    assert!(s.full(20, DOWN, interest("/a/held", 3, false)).is_empty());
+    let held = s.complete(21, "/a/held");
+    assert_ne!(held[0].2, 0, "marked: it waited behind the backlog");
+    assert_eq!(s.cc().data_marked, 1);
 }
 
 /// Downstream under NB-CC: a Nack-α from the only upstream stops the bypass (the Interest

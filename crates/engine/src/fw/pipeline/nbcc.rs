@@ -243,11 +243,12 @@ impl Engine {
     }
 
     /// NB-CC (with `ecn`) marks the Data of an Interest that joins the slow tier's queue with
-    /// `waiting` lookups ahead of it, past the threshold.
+    /// `waiting` lookups ahead of it (and, reading blocking, the backlog in front of the
+    /// engine), past the threshold.
     #[inline]
     pub(super) fn nbcc_marks_queued(&self, waiting: usize) -> bool {
         let c = self.config.congestion;
-        c.ecn && c.nbcc && waiting >= c.threshold
+        c.ecn && c.nbcc && waiting + self.cc.waiting_before >= c.threshold
     }
 
     /// The CongestionMark of a Data sent for PIT entry `p`, given the mark it came with:
