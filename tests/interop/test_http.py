@@ -45,8 +45,8 @@ def http_router():
         sock = os.path.join(d, "nfd.sock")
         port = _free_port()
         p = subprocess.Popen(
-            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--workers", "2",
-             "--http", f"127.0.0.1:{port}"],
+            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "", "--websocket", "",
+             "--workers", "2", "--http", f"127.0.0.1:{port}"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

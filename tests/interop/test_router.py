@@ -45,7 +45,8 @@ def running_router(config: str = ""):
         with open(conf, "w") as f:
             f.write(config)
         p = subprocess.Popen(
-            [_bin(), "run", "-c", conf, "--unix", sock, "--tcp", "", "--udp", "", "--websocket", "", "--workers", "2"],
+            [_bin(), "run", "-c", conf, "--unix", sock, "--tcp", "", "--udp", "", "--websocket", "",
+             "--http", "", "--workers", "2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -48,6 +48,7 @@ impl Scratch {
             .arg("--unix")
             .arg(sock);
         c.args(["--tcp", "", "--udp", "127.0.0.1:0", "--workers", "1"]);
+        c.args(["--websocket", "", "--http", ""]);
         c.stdout(Stdio::null());
         c.stderr(std::fs::File::create(self.0.join("stderr.log")).unwrap());
         c
