@@ -674,3 +674,84 @@ fn without_nbcc_the_field_is_read_and_ignored() {
         "nothing dropped"
     );
 }
+
+/// Upstream under NB-CC, to downstreams no Data goes to: a downstream whose Interests bypass
+/// (their Data not back yet) or that sent one long enough ago gets each round's signal alone,
+/// on an IDLE LpPacket, half an interval after the round began — the Nack-α rounds, then the
+/// Nack-β — once per face and round; a local face (an application) gets none, and a face that
+/// has sent no Interest for `timeout_ms` and had its Nack-β is forgotten.
+#[test]
+fn downstreams_without_data_get_the_signals_on_idle_packets() {
+    let mut s = cc_setup(B1, Cc::Nbcc);
+    const APP: FaceId = 5;
+    s.e.set_face(
+        APP,
+        FaceInfo {
+            local: true,
+            ..FaceInfo::default()
+        },
+    );
+    s.tier_holds("/a/queued");
+    assert!(s.full(10, DOWN, interest("/a/queued", 1, false)).is_empty());
+    // Round 1 (a Nack-α) begins at 20; DOWN2's held names bypass to the upstream.
+    for (k, now) in [20u64, 40, 60].into_iter().enumerate() {
+        let uri = format!("/a/held{k}");
+        s.tier_holds(&uri);
+        let sent = s.full(now, DOWN2, interest(&uri, 10 + k as u32, false));
+        assert_eq!(sent, [(UP, SendKind::Interest, 0, None)], "{uri} bypassed");
+    }
+    assert_eq!(s.full(61, APP, interest("/a/absent", 20, false))[0].0, UP);
+    let tick = |s: &mut Setup, now: u64| sent_of(&s.e.tick(now));
+    assert!(tick(&mut s, 69).is_empty(), "a Data may still carry it");
+    let alpha = |f| (f, SendKind::Idle, 0, Some(NbccSignal::Alpha));
+    assert_eq!(tick(&mut s, 70), [alpha(DOWN), alpha(DOWN2)]);
+    assert!(tick(&mut s, 80).is_empty(), "once per round");
+    let d = s.full(90, UP, data("/a/held0"));
+    assert_eq!(d, [(DOWN2, SendKind::Data, 0, None)], "had this round's");
+    // Round 2 begins at the first look past the interval (120).
+    assert!(tick(&mut s, 120).is_empty() && tick(&mut s, 169).is_empty());
+    assert_eq!(tick(&mut s, 170), [alpha(DOWN), alpha(DOWN2)]);
+    // The queue drains (DOWN's Data carries nothing: it had round 2's): a Nack-β round.
+    assert_eq!(
+        s.complete(180, "/a/queued"),
+        [(DOWN, SendKind::Data, 0, None)]
+    );
+    assert!(tick(&mut s, 190).is_empty() && tick(&mut s, 239).is_empty());
+    let beta = |f| (f, SendKind::Idle, 0, Some(NbccSignal::Beta));
+    assert_eq!(tick(&mut s, 240), [beta(DOWN), beta(DOWN2)]);
+    assert!(tick(&mut s, 300).is_empty());
+    let c = s.cc();
+    assert_eq!((c.alpha_sent, c.beta_sent, c.idle_sent), (4, 2, 6));
+    // Congested again long after the last Interests from DOWN and DOWN2: no Nack-α to them,
+    // nor to the application whose Interest queues.
+    s.tier_holds("/a/q2");
+    assert!(s.full(1500, APP, interest("/a/q2", 30, false)).is_empty());
+    for now in [1510, 1560, 1600, 1700] {
+        assert!(tick(&mut s, now).is_empty(), "at {now}");
+    }
+    assert_eq!(s.cc().idle_sent, 6);
+}
+
+/// A downstream that has Data from this engine within the round gets the signal on it and no
+/// IDLE packet; one that had none gets exactly one IDLE packet in the round, however many
+/// batches and ticks go by.
+#[test]
+fn a_signal_on_data_takes_the_place_of_the_idle_packet() {
+    let mut s = cc_setup(B1, Cc::Nbcc);
+    s.tier_holds("/a/queued");
+    assert!(s.full(10, DOWN, interest("/a/queued", 1, false)).is_empty());
+    assert_eq!(s.full(20, DOWN2, interest("/a/x", 2, false))[0].0, UP);
+    let sent = s.full(30, UP, data("/a/x"));
+    assert_eq!(sent, [(DOWN2, SendKind::Data, 0, Some(NbccSignal::Alpha))]);
+    let mut idle = Vec::new();
+    for now in (40..120).step_by(5) {
+        let sent = s.full(now, UP, data("/a/unsolicited"));
+        idle.extend(sent.into_iter().chain(sent_of(&s.e.tick(now + 1))));
+    }
+    assert_eq!(
+        idle,
+        [(DOWN, SendKind::Idle, 0, Some(NbccSignal::Alpha))],
+        "DOWN alone, once"
+    );
+    assert_eq!(s.cc().idle_sent, 1);
+}

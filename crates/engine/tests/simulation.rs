@@ -737,6 +737,7 @@ impl Sim {
                     o.answered = true;
                 }
             }
+            SendKind::Idle => panic!("an IDLE packet to face {face} without NB-CC"),
             SendKind::Nack(_) => {
                 self.answers += 1;
                 assert_ne!(face, MULTI_ACCESS, "Nack on a multi-access face");

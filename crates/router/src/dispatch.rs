@@ -231,24 +231,28 @@ impl Dispatcher {
             // an IDLE packet, or on a Data (whose copies other workers drop after reading it).
             (None, Some(_)) => (Route::AllWorkers { owner: 0 }, PktKind::Other, None),
             (None, None) => (Route::Idle, PktKind::Other, None),
-            (Some(f), sig) => match self.route_network(f, lp.pit_token, lp.nack.is_some()) {
-                (Route::Worker(owner), PktKind::Data, h) if sig.is_some() => {
-                    (Route::AllWorkers { owner }, PktKind::Data, h)
-                }
-                r => r,
-            },
+            (Some(f), sig) => {
+                self.classify_network(f, lp.pit_token, lp.nack.is_some(), sig.is_some())
+            }
         }
     }
 
     /// [`Dispatcher::classify_hashed`] of a network packet that came with these link headers
-    /// (its PIT token, whether it is a Nack), such as a reassembled one.
+    /// (its PIT token, whether it is a Nack, whether it carries an NB-CC signal), such as a
+    /// reassembled one.
     pub fn classify_network(
         &self,
         packet: &[u8],
         token: Option<&[u8]>,
         nack: bool,
+        signal: bool,
     ) -> (Route, PktKind, Option<u64>) {
-        self.route_network(packet, token, nack)
+        match self.route_network(packet, token, nack) {
+            (Route::Worker(owner), PktKind::Data, h) if signal => {
+                (Route::AllWorkers { owner }, PktKind::Data, h)
+            }
+            r => r,
+        }
     }
 
     fn route_network(

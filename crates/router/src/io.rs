@@ -935,9 +935,9 @@ fn route_whole(
         return true;
     }
     let token = headers.pit_token.as_ref().map(PitToken::as_bytes);
-    let class = ctx
-        .dispatcher
-        .classify_network(packet, token, headers.nack.is_some());
+    // The NB-CC signal of the first fragment concerns the face: every worker takes it.
+    let (nack, signal) = (headers.nack.is_some(), headers.nbcc.is_some());
+    let class = ctx.dispatcher.classify_network(packet, token, nack, signal);
     route_packet(ctx, c, face, local, Link::Parts(headers, packet), class)
 }
 
@@ -1042,6 +1042,12 @@ mod tests {
                     congestion_mark: Some(1),
                     ..LpHeaders::default()
                 },
+                // An NB-CC signal on a Data sends it to every worker, token or not.
+                LpHeaders {
+                    pit_token: PitToken::new(&ours),
+                    nbcc: Some(wire::lp::NbccSignal::Alpha),
+                    ..LpHeaders::default()
+                },
                 LpHeaders {
                     nack: Some(Nack {
                         reason: Some(NackReason::NoRoute),
@@ -1053,7 +1059,7 @@ mod tests {
                 assert!(encode_link(&mut whole, &h, packet, usize::MAX));
                 let token = h.pit_token.as_ref().map(PitToken::as_bytes);
                 assert_eq!(
-                    d.classify_network(packet, token, h.nack.is_some()),
+                    d.classify_network(packet, token, h.nack.is_some(), h.nbcc.is_some()),
                     d.classify_hashed(&whole),
                     "{h:?}"
                 );

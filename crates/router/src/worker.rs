@@ -16,7 +16,9 @@ use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
-use engine::fw::pipeline::{Counters, Engine, FaceInfo, Output, PacketRef, SendKind, MAX_BATCH};
+use engine::fw::pipeline::{
+    Action, Counters, Engine, FaceInfo, Output, PacketRef, SendKind, MAX_BATCH,
+};
 use engine::fw::strategy::StrategyKind;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::link::encode_link;
@@ -342,6 +344,10 @@ impl Emitter {
         let mut sent = 0usize;
         let mut data_inputs = 0u64;
         for a in out.actions {
+            if a.kind == SendKind::Idle {
+                sent += usize::from(self.emit_idle(a));
+                continue;
+            }
             let packet = out.bytes(a, inputs);
             let mut h = LpHeaders {
                 pit_token: out.pit_token(a).and_then(PitToken::new),
@@ -352,6 +358,7 @@ impl Emitter {
             match a.kind {
                 SendKind::Interest => h.pit_token = PitToken::new(&token),
                 SendKind::Nack(r) => h.nack = Some(Nack { reason: Some(r) }),
+                SendKind::Idle => {}
                 SendKind::Data => match &a.packet {
                     PacketRef::Input { index, .. } => {
                         data_inputs |= 1u64 << (*index as u64 & 63);
@@ -383,21 +390,42 @@ impl Emitter {
                 SendKind::Interest => PktKind::Interest,
                 SendKind::Data => PktKind::Data,
                 SendKind::Nack(_) => PktKind::Nack,
+                SendKind::Idle => PktKind::Other,
             };
-            match self.link.output.push(Pkt {
-                face: a.face,
-                kind,
-                buf,
-                full_hash: None,
-            }) {
-                Ok(()) => sent += 1,
-                Err(p) => {
-                    self.out_ring_full += 1;
-                    self.pool.put(p.buf);
-                }
-            }
+            sent += usize::from(self.queue(a.face, kind, buf));
         }
         (sent, data_inputs)
+    }
+
+    /// Queues an IDLE LpPacket carrying the NB-CC signal of `a`; true if queued.
+    fn emit_idle(&mut self, a: &Action) -> bool {
+        let Some(sig) = a.nbcc else {
+            return false;
+        };
+        let Some(mut buf) = self.pool.get() else {
+            self.out_no_buffer += 1;
+            return false;
+        };
+        sig.encode_idle(&mut buf);
+        self.queue(a.face, PktKind::Other, buf)
+    }
+
+    /// Puts an encoded packet on the output ring; true if it went.
+    fn queue(&mut self, face: FaceId, kind: PktKind, buf: Vec<u8>) -> bool {
+        let p = Pkt {
+            face,
+            kind,
+            buf,
+            full_hash: None,
+        };
+        match self.link.output.push(p) {
+            Ok(()) => true,
+            Err(p) => {
+                self.out_ring_full += 1;
+                self.pool.put(p.buf);
+                false
+            }
+        }
     }
 }
 
@@ -570,7 +598,14 @@ impl Worker {
     /// so they are polled).
     pub fn idle(&mut self) -> Duration {
         let now = self.now_ms();
-        self.engine.advance(now);
+        if self.tier.as_ref().is_some_and(|t| t.blocking) {
+            self.engine.set_waiting_before(self.emit.link.input.len());
+        }
+        // The clock advances, and NB-CC's signals due on IDLE packets go out.
+        let out = self.engine.tick(now);
+        if self.emit.emit(&out, &[]).0 > 0 {
+            self.io.wake();
+        }
         let in_flight = self
             .tier
             .as_ref()

@@ -4,7 +4,9 @@
 //! I/O mode still serves from L2. Its congestion control between two routers over UDP: the
 //! downstream bypasses its store to the upstream while the upstream is available, and once a
 //! Nack-α (Cascade's NDNLPv2 field 952) came from it serves from its own store and marks the
-//! Data; and a consumer whose Data are marked shrinks its window.
+//! Data; a signal reaches every worker of the downstream on a fragmented Data and, when no
+//! Data goes to the downstream, alone on IDLE LpPackets; and a consumer whose Data are marked
+//! shrinks its window.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -65,6 +67,11 @@ struct Producer {
 }
 
 fn producer(r: &Router, prefix: &str) -> Producer {
+    producer_of(r, prefix, 500)
+}
+
+/// [`producer`] answering with Data of `content_bytes`.
+fn producer_of(r: &Router, prefix: &str, content_bytes: usize) -> Producer {
     let mut f = face(r);
     f.register(&Name::from_uri(prefix).unwrap()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -73,7 +80,7 @@ fn producer(r: &Router, prefix: &str) -> Producer {
     let thread = std::thread::spawn(move || {
         while !s.load(Ordering::Relaxed) {
             if let Ok(Some(Received::Interest(ip))) = f.recv(Duration::from_millis(50)) {
-                let mut d = Data::new(ip.interest.name.clone(), vec![0xab; 500]);
+                let mut d = Data::new(ip.interest.name.clone(), vec![0xab; content_bytes]);
                 d.sign_digest_sha256();
                 // Counted before it is sent, so that a consumer holding the Data sees the count.
                 a.fetch_add(1, Ordering::Relaxed);
@@ -411,4 +418,91 @@ fn marked_data_shrink_the_consumers_window() {
     let (fixed, _) = run("aimd-fixed", true, AimdOptions::fixed(8.0));
     assert!(fixed.congestion_marks >= 199);
     assert_eq!((fixed.window_decreases, fixed.final_cwnd), (0, 8.0));
+}
+
+/// Two routers over UDP: R2 (NB-CC, always congested) and R1 (two workers) with a route to it.
+/// R2's rounds are `interval_ms` apart.
+fn cc_pair(dir: &Path, interval_ms: u64) -> (Router, Router) {
+    let (d1, d2) = (dir.join("r1"), dir.join("r2"));
+    std::fs::create_dir_all(&d1).unwrap();
+    std::fs::create_dir_all(&d2).unwrap();
+    let mut c2 = with_cc(one_chunk_batches(&d2), false, true, false, 0);
+    c2.store.nbcc_interval_ms = interval_ms;
+    c2.listen.udp = "127.0.0.1:0".into();
+    let r2 = Router::start(&c2).unwrap();
+    let mut c1 = with_cc(one_chunk_batches(&d1), false, false, false, 1 << 20);
+    c1.workers.count = 2;
+    let uri = format!("udp4://{}", r2.bound().udp.unwrap());
+    c1.static_faces
+        .push(router::config::StaticFace { uri: uri.clone() });
+    for prefix in ["/nb", "/none"] {
+        c1.routes.push(router::config::Route {
+            prefix: prefix.into(),
+            face: uri.clone(),
+            cost: 0,
+        });
+    }
+    (Router::start(&c1).unwrap(), r2)
+}
+
+/// Waits until every worker of `r` has received at least one Nack-α; returns how many each.
+fn wait_alpha(r: &Router) -> Vec<u64> {
+    let t0 = Instant::now();
+    loop {
+        let got: Vec<u64> = r
+            .snapshots()
+            .iter()
+            .map(|s| s.counters.congestion.alpha_received)
+            .collect();
+        if got.len() == 2 && got.iter().all(|&n| n >= 1) {
+            return got;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "Nack-α per worker: {got:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A Nack-α on a Data too large for one UDP datagram (4 KB content, 1452-byte MTU) survives
+/// the fragmentation: the reassembled Data hands it to every worker of the downstream. R2's
+/// rounds are a minute apart, so no IDLE packet carries it meanwhile.
+#[test]
+fn a_signal_on_a_fragmented_data_reaches_every_worker() {
+    let dir = tmp_dir("nbcc-frag");
+    let (r1, r2) = cc_pair(&dir.0, 60_000);
+    let p = producer_of(&r2, "/nb", 4000);
+    let d = fetch(&mut face(&r1), "/nb/big/seg=0", 1);
+    assert_eq!(d.content().len(), 4000);
+    assert_eq!(wait_alpha(&r1), [1, 1], "one Nack-α, to both workers");
+    let c2 = snapshot(&r2).counters.congestion;
+    assert_eq!((c2.alpha_sent, c2.idle_sent), (1, 0), "on the Data");
+    p.stop();
+    stop(r1);
+    stop(r2);
+}
+
+/// A downstream that gets no Data from a congested upstream (its Interest was Nacked: no
+/// route there) still gets the upstream's Nack-α rounds, alone on IDLE LpPackets, in every
+/// worker.
+#[test]
+fn a_downstream_without_data_gets_the_nack_alpha_on_idle_packets() {
+    let dir = tmp_dir("nbcc-idle");
+    let (r1, r2) = cc_pair(&dir.0, 20);
+    let mut consumer = face(&r1);
+    let mut i = Interest::new(Name::from_uri("/none/x").unwrap(), [9; 4]);
+    i.lifetime_ms = Some(1000);
+    let outcome = consumer.express(&i).unwrap();
+    assert!(matches!(outcome, Outcome::Nack(_)), "{outcome:?}");
+    wait_alpha(&r1);
+    let c2: u64 = r2
+        .snapshots()
+        .iter()
+        .map(|s| s.counters.congestion.idle_sent)
+        .sum();
+    assert!(c2 >= 1, "sent on IDLE packets: {c2}");
+    assert_eq!(snapshot(&r2).counters.out_data, 0, "no Data went to R1");
+    stop(r1);
+    stop(r2);
 }

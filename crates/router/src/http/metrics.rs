@@ -335,6 +335,7 @@ fn worker_events(m: &mut Families, w: &[mgmt::WorkerStats]) {
                 ("queue_no_upstream", b.queue_no_upstream),
                 ("nack_alpha_sent", c.alpha_sent),
                 ("nack_beta_sent", c.beta_sent),
+                ("nack_idle_sent", c.idle_sent),
                 ("nack_alpha_received", c.alpha_received),
                 ("nack_beta_received", c.beta_received),
                 ("faces_unavailable", c.faces_unavailable),

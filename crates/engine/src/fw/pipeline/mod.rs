@@ -228,6 +228,9 @@ pub enum SendKind {
     Data,
     /// A Nack of the Interest in `packet`.
     Nack(NackReason),
+    /// An IDLE LpPacket (no network packet; `packet` is empty) carrying the action's NB-CC
+    /// signal.
+    Idle,
 }
 
 /// One packet to send.
@@ -243,7 +246,7 @@ pub struct Action {
     pub pit_token: Option<Range<u32>>,
     /// CongestionMark to attach (0 = none).
     pub congestion_mark: u64,
-    /// NB-CC's Nack-α or Nack-β to attach (NDNLPv2 field 952; on Data only).
+    /// NB-CC's Nack-α or Nack-β to attach (NDNLPv2 field 952; on Data and IDLE only).
     pub nbcc: Option<NbccSignal>,
 }
 
@@ -512,8 +515,15 @@ impl Engine {
         if self.cc.faces.len() <= i {
             self.cc.faces.resize(i + 1, Default::default());
         }
-        // A face declared anew (a new face, perhaps on a reused id) starts with no NB-CC state.
+        if self.cc.listed.capacity() < self.cc.faces.len() {
+            let more = self.cc.faces.len() - self.cc.listed.len();
+            self.cc.listed.reserve_exact(more);
+        }
+        // A face declared anew (a new face, perhaps on a reused id) starts with no NB-CC state
+        // (but stays in the list of downstreams it may be in, which forgets it in time).
+        let listed = self.cc.faces[i].listed;
         self.cc.faces[i] = Default::default();
+        self.cc.faces[i].listed = listed;
         self.faces[i] = info;
     }
 
@@ -630,6 +640,7 @@ impl Engine {
         }
         self.forward_pass(now_ms, inputs, &parsed, &planned, &guard);
         drop(guard);
+        self.cc_idle_signals(now_ms);
         Output {
             actions: &self.actions,
             out: &self.out,
@@ -810,16 +821,19 @@ impl Engine {
                 }
             }
             match p {
-                Some(Parsed::Interest { i, lp }) => self.on_interest(
-                    now_ms,
-                    idx,
-                    face,
-                    inputs[idx].1,
-                    i,
-                    *lp,
-                    planned[idx],
-                    guard,
-                ),
+                Some(Parsed::Interest { i, lp }) => {
+                    self.cc_note_interest(now_ms, face);
+                    self.on_interest(
+                        now_ms,
+                        idx,
+                        face,
+                        inputs[idx].1,
+                        i,
+                        *lp,
+                        planned[idx],
+                        guard,
+                    )
+                }
                 Some(Parsed::Data { d, lp }) => {
                     self.on_data(now_ms, idx, face, inputs[idx].1, d, *lp)
                 }
@@ -946,6 +960,7 @@ impl Engine {
                 nbcc = self.cc_signal_for(face);
             }
             SendKind::Nack(_) => self.counters.out_nacks += 1,
+            SendKind::Idle => {}
         }
         self.actions.push(Action {
             face,

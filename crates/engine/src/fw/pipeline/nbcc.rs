@@ -6,6 +6,9 @@ use wire::lp::NbccSignal;
 
 use super::*;
 
+/// Listed downstreams looked at per batch or tick for a signal due on an IDLE LpPacket.
+const IDLE_SCAN: usize = 16;
+
 /// Congestion control for NB-Cache (Pan et al., "NB-Cache: Non-Blocking In-Network Caching for
 /// High-Performance Content Routers", §III-E): plain ECN, or NB-CC with its lazy congestion
 /// notification. The store counts as congested while its slow tier has at least
@@ -24,8 +27,13 @@ use super::*;
 ///   signal rides, as Cascade's NDNLPv2 field 952 ([`NbccSignal`]), on the next Data this
 ///   engine sends to each point-to-point face: a face it sends Data to is by definition a
 ///   downstream, and a field on a packet sent anyway needs no packet of its own and is ignored
-///   by a forwarder or application that does not know it. A face is sent each round at most
-///   once, and a Nack-β only if it was sent the Nack-α before. Downstream, a Nack-α makes its
+///   by a forwarder or application that does not know it. A non-local point-to-point face that
+///   sent Interests within the last `timeout_ms` (or had the Nack-α, for the Nack-β) and got no
+///   Data carrying the round's signal within half an `interval_ms` of its start gets it alone,
+///   on an IDLE LpPacket ([`SendKind::Idle`]): a downstream whose Interests all bypass this
+///   router, or that stopped sending any because of the Nack-α, still learns of each round.
+///   A face is sent each round at most once, and a Nack-β only if it was sent the Nack-α
+///   before. Downstream, a Nack-α makes its
 ///   face unavailable to bypassed Interests for `timeout_ms` (refreshed by each Nack-α), a
 ///   Nack-β makes it available again; the strategy picks a bypassed Interest's upstream among
 ///   the available next hops, and an Interest with none waits for the store (and is marked).
@@ -64,6 +72,8 @@ pub struct CongestionCounters {
     pub alpha_sent: u64,
     /// Nack-β sent.
     pub beta_sent: u64,
+    /// Of the signals sent, those that went alone on an IDLE LpPacket (no Data to carry them).
+    pub idle_sent: u64,
     /// Nack-α received.
     pub alpha_received: u64,
     /// Nack-β received.
@@ -86,6 +96,10 @@ pub(super) struct CcFace {
     alpha_sent: bool,
     /// Bypassed Interests may not go to it before this time (a Nack-α from it).
     unavailable_until_ms: u64,
+    /// When it last sent an Interest (NB-CC only).
+    last_interest_ms: u64,
+    /// It is in [`CcState::listed`].
+    pub(super) listed: bool,
 }
 
 /// The engine's congestion state.
@@ -98,6 +112,13 @@ pub(super) struct CcState {
     round: u64,
     /// When the current Nack-α round began.
     alpha_since_ms: u64,
+    /// When the current round (Nack-α or Nack-β) began.
+    round_since_ms: u64,
+    /// The downstreams that may need a signal on an IDLE LpPacket: faces that sent Interests,
+    /// each once (capacity reserved for every declared face, so pushing never allocates).
+    pub(super) listed: Vec<FaceId>,
+    /// Where the next bounded scan of `listed` starts.
+    scan_at: usize,
     /// Packets waiting in front of the engine, counted with the slow tier's queue: a classic
     /// (blocking) router's storage queue is the backlog its waits leave in front of it.
     pub(super) waiting_before: usize,
@@ -153,10 +174,98 @@ impl Engine {
         if congested && (!alpha || now_ms >= s.alpha_since_ms.saturating_add(c.interval_ms)) {
             s.signal = Some(NbccSignal::Alpha);
             s.alpha_since_ms = now_ms;
+            s.round_since_ms = now_ms;
             s.round += 1;
         } else if !congested && alpha {
             s.signal = Some(NbccSignal::Beta);
+            s.round_since_ms = now_ms;
             s.round += 1;
+        }
+    }
+
+    /// An Interest came from `face`: with NB-CC, a non-local point-to-point face becomes (or
+    /// stays) a downstream that [`Engine::cc_idle_signals`] looks at.
+    #[inline]
+    pub(super) fn cc_note_interest(&mut self, now_ms: u64, face: FaceId) {
+        if !self.config.congestion.nbcc {
+            return;
+        }
+        let info = self.face(face);
+        let s = &mut self.cc;
+        let Some(f) = s.faces.get_mut(face as usize) else {
+            return;
+        };
+        if info.local || info.multi_access {
+            return;
+        }
+        f.last_interest_ms = now_ms;
+        // Each face is listed once and room is reserved for every face: never allocates.
+        if !f.listed && s.listed.len() < s.listed.capacity() {
+            f.listed = true;
+            s.listed.push(face);
+        }
+    }
+
+    /// Sends the current round's signal on an IDLE LpPacket to the listed downstreams that have
+    /// not had it half an `interval_ms` after the round began (a Nack-α only to a face that
+    /// sent Interests within `timeout_ms`, a Nack-β only to one that had the Nack-α), and
+    /// forgets the faces that are neither. Looks at most [`IDLE_SCAN`] faces per call, round
+    /// robin, so at most that many IDLE packets per call and one per face and round.
+    pub(super) fn cc_idle_signals(&mut self, now_ms: u64) {
+        let c = self.config.congestion;
+        let s = &self.cc;
+        let grace_ms = (c.interval_ms / 2).max(1);
+        if !c.nbcc || s.round == 0 || now_ms < s.round_since_ms.saturating_add(grace_ms) {
+            return;
+        }
+        let (round, Some(signal)) = (s.round, s.signal) else {
+            return;
+        };
+        for _ in 0..IDLE_SCAN.min(s.listed.len()) {
+            let s = &mut self.cc;
+            if s.listed.is_empty() {
+                break;
+            }
+            let at = s.scan_at % s.listed.len();
+            let face = s.listed[at];
+            let f = s.faces[face as usize];
+            let recent = f.last_interest_ms.saturating_add(c.timeout_ms) > now_ms;
+            if !recent && !f.alpha_sent {
+                // No longer a downstream: the face that took its place is looked at next.
+                s.listed.swap_remove(at);
+                s.faces[face as usize].listed = false;
+                continue;
+            }
+            s.scan_at = at + 1;
+            if f.round == round || (!recent && signal == NbccSignal::Alpha) {
+                continue;
+            }
+            if let Some(sig) = self.cc_signal_for(face) {
+                self.counters.congestion.idle_sent += 1;
+                self.actions.push(Action {
+                    face,
+                    kind: SendKind::Idle,
+                    packet: PacketRef::Out(0..0),
+                    pit_token: None,
+                    congestion_mark: 0,
+                    nbcc: Some(sig),
+                });
+            }
+        }
+    }
+
+    /// Advances time without packets (the worker's tick when no input came): expires PIT
+    /// entries, looks at the slow tier's queue ([`Engine::set_congestion`]) and returns the
+    /// NB-CC signals due on IDLE LpPackets.
+    pub fn tick(&mut self, now_ms: u64) -> Output<'_> {
+        self.actions.clear();
+        self.out.clear();
+        self.advance(now_ms);
+        self.cc_update(now_ms);
+        self.cc_idle_signals(now_ms);
+        Output {
+            actions: &self.actions,
+            out: &self.out,
         }
     }
 
