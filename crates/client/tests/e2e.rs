@@ -306,8 +306,11 @@ fn get_fetches_what_put_serves() {
     // The window grew past its initial 2.
     assert!(st.final_cwnd > 2.0);
     assert_eq!((served.version, served.segments), (42, 100));
-    // Every Data came back with the PitToken of the Interest it answered.
-    assert_eq!(hub.tokens_ok.load(Ordering::Relaxed), 100);
+    // The version was discovered through RDR metadata.
+    assert_eq!(served.metadata_sent, 1);
+    // Every Data (the metadata and 100 segments) came back with the PitToken of the Interest
+    // it answered.
+    assert_eq!(hub.tokens_ok.load(Ordering::Relaxed), 101);
     assert_eq!(hub.tokens_bad.load(Ordering::Relaxed), 0);
 }
 
