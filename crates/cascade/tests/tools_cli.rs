@@ -516,8 +516,9 @@ fn get_failure_leaves_no_partial_file() {
         let Received::Interest(i) = r else {
             return true;
         };
+        // The RDR metadata Interest, then the CanBePrefix discovery it falls back to.
         nack(face, &i, NackReason::NoRoute);
-        false
+        true
     });
     let o = cascade(
         &[

@@ -2,7 +2,7 @@
 //!
 //! [`get`] first asks for RDR metadata (`<name>/32=metadata`, [`crate::rdr`]) unless the name
 //! ends with a version; with a versioned name (given or discovered) it asks for segment 0 by
-//! exact name. Without a metadata answer (timeout, an answer that is not metadata) it falls back to one
+//! exact name. Without a metadata answer (timeout, Nack, an answer that is not metadata) it falls back to one
 //! Interest for the name with CanBePrefix and MustBeFresh. The answer must be a segment `<versioned name>/seg=<n>` carrying FinalBlockId. The remaining segments are
 //! fetched by a [`Fetcher`], the deterministic core (it never reads a clock: the caller passes
 //! the time), driven by [`get`] over a [`Face`]:

@@ -9,7 +9,7 @@
 
 use wire::{data::content_type, tt, Component, Data, Interest, MetaInfo, NackReason, Name};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::face::{Face, Outcome};
 
 /// The FreshnessPeriod of a metadata Data, in milliseconds (ndn-cxx's `MetadataObject`
@@ -64,10 +64,9 @@ pub fn parse_metadata(prefix: &Name, content: &[u8]) -> Option<Name> {
 }
 
 /// Asks for the metadata of `prefix` (once more after a Duplicate or Congestion Nack). Returns
-/// the versioned name, or `None` when no usable answer came (timeout, repeated Duplicate or
-/// Congestion Nacks, an answer that is not metadata): the caller then falls back to another
-/// discovery. Any other Nack (NoRoute, NoProducer...) is an error naming `prefix`: no other
-/// discovery under the same prefix could do better.
+/// the versioned name, or `None` when no usable answer came (timeout, a Nack, an answer that is
+/// not metadata): the caller then falls back to another discovery, which a content store may
+/// still answer when the producer is gone.
 pub fn discover(face: &mut Face, prefix: &Name, lifetime_ms: u64) -> Result<Option<Name>> {
     let mut i = Interest::new(metadata_name(prefix), [0; 4]);
     i.can_be_prefix = true;
@@ -82,13 +81,7 @@ pub fn discover(face: &mut Face, prefix: &Name, lifetime_ms: u64) -> Result<Opti
                     n.reason,
                     Some(NackReason::Duplicate) | Some(NackReason::Congestion)
                 ) => {}
-            Outcome::Nack(n) => {
-                return Err(Error::Nack {
-                    name: prefix.clone(),
-                    reason: n.reason,
-                })
-            }
-            Outcome::Timeout => return Ok(None),
+            Outcome::Nack(_) | Outcome::Timeout => return Ok(None),
         }
     }
     Ok(None)
