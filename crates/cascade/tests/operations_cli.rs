@@ -47,7 +47,16 @@ impl Scratch {
             .arg(cfg)
             .arg("--unix")
             .arg(sock);
-        c.args(["--tcp", "", "--udp", "127.0.0.1:0", "--workers", "1"]);
+        c.args([
+            "--tcp",
+            "",
+            "--udp",
+            "127.0.0.1:0",
+            "--websocket",
+            "",
+            "--workers",
+            "1",
+        ]);
         c.stdout(Stdio::null());
         c.stderr(std::fs::File::create(self.0.join("stderr.log")).unwrap());
         c
