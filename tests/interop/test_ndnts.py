@@ -4,15 +4,17 @@ The harness is ``tests/ndnts`` (its versions pinned in package.json and package-
 ``npm ci`` there installs them, and this module runs it if ``node_modules`` is missing). Its
 ``fetch.mjs`` connects a logical NDNts forwarder to the router over any face URI
 (``transport.mjs``: ``ws://``, ``unix://``, ``tcp://``, ``udp://``), expresses Interests and
-checks each Data's name and content. The producer is ``cascade poke`` on the router's Unix
+checks each Data's name and content; its ``getfile.mjs`` fetches a file by prefix alone, through
+RDR metadata (@ndn/rdr) and @ndn/segmented-object. The producer is ``cascade poke`` on the router's Unix
 socket; it registers its name through the NFD management protocol and answers once, the
-router's content store after that.
+router's content store after that (``cascade put`` for the file).
 
 ``CASCADE_BIN`` names the cascade binary (the suite's runner sets it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -31,7 +33,7 @@ NDNTS = Path(__file__).resolve().parents[1] / "ndnts"
 @pytest.fixture(scope="module")
 def ndnts() -> Path:
     """The harness, its packages installed."""
-    if not (NDNTS / "node_modules" / "@ndn" / "ws-transport").is_dir():
+    if not all((NDNTS / "node_modules" / "@ndn" / m).is_dir() for m in ("ws-transport", "rdr", "segmented-object")):
         subprocess.run(["npm", "ci"], cwd=NDNTS, check=True)
     return NDNTS
 
@@ -118,3 +120,35 @@ def test_ndnts_fetches_over_the_unix_socket(ndnts, router):
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["fetched"] == 1
     assert poke.wait(timeout=10) == 0
+
+
+def test_ndnts_fetches_a_file_by_prefix_through_rdr(ndnts, router, tmp_path):
+    """NDNts finds the version of ``cascade put``'s file through RDR metadata (@ndn/rdr) and
+    fetches its segments (@ndn/segmented-object), with nothing but the prefix."""
+    sock, port = router
+    src = tmp_path / "in.bin"
+    src.write_bytes(bytes((i * 7) % 251 for i in range(50_000)))
+    put = subprocess.Popen(
+        [_bin(), "put", "/ndnts/file", str(src), "--version", "1234", "--transport", f"unix://{sock}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        t0 = time.time()
+        while "/ndnts/file" not in subprocess.run(
+            [_bin(), "ctl", "--transport", f"unix://{sock}", "fib", "list"], capture_output=True, text=True
+        ).stdout:
+            assert time.time() - t0 < 10, "the producer's route did not appear"
+            time.sleep(0.05)
+        r = subprocess.run(
+            ["node", "getfile.mjs", f"ws://127.0.0.1:{port}", "/ndnts/file"],
+            cwd=ndnts, capture_output=True, text=True, timeout=60,
+        )
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["versioned"] == "/8=ndnts/8=file/54=%04%D2"
+        assert out["bytes"] == 50_000
+        assert out["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    finally:
+        put.terminate()
+        put.wait(timeout=10)

@@ -17,6 +17,7 @@ mod logging;
 mod run;
 mod signals;
 mod tools;
+mod tools_ping;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -57,6 +58,10 @@ enum Command {
     Put(tools::PutArgs),
     /// Fetch versioned, segmented Data into a file (like ndncatchunks).
     Get(tools::GetArgs),
+    /// Test reachability: send ndnping probes `PREFIX/ping/SEQ` and print each RTT (like ndnping).
+    Ping(tools_ping::PingArgs),
+    /// Answer ndnping probes under `PREFIX/ping` (like ndnpingserver).
+    Pingserver(tools_ping::PingServerArgs),
     /// Print shell completions to stdout (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -202,6 +207,8 @@ fn main() -> ExitCode {
         Command::Poke(args) => tools::poke(args),
         Command::Put(args) => tools::put(args),
         Command::Get(args) => tools::get(args),
+        Command::Ping(args) => tools_ping::ping(args),
+        Command::Pingserver(args) => tools_ping::pingserver(args),
         Command::Completions { shell } => completions(*shell),
         Command::Man { subcommand } => man(subcommand.as_deref()),
     }

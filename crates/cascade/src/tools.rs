@@ -1,5 +1,7 @@
 //! The application tools: `cascade peek`, `poke`, `put` and `get` (ndnpeek, ndnpoke,
-//! ndnputchunks and ndncatchunks), each a thin front end over the `client` crate.
+//! ndnputchunks and ndncatchunks), each a thin front end over the `client` crate; `put` answers
+//! RDR metadata and `get` discovers the version through it. `ping` and `pingserver` live in
+//! [`crate::tools_ping`].
 //!
 //! Exit statuses: 0 success; 1 a failure talking to the forwarder (connection, I/O, protocol,
 //! a refused registration); 2 bad arguments; 3 timeout; 4 Nack. Every failure prints one line
@@ -136,7 +138,7 @@ pub struct GetArgs {
 }
 
 /// A failure: exit status and one-line message.
-struct Failure(u8, String);
+pub(crate) struct Failure(pub(crate) u8, pub(crate) String);
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
@@ -150,11 +152,11 @@ impl From<Error> for Failure {
     }
 }
 
-fn bad(msg: impl Into<String>) -> Failure {
+pub(crate) fn bad(msg: impl Into<String>) -> Failure {
     Failure(2, msg.into())
 }
 
-fn finish(tool: &str, r: Result<(), Failure>) -> ExitCode {
+pub(crate) fn finish(tool: &str, r: Result<(), Failure>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(code, msg)) => {
@@ -164,7 +166,7 @@ fn finish(tool: &str, r: Result<(), Failure>) -> ExitCode {
     }
 }
 
-fn parse_name(s: &str, what: &str) -> Result<Name, Failure> {
+pub(crate) fn parse_name(s: &str, what: &str) -> Result<Name, Failure> {
     let n = Name::from_uri(s).map_err(|e| bad(format!("bad {what} '{s}': {e}")))?;
     if n.is_empty() {
         return Err(bad(format!("{what} '{s}' has no components")));
@@ -172,13 +174,13 @@ fn parse_name(s: &str, what: &str) -> Result<Name, Failure> {
     Ok(n)
 }
 
-fn connect(t: &TransportArg) -> Result<Face, Failure> {
+pub(crate) fn connect(t: &TransportArg) -> Result<Face, Failure> {
     let uri = client::transport::resolve(t.transport.as_deref())?;
     Ok(Face::connect(&uri)?)
 }
 
 /// Registers `prefix` towards `face`, naming the prefix in the error.
-fn register(face: &mut Face, prefix: &Name) -> Result<(), Failure> {
+pub(crate) fn register(face: &mut Face, prefix: &Name) -> Result<(), Failure> {
     face.register(prefix).map(|_| ()).map_err(|e| {
         let Failure(code, msg) = e.into();
         Failure(code, format!("cannot register {prefix}: {msg}"))
@@ -187,7 +189,7 @@ fn register(face: &mut Face, prefix: &Name) -> Result<(), Failure> {
 
 /// A flag set by SIGINT and SIGTERM (blocked from here on in this thread and the threads it
 /// starts).
-fn stop_flag() -> Result<Arc<AtomicBool>, Failure> {
+pub(crate) fn stop_flag() -> Result<Arc<AtomicBool>, Failure> {
     StopSignals::block()
         .into_flag()
         .map_err(|e| Failure(1, format!("cannot start the signal thread: {e}")))
@@ -311,8 +313,8 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     );
     let st = serve_content(&mut face, &prefix, &content, &opts, &stop)?;
     eprintln!(
-        "cascade put: {} Interests, {} Data sent, {} unanswered",
-        st.interests, st.data_sent, st.unanswered
+        "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
+        st.interests, st.data_sent, st.metadata_sent, st.unanswered
     );
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The real daemon (`cascade run`) driven by the real tools: `put`/`get` of a multi-megabyte
-//! file, `peek`/`poke`, `ctl`, bad arguments, SIGTERM.
+//! file, `peek`/`poke`, `ctl`, bad arguments, SIGTERM, RDR version discovery, `ping` against
+//! `pingserver`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -68,16 +69,21 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        self.wait_route(prefix);
+        child
+    }
+
+    /// Waits until `prefix` is in the FIB.
+    fn wait_route(&self, prefix: &str) {
         let t0 = Instant::now();
         while !String::from_utf8_lossy(&self.tool(&["ctl", "fib", "list"]).stdout).contains(prefix)
         {
             assert!(
                 t0.elapsed() < Duration::from_secs(10),
-                "put never registered"
+                "{prefix} never registered"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        child
     }
 
     fn stop(self) -> std::process::ExitStatus {
@@ -476,6 +482,97 @@ fn a_second_daemon_on_the_same_store_exits_2_naming_the_directory() {
     assert!(
         line.contains(&l2.display().to_string()) && line.contains(&format!("pid {}", d.child.id())),
         "{line}"
+    );
+    assert!(d.stop().success());
+}
+
+#[test]
+fn put_answers_rdr_metadata_and_get_discovers_the_version_through_it() {
+    let d = Daemon::start("rdr");
+    let src = d.dir.join("in.bin");
+    let dst = d.dir.join("out.bin");
+    file_of(&src, 20_000);
+    let mut put = d.put("/files/rdr", &src, &["--version", "77"]);
+    // What ndncatchunks asks first: the metadata, whose content is the versioned name.
+    let meta = d.tool(&[
+        "peek",
+        "/files/rdr/32=metadata",
+        "--can-be-prefix",
+        "--must-be-fresh",
+    ]);
+    assert!(
+        meta.status.success(),
+        "{}",
+        String::from_utf8_lossy(&meta.stderr)
+    );
+    let versioned = wire::Name::decode(&meta.stdout).unwrap();
+    assert_eq!(versioned.to_string(), "/files/rdr/v=77");
+    let get = d.tool(&[
+        "get",
+        "/files/rdr",
+        "-o",
+        dst.to_str().unwrap(),
+        "--no-progress",
+        "--json",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&get.stdout).unwrap();
+    assert_eq!(v["name"], "/files/rdr/v=77");
+    // Discovered through RDR, the first segment was asked for by exact name: one Interest per
+    // segment (the metadata Interest is not counted by the fetch).
+    assert_eq!(v["interests"], v["segments"].as_u64().unwrap() - 1);
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    let _ = put.kill();
+    let _ = put.wait();
+    assert!(d.stop().success());
+}
+
+#[test]
+fn ping_against_pingserver_counts_every_reply_and_a_lost_ping_exits_1() {
+    let d = Daemon::start("ping");
+    let server = Command::new(BIN)
+        .args(["pingserver", "/pingtest", "-p", "3", "-s", "10"])
+        .args(["--transport", &d.transport()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    d.wait_route("/pingtest/ping");
+    let out = d.tool(&["ping", "/pingtest", "-c", "3", "-i", "20", "-n", "10"]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}");
+    assert!(text.starts_with("PING /pingtest\n"), "{text}");
+    for seq in 10..13 {
+        assert!(
+            text.contains(&format!("content from /pingtest: seq={seq} time=")),
+            "{text}"
+        );
+    }
+    assert!(
+        text.contains("3 packets transmitted, 3 received, 0 nacked, 0% lost, 0% nacked"),
+        "{text}"
+    );
+    assert!(text.contains("rtt min/avg/max/mdev = "), "{text}");
+    // The server satisfied its three pings and exited 0.
+    let s = server.wait_with_output().unwrap();
+    assert!(s.status.success());
+    let stext = String::from_utf8_lossy(&s.stdout);
+    assert!(stext.contains("interest received: seq=12"), "{stext}");
+    assert!(stext.contains("3 packets processed"), "{stext}");
+    // Nobody answers now: every ping is lost (Nack or timeout) and ping exits 1.
+    let lost = d.tool(&["ping", "/pingtest", "-c", "2", "-i", "10", "-o", "300"]);
+    let text = String::from_utf8_lossy(&lost.stdout);
+    assert_eq!(lost.status.code(), Some(1), "{text}");
+    assert!(text.contains("2 packets transmitted, 0 received"), "{text}");
+    assert!(text.contains("100% lost"), "{text}");
+    // Bad arguments exit 2, as ndnping's do.
+    assert_eq!(
+        d.tool(&["ping", "/pingtest", "-i", "0"]).status.code(),
+        Some(2)
     );
     assert!(d.stop().success());
 }

@@ -470,6 +470,12 @@ fn get_writes_the_file_and_reports_json_stats() {
         let Received::Interest(i) = r else {
             return true;
         };
+        // RDR first: the metadata names the version, then segments are asked for by name.
+        if client::rdr::is_metadata_interest(&i.interest, &name("/get/file")) {
+            let meta = client::rdr::metadata_data(&name("/get/file"), &name("/get/file/v=5"), 1);
+            face.put_data(&meta, i.pit_token).unwrap();
+            return true;
+        }
         let seg = if i.interest.can_be_prefix {
             0
         } else {
@@ -510,8 +516,9 @@ fn get_failure_leaves_no_partial_file() {
         let Received::Interest(i) = r else {
             return true;
         };
+        // The RDR metadata Interest, then the CanBePrefix discovery it falls back to.
         nack(face, &i, NackReason::NoRoute);
-        false
+        true
     });
     let o = cascade(
         &[

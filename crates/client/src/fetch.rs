@@ -1,7 +1,9 @@
 //! Segmented fetch: version discovery, then a pipelined AIMD window with RFC 6298 timers.
 //!
-//! [`get`] sends one Interest for the name with CanBePrefix and MustBeFresh; the answer must be
-//! a segment `<versioned name>/seg=<n>` carrying FinalBlockId. The remaining segments are
+//! [`get`] first asks for RDR metadata (`<name>/32=metadata`, [`crate::rdr`]) unless the name
+//! ends with a version; with a versioned name (given or discovered) it asks for segment 0 by
+//! exact name. Without a metadata answer (timeout, Nack, an answer that is not metadata) it falls back to one
+//! Interest for the name with CanBePrefix and MustBeFresh. The answer must be a segment `<versioned name>/seg=<n>` carrying FinalBlockId. The remaining segments are
 //! fetched by a [`Fetcher`], the deterministic core (it never reads a clock: the caller passes
 //! the time), driven by [`get`] over a [`Face`]:
 //!
@@ -394,8 +396,13 @@ fn first_segment(
         .components
         .last()
         .is_some_and(|c| u32::from(c.typ) == tt::VERSION);
-    let mut discovery = if versioned_given {
-        Interest::new(name.clone().with(Component::segment(0)), [0; 4])
+    let discovered = if versioned_given {
+        Some(name.clone())
+    } else {
+        crate::rdr::discover(face, name, opts.lifetime_ms)?
+    };
+    let mut discovery = if let Some(v) = discovered {
+        Interest::new(v.with(Component::segment(0)), [0; 4])
     } else {
         let mut i = Interest::new(name.clone(), [0; 4]);
         i.can_be_prefix = true;

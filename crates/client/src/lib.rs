@@ -19,6 +19,8 @@
 //!   answered by a [`wire::nfd::ControlResponse`]; status datasets fetched segment by segment and
 //!   reassembled. [`nfdc`]: the logic of an nfdc-like tool on top of it (`cascade ctl`): checked
 //!   commands, and datasets rendered as text tables or JSON.
+//! - RDR ([`rdr`]): version discovery through `<prefix>/32=metadata`, answered by
+//!   [`serve_content`] and tried first by [`get`].
 //! - Segmented fetch ([`fetch`]): [`get`] discovers the version, then fetches the segments with an
 //!   AIMD window ([`Aimd`]) and RFC 6298 retransmission timers ([`RttEstimator`]).
 //!
@@ -32,6 +34,7 @@ pub mod face;
 pub mod fetch;
 pub mod nfdc;
 pub mod producer;
+pub mod rdr;
 pub mod rtt;
 pub mod transport;
 

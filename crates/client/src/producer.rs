@@ -5,8 +5,9 @@
 //! with FreshnessPeriod and FinalBlockId (the last segment's number) on every one, as
 //! ndnputchunks does. An Interest is answered when it names a segment exactly, or when it has
 //! CanBePrefix and names `<prefix>` or `<prefix>/v=<version>` (version discovery): the answer is
-//! then segment 0. Every answer echoes the Interest's PitToken. Other Interests are left
-//! unanswered.
+//! then segment 0. An Interest for `<prefix>/32=metadata` is answered with RDR metadata naming
+//! `<prefix>/v=<version>` ([`crate::rdr`]), as ndnputchunks does. Every answer echoes the
+//! Interest's PitToken. Other Interests are left unanswered.
 //!
 //! Serving stops when the `stop` flag is set (checked at least every [`POLL`]), or, with
 //! [`ServeOptions::once`], when every segment has been sent at least once.
@@ -65,8 +66,10 @@ pub struct ServeStats {
     pub segments: u64,
     /// Interests received.
     pub interests: u64,
-    /// Data sent.
+    /// Data sent (metadata included).
     pub data_sent: u64,
+    /// RDR metadata Data sent.
+    pub metadata_sent: u64,
     /// Interests left unanswered (not for this content).
     pub unanswered: u64,
 }
@@ -165,6 +168,14 @@ pub fn serve_content(
             continue;
         };
         st.interests += 1;
+        if crate::rdr::is_metadata_interest(&i.interest, prefix) {
+            let versioned = prefix.clone().with(Component::version(version));
+            let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+            face.put_data(&meta, i.pit_token)?;
+            st.data_sent += 1;
+            st.metadata_sent += 1;
+            continue;
+        }
         match answering_segment(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
             Some(s) => {
                 face.put_data(&segments[s as usize], i.pit_token)?;

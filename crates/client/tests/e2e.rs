@@ -306,8 +306,11 @@ fn get_fetches_what_put_serves() {
     // The window grew past its initial 2.
     assert!(st.final_cwnd > 2.0);
     assert_eq!((served.version, served.segments), (42, 100));
-    // Every Data came back with the PitToken of the Interest it answered.
-    assert_eq!(hub.tokens_ok.load(Ordering::Relaxed), 100);
+    // The version was discovered through RDR metadata.
+    assert_eq!(served.metadata_sent, 1);
+    // Every Data (the metadata and 100 segments) came back with the PitToken of the Interest
+    // it answered.
+    assert_eq!(hub.tokens_ok.load(Ordering::Relaxed), 101);
     assert_eq!(hub.tokens_bad.load(Ordering::Relaxed), 0);
 }
 
@@ -423,4 +426,46 @@ fn packets_with_lp_headers_reach_the_decoder() {
     };
     assert_eq!(ip.pit_token, Some(token));
     assert_eq!(ip.wire, i);
+}
+
+#[test]
+fn get_falls_back_to_can_be_prefix_discovery_when_no_metadata_comes() {
+    // A producer that does not speak RDR: it answers segments and CanBePrefix discovery only.
+    let (hub, mut faces) = Hub::start(2);
+    let mut producer = faces.pop().unwrap();
+    let mut consumer = faces.pop().unwrap();
+    let prefix = name("/old/file");
+    producer.register(&prefix).unwrap();
+    let segs = client::segment_data(&prefix, 3, &content(5000), 1000, 1000);
+    let p = prefix.clone();
+    let server = thread::spawn(move || {
+        let (mut answered, mut ignored) = (0u64, 0u64);
+        while answered < segs.len() as u64 {
+            let Ok(Some(client::Received::Interest(i))) =
+                producer.recv(std::time::Duration::from_secs(30))
+            else {
+                break;
+            };
+            match client::producer::answering_segment(&i.interest, &p, 3, 5, true) {
+                Some(s) => {
+                    producer.put_data(&segs[s as usize], i.pit_token).unwrap();
+                    answered += 1;
+                }
+                None => ignored += 1,
+            }
+        }
+        ignored
+    });
+    let opts = FetchOptions {
+        lifetime_ms: 200,
+        ..FetchOptions::default()
+    };
+    let mut out = Vec::new();
+    let st = get(&mut consumer, &prefix, &opts, &mut out).unwrap();
+    assert_eq!(out, content(5000));
+    assert_eq!(st.versioned_name, name("/old/file/v=3"));
+    // The metadata Interest reached the producer and went unanswered.
+    assert_eq!(server.join().unwrap(), 1);
+    drop(consumer);
+    hub.join();
 }
