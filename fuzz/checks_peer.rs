@@ -316,16 +316,20 @@ pub fn check_dispatch(data: &[u8]) {
             assert_eq!(d.route(data), route, "route vs classify");
             match route {
                 Route::Worker(w) => assert!(w < workers, "worker {w} of {workers}"),
+                // A Data to every worker, or an IDLE packet's NB-CC signal (kind Other).
                 Route::AllWorkers { owner } => {
                     assert!(
-                        workers > 1 && owner < workers && kind == PktKind::Data,
+                        workers > 1
+                            && owner < workers
+                            && matches!(kind, PktKind::Data | PktKind::Other),
                         "{route:?}"
                     );
                 }
                 _ => assert!(hash.is_none(), "a hash for {route:?}"),
             }
+            // Only an IDLE packet's signal goes to workers without a name to hash.
             if matches!(route, Route::Worker(_) | Route::AllWorkers { .. }) {
-                assert!(hash.is_some(), "no hash for {route:?}");
+                assert_eq!(hash.is_some(), kind != PktKind::Other, "hash of {route:?}");
             }
             if let Some(p) = &decoded {
                 expect_route(&d, p, (route, kind, hash));
@@ -380,6 +384,14 @@ fn expect_route(d: &Dispatcher, p: &PacketView<'_>, got: (Route, PktKind, Option
         PacketView::Lp(lp) => {
             if lp.frag_count.is_some_and(|c| c > 1) {
                 assert_eq!(route, Route::Reassemble, "a fragment");
+            } else if lp.fragment().is_none() && lp.nbcc.is_some() {
+                // An NB-CC signal alone: for every worker's engine.
+                let want = if d.workers() > 1 {
+                    Route::AllWorkers { owner: 0 }
+                } else {
+                    Route::Worker(0)
+                };
+                assert_eq!((route, kind), (want, PktKind::Other), "an IDLE signal");
             } else if lp.fragment().is_none() {
                 assert_eq!(route, Route::Idle, "an IDLE packet");
             } else if let Some(Ok(inner)) = lp.network_packet(d.limits()) {

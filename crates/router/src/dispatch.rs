@@ -229,7 +229,10 @@ impl Dispatcher {
         match (lp.fragment(), lp.nbcc) {
             // An NB-CC signal concerns the face, so every worker's engine takes it: alone on
             // an IDLE packet, or on a Data (whose copies other workers drop after reading it).
-            (None, Some(_)) => (Route::AllWorkers { owner: 0 }, PktKind::Other, None),
+            (None, Some(_)) if self.workers > 1 => {
+                (Route::AllWorkers { owner: 0 }, PktKind::Other, None)
+            }
+            (None, Some(_)) => (Route::Worker(0), PktKind::Other, None),
             (None, None) => (Route::Idle, PktKind::Other, None),
             (Some(f), sig) => {
                 self.classify_network(f, lp.pit_token, lp.nack.is_some(), sig.is_some())
@@ -248,7 +251,7 @@ impl Dispatcher {
         signal: bool,
     ) -> (Route, PktKind, Option<u64>) {
         match self.route_network(packet, token, nack) {
-            (Route::Worker(owner), PktKind::Data, h) if signal => {
+            (Route::Worker(owner), PktKind::Data, h) if signal && self.workers > 1 => {
                 (Route::AllWorkers { owner }, PktKind::Data, h)
             }
             r => r,
