@@ -503,6 +503,11 @@ fn a_downstream_without_data_gets_the_nack_alpha_on_idle_packets() {
         .sum();
     assert!(c2 >= 1, "sent on IDLE packets: {c2}");
     assert_eq!(snapshot(&r2).counters.out_data, 0, "no Data went to R1");
+    // The dataset says so too (it may have sent more since the snapshots).
+    let nb2 = client::Controller::new(&mut face(&r2))
+        .cs_nbcache(Duration::from_secs(2))
+        .unwrap();
+    assert!(nb2.n_idle_sent >= c2, "{nb2:?} against {c2}");
     stop(r1);
     stop(r2);
 }

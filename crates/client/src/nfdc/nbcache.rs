@@ -19,6 +19,7 @@ pub(super) fn json(n: &NbCacheInfo) -> Value {
         "n_faces_made_unavailable": n.n_faces_made_unavailable,
         "n_faces_unavailable": n.n_faces_unavailable,
         "n_data_marked": n.n_data_marked,
+        "n_idle_sent": n.n_idle_sent,
     })
 }
 
@@ -28,7 +29,7 @@ pub(super) fn text(n: &NbCacheInfo) -> String {
         "NB-Cache:\n  bloomSureMisses={}\n  bloomFalsePositives={}\n  queueBypasses={}\n  \
          noUpstream={} (all under Nack-alpha: {})\n  nackAlpha sent={} received={}\n  \
          nackBeta sent={} received={}\n  upstreamsUnavailable now={} (made unavailable: {})\n  \
-         dataMarked={}\n",
+         dataMarked={}\n  idlePacketsSent={}\n",
         n.n_filter_skips,
         n.n_filter_false_positives,
         n.n_queue_bypasses,
@@ -40,7 +41,8 @@ pub(super) fn text(n: &NbCacheInfo) -> String {
         n.n_beta_received,
         n.n_faces_unavailable,
         n.n_faces_made_unavailable,
-        n.n_data_marked
+        n.n_data_marked,
+        n.n_idle_sent
     )
 }
 
@@ -63,17 +65,18 @@ mod tests {
             n_faces_made_unavailable: 20,
             n_faces_unavailable: 21,
             n_data_marked: 22,
+            n_idle_sent: 23,
         };
         let t = text(&n);
-        for k in 11..=22 {
+        for k in 11..=23 {
             assert!(t.contains(&k.to_string()), "{k} in {t}");
         }
         assert!(t.contains("queueBypasses=13") && t.contains("nackAlpha sent=16 received=18"));
         let j = json(&n);
         let o = j.as_object().unwrap();
-        assert_eq!(o.len(), 12);
+        assert_eq!(o.len(), 13);
         let mut vals: Vec<u64> = o.values().map(|v| v.as_u64().unwrap()).collect();
         vals.sort_unstable();
-        assert_eq!(vals, (11..=22).collect::<Vec<_>>());
+        assert_eq!(vals, (11..=23).collect::<Vec<_>>());
     }
 }

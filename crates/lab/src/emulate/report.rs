@@ -90,6 +90,7 @@ impl RouterCounters {
                 "beta_received": self.nbcache.n_beta_received,
                 "upstreams_unavailable": self.nbcache.n_faces_unavailable,
                 "data_marked": self.nbcache.n_data_marked,
+                "idle_sent": self.nbcache.n_idle_sent,
             },
         })
     }

@@ -104,6 +104,7 @@ fn nbcache(stats: &[WorkerStats]) -> NbCacheInfo {
                 n_faces_made_unavailable: c.faces_unavailable,
                 n_faces_unavailable: w.nbcc_unavailable_faces,
                 n_data_marked: c.data_marked,
+                n_idle_sent: c.idle_sent,
             }
         })
         .fold(NbCacheInfo::default(), |all, x| all.merged(&x))

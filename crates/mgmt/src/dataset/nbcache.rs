@@ -37,6 +37,9 @@ pub mod tlv {
     pub const N_FACES_UNAVAILABLE: u32 = 0xCB16;
     /// Data this forwarder marked with a CongestionMark (marks passed on are not counted).
     pub const N_DATA_MARKED: u32 = 0xCB18;
+    /// NDNLPv2 IDLE packets sent to carry a Nack-α or Nack-β to a downstream that had no
+    /// packet going its way.
+    pub const N_IDLE_SENT: u32 = 0xCB1A;
 }
 
 /// The NB-Cache counters. See the [module docs](self).
@@ -66,10 +69,12 @@ pub struct NbCacheInfo {
     pub n_faces_unavailable: u64,
     /// Data marked by this forwarder.
     pub n_data_marked: u64,
+    /// IDLE packets sent to carry a signal.
+    pub n_idle_sent: u64,
 }
 
 impl NbCacheInfo {
-    fn fields(&self) -> [(u32, u64); 12] {
+    fn fields(&self) -> [(u32, u64); 13] {
         use tlv::*;
         [
             (N_FILTER_SKIPS, self.n_filter_skips),
@@ -84,6 +89,7 @@ impl NbCacheInfo {
             (N_FACES_MADE_UNAVAILABLE, self.n_faces_made_unavailable),
             (N_FACES_UNAVAILABLE, self.n_faces_unavailable),
             (N_DATA_MARKED, self.n_data_marked),
+            (N_IDLE_SENT, self.n_idle_sent),
         ]
     }
 
@@ -102,6 +108,7 @@ impl NbCacheInfo {
             N_FACES_MADE_UNAVAILABLE => &mut self.n_faces_made_unavailable,
             N_FACES_UNAVAILABLE => &mut self.n_faces_unavailable,
             N_DATA_MARKED => &mut self.n_data_marked,
+            N_IDLE_SENT => &mut self.n_idle_sent,
             _ => return None,
         })
     }
@@ -156,6 +163,7 @@ mod tests {
             n_faces_made_unavailable: 10,
             n_faces_unavailable: 11,
             n_data_marked: 1 << 40,
+            n_idle_sent: 13,
         };
         let mut out = Vec::new();
         a.encode(&mut out);
@@ -163,6 +171,7 @@ mod tests {
         assert_eq!(NbCacheInfo::decode_dataset(&out).unwrap(), vec![a]);
         let m = a.merged(&a);
         assert_eq!((m.n_alpha_sent, m.n_faces_unavailable), (12, 22));
+        assert_eq!(m.n_idle_sent, 26);
         let with = |typ: u32| {
             let mut v = Vec::new();
             write_nested(&mut v, tlv::NB_CACHE_INFO, |o| {
