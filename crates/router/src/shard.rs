@@ -383,6 +383,7 @@ impl IoHandles {
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;
+                all.ws += b.ws;
             }
         }
         all
