@@ -202,6 +202,7 @@ fn reload(args: &RunArgs, router: &mut Router, log: &Log) {
                 routes_removed = d.routes_removed,
                 strategies_set = d.strategies_set,
                 strategies_unset = d.strategies_unset,
+                limits = ?d.limits_applied,
                 "reloaded {}",
                 path.display()
             );

@@ -389,6 +389,14 @@ impl IoHandles {
         all
     }
 
+    /// Gives every loop its share of `limits` ([`face::table::RuntimeLimits::share`]).
+    pub fn set_runtime_limits(&self, limits: face::table::RuntimeLimits) {
+        let share = limits.share(self.loops.len());
+        for l in &self.loops {
+            l.send(IoCommand::Limits(share));
+        }
+    }
+
     /// The listening channels' local URIs (the first loop holds every listener).
     pub fn channels(&self) -> Vec<String> {
         self.call(0, |reply| IoCommand::Channels { reply })

@@ -24,6 +24,7 @@ mod listen;
 mod mirror;
 mod on_demand;
 mod reuseport;
+mod runtime;
 mod rx;
 mod tx;
 mod ws;
@@ -56,6 +57,7 @@ pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
+pub use runtime::RuntimeLimits;
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
 pub use ws::{

@@ -175,7 +175,7 @@ fn loopback(ip: IpAddr) -> bool {
 
 /// What a table's WebSocket connections may hold: frames and messages up to the packet limit,
 /// a write buffer of `send_queue_bytes`.
-fn ws_config(max_packet_bytes: usize, send_queue_bytes: usize) -> WebSocketConfig {
+pub(super) fn ws_config(max_packet_bytes: usize, send_queue_bytes: usize) -> WebSocketConfig {
     let max_queue = send_queue_bytes.max(2);
     WebSocketConfig::default()
         .read_buffer_size(DEFAULT_READ_CHUNK + max_packet_bytes)
