@@ -207,7 +207,7 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
-    /// WebSocket (`ws://`) listen address (NFD's: port 9696).
+    /// WebSocket (`ws://`) listen addresses, comma-separated (NFD's: port 9696, IPv4 and IPv6).
     pub websocket: String,
     /// `wss://`: the WebSocket listener's certificate chain (PEM file; with the key).
     pub websocket_tls_cert: String,
@@ -225,7 +225,7 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
-            websocket: format!("0.0.0.0:{}", face::table::DEFAULT_WS_PORT),
+            websocket: format!("0.0.0.0:{0}, [::]:{0}", face::table::DEFAULT_WS_PORT),
             websocket_tls_cert: String::new(),
             websocket_tls_key: String::new(),
             unix_mode: DEFAULT_UNIX_MODE.into(),

@@ -278,3 +278,46 @@ fn a_secure_websocket_client_fetches_through_the_router_one_worker() {
 fn a_secure_websocket_client_fetches_through_the_router_sharded() {
     secure_websocket_face(router::Threads::Sharded, 2);
 }
+
+#[test]
+fn websocket_listeners_on_ipv4_and_ipv6_serve_apart() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        return; // no IPv6 loopback on this host
+    }
+    let dir = TmpDir(std::env::temp_dir().join(format!("cascade-ws46-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let mut c = Config::default();
+    c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+    (c.listen.tcp, c.listen.udp) = (String::new(), String::new());
+    c.listen.websocket = "127.0.0.1:0, [::1]:0".into();
+    c.validate().unwrap();
+    let r = Router::start(&c).unwrap();
+    let mut mgmt = unix_face(&r);
+    let mut ctl = Controller::new(&mut mgmt);
+    let channels = decode_dataset(
+        &dataset(&mut ctl, "faces/channels", None),
+        ChannelStatus::from_element,
+    )
+    .unwrap();
+    let ws: Vec<String> = (channels.into_iter())
+        .map(|c| c.local_uri)
+        .filter(|u| u.starts_with("ws://"))
+        .collect();
+    assert_eq!(ws.len(), 2, "{ws:?}");
+    assert!(ws[0].starts_with("ws://127.0.0.1:") && ws[1].starts_with("ws://[::1]:"));
+    // A client of each gets its face, named by the address it came to.
+    for uri in &ws {
+        let addr: SocketAddr = uri["ws://".len()..].parse().unwrap();
+        let s = TcpStream::connect(addr).unwrap();
+        let me = s.local_addr().unwrap();
+        let (_ws, _) = tungstenite::client(format!("{uri}/"), s).unwrap();
+        let t0 = Instant::now();
+        while !ctl.faces().unwrap().iter().any(|f| f.local_uri == *uri) {
+            assert!(t0.elapsed() < Duration::from_secs(10), "no face for {me}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    r.stop_handle().stop();
+    r.join();
+}

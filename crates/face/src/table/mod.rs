@@ -28,6 +28,7 @@ mod runtime;
 mod rx;
 mod tx;
 mod ws;
+mod ws_listen;
 mod ws_tls;
 
 use std::collections::HashMap;
@@ -64,6 +65,7 @@ pub use ws::{
     WsCounters, DEFAULT_WS_PORT, MAX_WS_HANDSHAKES, WS_HANDSHAKE_TIMEOUT_MS, WS_PING_INTERVAL_MS,
     WS_PONG_TIMEOUT_MS,
 };
+pub use ws_listen::bind_ws_listener;
 pub use ws_tls::{WsTls, WsTlsError, TLS_BUFFER_BYTES};
 
 /// A face's id.
