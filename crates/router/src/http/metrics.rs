@@ -445,6 +445,18 @@ fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
     ]
 }
 
+/// The WebSocket handshakes by outcome (`/metrics`' `outcome` label, `/status.json`'s keys).
+pub(super) fn ws_outcomes(w: &face::table::WsCounters) -> [(&'static str, u64); 6] {
+    [
+        ("accepted", w.handshakes_accepted),
+        ("completed", w.handshakes_done),
+        ("timeout", w.handshakes_timed_out),
+        ("bad_request", w.handshakes_failed),
+        ("tls_error", w.handshakes_tls_failed),
+        ("refused", w.handshakes_refused),
+    ]
+}
+
 /// The face tables' bounds: what they refused, evicted and hold.
 fn face_table(m: &mut Families, f: &Figures) {
     let b = &f.bounds;
@@ -469,23 +481,15 @@ fn face_table(m: &mut Families, f: &Figures) {
         "Bytes the reassemblers hold now.",
         one(b.reassembly_bytes),
     );
-    let w = &b.ws;
     m.counter(
         "websocket_handshakes",
         "WebSocket (ws:// and wss://) connections by how their handshake ended: accepted (every \
          connection), completed, or failed by reason (timeout, bad_request, tls_error, refused \
          at the bound of pending handshakes).",
-        [
-            ("accepted", w.handshakes_accepted),
-            ("completed", w.handshakes_done),
-            ("timeout", w.handshakes_timed_out),
-            ("bad_request", w.handshakes_failed),
-            ("tls_error", w.handshakes_tls_failed),
-            ("refused", w.handshakes_refused),
-        ]
-        .into_iter()
-        .map(|(r, v)| (vec![("outcome", r.to_owned())], v))
-        .collect(),
+        ws_outcomes(&b.ws)
+            .into_iter()
+            .map(|(r, v)| (vec![("outcome", r.to_owned())], v))
+            .collect(),
     );
 }
 

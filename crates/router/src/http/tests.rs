@@ -221,6 +221,9 @@ fn status_json_carries_the_tables_the_page_shows() {
     assert_eq!(v["general"]["n_in_interests"], 41);
     assert_eq!(v["workers"][0]["input_ring_full"], 6);
     assert!(v["l2"].is_null());
+    assert_eq!(v["websocket_handshakes"]["accepted"], 9);
+    assert_eq!(v["websocket_handshakes"]["tls_error"], 3);
+    assert_eq!(v["websocket_handshakes"]["refused"], 0);
 }
 
 /// A server on an ephemeral port with a fake source that records the counters it was given.
