@@ -3,7 +3,8 @@
 The harness is ``tests/ndnts`` (its versions pinned in package.json and package-lock.json;
 ``npm ci`` there installs them, and this module runs it if ``node_modules`` is missing). Its
 ``fetch.mjs`` connects a logical NDNts forwarder to the router over any face URI
-(``transport.mjs``: ``ws://``, ``unix://``, ``tcp://``, ``udp://``), expresses Interests and
+(``transport.mjs``: ``ws://``, ``wss://``, ``unix://``, ``tcp://``, ``udp://``; ``wss://``
+trusting the committed test certificate through ``NODE_EXTRA_CA_CERTS``), expresses Interests and
 checks each Data's name and content; its ``getfile.mjs`` fetches a file by prefix alone, through
 RDR metadata (@ndn/rdr) and @ndn/segmented-object. The producer is ``cascade poke`` on the router's Unix
 socket; it registers its name through the NFD management protocol and answers once, the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import tempfile
@@ -38,14 +40,34 @@ def ndnts() -> Path:
     return NDNTS
 
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "wss"
+
+
 @pytest.fixture()
 def router():
     """A router with its Unix socket and a WebSocket listener on a loopback port: (socket
     path, WebSocket port)."""
+    yield from _router([])
+
+
+@pytest.fixture()
+def wss_router(tmp_path):
+    """The same, its WebSocket listener serving ``wss://`` with the committed test
+    certificate."""
+    conf = tmp_path / "cascade.toml"
+    conf.write_text(
+        "[listen]\n"
+        f"websocket_tls_cert = \"{FIXTURES / 'cert.pem'}\"\n"
+        f"websocket_tls_key = \"{FIXTURES / 'key.pem'}\"\n"
+    )
+    yield from _router(["--config", str(conf)])
+
+
+def _router(extra: list[str]):
     with tempfile.TemporaryDirectory() as d:
         sock = str(Path(d) / "nfd.sock")
         p = subprocess.Popen(
-            [_bin(), "run", "--unix", sock, "--tcp", "", "--udp", "",
+            [_bin(), "run", *extra, "--unix", sock, "--tcp", "", "--udp", "",
              "--websocket", "127.0.0.1:0", "--workers", "2"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -89,10 +111,10 @@ def _poke(sock: str, name: str, content: str) -> subprocess.Popen:
         time.sleep(0.05)
 
 
-def _fetch(ndnts: Path, uri: str, name: str, content: str, count: int = 1):
+def _fetch(ndnts: Path, uri: str, name: str, content: str, count: int = 1, env=None):
     return subprocess.run(
         ["node", "fetch.mjs", uri, name, content, str(count)],
-        cwd=ndnts, capture_output=True, text=True, timeout=60,
+        cwd=ndnts, capture_output=True, text=True, timeout=60, env=env,
     )
 
 
@@ -111,6 +133,23 @@ def test_ndnts_fetches_through_the_websocket_face(ndnts, router):
     r = _fetch(ndnts, f"ws://127.0.0.1:{port}", "/ndnts/ws/hello", "something else")
     assert r.returncode == 1
     assert "content" in r.stderr
+
+
+def test_ndnts_fetches_over_wss_trusting_the_test_certificate(ndnts, wss_router):
+    sock, port = wss_router
+    poke = _poke(sock, "/ndnts/wss/hello", "hello over wss")
+    uri = f"wss://localhost:{port}"
+    trusting = dict(os.environ, NODE_EXTRA_CA_CERTS=str(FIXTURES / "cert.pem"))
+    r = _fetch(ndnts, uri, "/ndnts/wss/hello", "hello over wss", 2, env=trusting)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["fetched"] == 2
+    assert out["name"] == "/8=ndnts/8=wss/8=hello"
+    assert poke.wait(timeout=10) == 0
+    # Without the certificate in its trust store, Node refuses the connection.
+    untrusting = {k: v for k, v in os.environ.items() if k != "NODE_EXTRA_CA_CERTS"}
+    r = _fetch(ndnts, uri, "/ndnts/wss/hello", "hello over wss", env=untrusting)
+    assert r.returncode == 1, r.stdout
 
 
 def test_ndnts_fetches_over_the_unix_socket(ndnts, router):

@@ -27,7 +27,8 @@ pub struct RunArgs {
     /// UDP listen address ('' disables it).
     #[arg(long)]
     udp: Option<String>,
-    /// WebSocket (`ws://`) listen address ('' disables it).
+    /// WebSocket (`ws://`, or `wss://` with `[listen] websocket_tls_cert`) listen addresses,
+    /// comma-separated ('' disables them).
     #[arg(long)]
     websocket: Option<String>,
     /// HTTP endpoint address for /metrics and the status page ('' disables it; default
@@ -202,6 +203,7 @@ fn reload(args: &RunArgs, router: &mut Router, log: &Log) {
                 routes_removed = d.routes_removed,
                 strategies_set = d.strategies_set,
                 strategies_unset = d.strategies_unset,
+                limits = ?d.limits_applied,
                 "reloaded {}",
                 path.display()
             );

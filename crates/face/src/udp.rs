@@ -329,7 +329,7 @@ fn sockaddr_v4(a: &SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
-fn sockaddr_v6(a: &SocketAddrV6) -> libc::sockaddr_in6 {
+pub(crate) fn sockaddr_v6(a: &SocketAddrV6) -> libc::sockaddr_in6 {
     libc::sockaddr_in6 {
         sin6_family: libc::AF_INET6 as libc::sa_family_t,
         sin6_port: a.port().to_be(),

@@ -5,6 +5,7 @@
 //! serde cannot (ranges, names, URIs) and names the offending key in a one-line error.
 
 mod http;
+mod ws;
 
 use std::net::SocketAddr;
 
@@ -206,8 +207,12 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
-    /// WebSocket (`ws://`) listen address (NFD's: port 9696).
+    /// WebSocket (`ws://`) listen addresses, comma-separated (NFD's: port 9696, IPv4 and IPv6).
     pub websocket: String,
+    /// `wss://`: the WebSocket listener's certificate chain (PEM file; with the key).
+    pub websocket_tls_cert: String,
+    /// `wss://`: the private key of `websocket_tls_cert` (PEM file).
+    pub websocket_tls_key: String,
     /// The Unix socket's permission bits, in octal.
     pub unix_mode: String,
     /// The Unix socket's group (empty: the process's).
@@ -220,7 +225,9 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
-            websocket: format!("0.0.0.0:{}", face::table::DEFAULT_WS_PORT),
+            websocket: format!("0.0.0.0:{0}, [::]:{0}", face::table::DEFAULT_WS_PORT),
+            websocket_tls_cert: String::new(),
+            websocket_tls_key: String::new(),
             unix_mode: DEFAULT_UNIX_MODE.into(),
             unix_group: String::new(),
         }
@@ -635,13 +642,13 @@ impl Config {
         for (key, v) in [
             ("listen.tcp", &self.listen.tcp),
             ("listen.udp", &self.listen.udp),
-            ("listen.websocket", &self.listen.websocket),
         ] {
             if !v.is_empty() && v.parse::<SocketAddr>().is_err() {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
         self.http.validate()?;
+        self.listen.validate_ws()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

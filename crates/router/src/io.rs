@@ -141,6 +141,8 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<face::table::BoundCounters>,
     },
+    /// Change the face table's limits that can change while it runs (a reload).
+    Limits(face::table::RuntimeLimits),
     /// List the listening channels' local URIs.
     Channels {
         /// Reply.
@@ -645,6 +647,7 @@ impl Io {
             IoCommand::Bounds { reply } => {
                 let _ = reply.send(faces.bound_counters());
             }
+            IoCommand::Limits(l) => faces.set_runtime_limits(l),
             IoCommand::Adopt(conn) => {
                 faces.adopt(conn, rx);
             }

@@ -254,6 +254,8 @@ impl Router {
             .recv_timeout(RELOAD_TIMEOUT)
             .map_err(|_| format!("management did not answer within {RELOAD_TIMEOUT:?}"))??;
         done.need_restart = reload::restart_sections(&self.running, new);
+        done.limits_applied = reload::runtime_changes(&self.running.faces, &new.faces);
+        self.running.faces = reload::with_runtime_keys(&self.running.faces, &new.faces);
         self.running.static_faces = new.static_faces.clone();
         self.running.routes = new.routes.clone();
         self.running.strategies = new.strategies.clone();

@@ -108,7 +108,11 @@ impl Manager {
                     let _ = reply.send(Box::new(m.status_view()));
                 }
                 Ok(MgmtInput::Reload(statics, reply)) => {
-                    let _ = reply.send(reload::apply(m, applied, &statics));
+                    let done = reload::apply(m, applied, &statics);
+                    if done.is_ok() {
+                        m.forwarder().io.set_runtime_limits(statics.limits);
+                    }
+                    let _ = reply.send(done);
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,

@@ -5,9 +5,13 @@
 //! routes that stay. The start-up configuration is applied the same way, against nothing.
 //!
 //! New faces and routes go in before old ones go out; if a face cannot be created or a route
-//! cannot be added, what this reload did is undone and the running configuration stays. The
-//! other sections size tables and threads at start-up: a change to them is reported as
-//! needing a restart ([`restart_sections`]) and the running values stay.
+//! cannot be added, what this reload did is undone and the running configuration stays. Then
+//! management gives the I/O loops the `[faces]` limits that can change while they run
+//! ([`RUNTIME_FACES_KEYS`], [`face::table::RuntimeLimits`]): the send queues' bound, the idle
+//! timeout of on-demand UDP faces, the malformed packet limit, the on-demand quota and its
+//! per-host bound, the unproven send ratio. The other sections and keys size tables and
+//! threads at start-up: a change to them is reported as needing a restart
+//! ([`restart_sections`]) and the running values stay.
 
 use std::collections::HashMap;
 
@@ -18,7 +22,9 @@ use mgmt::{CreateFaceError, Forwarder};
 use wire::nfd::FacePersistency;
 use wire::Name;
 
-use crate::config::{parse_prefix, parse_strategy, Config, Route, StaticFace, StrategyEntry};
+use crate::config::{
+    parse_prefix, parse_strategy, Config, Faces, Route, StaticFace, StrategyEntry,
+};
 
 /// The parts of a configuration that management applies, at start-up and at a reload.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,6 +35,8 @@ pub struct Statics {
     pub routes: Vec<Route>,
     /// `[[strategy]]`.
     pub strategies: Vec<StrategyEntry>,
+    /// `[faces]`' limits that change while forwarding (for the I/O loops together).
+    pub limits: face::table::RuntimeLimits,
 }
 
 impl Statics {
@@ -38,8 +46,62 @@ impl Statics {
             faces: cfg.static_faces.clone(),
             routes: cfg.routes.clone(),
             strategies: cfg.strategies.clone(),
+            limits: runtime_limits(&cfg.faces),
         }
     }
+}
+
+/// The `[faces]` keys a reload applies while forwarding.
+pub const RUNTIME_FACES_KEYS: [&str; 6] = [
+    "faces.send_queue_bytes",
+    "faces.udp_idle_timeout_s",
+    "faces.malformed_limit",
+    "faces.max_on_demand_faces",
+    "faces.max_on_demand_per_host",
+    "faces.unproven_send_ratio",
+];
+
+/// `[faces]`' limits that change while forwarding, for the I/O loops together.
+pub fn runtime_limits(f: &Faces) -> face::table::RuntimeLimits {
+    face::table::RuntimeLimits {
+        send_queue_bytes: f.send_queue_bytes,
+        udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
+        malformed_limit: f.malformed_limit,
+        max_on_demand_faces: f.max_on_demand_faces,
+        max_on_demand_per_host: f.max_on_demand_per_host,
+        unproven_send_ratio: f.unproven_send_ratio,
+    }
+}
+
+/// `running` with the keys of [`RUNTIME_FACES_KEYS`] as in `new` (what a reload leaves
+/// running).
+pub fn with_runtime_keys(running: &Faces, new: &Faces) -> Faces {
+    Faces {
+        send_queue_bytes: new.send_queue_bytes,
+        udp_idle_timeout_s: new.udp_idle_timeout_s,
+        malformed_limit: new.malformed_limit,
+        max_on_demand_faces: new.max_on_demand_faces,
+        max_on_demand_per_host: new.max_on_demand_per_host,
+        unproven_send_ratio: new.unproven_send_ratio,
+        ..running.clone()
+    }
+}
+
+/// The keys of [`RUNTIME_FACES_KEYS`] that differ from `old` to `new`.
+pub fn runtime_changes(old: &Faces, new: &Faces) -> Vec<&'static str> {
+    let (o, n) = (runtime_limits(old), runtime_limits(new));
+    let changed = [
+        o.send_queue_bytes != n.send_queue_bytes,
+        o.udp_idle_timeout_ms != n.udp_idle_timeout_ms,
+        o.malformed_limit != n.malformed_limit,
+        o.max_on_demand_faces != n.max_on_demand_faces,
+        o.max_on_demand_per_host != n.max_on_demand_per_host,
+        o.unproven_send_ratio != n.unproven_send_ratio,
+    ];
+    (RUNTIME_FACES_KEYS.iter().zip(changed))
+        .filter(|(_, c)| *c)
+        .map(|(k, _)| *k)
+        .collect()
 }
 
 /// What a reload changed.
@@ -60,10 +122,13 @@ pub struct Reloaded {
     /// Sections that changed but take effect only at a restart (they keep running as they
     /// are).
     pub need_restart: Vec<&'static str>,
+    /// `[faces]` keys that changed and that the I/O loops now apply ([`RUNTIME_FACES_KEYS`]).
+    pub limits_applied: Vec<&'static str>,
 }
 
 /// The sections that changed from `old` to `new` and that only a restart applies: the
-/// listeners, the threads, the tables' sizes, the face limits, the L2 store, the user.
+/// listeners, the threads, the tables' sizes, the packet limits, the face limits other than
+/// [`RUNTIME_FACES_KEYS`], the L2 store, the user.
 pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
     let changed = [
         ("listen", old.listen != new.listen),
@@ -72,7 +137,10 @@ pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
         ("pit", old.pit != new.pit),
         ("fib", old.fib != new.fib),
         ("limits", old.limits != new.limits),
-        ("faces", old.faces != new.faces),
+        (
+            "faces",
+            with_runtime_keys(&old.faces, &new.faces) != new.faces,
+        ),
         ("store", old.store != new.store),
         (
             "general.user",
@@ -451,5 +519,34 @@ mod tests {
             restart_sections(&old, &new),
             ["listen", "cs", "store", "general.user"]
         );
+    }
+
+    #[test]
+    fn the_runtime_face_limits_change_without_a_restart_and_the_others_need_one() {
+        let old = Config::default();
+        let text = "[faces]\nsend_queue_bytes = 65536\nudp_idle_timeout_s = 30\n\
+                    malformed_limit = 3\nmax_on_demand_faces = 10\n\
+                    max_on_demand_per_host = 2\nunproven_send_ratio = 7\n";
+        let new = Config::from_toml(text).unwrap();
+        assert!(restart_sections(&old, &new).is_empty());
+        assert_eq!(runtime_changes(&old.faces, &new.faces), RUNTIME_FACES_KEYS);
+        let running = with_runtime_keys(&old.faces, &new.faces);
+        assert_eq!(running, new.faces);
+        assert_eq!(
+            Statics::of(&new).limits.udp_idle_timeout_ms,
+            30_000,
+            "seconds in the file, milliseconds in the table"
+        );
+        for key in [
+            "max_faces = 9000",
+            "udp_mtu = 1400",
+            "reassembly_budget_bytes = 1048576",
+        ] {
+            let new = Config::from_toml(&format!("[faces]\n{key}\n")).unwrap();
+            assert_eq!(restart_sections(&old, &new), ["faces"], "{key}");
+            assert!(runtime_changes(&old.faces, &new.faces).is_empty(), "{key}");
+        }
+        let new = Config::from_toml("[limits]\nmax_packet_bytes = 4000\n").unwrap();
+        assert_eq!(restart_sections(&old, &new), ["limits"]);
     }
 }

@@ -383,9 +383,18 @@ impl IoHandles {
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;
+                all.ws += b.ws;
             }
         }
         all
+    }
+
+    /// Gives every loop its share of `limits` ([`face::table::RuntimeLimits::share`]).
+    pub fn set_runtime_limits(&self, limits: face::table::RuntimeLimits) {
+        let share = limits.share(self.loops.len());
+        for l in &self.loops {
+            l.send(IoCommand::Limits(share));
+        }
     }
 
     /// The listening channels' local URIs (the first loop holds every listener).

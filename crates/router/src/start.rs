@@ -188,7 +188,7 @@ impl Shared {
             };
             let mut io = Io::new(parts, unix, tcp, udp.next())?;
             if i == 0 {
-                io.listen_ws(&cfg.listen.websocket)?;
+                io.listen_ws(&cfg.listen)?;
             }
             handles.push(IoHandle {
                 commands: tx,

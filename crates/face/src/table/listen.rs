@@ -13,6 +13,7 @@ use wire::nfd::FacePersistency;
 
 use super::tx::UdpSock;
 use super::ws::{ws_uri, WsConn};
+use super::ws_tls::WsTls;
 use super::{
     FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, HANDSHAKE_BASE, LISTENER_BASE, UDP_BASE,
 };
@@ -40,6 +41,9 @@ pub enum Listener {
     Tcp(TcpListener, SocketAddr),
     /// A TCP socket accepting WebSocket connections (`ws://`), and its address.
     Ws(TcpListener, SocketAddr),
+    /// A TCP socket accepting secure WebSocket connections (`wss://`), its address and its
+    /// certificate.
+    Wss(TcpListener, SocketAddr, WsTls),
 }
 
 /// The socket of a stream face.
@@ -193,7 +197,7 @@ impl FaceTable {
         let token = Token(LISTENER_BASE + self.listeners.len());
         match &mut l {
             Listener::Unix(u, _) => self.registry.register(u, token, Interest::READABLE),
-            Listener::Tcp(t, _) | Listener::Ws(t, _) => {
+            Listener::Tcp(t, _) | Listener::Ws(t, _) | Listener::Wss(t, _, _) => {
                 self.registry.register(t, token, Interest::READABLE)
             }
         }?;
@@ -287,6 +291,7 @@ impl FaceTable {
                 Listener::Tcp(_, addr) => tcp.push(FaceUri::tcp(*addr).to_string()),
                 Listener::Unix(_, path) => unix.push(FaceUri::Unix(path.clone()).to_string()),
                 Listener::Ws(_, addr) => ws.push(ws_uri("ws", *addr)),
+                Listener::Wss(_, addr, _) => ws.push(ws_uri("wss", *addr)),
             }
         }
         let udp = self.udp.iter().filter(|s| s.listener);
@@ -317,6 +322,7 @@ impl FaceTable {
                         local_uri: FaceUri::Unix(path.clone()).to_string(),
                         local: true,
                         ws: false,
+                        tls: None,
                     },
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
@@ -333,6 +339,7 @@ impl FaceTable {
                             local_uri: FaceUri::tcp(*addr).to_string(),
                             local: peer.ip().is_loopback(),
                             ws: false,
+                            tls: None,
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -341,17 +348,22 @@ impl FaceTable {
                         return;
                     }
                 },
-                Listener::Ws(l, addr) => match l.accept() {
+                Listener::Ws(l, addr) | Listener::Wss(l, addr, _) => match l.accept() {
                     Ok((s, peer)) => {
                         let _ = s.set_nodelay(true);
+                        let tls = match &self.listeners[idx] {
+                            Listener::Wss(_, _, t) => Some(t.clone()),
+                            _ => None,
+                        };
                         // NFD names the face by the connection's own local address.
-                        let conn = WsConn::new(peer, s.local_addr().unwrap_or(*addr));
+                        let conn = WsConn::new(peer, s.local_addr().unwrap_or(*addr), tls);
                         Accepted {
                             sock: StreamSock::Tcp(s),
                             uri: Some(conn.uri),
                             local_uri: conn.local_uri,
                             local: conn.local,
                             ws: true,
+                            tls: conn.tls,
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -383,6 +395,7 @@ impl FaceTable {
             local_uri,
             local,
             ws,
+            tls,
         } = conn;
         if ws {
             if let (StreamSock::Tcp(tcp), Some(uri)) = (sock, uri) {
@@ -390,6 +403,7 @@ impl FaceTable {
                     uri,
                     local_uri,
                     local,
+                    tls,
                 };
                 self.start_handshake(tcp, conn, sink);
             }
@@ -412,6 +426,8 @@ pub struct Accepted {
     local: bool,
     /// A WebSocket connection, its handshake still to do.
     ws: bool,
+    /// A secure WebSocket connection's TLS settings.
+    tls: Option<WsTls>,
 }
 
 impl Accepted {

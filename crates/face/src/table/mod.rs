@@ -24,9 +24,12 @@ mod listen;
 mod mirror;
 mod on_demand;
 mod reuseport;
+mod runtime;
 mod rx;
 mod tx;
 mod ws;
+mod ws_listen;
+mod ws_tls;
 
 use std::collections::HashMap;
 use std::io;
@@ -55,12 +58,15 @@ pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
+pub use runtime::RuntimeLimits;
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
 pub use ws::{
     WsCounters, DEFAULT_WS_PORT, MAX_WS_HANDSHAKES, WS_HANDSHAKE_TIMEOUT_MS, WS_PING_INTERVAL_MS,
     WS_PONG_TIMEOUT_MS,
 };
+pub use ws_listen::bind_ws_listener;
+pub use ws_tls::{WsTls, WsTlsError, TLS_BUFFER_BYTES};
 
 /// A face's id.
 pub type FaceId = u32;
@@ -330,7 +336,7 @@ impl FaceIo {
     fn source(&mut self) -> Option<&mut dyn mio::event::Source> {
         match self {
             FaceIo::Stream(s) => Some(s.sock.source()),
-            FaceIo::Ws(w) => Some(w.ws.get_mut()),
+            FaceIo::Ws(w) => Some(w.ws.get_mut().tcp()),
             FaceIo::Udp(_) => None,
         }
     }
@@ -726,7 +732,7 @@ impl FaceTable {
             }
             FaceIo::Ws(w) => {
                 ws::close_ws(w);
-                let _ = self.registry.deregister(w.ws.get_mut());
+                let _ = self.registry.deregister(w.ws.get_mut().tcp());
             }
             FaceIo::Udp(u) => {
                 self.udp_faces.remove(&(u.socket, u.remote));

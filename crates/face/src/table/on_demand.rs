@@ -75,6 +75,8 @@ pub struct BoundCounters {
     /// Face ids given out again before their quarantine was over (every id of the range in
     /// use or in quarantine).
     pub face_ids_reused_early: u64,
+    /// What the WebSocket handshakes came to.
+    pub ws: super::WsCounters,
 }
 
 impl BoundCounters {
@@ -251,6 +253,7 @@ impl FaceTable {
             reassembly_refused: self.reasm_budget.refused(),
             reassembly_bytes: self.reasm_budget.used() as u64,
             face_ids_reused_early: self.ids.reused_early,
+            ws: self.handshakes.counters,
             ..self.on_demand.counters
         }
     }

@@ -29,7 +29,11 @@
 //!   [`WS_PING_INTERVAL_MS`] and closes one whose pong does not come within
 //!   [`WS_PONG_TIMEOUT_MS`] (NFD's defaults). A close from the peer is answered and closes the
 //!   face; closing a face sends a close frame (status 1000).
+//!
+//! A listener with a certificate ([`super::Listener::Wss`]) serves `wss://`: TLS under the same
+//! protocol, its handshake part of the pending handshake (see [`super::ws_tls`]).
 
+use std::io;
 use std::net::{IpAddr, SocketAddr};
 
 use bytes::{Bytes, BytesMut};
@@ -42,6 +46,7 @@ use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Error, Message, WebSocket};
 use wire::nfd::FacePersistency;
 
+use super::ws_tls::{close_tls, is_tls_error, WsStream, WsTls};
 use super::{FaceIo, FaceParams, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, HANDSHAKE_BASE};
 use crate::stream::DEFAULT_READ_CHUNK;
 
@@ -62,11 +67,13 @@ const MESSAGES_PER_TURN: usize = 256;
 const PING_PAYLOAD: &[u8] = b"cascade";
 
 /// The server end of a handshake in progress.
-type Mid = MidHandshake<ServerHandshake<TcpStream, NoCallback>>;
+type Mid = MidHandshake<ServerHandshake<WsStream, NoCallback>>;
 
 /// What a table's WebSocket handshakes came to, since it was made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WsCounters {
+    /// Connections accepted on a WebSocket listener (each a handshake begun, or refused).
+    pub handshakes_accepted: u64,
     /// Handshakes completed (each made a face, unless the table was full).
     pub handshakes_done: u64,
     /// Connections closed at once: [`MAX_WS_HANDSHAKES`] were pending.
@@ -75,6 +82,19 @@ pub struct WsCounters {
     pub handshakes_timed_out: u64,
     /// Connections closed: the request was not a WebSocket upgrade, or was too large.
     pub handshakes_failed: u64,
+    /// Connections closed: their TLS handshake or a TLS record failed (`wss://` only).
+    pub handshakes_tls_failed: u64,
+}
+
+impl std::ops::AddAssign for WsCounters {
+    fn add_assign(&mut self, o: WsCounters) {
+        self.handshakes_accepted += o.handshakes_accepted;
+        self.handshakes_done += o.handshakes_done;
+        self.handshakes_refused += o.handshakes_refused;
+        self.handshakes_timed_out += o.handshakes_timed_out;
+        self.handshakes_failed += o.handshakes_failed;
+        self.handshakes_tls_failed += o.handshakes_tls_failed;
+    }
 }
 
 /// A connection on its way to being a face.
@@ -84,20 +104,23 @@ struct Pending {
     conn: WsConn,
 }
 
-/// What a WebSocket face is made with: its URIs and scope.
+/// What a WebSocket face is made with: its URIs and scope, and its TLS settings (`wss://`).
 pub(super) struct WsConn {
     pub(super) uri: String,
     pub(super) local_uri: String,
     pub(super) local: bool,
+    pub(super) tls: Option<WsTls>,
 }
 
 impl WsConn {
     /// The URIs and scope of a connection from `peer` to `local` (see the module docs).
-    pub(super) fn new(peer: SocketAddr, local: SocketAddr) -> WsConn {
+    pub(super) fn new(peer: SocketAddr, local: SocketAddr, tls: Option<WsTls>) -> WsConn {
+        let scheme = if tls.is_some() { "wss" } else { "ws" };
         WsConn {
             uri: ws_uri("wsclient", peer),
-            local_uri: ws_uri("ws", local),
+            local_uri: ws_uri(scheme, local),
             local: loopback(peer.ip()) && loopback(local.ip()),
+            tls,
         }
     }
 }
@@ -120,7 +143,7 @@ impl Default for Handshakes {
 
 /// A WebSocket face's connection.
 pub(super) struct WsIo {
-    pub(super) ws: WebSocket<TcpStream>,
+    pub(super) ws: WebSocket<WsStream>,
     /// Where the payloads of outgoing messages are cut from (reclaimed after each write).
     stage: BytesMut,
     /// In the table's list of faces to flush.
@@ -152,7 +175,7 @@ fn loopback(ip: IpAddr) -> bool {
 
 /// What a table's WebSocket connections may hold: frames and messages up to the packet limit,
 /// a write buffer of `send_queue_bytes`.
-fn ws_config(max_packet_bytes: usize, send_queue_bytes: usize) -> WebSocketConfig {
+pub(super) fn ws_config(max_packet_bytes: usize, send_queue_bytes: usize) -> WebSocketConfig {
     let max_queue = send_queue_bytes.max(2);
     WebSocketConfig::default()
         .read_buffer_size(DEFAULT_READ_CHUNK + max_packet_bytes)
@@ -167,6 +190,7 @@ fn ws_config(max_packet_bytes: usize, send_queue_bytes: usize) -> WebSocketConfi
 fn read_failure(e: &Error) -> (&'static str, Option<CloseCode>) {
     match e {
         Error::ConnectionClosed | Error::AlreadyClosed => ("closed by peer", None),
+        Error::Io(e) if is_tls_error(e) => ("tls error", None),
         Error::Capacity(_) => ("message too big", Some(CloseCode::Size)),
         Error::Protocol(_) | Error::Utf8(_) => {
             ("websocket protocol error", Some(CloseCode::Protocol))
@@ -185,6 +209,7 @@ impl FaceTable {
         sink: &mut impl FaceSink,
     ) {
         let hs = &mut self.handshakes;
+        hs.counters.handshakes_accepted += 1;
         let Some(slot) = hs.slots.iter().position(Option::is_none) else {
             hs.counters.handshakes_refused += 1;
             return;
@@ -194,9 +219,18 @@ impl FaceTable {
         if self.registry.register(&mut tcp, token, interest).is_err() {
             return;
         }
+        let stream = match WsStream::new(tcp, conn.tls.as_ref()) {
+            Ok(s) => s,
+            Err((e, mut tcp)) => {
+                let _ = self.registry.deregister(&mut tcp);
+                self.handshakes.counters.handshakes_tls_failed += 1;
+                sink.notice(Notice::AcceptFailed(&e));
+                return;
+            }
+        };
         let cfg = ws_config(self.cfg.max_packet_bytes, self.cfg.send_queue_bytes);
         let started_ms = sink.now_ms();
-        let r = tungstenite::accept_with_config(tcp, Some(cfg));
+        let r = tungstenite::accept_with_config(stream, Some(cfg));
         self.handshake_step(slot, r, started_ms, conn, sink);
     }
 
@@ -212,7 +246,7 @@ impl FaceTable {
     fn handshake_step(
         &mut self,
         slot: usize,
-        r: Result<WebSocket<TcpStream>, HandshakeError<ServerHandshake<TcpStream, NoCallback>>>,
+        r: Result<WebSocket<WsStream>, HandshakeError<ServerHandshake<WsStream, NoCallback>>>,
         started_ms: u64,
         conn: WsConn,
         sink: &mut impl FaceSink,
@@ -220,7 +254,7 @@ impl FaceTable {
         match r {
             Ok(mut ws) => {
                 self.handshakes.counters.handshakes_done += 1;
-                let _ = self.registry.deregister(ws.get_mut());
+                let _ = self.registry.deregister(ws.get_mut().tcp());
                 self.add_ws_face(ws, conn, sink);
             }
             Err(HandshakeError::Interrupted(mid)) => {
@@ -231,11 +265,17 @@ impl FaceTable {
                 });
             }
             // The stream is gone with the error (its registration with it).
-            Err(HandshakeError::Failure(_)) => self.handshakes.counters.handshakes_failed += 1,
+            Err(HandshakeError::Failure(e)) => {
+                let c = &mut self.handshakes.counters;
+                match e {
+                    Error::Io(e) if is_tls_error(&e) => c.handshakes_tls_failed += 1,
+                    _ => c.handshakes_failed += 1,
+                }
+            }
         }
     }
 
-    fn add_ws_face(&mut self, ws: WebSocket<TcpStream>, conn: WsConn, sink: &mut impl FaceSink) {
+    fn add_ws_face(&mut self, ws: WebSocket<WsStream>, conn: WsConn, sink: &mut impl FaceSink) {
         let params = FaceParams {
             persistency: FacePersistency::OnDemand,
             ..FaceParams::default()
@@ -298,8 +338,8 @@ impl FaceTable {
                         flush = true;
                         continue;
                     }
-                    Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(Error::Io(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => {
                         let (why, status) = read_failure(&e);
                         if let Some(code) = status {
@@ -344,7 +384,7 @@ impl FaceTable {
         match w.ws.write(Message::Binary(payload)) {
             Ok(()) => true,
             // Buffered; the rest goes out when the socket takes it.
-            Err(Error::Io(e)) => e.kind() == std::io::ErrorKind::WouldBlock,
+            Err(Error::Io(e)) => e.kind() == io::ErrorKind::WouldBlock,
             Err(_) => false,
         }
     }
@@ -362,7 +402,7 @@ impl FaceTable {
             w.dirty = false;
             let want = match w.ws.flush() {
                 Ok(()) => false,
-                Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+                Err(Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => true,
                 Err(Error::ConnectionClosed | Error::AlreadyClosed) => {
                     failed = Some("closed by peer");
                     false
@@ -380,7 +420,9 @@ impl FaceTable {
                     Interest::READABLE
                 };
                 let token = Token(FACE_BASE + id as usize);
-                let _ = self.registry.reregister(w.ws.get_mut(), token, interest);
+                let _ = self
+                    .registry
+                    .reregister(w.ws.get_mut().tcp(), token, interest);
             }
         }
         if let Some(why) = failed {
@@ -398,7 +440,7 @@ impl FaceTable {
                 .is_some_and(|p| now.saturating_sub(p.started_ms) > WS_HANDSHAKE_TIMEOUT_MS)
             {
                 if let Some(mut p) = slot.take() {
-                    let _ = self.registry.deregister(p.mid.get_mut().get_mut());
+                    let _ = self.registry.deregister(p.mid.get_mut().get_mut().tcp());
                     hs.counters.handshakes_timed_out += 1;
                 }
             }
@@ -435,4 +477,5 @@ pub(super) fn close_ws(w: &mut WsIo) {
         code: CloseCode::Normal,
         reason: "closed".into(),
     }));
+    close_tls(w.ws.get_mut());
 }

@@ -107,6 +107,10 @@ pub fn status_json(f: &Figures) -> String {
         },
         "l2": l2,
         "workers": workers,
+        "websocket_handshakes": serde_json::Map::from_iter(
+            super::metrics::ws_outcomes(&f.bounds.ws)
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::from(v)))
+        ),
         "http": {
             "requests": f.http.requests,
             "refused_connections": f.http.refused_connections,

@@ -4,8 +4,8 @@
 //! Names (all prefixed `cascade_`; counters end in `_total` in the exposition):
 //! `forwarder_*` are exactly `status/general`'s figures (what `cascade ctl status` prints);
 //! `face_*` carry `face` and `remote` labels, `worker_*` a `worker` label, `cs_*` a `tier`
-//! label (`ram`, `l2`); `drops` sums every drop by `reason`; `worker_*_seconds` are latency
-//! histograms; `http_*` count the endpoint's own work.
+//! label (`ram`, `l2`); `websocket_handshakes` an `outcome` label; `drops` sums every drop by
+//! `reason`; `worker_*_seconds` are latency histograms; `http_*` count the endpoint's own work.
 
 use std::fmt;
 
@@ -445,6 +445,18 @@ fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
     ]
 }
 
+/// The WebSocket handshakes by outcome (`/metrics`' `outcome` label, `/status.json`'s keys).
+pub(super) fn ws_outcomes(w: &face::table::WsCounters) -> [(&'static str, u64); 6] {
+    [
+        ("accepted", w.handshakes_accepted),
+        ("completed", w.handshakes_done),
+        ("timeout", w.handshakes_timed_out),
+        ("bad_request", w.handshakes_failed),
+        ("tls_error", w.handshakes_tls_failed),
+        ("refused", w.handshakes_refused),
+    ]
+}
+
 /// The face tables' bounds: what they refused, evicted and hold.
 fn face_table(m: &mut Families, f: &Figures) {
     let b = &f.bounds;
@@ -468,6 +480,16 @@ fn face_table(m: &mut Families, f: &Figures) {
         "face_table_reassembly_bytes",
         "Bytes the reassemblers hold now.",
         one(b.reassembly_bytes),
+    );
+    m.counter(
+        "websocket_handshakes",
+        "WebSocket (ws:// and wss://) connections by how their handshake ended: accepted (every \
+         connection), completed, or failed by reason (timeout, bad_request, tls_error, refused \
+         at the bound of pending handshakes).",
+        ws_outcomes(&b.ws)
+            .into_iter()
+            .map(|(r, v)| (vec![("outcome", r.to_owned())], v))
+            .collect(),
     );
 }
 

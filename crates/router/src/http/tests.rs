@@ -80,6 +80,11 @@ fn figures() -> Figures {
         bounds: face::table::BoundCounters {
             on_demand_refused_full: 5,
             on_demand_created: 2,
+            ws: face::table::WsCounters {
+                handshakes_accepted: 9,
+                handshakes_tls_failed: 3,
+                ..Default::default()
+            },
             ..Default::default()
         },
         uptime_s: 2.5,
@@ -152,6 +157,10 @@ fn metrics_render_every_part_of_the_snapshot() {
         Some(1.0)
     );
     assert_eq!(sample(&text, "cascade_uptime_seconds"), Some(2.5));
+    for (outcome, v) in [("accepted", 9.0), ("tls_error", 3.0), ("timeout", 0.0)] {
+        let series = format!("cascade_websocket_handshakes_total{{outcome=\"{outcome}\"}}");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
     assert_eq!(
         sample(
             &text,
@@ -212,6 +221,9 @@ fn status_json_carries_the_tables_the_page_shows() {
     assert_eq!(v["general"]["n_in_interests"], 41);
     assert_eq!(v["workers"][0]["input_ring_full"], 6);
     assert!(v["l2"].is_null());
+    assert_eq!(v["websocket_handshakes"]["accepted"], 9);
+    assert_eq!(v["websocket_handshakes"]["tls_error"], 3);
+    assert_eq!(v["websocket_handshakes"]["refused"], 0);
 }
 
 /// A server on an ephemeral port with a fake source that records the counters it was given.

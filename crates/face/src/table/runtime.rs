@@ -1,0 +1,71 @@
+//! The face table's limits that can change while it runs (a configuration reload): they are
+//! read where they apply, at each packet, datagram or sweep, so a new value holds from the next
+//! one on. Faces already open keep what they hold (a send queue longer than a lowered bound
+//! drains; on-demand faces beyond a lowered quota are evicted as new remotes come).
+
+use super::ws::ws_config;
+use super::{FaceIo, FaceTable};
+
+/// The limits of a [`FaceTable`] that [`FaceTable::set_runtime_limits`] changes while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RuntimeLimits {
+    /// [`super::FaceConfig::send_queue_bytes`]: the stream and WebSocket faces' send queues.
+    pub send_queue_bytes: usize,
+    /// [`super::FaceConfig::udp_idle_timeout_ms`].
+    pub udp_idle_timeout_ms: u64,
+    /// [`super::FaceConfig::malformed_limit`].
+    pub malformed_limit: u64,
+    /// [`super::FaceBounds::max_on_demand_faces`] (of this table: its share).
+    pub max_on_demand_faces: usize,
+    /// [`super::FaceBounds::max_on_demand_per_host`].
+    pub max_on_demand_per_host: usize,
+    /// [`super::FaceBounds::unproven_send_ratio`].
+    pub unproven_send_ratio: u64,
+}
+
+impl RuntimeLimits {
+    /// One table's share of limits meant for `tables` tables together (the on-demand quota is
+    /// divided, as at start-up).
+    pub fn share(mut self, tables: usize) -> RuntimeLimits {
+        if self.max_on_demand_faces > 0 {
+            self.max_on_demand_faces = (self.max_on_demand_faces / tables.max(1)).max(1);
+        }
+        self
+    }
+}
+
+impl FaceTable {
+    /// The limits that can change while the table runs, as they are.
+    pub fn runtime_limits(&self) -> RuntimeLimits {
+        let (c, b) = (&self.cfg, &self.cfg.bounds);
+        RuntimeLimits {
+            send_queue_bytes: c.send_queue_bytes,
+            udp_idle_timeout_ms: c.udp_idle_timeout_ms,
+            malformed_limit: c.malformed_limit,
+            max_on_demand_faces: b.max_on_demand_faces,
+            max_on_demand_per_host: b.max_on_demand_per_host,
+            unproven_send_ratio: b.unproven_send_ratio,
+        }
+    }
+
+    /// Changes the limits that can change while the table runs (see the module docs); the
+    /// open WebSocket faces' write buffers take the new send queue bound too.
+    pub fn set_runtime_limits(&mut self, l: RuntimeLimits) {
+        let c = &mut self.cfg;
+        c.send_queue_bytes = l.send_queue_bytes;
+        c.udp_idle_timeout_ms = l.udp_idle_timeout_ms;
+        c.malformed_limit = l.malformed_limit;
+        c.bounds.max_on_demand_faces = l.max_on_demand_faces;
+        c.bounds.max_on_demand_per_host = l.max_on_demand_per_host;
+        c.bounds.unproven_send_ratio = l.unproven_send_ratio;
+        let sized = ws_config(c.max_packet_bytes, c.send_queue_bytes);
+        for f in self.faces.values_mut() {
+            if let FaceIo::Ws(w) = &mut f.io {
+                w.ws.set_config(|ws| {
+                    ws.write_buffer_size = sized.write_buffer_size;
+                    ws.max_write_buffer_size = sized.max_write_buffer_size;
+                });
+            }
+        }
+    }
+}

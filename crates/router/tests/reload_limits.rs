@@ -1,0 +1,104 @@
+//! A reload changes `[faces]` limits of a running router: the per-host bound of on-demand UDP
+//! faces, lowered, refuses a new remote of the host (counted in `/metrics`), raised again,
+//! lets it in; a key only a restart applies is reported as such and changes nothing.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+use router::{Config, Router};
+use wire::{Interest, Name};
+
+fn config(per_host: usize, max_faces: usize) -> Config {
+    let text = format!(
+        "[listen]\nunix = \"\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"\n\
+         [http]\nlisten = \"127.0.0.1:0\"\n\
+         [faces]\nmax_on_demand_per_host = {per_host}\nmax_faces = {max_faces}\n"
+    );
+    Config::from_toml(&text).unwrap()
+}
+
+/// `cascade_face_table_bounds_total{event=...}` of `/metrics`.
+fn bounds(http: SocketAddr, event: &str) -> u64 {
+    let mut s = TcpStream::connect(http).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let series = format!("cascade_face_table_bounds_total{{event=\"{event}\"}} ");
+    (text.lines())
+        .find_map(|l| l.strip_prefix(&series)?.parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in {text}"))
+}
+
+/// A new remote on 127.0.0.1 sends an Interest; whether it got an on-demand face (waits
+/// until it has one, or until its datagram is counted refused for its host).
+fn new_remote(r: &Router, http: SocketAddr, n: u8) -> (UdpSocket, bool) {
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let refused = bounds(http, "on_demand_refused_host");
+    let name = Name::from_uri(&format!("/reload/{n}")).unwrap();
+    peer.send_to(
+        &Interest::new(name, [n; 4]).to_wire(),
+        r.bound().udp.unwrap(),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if r.faces().iter().any(|f| f.uri == uri) {
+            return (peer, true);
+        }
+        if bounds(http, "on_demand_refused_host") > refused {
+            return (peer, false);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "neither face nor refusal"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_reload_changes_the_on_demand_bound_of_a_running_router() {
+    let mut r = Router::start(&config(16, 4096)).unwrap();
+    let http = r.http_addr().unwrap();
+    let (_p1, ok1) = new_remote(&r, http, 1);
+    let (_p2, ok2) = new_remote(&r, http, 2);
+    assert!(ok1 && ok2);
+
+    // Two faces on the host already: a bound of 2 refuses the third remote.
+    let done = r.reload(&config(2, 4096)).unwrap();
+    assert_eq!(done.limits_applied, ["faces.max_on_demand_per_host"]);
+    assert!(done.need_restart.is_empty(), "{:?}", done.need_restart);
+    let t0 = Instant::now();
+    let mut refused = 0;
+    while refused == 0 {
+        // The loop takes the new limit with its next command: retry with new remotes.
+        let (_p, ok) = new_remote(&r, http, 3);
+        assert!(ok || bounds(http, "on_demand_refused_host") > 0);
+        refused = bounds(http, "on_demand_refused_host");
+        assert!(t0.elapsed() < Duration::from_secs(10), "never refused");
+    }
+    let faces = r.faces().len();
+    let (_p4, ok4) = new_remote(&r, http, 4);
+    assert!(!ok4, "the lowered bound holds");
+    assert_eq!(r.faces().len(), faces);
+
+    // A key only a restart applies is reported, and the running bound stays.
+    let done = r.reload(&config(2, 8192)).unwrap();
+    assert_eq!(done.need_restart, ["faces"]);
+    assert!(done.limits_applied.is_empty());
+    // Raised again: a new remote gets its face.
+    let done = r.reload(&config(64, 8192)).unwrap();
+    assert_eq!(done.limits_applied, ["faces.max_on_demand_per_host"]);
+    let t0 = Instant::now();
+    while !new_remote(&r, http, 5).1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the raised bound never held"
+        );
+    }
+    r.stop_handle().stop();
+    r.join();
+}
