@@ -226,8 +226,15 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
         "/x",
         "/localhost/nfd/strategy/none",
     ]);
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("404"));
+    assert_eq!(
+        bad.status.code(),
+        Some(7),
+        "nfdc's status for an unknown strategy"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "Unknown strategy: /localhost/nfd/strategy/none\n"
+    );
     // No L2 store: `cs info` shows the RAM tier only.
     let cs = d.tool(&["ctl", "cs", "info"]);
     assert!(cs.status.success());

@@ -360,7 +360,11 @@ pub fn canonical_face_uri(s: &str) -> Result<String, String> {
     let (is_tcp, uri) = match s.parse::<TransportUri>() {
         Ok(u @ TransportUri::Tcp { .. }) => (true, u),
         Ok(u @ TransportUri::Udp { .. }) => (false, u),
-        Ok(TransportUri::Unix(_)) | Err(_) => return Ok(s.to_owned()),
+        Ok(TransportUri::Unix(_)) => return Ok(s.to_owned()),
+        // A tcp or udp URI that does not parse cannot be made canonical; another scheme is
+        // the forwarder's to judge.
+        Err(e) if is_ip_scheme(s) => return Err(e.to_string()),
+        Err(_) => return Ok(s.to_owned()),
     };
     let addrs = uri.socket_addrs().map_err(|e| e.to_string())?;
     let a = *addrs.first().ok_or("no address")?;
@@ -370,6 +374,15 @@ pub fn canonical_face_uri(s: &str) -> Result<String, String> {
         TransportUri::udp(a)
     }
     .to_string())
+}
+
+/// Whether `uri`'s scheme is one of tcp, tcp4, tcp6, udp, udp4, udp6.
+fn is_ip_scheme(uri: &str) -> bool {
+    let scheme = uri.split_once("://").map_or("", |(s, _)| s);
+    matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "tcp" | "tcp4" | "tcp6" | "udp" | "udp4" | "udp6"
+    )
 }
 
 /// A strategy argument as a name: a bare word is `/localhost/nfd/strategy/<word>` (Cascade's
@@ -421,6 +434,7 @@ mod tests {
                 .unwrap(),
             "ether://[01:00:5e:00:17:aa]"
         );
+        assert!(canonical_face_uri("udp4://127.0.0.1:99999").is_err());
     }
 
     #[test]
