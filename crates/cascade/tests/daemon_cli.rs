@@ -177,6 +177,58 @@ fn put_and_get_a_multi_megabyte_file_byte_identical() {
 }
 
 #[test]
+fn every_get_pipeline_fetches_byte_identical() {
+    let d = Daemon::start("pipelines");
+    let src = d.dir.join("in.bin");
+    file_of(&src, 700 * 1024 + 77);
+    let mut put = d.put("/files/pipes", &src, &[]);
+    let runs: [&[&str]; 5] = [
+        &["-p", "fixed", "-s", "4"],
+        &[
+            "--pipeline-type",
+            "aimd",
+            "--aimd-step",
+            "2",
+            "--aimd-beta",
+            "0.6",
+        ],
+        &["-p", "cubic", "--init-cwnd", "4", "--cubic-beta", "0.8"],
+        &[
+            "--fast-conv",
+            "--init-ssthresh",
+            "8",
+            "-f",
+            "-l",
+            "2000",
+            "-r",
+            "-1",
+        ],
+        &["-p", "cubic", "-q", "--ignore-marks"],
+    ];
+    for (i, flags) in runs.iter().enumerate() {
+        let dst = d.dir.join(format!("out{i}.bin"));
+        let mut args = vec!["get", "/files/pipes", "-o", dst.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        args.push("--json");
+        let get = d.tool(&args);
+        assert!(
+            get.status.success(),
+            "{flags:?}: {}",
+            String::from_utf8_lossy(&get.stderr)
+        );
+        assert!(
+            std::fs::read(&src).unwrap() == std::fs::read(&dst).unwrap(),
+            "{flags:?}: the copy differs"
+        );
+        // -q prints nothing; the others their statistics.
+        assert_eq!(get.stdout.is_empty(), flags.contains(&"-q"), "{flags:?}");
+    }
+    let _ = put.kill();
+    let _ = put.wait();
+    assert!(d.stop().success());
+}
+
+#[test]
 fn poke_then_peek_and_ctl_through_the_daemon() {
     let d = Daemon::start("pokepeek");
     let mut poke = Command::new(BIN)

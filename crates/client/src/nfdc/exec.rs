@@ -143,6 +143,13 @@ pub(super) fn execute(cmd: Command, c: &mut Controller<'_>, json: bool) -> Resul
             let nb = c.cs_nbcache(TIERS_TIMEOUT).ok();
             render::cs(&ram, &tiers, nb.as_ref(), json)
         }
+        cmd => cs_strategy(cmd, c, json)?,
+    })
+}
+
+/// The `cs config`, `cs erase` and `strategy` commands.
+fn cs_strategy(cmd: Command, c: &mut Controller<'_>, json: bool) -> Result<String, Failure> {
+    Ok(match cmd {
         Command::CsConfig {
             capacity,
             admit,
@@ -208,6 +215,7 @@ pub(super) fn execute(cmd: Command, c: &mut Controller<'_>, json: bool) -> Resul
                 .map_err(|e| failed("unsetting strategy", &e))?;
             render::strategy_unset(&merge(&p, rp), json)
         }
+        _ => unreachable!("execute handles every other command"),
     })
 }
 
