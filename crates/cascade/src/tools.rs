@@ -46,17 +46,20 @@ pub struct PeekArgs {
     /// Name of the Interest.
     name: String,
     /// InterestLifetime in milliseconds.
-    #[arg(long, default_value_t = 4000, value_name = "MS")]
+    #[arg(short = 'l', long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
     /// Set CanBePrefix.
-    #[arg(long)]
+    #[arg(short = 'P', long, visible_alias = "prefix")]
     can_be_prefix: bool,
     /// Set MustBeFresh.
-    #[arg(long)]
+    #[arg(short = 'f', long, visible_alias = "fresh")]
     must_be_fresh: bool,
     /// HopLimit.
-    #[arg(long)]
+    #[arg(short = 'H', long)]
     hop_limit: Option<u8>,
+    /// Print the payload only (ndnpeek's `-p`; it is all `cascade peek` prints).
+    #[arg(short = 'p', long)]
+    payload: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -68,12 +71,15 @@ pub struct PokeArgs {
     name: String,
     /// FreshnessPeriod in milliseconds (default: none, so MustBeFresh Interests are not
     /// answered).
-    #[arg(long, value_name = "MS")]
+    #[arg(short = 'f', long, value_name = "MS")]
     freshness: Option<u64>,
     /// Give up after this many milliseconds without a matching Interest (default: wait until
     /// SIGINT or SIGTERM).
-    #[arg(long, value_name = "MS")]
+    #[arg(short = 'w', long, value_name = "MS")]
     timeout: Option<u64>,
+    /// Set FinalBlockId to the last component of the name.
+    #[arg(short = 'F', long)]
+    r#final: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -86,11 +92,28 @@ pub struct PutArgs {
     /// File to serve.
     file: PathBuf,
     /// Content bytes per segment.
-    #[arg(long, default_value_t = client::producer::DEFAULT_SEGMENT_SIZE, value_name = "BYTES")]
+    #[arg(
+        short = 's',
+        long,
+        visible_alias = "size",
+        default_value_t = client::producer::DEFAULT_SEGMENT_SIZE,
+        value_name = "BYTES"
+    )]
     segment_size: usize,
     /// FreshnessPeriod of every segment, in milliseconds.
-    #[arg(long, default_value_t = client::producer::DEFAULT_FRESHNESS_MS, value_name = "MS")]
+    #[arg(
+        short = 'f',
+        long,
+        default_value_t = client::producer::DEFAULT_FRESHNESS_MS,
+        value_name = "MS"
+    )]
     freshness: u64,
+    /// Print the version to stdout once serving.
+    #[arg(short = 'p', long)]
+    print_data_version: bool,
+    /// No output but failures.
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Version number (default: now, in milliseconds since the Unix epoch).
     #[arg(long)]
     version: Option<u64>,
@@ -307,10 +330,17 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
         .read_to_end(&mut content)
         .map_err(|e| Failure(1, format!("cannot read stdin: {e}")))?;
     let mut d = Data::new(name.clone(), content);
-    d.meta_info = args.freshness.map(|f| MetaInfo {
-        freshness_ms: Some(f),
-        ..MetaInfo::default()
-    });
+    let final_block_id = args
+        .r#final
+        .then(|| name.components.last().cloned())
+        .flatten();
+    if args.freshness.is_some() || final_block_id.is_some() {
+        d.meta_info = Some(MetaInfo {
+            freshness_ms: args.freshness,
+            final_block_id,
+            ..MetaInfo::default()
+        });
+    }
     d.sign_digest_sha256();
     let wire = d.to_wire();
     if wire.len() > limit {
@@ -373,15 +403,22 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     };
     register(&mut face, &prefix)?;
     let segments = content.len().div_ceil(args.segment_size).max(1);
-    eprintln!(
-        "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments",
-        content.len()
-    );
+    if args.print_data_version {
+        println!("{version}");
+    }
+    if !args.quiet {
+        eprintln!(
+            "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments",
+            content.len()
+        );
+    }
     let st = serve_content(&mut face, &prefix, &content, &opts, &stop)?;
-    eprintln!(
-        "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
-        st.interests, st.data_sent, st.metadata_sent, st.unanswered
-    );
+    if !args.quiet {
+        eprintln!(
+            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
+            st.interests, st.data_sent, st.metadata_sent, st.unanswered
+        );
+    }
     Ok(())
 }
 

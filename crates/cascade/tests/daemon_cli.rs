@@ -229,6 +229,75 @@ fn every_get_pipeline_fetches_byte_identical() {
 }
 
 #[test]
+fn ndn_tools_short_options_of_put_get_poke_and_peek() {
+    use std::io::{BufRead, Write};
+    let d = Daemon::start("shortopts");
+    let src = d.dir.join("in.bin");
+    let dst = d.dir.join("out.bin");
+    file_of(&src, 50_000);
+    // ndnputchunks' -p prints the version, -q silences the rest, -s and -f size and freshness.
+    let mut put = Command::new(BIN)
+        .args(["put", "/short/file"])
+        .arg(&src)
+        .args(["-p", "-q", "-s", "4000", "-f", "5000", "--version", "77"])
+        .args(["--transport", &d.transport()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(put.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "77\n");
+    d.wait_route("/short/file");
+    // ndncatchunks' -D: the name is the versioned name.
+    let get = d.tool(&[
+        "get",
+        "/short/file/v=77",
+        "-D",
+        "-p",
+        "aimd",
+        "-o",
+        dst.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    let _ = put.kill();
+    let out = put.wait_with_output().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "-q: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ndnpoke's -f, -F, -w; ndnpeek's -P, -f, -l, -p.
+    let mut poke = Command::new(BIN)
+        .args(["poke", "/short/hello", "-f", "1000", "-F", "-w", "10000"])
+        .args(["--transport", &d.transport()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    poke.stdin.take().unwrap().write_all(b"short").unwrap();
+    d.wait_route("/short/hello");
+    let peek = d.tool(&["peek", "/short/hello", "-P", "-f", "-l", "2000", "-p"]);
+    assert!(
+        peek.status.success(),
+        "{}",
+        String::from_utf8_lossy(&peek.stderr)
+    );
+    assert_eq!(peek.stdout, b"short");
+    assert!(poke.wait().unwrap().success());
+    assert!(d.stop().success());
+}
+
+#[test]
 fn poke_then_peek_and_ctl_through_the_daemon() {
     let d = Daemon::start("pokepeek");
     let mut poke = Command::new(BIN)
