@@ -58,10 +58,9 @@ fn take_options(
         if t == "--json" {
             *json = true;
         } else if t == "--transport" {
-            let uri = it.next().ok_or_else(|| Failure {
-                status: nfdc::status::USAGE,
-                message: "--transport: URI is missing".into(),
-            })?;
+            let uri = it
+                .next()
+                .ok_or_else(|| Failure::new(nfdc::status::USAGE, "--transport: URI is missing"))?;
             *transport = Some(uri);
         } else if let Some(uri) = t.strip_prefix("--transport=") {
             *transport = Some(uri.to_owned());
@@ -82,7 +81,12 @@ fn run_line(tokens: Vec<String>, mut transport: Option<String>, mut json: bool) 
             let _ = std::io::stdout().lock().write_all(text.as_bytes());
             ExitCode::SUCCESS
         }
-        Err(Failure { status, message }) => {
+        Err(Failure {
+            status,
+            message,
+            output,
+        }) => {
+            let _ = std::io::stdout().lock().write_all(output.as_bytes());
             eprintln!("{message}");
             ExitCode::from(status)
         }

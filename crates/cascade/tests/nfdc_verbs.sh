@@ -104,6 +104,24 @@ expect 0 '^cs-erased prefix=/nfdc count=0$' cs erase /nfdc
 expect 0 '^cs-erased prefix=/nfdc count=0$' cs erase /nfdc count 5
 expect 2 "^admit: cannot parse 'maybe' as bool" cs config admit maybe
 
+# batch mode: one command a line, checked before any runs, stopping at the first failure
+B=$(mktemp)
+printf '%s\n' '# a batch' "route add /nfdc/batch $ID cost 4 \\" '  no-inherit' '' \
+    'route show /nfdc/batch' > "$B"
+expect 0 "^prefix=/nfdc/batch nexthop=$ID origin=static cost=4 flags=none expires=never\$" -f "$B"
+printf 'route remove /nfdc/batch %s\nroute show /nfdc/batch\n' "$ID" > "$B"
+expect 6 "^route-removed prefix=/nfdc/batch nexthop=$ID origin=static\$" --batch "$B"
+expect 6 "^  >> Failed to execute command on line 2 of the batch file $B\$" -f "$B"
+printf 'status\nroute frob\n' > "$B"
+expect 2 "^  >> Syntax error on line 2 of the batch in $B\$" -f "$B"
+rm -f "$B"
+out=$(printf 'strategy show /nfdc\n' | $NFDC -f - 2>&1)
+if [ $? != 0 ] || ! printf '%s\n' "$out" | grep -q '^  prefix=/$'; then
+    echo "FAIL: nfdc -f - (stdin): $out"
+    fail=1
+fi
+expect 2 '^ERROR: Invalid command line arguments: -f should follow with batch-file' -f
+
 # face destroy, last
 expect 0 "^face-destroyed id=$ID local=udp4://127\.0\.0\.1:[0-9]+ remote=$R1 persistency=permanent reliability=(on|off) congestion-marking=(on|off)" \
     face destroy "$R1"

@@ -56,7 +56,7 @@ fn fetch_failed(what: &str) -> impl Fn(Error) -> Failure + '_ {
 /// Issues `cmd` through `c`; returns the text to print (JSON if `json`).
 pub(super) fn execute(cmd: Command, c: &mut Controller<'_>, json: bool) -> Result<String, Failure> {
     Ok(match cmd {
-        Command::Help(_) | Command::Version => String::new(),
+        Command::Help(_) | Command::Version | Command::Batch { .. } => String::new(),
         Command::StatusReport => render::report(&report(c)?, json),
         Command::Status => render::status(
             &c.forwarder_status()
@@ -474,9 +474,10 @@ fn route_add(c: &mut Controller<'_>, r: &RouteAdd, json: bool) -> Result<String,
         expiration_period: r.expires_ms,
         ..ControlParameters::default()
     };
-    let rp = c
-        .command("rib", "register", &p)
-        .map_err(|e| failed("adding route", &e))?;
+    let rp = match c.command("rib", "register", &p) {
+        Ok(rp) => rp,
+        Err(e) => return Err(failed("adding route", &e).after(out)),
+    };
     out += &render::route_added(&merge(&p, rp), json);
     Ok(out)
 }

@@ -10,6 +10,7 @@
 //! an unreachable forwarder, 2 bad usage, 3 face not found, 4 a face URI that cannot be made
 //! canonical, 5 several faces match, 6 route not found, 7 unknown strategy.
 
+mod batch;
 mod exec;
 mod grammar;
 mod nbcache;
@@ -42,21 +43,33 @@ pub mod status {
     pub const UNKNOWN_STRATEGY: u8 = 7;
 }
 
-/// Why a command failed: the exit status nfdc uses (see [`status`]) and a one-line message.
+/// Why a command failed: the exit status nfdc uses (see [`status`]), a message (one line, but
+/// for a batch's), and what the command printed before it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The process exit status to report.
     pub status: u8,
-    /// What went wrong, in one line.
+    /// What went wrong (for stderr).
     pub message: String,
+    /// What was printed before the failure (for stdout): a face `route add` created, the
+    /// commands of a batch that succeeded.
+    pub output: String,
 }
 
 impl Failure {
-    fn new(status: u8, message: impl Into<String>) -> Self {
+    /// A failure with `status` and `message`, nothing printed before it.
+    pub fn new(status: u8, message: impl Into<String>) -> Self {
         Failure {
             status,
             message: message.into(),
+            output: String::new(),
         }
+    }
+
+    /// The same failure, `output` printed before it.
+    fn after(mut self, output: String) -> Self {
+        self.output = output + &self.output;
+        self
     }
 }
 
@@ -132,6 +145,13 @@ pub enum Command {
     Help(String),
     /// The tool's version.
     Version,
+    /// A batch (`-f FILE`): commands run in order on one connection until one fails.
+    Batch {
+        /// The file name (`standard input` for `-`), for the messages.
+        source: String,
+        /// The commands in order, with the line each started on.
+        commands: Vec<(usize, Command)>,
+    },
     /// Every section nfdc's `status report` prints.
     StatusReport,
     /// The forwarder's general status (status/general).
@@ -219,6 +239,7 @@ pub fn parse(tokens: &[String]) -> Result<Command, Failure> {
     match tokens.first().map(String::as_str) {
         None => return Ok(Command::Help(String::new())),
         Some("-V" | "--version") => return Ok(Command::Version),
+        Some(flag @ ("-f" | "--batch")) => return batch::read(flag, &tokens[1..]),
         _ => {}
     }
     let (def, a) = match grammar::parse(tokens) {
@@ -346,7 +367,29 @@ pub fn run(command: Command, transport: Option<&str>, json: bool) -> Result<Stri
     }
     let uri: TransportUri = crate::transport::resolve(transport)?;
     let mut face = Face::connect(&uri)?;
-    exec::execute(command, &mut Controller::new(&mut face), json)
+    let mut c = Controller::new(&mut face);
+    let Command::Batch { source, commands } = command else {
+        return exec::execute(command, &mut c, json);
+    };
+    let mut out = String::new();
+    let n = commands.len();
+    for (i, (_, cmd)) in commands.into_iter().enumerate() {
+        match exec::execute(cmd, &mut c, json) {
+            Ok(text) => out += &text,
+            Err(mut f) => {
+                if n > 1 {
+                    f.message += &format!(
+                        "\n  >> Failed to execute command on line {} of the batch file \
+                         {source}\n  Note that nfdc has executed all commands on previous \
+                         lines and stopped processing at this line",
+                        i + 1
+                    );
+                }
+                return Err(f.after(out));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn parse_name(s: &str) -> Result<Name, Failure> {
