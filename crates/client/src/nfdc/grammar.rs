@@ -79,6 +79,20 @@ pub(super) struct Def {
     args: &'static [Arg],
 }
 
+const fn def(
+    noun: &'static str,
+    verb: &'static str,
+    title: &'static str,
+    args: &'static [Arg],
+) -> Def {
+    Def {
+        noun,
+        verb,
+        title,
+        args,
+    }
+}
+
 const REQ: bool = true;
 const OPT: bool = false;
 const POS: bool = true;
@@ -86,160 +100,27 @@ const NAMED: bool = false;
 
 /// nfdc 24.07's commands, in the order `help` lists them; `local-fields` on `face create` is
 /// Cascade's (NFD sets that flag with `faces/update` only).
+#[rustfmt::skip]
 pub(super) const DEFS: &[Def] = &[
-    Def {
-        noun: "status",
-        verb: "report",
-        title: "print full status report",
-        args: &[arg("format", Ty::ReportFormat, OPT, POS)],
-    },
-    Def {
-        noun: "status",
-        verb: "show",
-        title: "print general status",
-        args: &[],
-    },
-    Def {
-        noun: "channel",
-        verb: "list",
-        title: "print channel list",
-        args: &[],
-    },
-    Def {
-        noun: "fib",
-        verb: "list",
-        title: "print FIB entries",
-        args: &[],
-    },
-    Def {
-        noun: "cs",
-        verb: "info",
-        title: "print CS information",
-        args: &[],
-    },
-    Def {
-        noun: "face",
-        verb: "list",
-        title: "print face list",
-        args: &[
-            arg("remote", Ty::FaceUri, OPT, POS),
-            arg("local", Ty::FaceUri, OPT, NAMED),
-            arg("scheme", Ty::Str, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "face",
-        verb: "show",
-        title: "show face information",
-        args: &[arg("id", Ty::Unsigned, REQ, POS)],
-    },
-    Def {
-        noun: "face",
-        verb: "create",
-        title: "create a face",
-        args: &[
-            arg("remote", Ty::FaceUri, REQ, POS),
-            arg("persistency", Ty::Persistency, OPT, POS),
-            arg("local", Ty::FaceUri, OPT, NAMED),
-            arg("reliability", Ty::Bool, OPT, NAMED),
-            arg("congestion-marking", Ty::Bool, OPT, NAMED),
-            arg("congestion-marking-interval", Ty::Unsigned, OPT, NAMED),
-            arg("default-congestion-threshold", Ty::Unsigned, OPT, NAMED),
-            arg("mtu", Ty::Str, OPT, NAMED),
-            arg("local-fields", Ty::Bool, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "face",
-        verb: "destroy",
-        title: "destroy a face",
-        args: &[arg("face", Ty::FaceIdOrUri, REQ, POS)],
-    },
-    Def {
-        noun: "route",
-        verb: "list",
-        title: "print RIB routes",
-        args: &[
-            arg("nexthop", Ty::FaceIdOrUri, OPT, POS),
-            arg("origin", Ty::Origin, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "route",
-        verb: "show",
-        title: "show routes toward a prefix",
-        args: &[arg("prefix", Ty::Name, REQ, POS)],
-    },
-    Def {
-        noun: "route",
-        verb: "add",
-        title: "add a route",
-        args: &[
-            arg("prefix", Ty::Name, REQ, POS),
-            arg("nexthop", Ty::FaceIdOrUri, REQ, POS),
-            arg("origin", Ty::Origin, OPT, NAMED),
-            arg("cost", Ty::Unsigned, OPT, NAMED),
-            arg("no-inherit", Ty::None, OPT, NAMED),
-            arg("capture", Ty::None, OPT, NAMED),
-            arg("expires", Ty::Unsigned, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "route",
-        verb: "remove",
-        title: "remove a route",
-        args: &[
-            arg("prefix", Ty::Name, REQ, POS),
-            arg("nexthop", Ty::FaceIdOrUri, REQ, POS),
-            arg("origin", Ty::Origin, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "cs",
-        verb: "config",
-        title: "change CS configuration",
-        args: &[
-            arg("capacity", Ty::Unsigned, OPT, NAMED),
-            arg("admit", Ty::Bool, OPT, NAMED),
-            arg("serve", Ty::Bool, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "cs",
-        verb: "erase",
-        title: "erase cached Data",
-        args: &[
-            arg("prefix", Ty::Name, REQ, POS),
-            arg("count", Ty::Unsigned, OPT, NAMED),
-        ],
-    },
-    Def {
-        noun: "strategy",
-        verb: "list",
-        title: "print strategy choices",
-        args: &[],
-    },
-    Def {
-        noun: "strategy",
-        verb: "show",
-        title: "show strategy choice of an entry",
-        args: &[arg("prefix", Ty::Name, REQ, POS)],
-    },
-    Def {
-        noun: "strategy",
-        verb: "set",
-        title: "set strategy choice for a name prefix",
-        args: &[
-            arg("prefix", Ty::Name, REQ, POS),
-            arg("strategy", Ty::Str, REQ, POS),
-        ],
-    },
-    Def {
-        noun: "strategy",
-        verb: "unset",
-        title: "clear strategy choice at a name prefix",
-        args: &[arg("prefix", Ty::Name, REQ, POS)],
-    },
+    def("status", "report", "print full status report", &[arg("format", Ty::ReportFormat, OPT, POS)]),
+    def("status", "show", "print general status", &[]),
+    def("channel", "list", "print channel list", &[]),
+    def("fib", "list", "print FIB entries", &[]),
+    def("cs", "info", "print CS information", &[]),
+    def("face", "list", "print face list", &[arg("remote", Ty::FaceUri, OPT, POS), arg("local", Ty::FaceUri, OPT, NAMED), arg("scheme", Ty::Str, OPT, NAMED)]),
+    def("face", "show", "show face information", &[arg("id", Ty::Unsigned, REQ, POS)]),
+    def("face", "create", "create a face", &[arg("remote", Ty::FaceUri, REQ, POS), arg("persistency", Ty::Persistency, OPT, POS), arg("local", Ty::FaceUri, OPT, NAMED), arg("reliability", Ty::Bool, OPT, NAMED), arg("congestion-marking", Ty::Bool, OPT, NAMED), arg("congestion-marking-interval", Ty::Unsigned, OPT, NAMED), arg("default-congestion-threshold", Ty::Unsigned, OPT, NAMED), arg("mtu", Ty::Str, OPT, NAMED), arg("local-fields", Ty::Bool, OPT, NAMED)]),
+    def("face", "destroy", "destroy a face", &[arg("face", Ty::FaceIdOrUri, REQ, POS)]),
+    def("route", "list", "print RIB routes", &[arg("nexthop", Ty::FaceIdOrUri, OPT, POS), arg("origin", Ty::Origin, OPT, NAMED)]),
+    def("route", "show", "show routes toward a prefix", &[arg("prefix", Ty::Name, REQ, POS)]),
+    def("route", "add", "add a route", &[arg("prefix", Ty::Name, REQ, POS), arg("nexthop", Ty::FaceIdOrUri, REQ, POS), arg("origin", Ty::Origin, OPT, NAMED), arg("cost", Ty::Unsigned, OPT, NAMED), arg("no-inherit", Ty::None, OPT, NAMED), arg("capture", Ty::None, OPT, NAMED), arg("expires", Ty::Unsigned, OPT, NAMED)]),
+    def("route", "remove", "remove a route", &[arg("prefix", Ty::Name, REQ, POS), arg("nexthop", Ty::FaceIdOrUri, REQ, POS), arg("origin", Ty::Origin, OPT, NAMED)]),
+    def("cs", "config", "change CS configuration", &[arg("capacity", Ty::Unsigned, OPT, NAMED), arg("admit", Ty::Bool, OPT, NAMED), arg("serve", Ty::Bool, OPT, NAMED)]),
+    def("cs", "erase", "erase cached Data", &[arg("prefix", Ty::Name, REQ, POS), arg("count", Ty::Unsigned, OPT, NAMED)]),
+    def("strategy", "list", "print strategy choices", &[]),
+    def("strategy", "show", "show strategy choice of an entry", &[arg("prefix", Ty::Name, REQ, POS)]),
+    def("strategy", "set", "set strategy choice for a name prefix", &[arg("prefix", Ty::Name, REQ, POS), arg("strategy", Ty::Str, REQ, POS)]),
+    def("strategy", "unset", "clear strategy choice at a name prefix", &[arg("prefix", Ty::Name, REQ, POS)]),
 ];
 
 /// The verb a noun alone stands for (nfdc's aliases: `nfdc route` is `nfdc route list`).
@@ -481,7 +362,9 @@ fn parse_args(def: &Def, tokens: &[String]) -> Result<Args, Failure> {
 
 /// nfdc's list of commands (`nfdc`, `nfdc help`), or of one noun's.
 pub(super) fn help_list(noun: &str) -> String {
-    let mut s = String::from("nfdc [-h|--help] [-V|--version] [<command> [<args>]]\n\n");
+    let mut s = String::from(
+        "nfdc [-h|--help] [-V|--version] [-f|--batch <batch-file>] [<command> [<args>]]\n\n",
+    );
     if noun.is_empty() {
         s.push_str("All subcommands:\n");
     } else {
