@@ -175,6 +175,12 @@ pub struct GetArgs {
     /// Do not shrink the window on NDNLPv2 CongestionMarks.
     #[arg(long)]
     ignore_marks: bool,
+    /// Shrink the window on every congestion signal, not at most once per RTT.
+    #[arg(long)]
+    disable_cwa: bool,
+    /// AIMD: after a decrease, restart from the initial window instead of ssthresh.
+    #[arg(long)]
+    reset_cwnd_to_init: bool,
     /// AIMD's additive increase per RTT.
     #[arg(long, default_value_t = 1.0)]
     aimd_step: f64,
@@ -493,6 +499,8 @@ fn fetch_options(args: &GetArgs) -> Result<FetchOptions, Failure> {
                 max_cwnd: args.max_cwnd,
                 ai_step: args.aimd_step,
                 md_coef: factor(args.aimd_beta, "--aimd-beta")?,
+                conservative: !args.disable_cwa,
+                reset_to_initial: args.reset_cwnd_to_init,
                 ..AimdOptions::default()
             };
         }
@@ -503,6 +511,7 @@ fn fetch_options(args: &GetArgs) -> Result<FetchOptions, Failure> {
                 max_cwnd: args.max_cwnd,
                 beta: factor(args.cubic_beta, "--cubic-beta")?,
                 fast_convergence: args.fast_conv,
+                conservative: !args.disable_cwa,
             });
         }
     }
@@ -735,6 +744,11 @@ mod tests {
         assert_eq!(o.aimd.initial_cwnd, 6.0);
         let o = opts("--fixed-window 3").unwrap();
         assert_eq!((o.aimd.fixed, o.aimd.initial_cwnd), (true, 3.0));
+        let a = opts("-p aimd --disable-cwa --reset-cwnd-to-init")
+            .unwrap()
+            .aimd;
+        assert!(!a.conservative && a.reset_to_initial);
+        assert!(opts("").unwrap().cubic.unwrap().conservative);
         let c = opts("--cubic-beta 0.8 --fast-conv --init-cwnd 4")
             .unwrap()
             .cubic

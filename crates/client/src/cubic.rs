@@ -38,6 +38,8 @@ pub struct CubicOptions {
     /// Fast convergence: a flow whose window shrank since the last decrease remembers a
     /// smaller `W_max`, leaving room to newer flows.
     pub fast_convergence: bool,
+    /// Conservative window adaptation: at most one decrease per RTT (off: one per signal).
+    pub conservative: bool,
 }
 
 impl Default for CubicOptions {
@@ -48,6 +50,7 @@ impl Default for CubicOptions {
             max_cwnd: 1024.0,
             beta: 0.7,
             fast_convergence: false,
+            conservative: true,
         }
     }
 }
@@ -138,7 +141,7 @@ impl Cubic {
     /// newest transmission so far has serial `newest_serial`. Returns whether the window was
     /// decreased (false within the RTT after the last decrease).
     pub fn on_congestion(&mut self, sent_serial: u64, newest_serial: u64, now: Duration) -> bool {
-        if sent_serial <= self.recovery_point {
+        if self.opts.conservative && sent_serial <= self.recovery_point {
             return false;
         }
         if self.opts.fast_convergence && self.cwnd < self.last_w_max {
@@ -246,6 +249,12 @@ mod tests {
         // A signal about a transmission sent before the decrease is ignored.
         assert!(!w.on_congestion(20, 25, 101 * MS));
         assert_eq!(w.decreases(), 1);
+        let mut eager = Cubic::new(CubicOptions {
+            initial_cwnd: 10.0,
+            conservative: false,
+            ..CubicOptions::default()
+        });
+        assert!(eager.on_congestion(1, 5, MS) && eager.on_congestion(2, 5, MS));
         // The floor is the initial window: 14 * 0.7 = 9.8 < 10.
         assert!(w.on_congestion(21, 30, 102 * MS));
         close(w.cwnd(), 10.0);
