@@ -100,9 +100,10 @@ def _poke(sock: str, name: str, content: str) -> subprocess.Popen:
     p.stdin.close()
     t0 = time.time()
     while True:
+        # Exit status 6 (nfdc's "Route not found") until the producer's route is there.
         routes = subprocess.run(
             [_bin(), "ctl", "--transport", f"unix://{sock}", "--json", "route", "list"],
-            capture_output=True, text=True, check=True,
+            capture_output=True, text=True,
         ).stdout
         if name in routes:
             return p

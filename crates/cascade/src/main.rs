@@ -3,7 +3,8 @@
 //!
 //! - `run`: the router daemon (`router`);
 //! - `decode`: NDN packets as trees or JSON;
-//! - `ctl`: manage a running forwarder like nfdc;
+//! - `ctl`: manage a running forwarder with nfdc's command line (also: the binary run under the
+//!   name `nfdc`, e.g. through a symlink, is `cascade ctl`);
 //! - `peek`, `poke`, `put`, `get`: the consumer and producer tools (`client`);
 //! - `bench engine|forward|hcs`: the benchmarks (`lab::bench`);
 //! - `model che|bypass`: the analytic models of the hierarchical content store and of NB-Cache's
@@ -48,7 +49,8 @@ enum Command {
     /// Emulate a chain of routers (real `cascade run` processes) with content in their stores
     /// and a consumer, after Pan et al.'s NB-Cache evaluation: RTT and throughput by case.
     Emulate(lab::emulate::EmulateArgs),
-    /// Manage a running forwarder (Cascade or NFD) like nfdc, through the management protocol.
+    /// Manage a running forwarder (Cascade or NFD) with nfdc's command line, output and exit
+    /// statuses, through the management protocol (`cascade ctl route add /a 300 cost 10`).
     Ctl(ctl::CtlArgs),
     /// Send one Interest and print the Data's content (like ndnpeek).
     Peek(tools::PeekArgs),
@@ -185,7 +187,21 @@ fn run_decode(args: &DecodeArgs) -> ExitCode {
     }
 }
 
+/// Whether the program was run under the name `nfdc` (a symlink to `cascade`, say).
+fn invoked_as_nfdc() -> bool {
+    std::env::args_os()
+        .next()
+        .is_some_and(|a0| std::path::Path::new(&a0).file_name() == Some("nfdc".as_ref()))
+}
+
 fn main() -> ExitCode {
+    if invoked_as_nfdc() {
+        let argv = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        return ctl::run_as_nfdc(argv);
+    }
     let cli = Cli::parse();
     match &cli.command {
         Command::Run(args) => run::run(args),

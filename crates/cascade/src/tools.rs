@@ -19,7 +19,8 @@ use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
 use client::producer::{segment_data, serve_content, serve_one, ServeOptions};
-use client::{Error, Face, FetchOptions, Outcome, Stats};
+use client::rtt::RttOptions;
+use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
 use wire::{Data, Interest, MetaInfo, Name};
 
@@ -45,17 +46,20 @@ pub struct PeekArgs {
     /// Name of the Interest.
     name: String,
     /// InterestLifetime in milliseconds.
-    #[arg(long, default_value_t = 4000, value_name = "MS")]
+    #[arg(short = 'l', long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
     /// Set CanBePrefix.
-    #[arg(long)]
+    #[arg(short = 'P', long, visible_alias = "prefix")]
     can_be_prefix: bool,
     /// Set MustBeFresh.
-    #[arg(long)]
+    #[arg(short = 'f', long, visible_alias = "fresh")]
     must_be_fresh: bool,
     /// HopLimit.
-    #[arg(long)]
+    #[arg(short = 'H', long)]
     hop_limit: Option<u8>,
+    /// Print the payload only (ndnpeek's `-p`; it is all `cascade peek` prints).
+    #[arg(short = 'p', long)]
+    payload: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -67,12 +71,15 @@ pub struct PokeArgs {
     name: String,
     /// FreshnessPeriod in milliseconds (default: none, so MustBeFresh Interests are not
     /// answered).
-    #[arg(long, value_name = "MS")]
+    #[arg(short = 'f', long, value_name = "MS")]
     freshness: Option<u64>,
     /// Give up after this many milliseconds without a matching Interest (default: wait until
     /// SIGINT or SIGTERM).
-    #[arg(long, value_name = "MS")]
+    #[arg(short = 'w', long, value_name = "MS")]
     timeout: Option<u64>,
+    /// Set FinalBlockId to the last component of the name.
+    #[arg(short = 'F', long)]
+    r#final: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -85,11 +92,28 @@ pub struct PutArgs {
     /// File to serve.
     file: PathBuf,
     /// Content bytes per segment.
-    #[arg(long, default_value_t = client::producer::DEFAULT_SEGMENT_SIZE, value_name = "BYTES")]
+    #[arg(
+        short = 's',
+        long,
+        visible_alias = "size",
+        default_value_t = client::producer::DEFAULT_SEGMENT_SIZE,
+        value_name = "BYTES"
+    )]
     segment_size: usize,
     /// FreshnessPeriod of every segment, in milliseconds.
-    #[arg(long, default_value_t = client::producer::DEFAULT_FRESHNESS_MS, value_name = "MS")]
+    #[arg(
+        short = 'f',
+        long,
+        default_value_t = client::producer::DEFAULT_FRESHNESS_MS,
+        value_name = "MS"
+    )]
     freshness: u64,
+    /// Print the version to stdout once serving.
+    #[arg(short = 'p', long)]
+    print_data_version: bool,
+    /// No output but failures.
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Version number (default: now, in milliseconds since the Unix epoch).
     #[arg(long)]
     version: Option<u64>,
@@ -109,23 +133,83 @@ pub struct GetArgs {
     /// Output file (`-` for stdout).
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
+    /// Set MustBeFresh on every Interest.
+    #[arg(short = 'f', long)]
+    fresh: bool,
     /// InterestLifetime in milliseconds.
-    #[arg(long, default_value_t = 4000, value_name = "MS")]
+    #[arg(short = 'l', long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
-    /// Most retransmissions of one segment.
-    #[arg(long, default_value_t = 15)]
-    max_retries: u32,
-    /// Initial congestion window, in Interests.
+    /// Most retries of one segment after a timeout or Nack (-1: no limit).
+    #[arg(
+        short = 'r',
+        long,
+        visible_alias = "max-retries",
+        default_value_t = 15,
+        allow_negative_numbers = true
+    )]
+    retries: i64,
+    /// The Interest pipeline: a fixed window, AIMD or CUBIC.
+    #[arg(short = 'p', long, value_enum, default_value_t = PipelineType::Cubic)]
+    pipeline_type: PipelineType,
+    /// Take the name as the versioned name: no version discovery.
+    #[arg(short = 'D', long)]
+    no_version_discovery: bool,
+    /// No progress bar and no statistics; failures only.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Print the pipeline's parameters before fetching.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// The fixed pipeline's window, in Interests.
+    #[arg(short = 's', long, default_value_t = 1, value_name = "N")]
+    pipeline_size: u32,
+    /// Initial congestion window, in Interests (AIMD, CUBIC).
     #[arg(long, default_value_t = 2.0)]
     init_cwnd: f64,
-    /// Largest congestion window, in Interests.
+    /// Initial slow-start threshold, in Interests (default: infinite).
+    #[arg(long)]
+    init_ssthresh: Option<f64>,
+    /// Largest congestion window, in Interests (AIMD, CUBIC).
     #[arg(long, default_value_t = 1024.0)]
     max_cwnd: f64,
     /// Do not shrink the window on NDNLPv2 CongestionMarks.
     #[arg(long)]
     ignore_marks: bool,
-    /// Keep the window at N Interests: no AIMD (neither marks, Nacks nor timeouts shrink it).
-    #[arg(long, value_name = "N")]
+    /// Shrink the window on every congestion signal, not at most once per RTT.
+    #[arg(long)]
+    disable_cwa: bool,
+    /// AIMD: after a decrease, restart from the initial window instead of ssthresh.
+    #[arg(long)]
+    reset_cwnd_to_init: bool,
+    /// AIMD's additive increase per RTT.
+    #[arg(long, default_value_t = 1.0)]
+    aimd_step: f64,
+    /// AIMD's multiplicative decrease factor.
+    #[arg(long, default_value_t = 0.5)]
+    aimd_beta: f64,
+    /// CUBIC's multiplicative decrease factor.
+    #[arg(long, default_value_t = 0.7)]
+    cubic_beta: f64,
+    /// CUBIC's fast convergence.
+    #[arg(long)]
+    fast_conv: bool,
+    /// Gain of the smoothed RTT in the RTO.
+    #[arg(long, default_value_t = 0.125)]
+    rto_alpha: f64,
+    /// Gain of the RTT variation in the RTO.
+    #[arg(long, default_value_t = 0.25)]
+    rto_beta: f64,
+    /// Multiplier of the RTT variation in the RTO (8, as ndncatchunks).
+    #[arg(long, default_value_t = 8.0)]
+    rto_k: f64,
+    /// Smallest RTO, in milliseconds.
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    min_rto: u64,
+    /// Largest RTO, in milliseconds.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    max_rto: u64,
+    /// Cascade's older form of `-p fixed -s N`.
+    #[arg(long, value_name = "N", hide = true)]
     fixed_window: Option<u32>,
     /// No progress bar.
     #[arg(long)]
@@ -135,6 +219,17 @@ pub struct GetArgs {
     json: bool,
     #[command(flatten)]
     transport: TransportArg,
+}
+
+/// ndncatchunks' pipelines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PipelineType {
+    /// A fixed window of `--pipeline-size` Interests.
+    Fixed,
+    /// Additive increase, multiplicative decrease.
+    Aimd,
+    /// CUBIC (RFC 8312), as ndncatchunks.
+    Cubic,
 }
 
 /// A failure: exit status and one-line message.
@@ -241,10 +336,17 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
         .read_to_end(&mut content)
         .map_err(|e| Failure(1, format!("cannot read stdin: {e}")))?;
     let mut d = Data::new(name.clone(), content);
-    d.meta_info = args.freshness.map(|f| MetaInfo {
-        freshness_ms: Some(f),
-        ..MetaInfo::default()
-    });
+    let final_block_id = args
+        .r#final
+        .then(|| name.components.last().cloned())
+        .flatten();
+    if args.freshness.is_some() || final_block_id.is_some() {
+        d.meta_info = Some(MetaInfo {
+            freshness_ms: args.freshness,
+            final_block_id,
+            ..MetaInfo::default()
+        });
+    }
     d.sign_digest_sha256();
     let wire = d.to_wire();
     if wire.len() > limit {
@@ -307,21 +409,37 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     };
     register(&mut face, &prefix)?;
     let segments = content.len().div_ceil(args.segment_size).max(1);
-    eprintln!(
-        "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments",
-        content.len()
-    );
+    if args.print_data_version {
+        println!("{version}");
+    }
+    if !args.quiet {
+        eprintln!(
+            "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments",
+            content.len()
+        );
+    }
     let st = serve_content(&mut face, &prefix, &content, &opts, &stop)?;
-    eprintln!(
-        "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
-        st.interests, st.data_sent, st.metadata_sent, st.unanswered
-    );
+    if !args.quiet {
+        eprintln!(
+            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
+            st.interests, st.data_sent, st.metadata_sent, st.unanswered
+        );
+    }
     Ok(())
 }
 
 /// Runs `cascade get`.
 pub fn get(args: &GetArgs) -> ExitCode {
     finish("get", get_inner(args))
+}
+
+/// A number in (0, 1), or status 2 naming the option.
+fn factor(v: f64, what: &str) -> Result<f64, Failure> {
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(bad(format!("{what} must be a number between 0 and 1")))
+    }
 }
 
 fn fetch_options(args: &GetArgs) -> Result<FetchOptions, Failure> {
@@ -334,29 +452,128 @@ fn fetch_options(args: &GetArgs) -> Result<FetchOptions, Failure> {
     if !(args.max_cwnd.is_finite() && args.max_cwnd >= args.init_cwnd) {
         return Err(bad("--max-cwnd must be a number >= --init-cwnd"));
     }
-    let aimd = match args.fixed_window {
+    let ssthresh = args.init_ssthresh.unwrap_or(f64::INFINITY);
+    if ssthresh.is_nan() || ssthresh < 1.0 {
+        return Err(bad("--init-ssthresh must be a number >= 1"));
+    }
+    if !(args.aimd_step.is_finite() && args.aimd_step > 0.0) {
+        return Err(bad("--aimd-step must be a positive number"));
+    }
+    if args.retries < -1 {
+        return Err(bad("--retries must be -1 (no limit) or more"));
+    }
+    let max_retries = u32::try_from(args.retries).unwrap_or(u32::MAX);
+    let pipeline = match args.fixed_window {
         Some(0) => return Err(bad("--fixed-window must be at least 1")),
-        Some(n) => AimdOptions::fixed(f64::from(n)),
-        None => AimdOptions {
-            initial_cwnd: args.init_cwnd,
-            max_cwnd: args.max_cwnd,
-            ..AimdOptions::default()
-        },
+        Some(_) => PipelineType::Fixed,
+        None => args.pipeline_type,
     };
-    Ok(FetchOptions {
+    let mut opts = FetchOptions {
         lifetime_ms: args.lifetime,
-        max_retries: args.max_retries,
-        aimd,
+        max_retries,
+        must_be_fresh: args.fresh,
+        version_discovery: !args.no_version_discovery,
         ignore_congestion_marks: args.ignore_marks,
-        // Enough for a full window of segments waiting on one lost segment.
-        max_reorder: (aimd.max_cwnd as u64).saturating_mul(4).max(64),
+        rtt: RttOptions {
+            alpha: factor(args.rto_alpha, "--rto-alpha")?,
+            beta: factor(args.rto_beta, "--rto-beta")?,
+            k: args.rto_k.max(0.0),
+            min_rto: Duration::from_millis(args.min_rto),
+            max_rto: Duration::from_millis(args.max_rto.max(args.min_rto)),
+            ..RttOptions::default()
+        },
         ..FetchOptions::default()
-    })
+    };
+    match pipeline {
+        PipelineType::Fixed => {
+            let n = args.fixed_window.unwrap_or(args.pipeline_size);
+            if n == 0 {
+                return Err(bad("--pipeline-size must be at least 1"));
+            }
+            opts.aimd = AimdOptions::fixed(f64::from(n));
+        }
+        PipelineType::Aimd => {
+            opts.aimd = AimdOptions {
+                initial_cwnd: args.init_cwnd,
+                initial_ssthresh: ssthresh,
+                max_cwnd: args.max_cwnd,
+                ai_step: args.aimd_step,
+                md_coef: factor(args.aimd_beta, "--aimd-beta")?,
+                conservative: !args.disable_cwa,
+                reset_to_initial: args.reset_cwnd_to_init,
+                ..AimdOptions::default()
+            };
+        }
+        PipelineType::Cubic => {
+            opts.cubic = Some(CubicOptions {
+                initial_cwnd: args.init_cwnd,
+                initial_ssthresh: ssthresh,
+                max_cwnd: args.max_cwnd,
+                beta: factor(args.cubic_beta, "--cubic-beta")?,
+                fast_convergence: args.fast_conv,
+                conservative: !args.disable_cwa,
+            });
+        }
+    }
+    // Enough for a full window of segments waiting on one lost segment.
+    let max_window = match pipeline {
+        PipelineType::Fixed => opts.aimd.max_cwnd,
+        _ => args.max_cwnd,
+    };
+    opts.max_reorder = (max_window as u64).saturating_mul(4).max(64);
+    Ok(opts)
+}
+
+/// What `-v` prints before fetching: the pipeline and its parameters, as ndncatchunks does.
+fn describe_pipeline(opts: &FetchOptions) -> String {
+    let mut s = format!(
+        "Pipeline parameters:\n\tInterest lifetime = {} ms\n\tMax retries = {}\n",
+        opts.lifetime_ms, opts.max_retries
+    );
+    match (&opts.cubic, opts.aimd.fixed) {
+        (Some(c), _) => {
+            let _ = writeln!(
+                s,
+                "\tCUBIC: initial cwnd = {}, initial ssthresh = {}, max cwnd = {}, beta = {}, \
+                 fast convergence = {}",
+                c.initial_cwnd,
+                c.initial_ssthresh,
+                c.max_cwnd,
+                c.beta,
+                if c.fast_convergence { "yes" } else { "no" }
+            );
+        }
+        (None, true) => {
+            let _ = writeln!(s, "\tFixed pipeline size = {}", opts.aimd.max_cwnd);
+        }
+        (None, false) => {
+            let a = &opts.aimd;
+            let _ = writeln!(
+                s,
+                "\tAIMD: initial cwnd = {}, initial ssthresh = {}, max cwnd = {}, step = {}, \
+                 beta = {}",
+                a.initial_cwnd, a.initial_ssthresh, a.max_cwnd, a.ai_step, a.md_coef
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\tCongestion marks: {}",
+        if opts.ignore_congestion_marks {
+            "ignored"
+        } else {
+            "reacted to"
+        }
+    );
+    s
 }
 
 fn get_inner(args: &GetArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
     let opts = fetch_options(args)?;
+    if args.verbose && !args.quiet {
+        eprint!("{}", describe_pipeline(&opts));
+    }
     let to_stdout = args.output.as_os_str() == "-";
     let mut face = connect(&args.transport)?;
     let mut sink: Box<dyn Write> = if to_stdout {
@@ -366,7 +583,7 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
             .map_err(|e| Failure(1, format!("cannot create {}: {e}", args.output.display())))?;
         Box::new(std::io::BufWriter::new(f))
     };
-    let show_bar = !args.no_progress && std::io::stderr().is_terminal();
+    let show_bar = !args.no_progress && !args.quiet && std::io::stderr().is_terminal();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut on_progress = |p: &client::Progress| {
         if !show_bar {
@@ -398,6 +615,9 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
             return Err(e.into());
         }
     };
+    if args.quiet {
+        return Ok(());
+    }
     let text = render_stats(&stats, args.json);
     if to_stdout {
         eprint!("{text}");
@@ -484,6 +704,71 @@ fn render_stats(s: &Stats, json: bool) -> String {
 mod tests {
     use super::*;
     use client::RttSummary;
+
+    #[derive(clap::Parser)]
+    struct Get {
+        #[command(flatten)]
+        args: GetArgs,
+    }
+
+    fn opts(line: &str) -> Result<FetchOptions, String> {
+        let argv = ["get", "/x", "-o", "/dev/null"]
+            .into_iter()
+            .chain(line.split_whitespace());
+        let g = <Get as clap::Parser>::try_parse_from(argv).map_err(|e| e.to_string())?;
+        fetch_options(&g.args).map_err(|Failure(_, m)| m)
+    }
+
+    #[test]
+    fn get_flags_as_ndncatchunks() {
+        // CUBIC by default, beta 0.7, fast convergence off, RTO k = 8.
+        let o = opts("").unwrap();
+        let c = o.cubic.unwrap();
+        assert_eq!(
+            (c.beta, c.fast_convergence, c.initial_cwnd),
+            (0.7, false, 2.0)
+        );
+        assert_eq!((o.rtt.k, o.max_retries, o.lifetime_ms), (8.0, 15, 4000));
+        assert!(o.version_discovery && !o.must_be_fresh);
+        let o = opts("-p aimd --aimd-step 2 --aimd-beta 0.6 --init-ssthresh 10 -r -1 -l 900 -f -D")
+            .unwrap();
+        assert!(o.cubic.is_none() && !o.aimd.fixed);
+        assert_eq!(
+            (o.aimd.ai_step, o.aimd.md_coef, o.aimd.initial_ssthresh),
+            (2.0, 0.6, 10.0)
+        );
+        assert_eq!((o.max_retries, o.lifetime_ms), (u32::MAX, 900));
+        assert!(o.must_be_fresh && !o.version_discovery);
+        let o = opts("--pipeline-type fixed --pipeline-size 6").unwrap();
+        assert!(o.cubic.is_none() && o.aimd.fixed);
+        assert_eq!(o.aimd.initial_cwnd, 6.0);
+        let o = opts("--fixed-window 3").unwrap();
+        assert_eq!((o.aimd.fixed, o.aimd.initial_cwnd), (true, 3.0));
+        let a = opts("-p aimd --disable-cwa --reset-cwnd-to-init")
+            .unwrap()
+            .aimd;
+        assert!(!a.conservative && a.reset_to_initial);
+        assert!(opts("").unwrap().cubic.unwrap().conservative);
+        let c = opts("--cubic-beta 0.8 --fast-conv --init-cwnd 4")
+            .unwrap()
+            .cubic
+            .unwrap();
+        assert_eq!(
+            (c.beta, c.fast_convergence, c.initial_cwnd),
+            (0.8, true, 4.0)
+        );
+        assert_eq!(
+            opts("--cubic-beta 1.5").unwrap_err(),
+            "--cubic-beta must be a number between 0 and 1"
+        );
+        assert_eq!(
+            opts("-p fixed -s 0").unwrap_err(),
+            "--pipeline-size must be at least 1"
+        );
+        assert!(opts("-r -2").is_err());
+        assert!(opts("-p reno").is_err());
+        assert!(describe_pipeline(&opts("-p aimd").unwrap()).contains("AIMD: initial cwnd = 2"));
+    }
 
     fn stats() -> Stats {
         Stats {

@@ -177,6 +177,127 @@ fn put_and_get_a_multi_megabyte_file_byte_identical() {
 }
 
 #[test]
+fn every_get_pipeline_fetches_byte_identical() {
+    let d = Daemon::start("pipelines");
+    let src = d.dir.join("in.bin");
+    file_of(&src, 700 * 1024 + 77);
+    let mut put = d.put("/files/pipes", &src, &[]);
+    let runs: [&[&str]; 5] = [
+        &["-p", "fixed", "-s", "4"],
+        &[
+            "--pipeline-type",
+            "aimd",
+            "--aimd-step",
+            "2",
+            "--aimd-beta",
+            "0.6",
+        ],
+        &["-p", "cubic", "--init-cwnd", "4", "--cubic-beta", "0.8"],
+        &[
+            "--fast-conv",
+            "--init-ssthresh",
+            "8",
+            "-f",
+            "-l",
+            "2000",
+            "-r",
+            "-1",
+        ],
+        &["-p", "cubic", "-q", "--ignore-marks"],
+    ];
+    for (i, flags) in runs.iter().enumerate() {
+        let dst = d.dir.join(format!("out{i}.bin"));
+        let mut args = vec!["get", "/files/pipes", "-o", dst.to_str().unwrap()];
+        args.extend_from_slice(flags);
+        args.push("--json");
+        let get = d.tool(&args);
+        assert!(
+            get.status.success(),
+            "{flags:?}: {}",
+            String::from_utf8_lossy(&get.stderr)
+        );
+        assert!(
+            std::fs::read(&src).unwrap() == std::fs::read(&dst).unwrap(),
+            "{flags:?}: the copy differs"
+        );
+        // -q prints nothing; the others their statistics.
+        assert_eq!(get.stdout.is_empty(), flags.contains(&"-q"), "{flags:?}");
+    }
+    let _ = put.kill();
+    let _ = put.wait();
+    assert!(d.stop().success());
+}
+
+#[test]
+fn ndn_tools_short_options_of_put_get_poke_and_peek() {
+    use std::io::{BufRead, Write};
+    let d = Daemon::start("shortopts");
+    let src = d.dir.join("in.bin");
+    let dst = d.dir.join("out.bin");
+    file_of(&src, 50_000);
+    // ndnputchunks' -p prints the version, -q silences the rest, -s and -f size and freshness.
+    let mut put = Command::new(BIN)
+        .args(["put", "/short/file"])
+        .arg(&src)
+        .args(["-p", "-q", "-s", "4000", "-f", "5000", "--version", "77"])
+        .args(["--transport", &d.transport()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(put.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "77\n");
+    d.wait_route("/short/file");
+    // ndncatchunks' -D: the name is the versioned name.
+    let get = d.tool(&[
+        "get",
+        "/short/file/v=77",
+        "-D",
+        "-p",
+        "aimd",
+        "-o",
+        dst.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(
+        get.status.success(),
+        "{}",
+        String::from_utf8_lossy(&get.stderr)
+    );
+    assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&dst).unwrap());
+    let _ = put.kill();
+    let out = put.wait_with_output().unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "-q: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ndnpoke's -f, -F, -w; ndnpeek's -P, -f, -l, -p.
+    let mut poke = Command::new(BIN)
+        .args(["poke", "/short/hello", "-f", "1000", "-F", "-w", "10000"])
+        .args(["--transport", &d.transport()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    poke.stdin.take().unwrap().write_all(b"short").unwrap();
+    d.wait_route("/short/hello");
+    let peek = d.tool(&["peek", "/short/hello", "-P", "-f", "-l", "2000", "-p"]);
+    assert!(
+        peek.status.success(),
+        "{}",
+        String::from_utf8_lossy(&peek.stderr)
+    );
+    assert_eq!(peek.stdout, b"short");
+    assert!(poke.wait().unwrap().success());
+    assert!(d.stop().success());
+}
+
+#[test]
 fn poke_then_peek_and_ctl_through_the_daemon() {
     let d = Daemon::start("pokepeek");
     let mut poke = Command::new(BIN)
@@ -226,8 +347,15 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
         "/x",
         "/localhost/nfd/strategy/none",
     ]);
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("404"));
+    assert_eq!(
+        bad.status.code(),
+        Some(7),
+        "nfdc's status for an unknown strategy"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "Unknown strategy: /localhost/nfd/strategy/none\n"
+    );
     // No L2 store: `cs info` shows the RAM tier only.
     let cs = d.tool(&["ctl", "cs", "info"]);
     assert!(cs.status.success());

@@ -209,12 +209,29 @@ fn bad_arguments_exit_2_and_unreachable_forwarder_exits_1() {
 }
 
 /// Answers management commands: `rib/register` with 200 (parameters echoed), anything else
-/// with 404; records every command.
+/// with 404; records every command. A `faces/query` dataset lists face 5 when asked for it.
 fn management(
     cmds: &mut Vec<(String, String, ControlParameters)>,
     face: &mut Face,
     i: &client::InterestPacket,
 ) {
+    let n = &i.interest.name;
+    if n.len() == 5 && name("/localhost/nfd/faces/query").is_prefix_of(n) {
+        let filter = wire::nfd::FaceQueryFilter::decode(&n.components[4].value).unwrap();
+        let mut content = Vec::new();
+        if filter.face_id == Some(5) {
+            FaceStatus {
+                face_id: 5,
+                uri: "udp4://192.0.2.5:6363".into(),
+                local_uri: "udp4://192.0.2.1:6363".into(),
+                ..FaceStatus::default()
+            }
+            .encode(&mut content);
+        }
+        let segs = mgmt::dataset_segments(n, 1, &content, 8000);
+        face.put_data(&segs[0], i.pit_token).unwrap();
+        return;
+    }
     let v = InterestView::decode(&i.wire, &Limits::default()).unwrap();
     let resp = match mgmt::parse_command(&v, true) {
         Ok(c) => {
@@ -231,36 +248,30 @@ fn management(
     face.put_data(&d, i.pit_token).unwrap();
 }
 
-#[test]
-fn ctl_commands_success_and_failure() {
+/// `cascade ctl ARGS` against a fake forwarder answering as [`management`]: its output and
+/// the commands it received.
+fn ctl_against_fake(args: &[&str]) -> (Output, Vec<(String, String, ControlParameters)>) {
     let f = fake(Vec::new(), |cmds, face, r| {
         let Received::Interest(i) = r else {
             return true;
         };
         management(cmds, face, &i);
-        false
+        true
     });
-    let o = cascade(
-        &[
-            "ctl",
-            "route",
-            "add",
-            "/a",
-            "5",
-            "--cost",
-            "7",
-            "--transport",
-            &f.uri,
-        ],
-        b"",
-    );
+    let o = cascade(&[&["ctl"], args, &["--transport", &f.uri]].concat(), b"");
+    (o, f.thread.join().unwrap())
+}
+
+#[test]
+fn ctl_commands_success_and_failure() {
+    // nfdc's grammar: positional prefix and nexthop, then named arguments.
+    let (o, cmds) = ctl_against_fake(&["route", "add", "/a", "5", "cost", "7"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         String::from_utf8(o.stdout).unwrap(),
-        "route-add-accepted prefix=/a nexthop=5 origin=255 cost=7 flags=child-inherit \
+        "route-add-accepted prefix=/a nexthop=5 origin=static cost=7 flags=child-inherit \
          expires=never\n"
     );
-    let cmds = f.thread.join().unwrap();
     assert_eq!(cmds.len(), 1);
     assert_eq!(
         (cmds[0].0.as_str(), cmds[0].1.as_str()),
@@ -269,21 +280,16 @@ fn ctl_commands_success_and_failure() {
     assert_eq!(cmds[0].2.face_id, Some(5));
     assert_eq!(cmds[0].2.origin, Some(255));
 
-    let f = fake(Vec::new(), |cmds, face, r| {
-        let Received::Interest(i) = r else {
-            return true;
-        };
-        management(cmds, face, &i);
-        false
-    });
-    let o = cascade(&["ctl", "face", "destroy", "9", "--transport", &f.uri], b"");
+    // The face exists; the forwarder refuses to destroy it: nfdc's message, status 1.
+    let (o, cmds) = ctl_against_fake(&["face", "destroy", "5"]);
     assert_eq!(o.status.code(), Some(1));
-    assert_eq!(
-        one_line(&o),
-        "cascade ctl: faces/destroy failed: StatusCode 404: Not found\n"
-    );
-    let cmds = f.thread.join().unwrap();
-    assert_eq!(cmds[0].2.face_id, Some(9));
+    assert_eq!(one_line(&o), "Error 404 when destroying face: Not found\n");
+    assert_eq!(cmds[0].2.face_id, Some(5));
+    // No such face: status 3, nothing sent.
+    let (o, cmds) = ctl_against_fake(&["face", "destroy", "9"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(one_line(&o), "Face not found\n");
+    assert!(cmds.is_empty());
 }
 
 #[test]

@@ -10,7 +10,8 @@
 //! it, down to 1 — but at most once per RTT: every transmission carries a serial number
 //! (increasing), the decrease records the newest serial sent so far as the recovery point, and a
 //! signal about a transmission at or before the recovery point (sent before the decrease could
-//! take effect) is ignored. A fixed window ([`AimdOptions::fixed`]) neither grows nor shrinks.
+//! take effect) is ignored (unless `conservative` is off, as ndncatchunks' `--disable-cwa`);
+//! with `reset_to_initial` the window restarts from its initial value. A fixed window ([`AimdOptions::fixed`]) neither grows nor shrinks.
 
 /// Parameters of an [`Aimd`] window.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,6 +32,10 @@ pub struct AimdOptions {
     pub md_coef: f64,
     /// Keep the window at `initial_cwnd` whatever happens (no AIMD).
     pub fixed: bool,
+    /// Conservative window adaptation: at most one decrease per RTT (off: one per signal).
+    pub conservative: bool,
+    /// After a decrease, the window restarts from `initial_cwnd` instead of `ssthresh`.
+    pub reset_to_initial: bool,
 }
 
 impl Default for AimdOptions {
@@ -44,6 +49,8 @@ impl Default for AimdOptions {
             ai_step: 1.0,
             md_coef: 0.5,
             fixed: false,
+            conservative: true,
+            reset_to_initial: false,
         }
     }
 }
@@ -132,11 +139,16 @@ impl Aimd {
     /// transmission so far has serial `newest_serial`. Returns whether the window was decreased
     /// (false when the signal falls within the RTT after the last decrease).
     pub fn on_congestion(&mut self, sent_serial: u64, newest_serial: u64) -> bool {
-        if self.opts.fixed || sent_serial <= self.recovery_point {
+        if self.opts.fixed || (self.opts.conservative && sent_serial <= self.recovery_point) {
             return false;
         }
         self.ssthresh = (self.cwnd * self.opts.md_coef).max(self.opts.min_ssthresh);
-        self.cwnd = self.ssthresh.clamp(self.opts.min_cwnd, self.opts.max_cwnd);
+        let restart = if self.opts.reset_to_initial {
+            self.opts.initial_cwnd
+        } else {
+            self.ssthresh
+        };
+        self.cwnd = restart.clamp(self.opts.min_cwnd, self.opts.max_cwnd);
         self.recovery_point = newest_serial.max(sent_serial);
         self.decreases += 1;
         true
@@ -184,6 +196,28 @@ mod tests {
         assert!(w.on_congestion(17, 24));
         assert_eq!(w.cwnd(), 4.0);
         assert_eq!(w.decreases(), 2);
+    }
+
+    #[test]
+    fn without_cwa_every_signal_decreases_and_reset_restarts_from_the_initial_window() {
+        let mut w = Aimd::new(AimdOptions {
+            initial_cwnd: 16.0,
+            conservative: false,
+            ..AimdOptions::default()
+        });
+        assert!(w.on_congestion(3, 16) && w.on_congestion(5, 16));
+        assert_eq!(w.cwnd(), 4.0);
+        let mut r = Aimd::new(AimdOptions {
+            initial_cwnd: 2.0,
+            reset_to_initial: true,
+            ..AimdOptions::default()
+        });
+        for _ in 0..14 {
+            r.on_data();
+        }
+        assert_eq!(r.cwnd(), 16.0);
+        assert!(r.on_congestion(1, 14));
+        assert_eq!((r.cwnd(), r.ssthresh()), (2.0, 8.0));
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Segmented fetch: version discovery, then a pipelined AIMD window with RFC 6298 timers.
+//! Segmented fetch: version discovery, then a pipelined window (fixed, AIMD or CUBIC) with RFC
+//! 6298 timers.
 //!
 //! [`get`] first asks for RDR metadata (`<name>/32=metadata`, [`crate::rdr`]) unless the name
 //! ends with a version; with a versioned name (given or discovered) it asks for segment 0 by
@@ -7,9 +8,11 @@
 //! fetched by a [`Fetcher`], the deterministic core (it never reads a clock: the caller passes
 //! the time), driven by [`get`] over a [`Face`]:
 //!
-//! - the window ([`Aimd`]) grows on an unmarked Data and shrinks, at most once per RTT, on a
-//!   timeout, a Nack with reason Congestion, or a Data carrying an NDNLPv2 CongestionMark (which
-//!   then does not grow it); with a fixed window ([`AimdOptions::fixed`]) it does neither;
+//! - the window ([`Window`]: [`Aimd`], or [`crate::cubic::Cubic`] when
+//!   [`FetchOptions::cubic`] is set) grows on an unmarked Data and shrinks, at most once per
+//!   RTT, on a timeout, a Nack with reason Congestion, or a Data carrying an NDNLPv2
+//!   CongestionMark (which then does not grow it); with a fixed window ([`AimdOptions::fixed`])
+//!   it does neither;
 //! - an Interest times out after the estimator's RTO ([`RttEstimator`]); the RTO backs off on a
 //!   timeout that decreased the window; RTT samples come only from segments sent once (Karn);
 //! - a timed-out segment, or one Nacked with Congestion or Duplicate, is sent again (before any
@@ -24,7 +27,10 @@ use std::time::{Duration, Instant};
 
 use wire::{tt, Component, Interest, NackReason, Name};
 
-use crate::aimd::{Aimd, AimdOptions};
+#[cfg(doc)]
+use crate::aimd::Aimd;
+use crate::aimd::AimdOptions;
+use crate::cubic::{CubicOptions, Window};
 use crate::error::{Error, Result};
 use crate::face::{segment_number, DataPacket, Face, Outcome, Received};
 use crate::rtt::{RttEstimator, RttOptions, RttStats, RttSummary};
@@ -36,8 +42,15 @@ pub struct FetchOptions {
     pub lifetime_ms: u64,
     /// Most retransmissions of one segment (and of the discovery Interest) before giving up.
     pub max_retries: u32,
-    /// The congestion window.
+    /// The congestion window, unless `cubic` is set.
     pub aimd: AimdOptions,
+    /// A CUBIC window instead of `aimd`.
+    pub cubic: Option<CubicOptions>,
+    /// Set MustBeFresh on every Interest.
+    pub must_be_fresh: bool,
+    /// Discover the version of a name without one (RDR metadata, else CanBePrefix); when off,
+    /// the name is taken as the versioned name.
+    pub version_discovery: bool,
     /// The RTT estimator.
     pub rtt: RttOptions,
     /// Ignore NDNLPv2 CongestionMarks (do not shrink the window on them).
@@ -52,6 +65,9 @@ impl Default for FetchOptions {
             lifetime_ms: 4000,
             max_retries: 15,
             aimd: AimdOptions::default(),
+            cubic: None,
+            must_be_fresh: false,
+            version_discovery: true,
             rtt: RttOptions::default(),
             ignore_congestion_marks: false,
             max_reorder: 4096,
@@ -131,7 +147,10 @@ pub struct Fetcher {
     early: BTreeMap<u64, Vec<u8>>,
     next_out: u64,
     serial: u64,
-    aimd: Aimd,
+    window: Window,
+    /// The time of the latest event (what a Nack, which comes without one, is dated).
+    now: Duration,
+    must_be_fresh: bool,
     rtt: RttEstimator,
     rtt_stats: RttStats,
     max_retries: u32,
@@ -153,7 +172,12 @@ impl Fetcher {
             early: BTreeMap::new(),
             next_out: 0,
             serial: 0,
-            aimd: Aimd::new(opts.aimd),
+            window: match opts.cubic {
+                Some(c) => Window::from(c),
+                None => Window::from(opts.aimd),
+            },
+            now: Duration::ZERO,
+            must_be_fresh: opts.must_be_fresh,
             rtt: RttEstimator::new(opts.rtt),
             rtt_stats: RttStats::default(),
             max_retries: opts.max_retries,
@@ -187,8 +211,8 @@ impl Fetcher {
     }
 
     /// The window.
-    pub fn aimd(&self) -> &Aimd {
-        &self.aimd
+    pub fn window(&self) -> &Window {
+        &self.window
     }
 
     /// The RTT estimator.
@@ -218,7 +242,8 @@ impl Fetcher {
     /// a lost segment first, then the next new one. The caller sends the Interest
     /// ([`Fetcher::interest`]) right away.
     pub fn next_to_send(&mut self, now: Duration) -> Option<u64> {
-        if self.in_flight.len() >= self.aimd.window() {
+        self.now = self.now.max(now);
+        if self.in_flight.len() >= self.window.window() {
             return None;
         }
         let (seg, retries) = if let Some(x) = self.lost.pop_front() {
@@ -256,11 +281,12 @@ impl Fetcher {
             crate::random_nonce(),
         );
         i.lifetime_ms = Some(lifetime_ms);
+        i.must_be_fresh = self.must_be_fresh;
         i
     }
 
     fn congestion(&mut self, serial: u64) -> bool {
-        let d = self.aimd.on_congestion(serial, self.serial);
+        let d = self.window.on_congestion(serial, self.serial, self.now);
         if d {
             self.stats.window_decreases += 1;
         }
@@ -281,6 +307,7 @@ impl Fetcher {
     /// Segment `seg` arrived at `now` with `content`; `congestion_marked` if it carried an
     /// NDNLPv2 CongestionMark. Duplicates and segments not asked for are ignored.
     pub fn on_data(&mut self, seg: u64, content: Vec<u8>, congestion_marked: bool, now: Duration) {
+        self.now = self.now.max(now);
         if seg > self.last_segment || self.is_done(seg) {
             return;
         }
@@ -297,7 +324,7 @@ impl Fetcher {
                 if congestion_marked && !self.ignore_marks {
                     self.congestion(t.serial);
                 } else {
-                    self.aimd.on_data();
+                    self.window.on_data(now, self.rtt.srtt());
                 }
             }
             None => {
@@ -334,6 +361,7 @@ impl Fetcher {
 
     /// Declares lost every Interest whose RTO has run out by `now`.
     pub fn on_tick(&mut self, now: Duration) -> Result<()> {
+        self.now = self.now.max(now);
         let rto = self.rtt.rto();
         let mut expired: Vec<(u64, InFlight)> = self
             .in_flight
@@ -376,7 +404,7 @@ impl Fetcher {
     /// The statistics so far (elapsed is left to the caller).
     pub fn stats(&self) -> Stats {
         let mut s = self.stats.clone();
-        s.final_cwnd = self.aimd.cwnd();
+        s.final_cwnd = self.window.cwnd();
         s.rtt = self.rtt_stats.summary();
         s
     }
@@ -396,7 +424,7 @@ fn first_segment(
         .components
         .last()
         .is_some_and(|c| u32::from(c.typ) == tt::VERSION);
-    let discovered = if versioned_given {
+    let discovered = if versioned_given || !opts.version_discovery {
         Some(name.clone())
     } else {
         crate::rdr::discover(face, name, opts.lifetime_ms)?
@@ -410,6 +438,7 @@ fn first_segment(
         i
     };
     discovery.lifetime_ms = Some(opts.lifetime_ms);
+    discovery.must_be_fresh |= opts.must_be_fresh;
     let mut first = None;
     for _ in 0..=opts.max_retries {
         discovery.nonce = Some(crate::random_nonce());
@@ -572,7 +601,7 @@ mod tests {
         assert_eq!(f.pop_ready(), Some(b"a".to_vec()));
         assert_eq!(f.pop_ready(), Some(b"b".to_vec()));
         // Slow start: 2 Data grew the window from 2 to 4.
-        assert_eq!(f.aimd().window(), 4);
+        assert_eq!(f.window().window(), 4);
         assert_eq!(send_all(&mut f, ms(10)), vec![2, 3, 4, 5]);
         for s in 2..=5 {
             f.on_data(s, vec![s as u8], false, ms(20));
@@ -593,6 +622,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cubic_window_grows_in_slow_start_and_decreases_by_beta() {
+        let opts = FetchOptions {
+            cubic: Some(CubicOptions {
+                initial_cwnd: 4.0,
+                ..CubicOptions::default()
+            }),
+            must_be_fresh: true,
+            ..FetchOptions::default()
+        };
+        let mut f = fetcher(99, &opts);
+        assert!(f.interest(0, 100).must_be_fresh);
+        assert_eq!(send_all(&mut f, ms(0)), vec![0, 1, 2, 3]);
+        for s in 0..4 {
+            f.on_data(s, vec![0], false, ms(10));
+        }
+        assert_eq!(f.window().cwnd(), 8.0);
+        let sent = send_all(&mut f, ms(10));
+        assert_eq!(sent.len(), 8);
+        // A mark: 8 * 0.7 = 5.6, once for the whole flight.
+        f.on_data(sent[0], vec![0], true, ms(20));
+        f.on_data(sent[1], vec![0], true, ms(20));
+        assert!((f.window().cwnd() - 5.6).abs() < 1e-9);
+        assert_eq!(f.stats().window_decreases, 1);
+    }
+
+    #[test]
     fn timeout_halves_once_backs_off_and_retransmits_first() {
         let mut f = fetcher(100, &with_cwnd(8.0));
         assert_eq!(send_all(&mut f, ms(0)).len(), 8);
@@ -604,7 +659,7 @@ mod tests {
         // At the RTO all eight time out: one window decrease, one back-off.
         f.on_tick(ms(1000)).unwrap();
         assert_eq!(f.in_flight(), 0);
-        assert_eq!(f.aimd().cwnd(), 4.0);
+        assert_eq!(f.window().cwnd(), 4.0);
         assert_eq!(f.rtt().rto(), Duration::from_secs(2));
         let st = f.stats();
         assert_eq!((st.timeouts, st.window_decreases), (8, 1));
@@ -621,10 +676,10 @@ mod tests {
         let mut f = fetcher(100, &with_cwnd(8.0));
         send_all(&mut f, ms(0));
         f.on_nack(3, Some(NackReason::Congestion)).unwrap();
-        assert_eq!(f.aimd().cwnd(), 4.0);
+        assert_eq!(f.window().cwnd(), 4.0);
         // A marked Data of the same flight does not decrease again, nor grow the window.
         f.on_data(0, vec![], true, ms(5));
-        assert_eq!(f.aimd().cwnd(), 4.0);
+        assert_eq!(f.window().cwnd(), 4.0);
         assert_eq!(f.stats().congestion_marks, 1);
         // The retransmission of 3 comes first.
         assert_eq!(f.next_to_send(ms(5)), None); // 6 in flight, window 4
@@ -633,9 +688,9 @@ mod tests {
         }
         assert_eq!(f.next_to_send(ms(6)), Some(3));
         // A mark on a Data sent after the decrease is a new congestion event.
-        let w = f.aimd().cwnd();
+        let w = f.window().cwnd();
         f.on_data(3, vec![], true, ms(7));
-        assert!(f.aimd().cwnd() < w);
+        assert!(f.window().cwnd() < w);
         assert_eq!(f.stats().window_decreases, 2);
         // With marks ignored, they are only counted.
         let mut g = fetcher(
@@ -649,7 +704,7 @@ mod tests {
         g.on_data(0, vec![], true, ms(1));
         assert_eq!(g.stats().window_decreases, 0);
         assert_eq!(g.stats().congestion_marks, 1);
-        assert_eq!(g.aimd().cwnd(), 3.0, "grown as by an unmarked Data");
+        assert_eq!(g.window().cwnd(), 3.0, "grown as by an unmarked Data");
     }
 
     #[test]

@@ -29,6 +29,7 @@
 
 pub mod aimd;
 pub mod control;
+pub mod cubic;
 pub mod error;
 pub mod face;
 pub mod fetch;
@@ -40,6 +41,7 @@ pub mod transport;
 
 pub use aimd::{Aimd, AimdOptions};
 pub use control::{command_interest, Controller};
+pub use cubic::{Cubic, CubicOptions, Window};
 pub use error::{Error, Result};
 pub use face::{Consumer, DataPacket, Face, InterestPacket, NackPacket, Outcome, Received};
 pub use fetch::{get, get_with_progress, FetchOptions, Progress, Stats};

@@ -1,55 +1,75 @@
-//! An `nfdc`-like management tool (what `cascade ctl` runs): it manages a running forwarder
-//! through NFD's management protocol only, so it works against NFD as well as Cascade.
+//! nfdc (NFD 24.07) as a library: what `cascade ctl` and the binary run as `nfdc` execute. It
+//! manages a running forwarder through NFD's management protocol only, so it works against NFD
+//! as well as Cascade.
 //!
-//! A [`Command`] is built from the tool's arguments, which are checked before anything is sent;
-//! [`run`] connects, issues it through a [`Controller`] and returns the text to print. Datasets
-//! (`status`, `face list`, `route list`, `fib list`, `cs info`, `strategy list`) render as
-//! aligned tables, or as JSON (one object a line) when asked. Commands render as one `key=value`
-//! line as nfdc prints them (or a JSON object). Every failure is a [`Failure`] carrying the exit
-//! status nfdc would use: 1 when the forwarder refuses a command (the message gives its
-//! StatusCode and StatusText) or cannot be reached, 2 for bad arguments or configuration.
+//! [`parse`] reads nfdc's command line (`route add prefix /a nexthop 300 cost 10`, or with the
+//! positional forms `route add /a 300 cost 10`) into a [`Command`], checking every argument
+//! before anything is sent; [`run`] connects, issues it through a [`Controller`] and returns the
+//! text to print: nfdc's `key=value` lines and sections, or JSON (one object a line) when asked.
+//! Every failure is a [`Failure`] carrying nfdc's exit status and message: 1 a refused command or
+//! an unreachable forwarder, 2 bad usage, 3 face not found, 4 a face URI that cannot be made
+//! canonical, 5 several faces match, 6 route not found, 7 unknown strategy.
 
+mod batch;
+mod exec;
+mod grammar;
 mod nbcache;
 mod render;
 
 use std::fmt;
-use std::time::Duration;
 
-use wire::nfd::{ControlParameters, FacePersistency, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT};
+use wire::nfd::{FacePersistency, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT};
 use wire::Name;
-
-use render::{
-    render_cs, render_erased, render_faces, render_fib, render_params, render_routes,
-    render_status, render_strategies,
-};
 
 use crate::control::Controller;
 use crate::transport::TransportUri;
 use crate::{Error, Face};
 
-/// Most `cs/erase` commands one `cs erase` sends (each erases up to the forwarder's limit).
-const MAX_ERASE_ROUNDS: usize = 1024;
+/// nfdc's exit statuses.
+pub mod status {
+    /// An unspecified error: a refused command, an unreachable forwarder.
+    pub const ERROR: u8 = 1;
+    /// A malformed command line.
+    pub const USAGE: u8 = 2;
+    /// No face matches.
+    pub const FACE_NOT_FOUND: u8 = 3;
+    /// A face URI could not be made canonical.
+    pub const CANONIZE_ERROR: u8 = 4;
+    /// Several faces match where one was needed.
+    pub const AMBIGUOUS: u8 = 5;
+    /// No route matches (`route list`, `route show`).
+    pub const ROUTE_NOT_FOUND: u8 = 6;
+    /// The forwarder does not know the strategy (`strategy set`).
+    pub const UNKNOWN_STRATEGY: u8 = 7;
+}
 
-/// How long `cs info` waits for Cascade's `cs/tiers` and `cs/nbcache` datasets (NFD never
-/// answers them).
-const TIERS_TIMEOUT: Duration = Duration::from_millis(1000);
-
-/// Why a command failed: the exit status (1: refused or unreachable forwarder; 2: bad arguments
-/// or configuration) and a one-line message.
+/// Why a command failed: the exit status nfdc uses (see [`status`]), a message (one line, but
+/// for a batch's), and what the command printed before it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The process exit status to report.
     pub status: u8,
-    /// What went wrong, in one line.
+    /// What went wrong (for stderr).
     pub message: String,
+    /// What was printed before the failure (for stdout): a face `route add` created, the
+    /// commands of a batch that succeeded.
+    pub output: String,
 }
 
 impl Failure {
-    fn new(status: u8, message: impl Into<String>) -> Self {
+    /// A failure with `status` and `message`, nothing printed before it.
+    pub fn new(status: u8, message: impl Into<String>) -> Self {
         Failure {
             status,
             message: message.into(),
+            output: String::new(),
         }
+    }
+
+    /// The same failure, `output` printed before it.
+    fn after(mut self, output: String) -> Self {
+        self.output = output + &self.output;
+        self
     }
 }
 
@@ -62,46 +82,142 @@ impl fmt::Display for Failure {
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
         let status = match e {
-            Error::Config(_) => 2,
-            _ => 1,
+            Error::Config(_) => status::USAGE,
+            _ => status::ERROR,
         };
         Failure::new(status, e.to_string())
     }
 }
 
-fn parse_name(s: &str) -> Result<Name, Failure> {
-    Name::from_uri(s).map_err(|e| Failure::new(2, format!("bad name '{s}': {e}")))
+/// A face named by its FaceId or by its remote URI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaceRef {
+    /// A FaceId.
+    Id(u64),
+    /// A remote face URI (made canonical before it is looked up).
+    Uri(String),
 }
 
-/// A command with its arguments checked: build it with the constructors (which fail with
-/// status 2 on bad arguments), then [`run`] or [`Command::execute`] it.
+/// `face create`'s arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaceCreate {
+    /// The remote URI.
+    pub remote: String,
+    /// The local URI, if given.
+    pub local: Option<String>,
+    /// Persistency (default persistent).
+    pub persistency: FacePersistency,
+    /// NDNLPv2 reliability on or off, if given.
+    pub reliability: Option<bool>,
+    /// Congestion marking on or off, if given.
+    pub congestion_marking: Option<bool>,
+    /// Base congestion marking interval, in milliseconds.
+    pub marking_interval_ms: Option<u64>,
+    /// Default congestion threshold, in bytes.
+    pub congestion_threshold: Option<u64>,
+    /// MTU override in bytes (`u64::MAX`: `auto`, no override).
+    pub mtu: Option<u64>,
+    /// LocalFields on or off, if given (Cascade's extension).
+    pub local_fields: Option<bool>,
+}
+
+/// A route as `route add` asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteAdd {
+    /// The prefix.
+    pub prefix: Name,
+    /// The nexthop: a FaceId, or a URI (a face is created if none has it).
+    pub nexthop: FaceRef,
+    /// Route origin (default 255, static).
+    pub origin: u64,
+    /// Cost (default 0).
+    pub cost: u64,
+    /// Route flags (see [`route_flags`]).
+    pub flags: u64,
+    /// Expiration in milliseconds (`None`: never).
+    pub expires_ms: Option<u64>,
+}
+
+/// A command with its arguments checked: build it with [`parse`], then [`run`] it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
+    /// The list of commands, all or one noun's (`help`, `-h`).
+    Help(String),
+    /// The tool's version.
+    Version,
+    /// A batch (`-f FILE`): commands run in order on one connection until one fails.
+    Batch {
+        /// The file name (`standard input` for `-`), for the messages.
+        source: String,
+        /// The commands in order, with the line each started on.
+        commands: Vec<(usize, Command)>,
+    },
+    /// Every section nfdc's `status report` prints.
+    StatusReport,
     /// The forwarder's general status (status/general).
     Status,
-    /// List faces (faces/list).
-    FaceList,
-    /// Create a face (faces/create); see [`Command::face_create`].
-    FaceCreate(ControlParameters),
-    /// Destroy a face (faces/destroy); see [`Command::face_destroy`].
-    FaceDestroy(ControlParameters),
-    /// List routes (rib/list).
-    RouteList,
-    /// Add a route (rib/register); see [`Command::route_add`].
-    RouteAdd(ControlParameters),
-    /// Remove a route (rib/unregister); see [`Command::route_remove`].
-    RouteRemove(ControlParameters),
-    /// List FIB entries (fib/list).
+    /// Listening channels (faces/channels).
+    ChannelList,
+    /// Faces (faces/list, or faces/query with the filters given).
+    FaceList {
+        /// Remote URI filter.
+        remote: Option<String>,
+        /// Local URI filter.
+        local: Option<String>,
+        /// URI scheme filter.
+        scheme: Option<String>,
+    },
+    /// One face in detail.
+    FaceShow(u64),
+    /// Create a face (faces/create; faces/update when it exists with other parameters).
+    FaceCreate(Box<FaceCreate>),
+    /// Destroy a face (faces/destroy).
+    FaceDestroy(FaceRef),
+    /// Routes (rib/list), filtered by nexthop and origin.
+    RouteList {
+        /// Only routes through this face (or these faces, for a URI).
+        nexthop: Option<FaceRef>,
+        /// Only routes of this origin.
+        origin: Option<u64>,
+    },
+    /// The routes of exactly this prefix.
+    RouteShow(Name),
+    /// Add a route (rib/register).
+    RouteAdd(Box<RouteAdd>),
+    /// Remove a route from every face matching the nexthop (rib/unregister).
+    RouteRemove {
+        /// The prefix.
+        prefix: Name,
+        /// The nexthop.
+        nexthop: FaceRef,
+        /// The route origin (default static).
+        origin: u64,
+    },
+    /// FIB entries (fib/list).
     FibList,
-    /// Content store capacity, flags and counters (cs/info, and Cascade's cs/tiers).
+    /// Content store capacity, flags and counters (cs/info, and Cascade's cs/tiers and
+    /// cs/nbcache).
     CsInfo,
+    /// Change the content store's capacity and flags (cs/config).
+    CsConfig {
+        /// Capacity in packets.
+        capacity: Option<u64>,
+        /// Admit flag.
+        admit: Option<bool>,
+        /// Serve flag.
+        serve: Option<bool>,
+    },
     /// Erase cached Data under a prefix, at most a count of entries (cs/erase, repeated while
-    /// the forwarder says it stopped at its own cap); see [`Command::cs_erase`].
+    /// the forwarder says it stopped at its own cap).
     CsErase(Name, Option<u64>),
-    /// List strategy choices (strategy-choice/list).
+    /// Strategy choices (strategy-choice/list).
     StrategyList,
-    /// Choose a strategy for a prefix (strategy-choice/set); see [`Command::strategy_set`].
-    StrategySet(ControlParameters),
+    /// The strategy choice that applies to a prefix (longest match).
+    StrategyShow(Name),
+    /// Choose a strategy for a prefix (strategy-choice/set).
+    StrategySet(Name, Name),
+    /// Clear the strategy choice of a prefix (strategy-choice/unset).
+    StrategyUnset(Name),
 }
 
 /// The Flags of a route: CHILD_INHERIT and CAPTURE as asked.
@@ -116,183 +232,185 @@ pub fn route_flags(child_inherit: bool, capture: bool) -> u64 {
     flags
 }
 
-impl Command {
-    /// faces/create to the remote `uri` (made canonical, see [`canonical_face_uri`]).
-    pub fn face_create(uri: &str, persistency: FacePersistency) -> Result<Self, Failure> {
-        Ok(Command::FaceCreate(ControlParameters {
-            uri: Some(canonical_face_uri(uri)?),
-            face_persistency: Some(persistency),
-            ..ControlParameters::default()
-        }))
+/// Reads nfdc's command line (without the program name) into a [`Command`]: `-h`, `--help` or
+/// `help` anywhere asks for the list of commands; `-V`/`--version` first for the version; no
+/// argument at all lists the commands too, as nfdc does.
+pub fn parse(tokens: &[String]) -> Result<Command, Failure> {
+    match tokens.first().map(String::as_str) {
+        None => return Ok(Command::Help(String::new())),
+        Some("-V" | "--version") => return Ok(Command::Version),
+        Some(flag @ ("-f" | "--batch")) => return batch::read(flag, &tokens[1..]),
+        _ => {}
     }
-
-    /// faces/destroy of face `id`.
-    pub fn face_destroy(id: u64) -> Self {
-        Command::FaceDestroy(ControlParameters {
-            face_id: Some(id),
-            ..ControlParameters::default()
-        })
-    }
-
-    /// rib/register of `prefix` towards `face_id`; `flags` as [`route_flags`] makes them,
-    /// `expires` in milliseconds (`None`: never).
-    pub fn route_add(
-        prefix: &str,
-        face_id: u64,
-        cost: u64,
-        origin: u64,
-        flags: u64,
-        expires: Option<u64>,
-    ) -> Result<Self, Failure> {
-        Ok(Command::RouteAdd(ControlParameters {
-            name: Some(parse_name(prefix)?),
-            face_id: Some(face_id),
-            origin: Some(origin),
-            cost: Some(cost),
-            flags: Some(flags),
-            expiration_period: expires,
-            ..ControlParameters::default()
-        }))
-    }
-
-    /// rib/unregister of `prefix` towards `face_id`, for routes of `origin`.
-    pub fn route_remove(prefix: &str, face_id: u64, origin: u64) -> Result<Self, Failure> {
-        Ok(Command::RouteRemove(ControlParameters {
-            name: Some(parse_name(prefix)?),
-            face_id: Some(face_id),
-            origin: Some(origin),
-            ..ControlParameters::default()
-        }))
-    }
-
-    /// cs/erase under `prefix`, at most `count` entries (which must be at least 1).
-    pub fn cs_erase(prefix: &str, count: Option<u64>) -> Result<Self, Failure> {
-        if count == Some(0) {
-            return Err(Failure::new(2, "--count must be at least 1"));
+    let (def, a) = match grammar::parse(tokens) {
+        Ok(v) => v,
+        Err(e) => {
+            let is_help = |t: &&String| matches!(t.as_str(), "help" | "--help" | "-h");
+            return match tokens.iter().position(|t| is_help(&t)) {
+                Some(i) => {
+                    let rest: Vec<&String> = tokens
+                        .iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, t)| t)
+                        .collect();
+                    Ok(Command::Help(
+                        rest.first().map_or_else(String::new, |n| n.to_string()),
+                    ))
+                }
+                None => Err(e),
+            };
         }
-        Ok(Command::CsErase(parse_name(prefix)?, count))
-    }
+    };
+    let name = |k: &str| a.name(k).cloned().unwrap_or_default();
+    let face = |k: &str| a.face(k).cloned();
+    let origin = a.u64("origin");
+    Ok(match (def.noun, def.verb) {
+        ("status", "report") => {
+            if a.str("format") == Some("xml") {
+                return Err(Failure::new(
+                    status::USAGE,
+                    "status report: the xml format is not supported, only text",
+                ));
+            }
+            Command::StatusReport
+        }
+        ("status", _) => Command::Status,
+        ("channel", _) => Command::ChannelList,
+        ("fib", _) => Command::FibList,
+        ("cs", "info") => Command::CsInfo,
+        ("face", "list") => Command::FaceList {
+            remote: a.str("remote").map(str::to_owned),
+            local: a.str("local").map(str::to_owned),
+            scheme: a.str("scheme").map(str::to_owned),
+        },
+        ("face", "show") => Command::FaceShow(a.u64("id").unwrap_or_default()),
+        ("face", "create") => Command::FaceCreate(Box::new(face_create(&a)?)),
+        ("face", "destroy") => Command::FaceDestroy(face("face").unwrap_or(FaceRef::Id(0))),
+        ("route", "list") => Command::RouteList {
+            nexthop: face("nexthop"),
+            origin,
+        },
+        ("route", "show") => Command::RouteShow(name("prefix")),
+        ("route", "add") => Command::RouteAdd(Box::new(RouteAdd {
+            prefix: name("prefix"),
+            nexthop: face("nexthop").unwrap_or(FaceRef::Id(0)),
+            origin: origin.unwrap_or(crate::control::ORIGIN_STATIC),
+            cost: a.u64("cost").unwrap_or(0),
+            flags: route_flags(!a.flag("no-inherit"), a.flag("capture")),
+            expires_ms: a.u64("expires"),
+        })),
+        ("route", _) => Command::RouteRemove {
+            prefix: name("prefix"),
+            nexthop: face("nexthop").unwrap_or(FaceRef::Id(0)),
+            origin: origin.unwrap_or(crate::control::ORIGIN_STATIC),
+        },
+        ("cs", "config") => Command::CsConfig {
+            capacity: a.u64("capacity"),
+            admit: a.bool("admit"),
+            serve: a.bool("serve"),
+        },
+        ("cs", _) => Command::CsErase(name("prefix"), a.u64("count")),
+        ("strategy", "list") => Command::StrategyList,
+        ("strategy", "show") => Command::StrategyShow(name("prefix")),
+        ("strategy", "set") => Command::StrategySet(
+            name("prefix"),
+            strategy_name(a.str("strategy").unwrap_or(""))?,
+        ),
+        _ => {
+            let prefix = name("prefix");
+            if prefix.is_empty() {
+                return Err(Failure::new(
+                    status::USAGE,
+                    "Unsetting default strategy is prohibited",
+                ));
+            }
+            Command::StrategyUnset(prefix)
+        }
+    })
+}
 
-    /// strategy-choice/set of `strategy` (see [`strategy_name`]) for `prefix`.
-    pub fn strategy_set(prefix: &str, strategy: &str) -> Result<Self, Failure> {
-        Ok(Command::StrategySet(ControlParameters {
-            name: Some(parse_name(prefix)?),
-            strategy: Some(strategy_name(strategy)?),
-            ..ControlParameters::default()
-        }))
-    }
-
-    /// Issues the command through `c`; returns the text to print (JSON if `json`).
-    pub fn execute(self, c: &mut Controller<'_>, json: bool) -> Result<String, Failure> {
-        let cmd = |c: &mut Controller<'_>, module: &str, verb: &str, p: &ControlParameters| {
-            c.command(module, verb, p)
-                .map_err(|e| Failure::new(1, format!("{module}/{verb} failed: {e}")))
-        };
-        Ok(match self {
-            Command::Status => render_status(&c.forwarder_status()?, json),
-            Command::FaceList => render_faces(&c.faces()?, json),
-            Command::FaceCreate(p) => {
-                let r = c.command_response("faces", "create", &p)?;
-                match (r.status_code, r.parameters()) {
-                    (200, Some(rp)) => render_params("face-created", rp, json),
-                    (409, Some(rp)) => render_params("face-exists", rp, json),
-                    _ => {
-                        return Err(Failure::new(
-                            1,
-                            format!(
-                                "faces/create failed: StatusCode {}: {}",
-                                r.status_code, r.status_text
-                            ),
-                        ))
-                    }
-                }
-            }
-            Command::FaceDestroy(p) => {
-                let rp = cmd(c, "faces", "destroy", &p)?;
-                render_params("face-destroyed", &merge(&p, rp), json)
-            }
-            Command::RouteList => render_routes(&c.rib()?, json),
-            Command::RouteAdd(p) => {
-                let rp = cmd(c, "rib", "register", &p)?;
-                render_params("route-add-accepted", &merge(&p, rp), json)
-            }
-            Command::RouteRemove(p) => {
-                let rp = cmd(c, "rib", "unregister", &p)?;
-                render_params("route-removed", &merge(&p, rp), json)
-            }
-            Command::FibList => render_fib(&c.fib()?, json),
-            Command::CsInfo => {
-                let ram = c.cs_info()?;
-                // Cascade's own dataset; NFD does not have it (nor does a router without L2).
-                let tiers = c.cs_tiers(TIERS_TIMEOUT).unwrap_or_default();
-                let nb = c.cs_nbcache(TIERS_TIMEOUT).ok();
-                render_cs(&ram, &tiers, nb.as_ref(), json)
-            }
-            Command::CsErase(prefix, limit) => {
-                let mut total = 0u64;
-                for _ in 0..MAX_ERASE_ROUNDS {
-                    let p = ControlParameters {
-                        name: Some(prefix.clone()),
-                        count: limit.map(|l| l - total),
-                        ..ControlParameters::default()
-                    };
-                    let rp = cmd(c, "cs", "erase", &p)?;
-                    let n = rp.count.unwrap_or(0);
-                    total += n;
-                    // NFD caps one command; Capacity in the answer says the cap was reached.
-                    let capped = rp.capacity.is_some_and(|cap| n >= cap && n > 0);
-                    if !capped || limit.is_some_and(|l| total >= l) {
-                        break;
-                    }
-                }
-                render_erased(&prefix, total, json)
-            }
-            Command::StrategyList => render_strategies(&c.strategy_choices()?, json),
-            Command::StrategySet(p) => {
-                let rp = cmd(c, "strategy-choice", "set", &p)?;
-                render_params("strategy-set", &merge(&p, rp), json)
-            }
-        })
-    }
+fn face_create(a: &grammar::Args) -> Result<FaceCreate, Failure> {
+    let mtu = match a.str("mtu") {
+        None => None,
+        Some("auto") => Some(u64::MAX),
+        Some(s) => Some(s.parse::<u64>().map_err(|_| {
+            Failure::new(
+                status::USAGE,
+                "MTU must either be a non-negative integer or 'auto'",
+            )
+        })?),
+    };
+    Ok(FaceCreate {
+        remote: a.str("remote").unwrap_or_default().to_owned(),
+        local: a.str("local").map(str::to_owned),
+        persistency: a
+            .persistency("persistency")
+            .unwrap_or(FacePersistency::Persistent),
+        reliability: a.bool("reliability"),
+        congestion_marking: a.bool("congestion-marking"),
+        marking_interval_ms: a.u64("congestion-marking-interval"),
+        congestion_threshold: a.u64("default-congestion-threshold"),
+        mtu,
+        local_fields: a.bool("local-fields"),
+    })
 }
 
 /// Connects to the forwarder at `transport` (see [`crate::transport::resolve`] for the default),
-/// runs `command` and returns the text to print.
+/// runs `command` and returns the text to print (JSON if `json`). `help` and the version need no
+/// forwarder.
 pub fn run(command: Command, transport: Option<&str>, json: bool) -> Result<String, Failure> {
+    match command {
+        Command::Help(noun) => return Ok(grammar::help_list(&noun)),
+        Command::Version => return Ok(format!("{}\n", env!("CARGO_PKG_VERSION"))),
+        _ => {}
+    }
     let uri: TransportUri = crate::transport::resolve(transport)?;
     let mut face = Face::connect(&uri)?;
-    command.execute(&mut Controller::new(&mut face), json)
-}
-
-/// The request's fields overridden by those the forwarder echoed.
-fn merge(req: &ControlParameters, resp: ControlParameters) -> ControlParameters {
-    ControlParameters {
-        name: resp.name.or_else(|| req.name.clone()),
-        face_id: resp.face_id.or(req.face_id),
-        uri: resp.uri.or_else(|| req.uri.clone()),
-        local_uri: resp.local_uri.or_else(|| req.local_uri.clone()),
-        origin: resp.origin.or(req.origin),
-        cost: resp.cost.or(req.cost),
-        flags: resp.flags.or(req.flags),
-        strategy: resp.strategy.or_else(|| req.strategy.clone()),
-        expiration_period: resp.expiration_period.or(req.expiration_period),
-        face_persistency: resp.face_persistency.or(req.face_persistency),
-        ..resp
+    let mut c = Controller::new(&mut face);
+    let Command::Batch { source, commands } = command else {
+        return exec::execute(command, &mut c, json);
+    };
+    let mut out = String::new();
+    let n = commands.len();
+    for (i, (_, cmd)) in commands.into_iter().enumerate() {
+        match exec::execute(cmd, &mut c, json) {
+            Ok(text) => out += &text,
+            Err(mut f) => {
+                if n > 1 {
+                    f.message += &format!(
+                        "\n  >> Failed to execute command on line {} of the batch file \
+                         {source}\n  Note that nfdc has executed all commands on previous \
+                         lines and stopped processing at this line",
+                        i + 1
+                    );
+                }
+                return Err(f.after(out));
+            }
+        }
     }
+    Ok(out)
 }
 
-/// NFD wants canonical face URIs: `tcp://` and `udp://` with a host name become
-/// `tcp4://ADDR:PORT` (or 6) with the first resolved address; other URIs are passed on as given.
-pub fn canonical_face_uri(s: &str) -> Result<String, Failure> {
+fn parse_name(s: &str) -> Result<Name, Failure> {
+    Name::from_uri(s).map_err(|e| Failure::new(status::USAGE, format!("bad name '{s}': {e}")))
+}
+
+/// A face URI made canonical as nfdc does: `tcp://` and `udp://` (and their `4`/`6` forms)
+/// with a host name become `tcp4://ADDR:PORT` (or 6) with the first resolved address and the
+/// default port 6363; other schemes are passed on as given. The error is the reason.
+pub fn canonical_face_uri(s: &str) -> Result<String, String> {
     let (is_tcp, uri) = match s.parse::<TransportUri>() {
         Ok(u @ TransportUri::Tcp { .. }) => (true, u),
         Ok(u @ TransportUri::Udp { .. }) => (false, u),
-        Ok(TransportUri::Unix(_)) | Err(_) => return Ok(s.to_owned()),
+        Ok(TransportUri::Unix(_)) => return Ok(s.to_owned()),
+        // A tcp or udp URI that does not parse cannot be made canonical; another scheme is
+        // the forwarder's to judge.
+        Err(e) if is_ip_scheme(s) => return Err(e.to_string()),
+        Err(_) => return Ok(s.to_owned()),
     };
-    let addrs = uri
-        .socket_addrs()
-        .map_err(|e| Failure::new(2, format!("cannot canonize face URI '{s}': {e}")))?;
-    let a = addrs[0];
+    let addrs = uri.socket_addrs().map_err(|e| e.to_string())?;
+    let a = *addrs.first().ok_or("no address")?;
     Ok(if is_tcp {
         TransportUri::tcp(a)
     } else {
@@ -301,7 +419,17 @@ pub fn canonical_face_uri(s: &str) -> Result<String, Failure> {
     .to_string())
 }
 
-/// A strategy argument as a name: a bare word is `/localhost/nfd/strategy/<word>`.
+/// Whether `uri`'s scheme is one of tcp, tcp4, tcp6, udp, udp4, udp6.
+fn is_ip_scheme(uri: &str) -> bool {
+    let scheme = uri.split_once("://").map_or("", |(s, _)| s);
+    matches!(
+        scheme.to_ascii_lowercase().as_str(),
+        "tcp" | "tcp4" | "tcp6" | "udp" | "udp4" | "udp6"
+    )
+}
+
+/// A strategy argument as a name: a bare word is `/localhost/nfd/strategy/<word>` (Cascade's
+/// shorthand; nfdc wants the full name).
 pub fn strategy_name(s: &str) -> Result<Name, Failure> {
     if s.starts_with('/') || s.starts_with("ndn:") {
         parse_name(s)
@@ -316,6 +444,11 @@ mod tests {
 
     fn name(s: &str) -> Name {
         Name::from_uri(s).unwrap()
+    }
+
+    fn cmd(line: &str) -> Result<Command, Failure> {
+        let t: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        parse(&t)
     }
 
     #[test]
@@ -344,20 +477,67 @@ mod tests {
                 .unwrap(),
             "ether://[01:00:5e:00:17:aa]"
         );
-        let req = ControlParameters {
-            name: Some(name("/x")),
-            cost: Some(1),
-            ..ControlParameters::default()
+        assert!(canonical_face_uri("udp4://127.0.0.1:99999").is_err());
+    }
+
+    #[test]
+    fn command_lines_become_commands() {
+        assert_eq!(cmd(""), Ok(Command::Help(String::new())));
+        assert_eq!(cmd("-V"), Ok(Command::Version));
+        assert_eq!(cmd("help"), Ok(Command::Help(String::new())));
+        assert_eq!(cmd("route help"), Ok(Command::Help("route".into())));
+        assert_eq!(cmd("route add /a 5 -h"), Ok(Command::Help("route".into())));
+        let Ok(Command::RouteAdd(r)) = cmd("route add /a 5 cost 7 capture expires 9") else {
+            panic!()
         };
-        let resp = ControlParameters {
-            cost: Some(9),
-            face_id: Some(4),
-            ..ControlParameters::default()
-        };
-        let m = merge(&req, resp);
         assert_eq!(
-            (m.name, m.cost, m.face_id),
-            (Some(name("/x")), Some(9), Some(4))
+            (r.nexthop, r.origin, r.cost, r.flags, r.expires_ms),
+            (
+                FaceRef::Id(5),
+                255,
+                7,
+                ROUTE_FLAG_CHILD_INHERIT | ROUTE_FLAG_CAPTURE,
+                Some(9)
+            )
+        );
+        let Ok(Command::FaceCreate(f)) = cmd("face create udp://192.0.2.1 mtu 1400 reliability on")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (f.persistency, f.mtu, f.reliability, f.congestion_marking),
+            (FacePersistency::Persistent, Some(1400), Some(true), None)
+        );
+        assert_eq!(
+            cmd("face create udp://192.0.2.1 mtu -1").err().unwrap(),
+            Failure::new(2, "MTU must either be a non-negative integer or 'auto'")
+        );
+        assert_eq!(
+            cmd("strategy unset /").err().unwrap(),
+            Failure::new(2, "Unsetting default strategy is prohibited")
+        );
+        assert_eq!(
+            cmd("strategy set /a best-route"),
+            Ok(Command::StrategySet(
+                name("/a"),
+                name("/localhost/nfd/strategy/best-route")
+            ))
+        );
+        assert_eq!(
+            cmd("route remove /a udp4://192.0.2.1:6363 origin app"),
+            Ok(Command::RouteRemove {
+                prefix: name("/a"),
+                nexthop: FaceRef::Uri("udp4://192.0.2.1:6363".into()),
+                origin: 0
+            })
+        );
+        assert_eq!(cmd("status report xml").err().unwrap().status, 2);
+        assert_eq!(
+            cmd("route").ok(),
+            Some(Command::RouteList {
+                nexthop: None,
+                origin: None
+            })
         );
     }
 }

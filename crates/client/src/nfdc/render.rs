@@ -1,44 +1,75 @@
-//! The text `nfdc` prints: datasets as aligned tables (or one JSON object a line), command
-//! results as one nfdc-style `key=value` line (or a JSON object).
+//! The text nfdc 24.07 prints: `key=value` attributes on one line (`face list`, `route list`,
+//! command results) or aligned one a line (`face show`, `status`), and `status report`'s
+//! sections; or JSON, one object a line.
 
-use std::fmt::Write as _;
+use std::fmt::{Display, Write as _};
 
 use serde_json::{json, Value};
 use wire::nfd::{
-    ControlParameters, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry, ForwarderStatus,
-    LinkType, RibEntry, StrategyChoice, CS_FLAG_ENABLE_ADMIT, CS_FLAG_ENABLE_SERVE,
-    ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
+    ChannelStatus, ControlParameters, CsInfo, FacePersistency, FaceScope, FaceStatus, FibEntry,
+    ForwarderStatus, LinkType, RibEntry, Route, StrategyChoice, CS_FLAG_ENABLE_ADMIT,
+    CS_FLAG_ENABLE_SERVE, FACE_FLAG_CONGESTION_MARKING_ENABLED, FACE_FLAG_LOCAL_FIELDS_ENABLED,
+    FACE_FLAG_LP_RELIABILITY_ENABLED, ROUTE_FLAG_CAPTURE, ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::Name;
 
+use super::{status, Failure};
 use crate::control::{CsTierInfo, NbCacheInfo};
 
-/// Columns left-aligned, two spaces apart; the last column is not padded.
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in rows {
-        for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
+/// nfdc's `ItemAttributes`: `k=v k=v` on one line, or one `k=v` a line with the keys
+/// right-aligned to a width.
+struct Attrs {
+    /// `Some(width)`: one attribute a line.
+    multi: Option<usize>,
+    out: String,
+}
+
+impl Attrs {
+    fn line() -> Self {
+        Attrs {
+            multi: None,
+            out: String::new(),
         }
     }
-    let mut out = String::new();
-    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
-        let mut l = String::new();
-        for (i, c) in cells.enumerate() {
-            if i + 1 < widths.len() {
-                let _ = write!(l, "{c:<w$}  ", w = widths[i]);
-            } else {
-                l.push_str(c);
+
+    fn multi(width: usize) -> Self {
+        Attrs {
+            multi: Some(width),
+            out: String::new(),
+        }
+    }
+
+    fn add(&mut self, key: &str, value: impl Display) -> &mut Self {
+        match self.multi {
+            Some(w) => {
+                if !self.out.is_empty() {
+                    self.out.push('\n');
+                }
+                let _ = write!(self.out, "{key:>w$}={value}");
+            }
+            None => {
+                if !self.out.is_empty() {
+                    self.out.push(' ');
+                }
+                let _ = write!(self.out, "{key}={value}");
             }
         }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    line(&mut headers.iter().copied());
-    for r in rows {
-        line(&mut r.iter().map(String::as_str));
+        self
     }
-    out
+
+    /// The text; a multi-line item ends with a newline.
+    fn done(&mut self) -> String {
+        let mut s = std::mem::take(&mut self.out);
+        if self.multi.is_some() {
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Every line of `s` indented by two spaces.
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 fn lines(items: &[Value]) -> String {
@@ -47,6 +78,14 @@ fn lines(items: &[Value]) -> String {
         let _ = writeln!(s, "{v}");
     }
     s
+}
+
+fn onoff(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
 }
 
 fn scope_str(s: FaceScope) -> String {
@@ -62,6 +101,7 @@ fn persistency_str(p: FacePersistency) -> String {
         FacePersistency::Persistent => "persistent".into(),
         FacePersistency::OnDemand => "on-demand".into(),
         FacePersistency::Permanent => "permanent".into(),
+        FacePersistency::Other(0) => "none".into(),
         FacePersistency::Other(n) => n.to_string(),
     }
 }
@@ -75,13 +115,33 @@ fn link_str(l: LinkType) -> String {
     }
 }
 
+/// A route origin as ndn-cxx prints it: its name, else the number.
+pub(super) fn origin_str(o: u64) -> String {
+    match o {
+        0 => "app".into(),
+        64 => "autoreg".into(),
+        65 => "client".into(),
+        66 => "autoconf".into(),
+        128 => "nlsr".into(),
+        129 => "prefixann".into(),
+        255 => "static".into(),
+        65535 => "none".into(),
+        n => n.to_string(),
+    }
+}
+
+/// Route flags as ndn-cxx prints them: `child-inherit|capture`, `none`, unknown bits in hex.
 fn route_flags_str(flags: u64) -> String {
-    let mut v = Vec::new();
+    let mut v: Vec<String> = Vec::new();
     if flags & ROUTE_FLAG_CHILD_INHERIT != 0 {
-        v.push("child-inherit");
+        v.push("child-inherit".into());
     }
     if flags & ROUTE_FLAG_CAPTURE != 0 {
-        v.push("capture");
+        v.push("capture".into());
+    }
+    let rest = flags & !(ROUTE_FLAG_CHILD_INHERIT | ROUTE_FLAG_CAPTURE);
+    if rest != 0 {
+        v.push(format!("0x{rest:x}"));
     }
     if v.is_empty() {
         "none".into()
@@ -90,156 +150,374 @@ fn route_flags_str(flags: u64) -> String {
     }
 }
 
-fn expires_str(ms: Option<u64>) -> String {
-    ms.map_or_else(|| "never".into(), |ms| format!("{ms}ms"))
+/// A UTC time in milliseconds since the epoch as ndn-cxx's `toIsoString`:
+/// `YYYYMMDDTHHMMSS.ffffff`, the fraction left out when it is zero.
+fn iso_time(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = (secs / 86_400) as i64;
+    let sod = secs % 86_400;
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let mut s = format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    );
+    if ms % 1000 != 0 {
+        let _ = write!(s, ".{:06}", (ms % 1000) * 1000);
+    }
+    s
 }
 
-pub(super) fn render_status(s: &ForwarderStatus, json: bool) -> String {
+fn status_json(s: &ForwarderStatus) -> Value {
     let uptime_s = s.current_timestamp.saturating_sub(s.start_timestamp) / 1000;
-    let fields: Vec<(&str, Value)> = vec![
-        ("version", json!(s.nfd_version)),
-        ("start_timestamp", json!(s.start_timestamp)),
-        ("current_timestamp", json!(s.current_timestamp)),
-        ("uptime_s", json!(uptime_s)),
-        ("n_name_tree_entries", json!(s.n_name_tree_entries)),
-        ("n_fib_entries", json!(s.n_fib_entries)),
-        ("n_pit_entries", json!(s.n_pit_entries)),
-        ("n_measurements_entries", json!(s.n_measurements_entries)),
-        ("n_cs_entries", json!(s.n_cs_entries)),
-        ("n_in_interests", json!(s.n_in_interests)),
-        ("n_in_data", json!(s.n_in_data)),
-        ("n_in_nacks", json!(s.n_in_nacks)),
-        ("n_out_interests", json!(s.n_out_interests)),
-        ("n_out_data", json!(s.n_out_data)),
-        ("n_out_nacks", json!(s.n_out_nacks)),
-        ("n_satisfied_interests", json!(s.n_satisfied_interests)),
-        ("n_unsatisfied_interests", json!(s.n_unsatisfied_interests)),
-    ];
+    json!({
+        "version": s.nfd_version,
+        "start_timestamp": s.start_timestamp,
+        "current_timestamp": s.current_timestamp,
+        "uptime_s": uptime_s,
+        "n_name_tree_entries": s.n_name_tree_entries,
+        "n_fib_entries": s.n_fib_entries,
+        "n_pit_entries": s.n_pit_entries,
+        "n_measurements_entries": s.n_measurements_entries,
+        "n_cs_entries": s.n_cs_entries,
+        "n_in_interests": s.n_in_interests,
+        "n_in_data": s.n_in_data,
+        "n_in_nacks": s.n_in_nacks,
+        "n_out_interests": s.n_out_interests,
+        "n_out_data": s.n_out_data,
+        "n_out_nacks": s.n_out_nacks,
+        "n_satisfied_interests": s.n_satisfied_interests,
+        "n_unsatisfied_interests": s.n_unsatisfied_interests,
+    })
+}
+
+/// `General NFD status:` and the attributes, as `status show` and `status report` print them.
+fn status_section(s: &ForwarderStatus) -> String {
+    let uptime_s = s.current_timestamp.saturating_sub(s.start_timestamp) / 1000;
+    let body = Attrs::multi(21)
+        .add("version", &s.nfd_version)
+        .add("startTime", iso_time(s.start_timestamp))
+        .add("currentTime", iso_time(s.current_timestamp))
+        .add("uptime", format!("{uptime_s} seconds"))
+        .add("nNameTreeEntries", s.n_name_tree_entries)
+        .add("nFibEntries", s.n_fib_entries)
+        .add("nPitEntries", s.n_pit_entries)
+        .add("nMeasurementsEntries", s.n_measurements_entries)
+        .add("nCsEntries", s.n_cs_entries)
+        .add("nInInterests", s.n_in_interests)
+        .add("nOutInterests", s.n_out_interests)
+        .add("nInData", s.n_in_data)
+        .add("nOutData", s.n_out_data)
+        .add("nInNacks", s.n_in_nacks)
+        .add("nOutNacks", s.n_out_nacks)
+        .add("nSatisfiedInterests", s.n_satisfied_interests)
+        .add("nUnsatisfiedInterests", s.n_unsatisfied_interests)
+        .done();
+    format!("General NFD status:\n{}", indent(&body))
+}
+
+/// `status show`.
+pub(super) fn status(s: &ForwarderStatus, json: bool) -> String {
     if json {
-        let obj: serde_json::Map<String, Value> =
-            fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        return format!("{}\n", status_json(s));
+    }
+    status_section(s)
+}
+
+fn channels_section(v: &[ChannelStatus]) -> String {
+    let mut s = String::from("Channels:\n");
+    for c in v {
+        let _ = writeln!(s, "  {}", c.local_uri);
+    }
+    s
+}
+
+/// `channel list`.
+pub(super) fn channels(v: &[ChannelStatus], json: bool) -> String {
+    if json {
+        let v: Vec<Value> = v.iter().map(|c| json!({"local": c.local_uri})).collect();
+        return lines(&v);
+    }
+    channels_section(v)
+}
+
+fn face_json(f: &FaceStatus) -> Value {
+    json!({
+        "face_id": f.face_id,
+        "remote": f.uri,
+        "local": f.local_uri,
+        "scope": scope_str(f.face_scope),
+        "persistency": persistency_str(f.face_persistency),
+        "link_type": link_str(f.link_type),
+        "expiration_period_ms": f.expiration_period,
+        "base_congestion_marking_interval_ns": f.base_congestion_marking_interval,
+        "default_congestion_threshold_bytes": f.default_congestion_threshold,
+        "mtu": f.mtu,
+        "n_in_interests": f.n_in_interests,
+        "n_in_data": f.n_in_data,
+        "n_in_nacks": f.n_in_nacks,
+        "n_out_interests": f.n_out_interests,
+        "n_out_data": f.n_out_data,
+        "n_out_nacks": f.n_out_nacks,
+        "n_in_bytes": f.n_in_bytes,
+        "n_out_bytes": f.n_out_bytes,
+        "flags": f.flags,
+    })
+}
+
+/// One face as nfdc's `FaceModule::formatItemText`.
+fn face_item(f: &FaceStatus, mut a: Attrs) -> String {
+    a.add("faceid", f.face_id)
+        .add("remote", &f.uri)
+        .add("local", &f.local_uri);
+    if let Some(ms) = f.expiration_period {
+        a.add("expires", format!("{}s", ms / 1000));
+    }
+    if f.base_congestion_marking_interval.is_some() || f.default_congestion_threshold.is_some() {
+        let mut c = Vec::new();
+        if let Some(ns) = f.base_congestion_marking_interval {
+            c.push(format!("base-marking-interval={}ms", ns / 1_000_000));
+        }
+        if let Some(b) = f.default_congestion_threshold {
+            c.push(format!("default-threshold={b}B"));
+        }
+        a.add("congestion", format!("{{{}}}", c.join(" ")));
+    }
+    if let Some(mtu) = f.mtu {
+        a.add("mtu", mtu);
+    }
+    a.add(
+        "counters",
+        format!(
+            "{{in={{{}i {}d {}n {}B}} out={{{}i {}d {}n {}B}}}}",
+            f.n_in_interests,
+            f.n_in_data,
+            f.n_in_nacks,
+            f.n_in_bytes,
+            f.n_out_interests,
+            f.n_out_data,
+            f.n_out_nacks,
+            f.n_out_bytes
+        ),
+    );
+    let mut flags = vec![
+        scope_str(f.face_scope),
+        persistency_str(f.face_persistency),
+        link_str(f.link_type),
+    ];
+    for (bit, word) in [
+        (FACE_FLAG_LOCAL_FIELDS_ENABLED, "local-fields"),
+        (FACE_FLAG_LP_RELIABILITY_ENABLED, "lp-reliability"),
+        (FACE_FLAG_CONGESTION_MARKING_ENABLED, "congestion-marking"),
+    ] {
+        if f.flags & bit != 0 {
+            flags.push(word.into());
+        }
+    }
+    a.add("flags", format!("{{{}}}", flags.join(" ")));
+    a.done()
+}
+
+/// `face list`: one line a face.
+pub(super) fn faces(v: &[FaceStatus], json: bool) -> String {
+    if json {
+        return lines(&v.iter().map(face_json).collect::<Vec<_>>());
+    }
+    v.iter()
+        .map(|f| face_item(f, Attrs::line()) + "\n")
+        .collect()
+}
+
+/// `face show`: one attribute a line.
+pub(super) fn face_show(f: &FaceStatus, json: bool) -> String {
+    if json {
+        return format!("{}\n", face_json(f));
+    }
+    face_item(f, Attrs::multi(10))
+}
+
+/// A command's result: `WHAT k=v ...`, or a JSON object with `"result": WHAT` and the fields
+/// (numbers as numbers).
+fn result(what: &str, a: &[(&str, String)], json: bool) -> String {
+    if json {
+        let mut obj = serde_json::Map::new();
+        obj.insert("result".into(), json!(what));
+        for (k, v) in a {
+            let v = v.parse::<u64>().map_or_else(|_| json!(v), |n| json!(n));
+            obj.insert((*k).into(), v);
+        }
         return format!("{}\n", Value::Object(obj));
     }
-    let w = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-    let mut out = String::from("General status:\n");
-    for (k, v) in fields {
-        let v = match v {
-            Value::String(s) => s,
-            v => v.to_string(),
-        };
-        let _ = writeln!(out, "  {k:>w$}={v}");
+    let mut l = Attrs::line();
+    for (k, v) in a {
+        l.add(k, v);
     }
-    out
+    format!("{what} {}\n", l.done())
 }
 
-pub(super) fn render_faces(faces: &[FaceStatus], json: bool) -> String {
-    if json {
-        let v: Vec<Value> = faces
-            .iter()
-            .map(|f| {
-                json!({
-                    "face_id": f.face_id,
-                    "remote": f.uri,
-                    "local": f.local_uri,
-                    "scope": scope_str(f.face_scope),
-                    "persistency": persistency_str(f.face_persistency),
-                    "link_type": link_str(f.link_type),
-                    "expiration_period_ms": f.expiration_period,
-                    "mtu": f.mtu,
-                    "n_in_interests": f.n_in_interests,
-                    "n_in_data": f.n_in_data,
-                    "n_in_nacks": f.n_in_nacks,
-                    "n_out_interests": f.n_out_interests,
-                    "n_out_data": f.n_out_data,
-                    "n_out_nacks": f.n_out_nacks,
-                    "n_in_bytes": f.n_in_bytes,
-                    "n_out_bytes": f.n_out_bytes,
-                    "flags": f.flags,
-                })
-            })
-            .collect();
-        return lines(&v);
+/// The face attributes of a faces/* answer after nfdc's `printFaceParams`.
+fn face_params_fields(p: &ControlParameters, a: &mut Vec<(&str, String)>) {
+    let flags = p.flags.unwrap_or(0);
+    a.push((
+        "reliability",
+        onoff(flags & FACE_FLAG_LP_RELIABILITY_ENABLED != 0).into(),
+    ));
+    a.push((
+        "congestion-marking",
+        onoff(flags & FACE_FLAG_CONGESTION_MARKING_ENABLED != 0).into(),
+    ));
+    if let Some(ns) = p.base_congestion_marking_interval {
+        a.push((
+            "congestion-marking-interval",
+            format!("{}ms", ns / 1_000_000),
+        ));
     }
-    let rows: Vec<Vec<String>> = faces
-        .iter()
-        .map(|f| {
-            vec![
-                f.face_id.to_string(),
-                f.uri.clone(),
-                f.local_uri.clone(),
-                scope_str(f.face_scope),
-                persistency_str(f.face_persistency),
-                link_str(f.link_type),
-                format!("{}i {}d {}n", f.n_in_interests, f.n_in_data, f.n_in_nacks),
-                format!(
-                    "{}i {}d {}n",
-                    f.n_out_interests, f.n_out_data, f.n_out_nacks
-                ),
-                format!("{}B/{}B", f.n_in_bytes, f.n_out_bytes),
-            ]
-        })
-        .collect();
-    table(
-        &[
-            "FACEID",
-            "REMOTE",
-            "LOCAL",
-            "SCOPE",
-            "PERSISTENCY",
-            "LINK",
-            "IN",
-            "OUT",
-            "BYTES IN/OUT",
-        ],
-        &rows,
-    )
+    if let Some(b) = p.default_congestion_threshold {
+        a.push(("default-congestion-threshold", format!("{b}B")));
+    }
+    if let Some(mtu) = p.mtu {
+        a.push(("mtu", mtu.to_string()));
+    }
 }
 
-pub(super) fn render_routes(rib: &[RibEntry], json: bool) -> String {
-    if json {
-        let v: Vec<Value> = rib
-            .iter()
-            .map(|e| {
-                let routes: Vec<Value> = e
-                    .routes
-                    .iter()
-                    .map(|r| {
-                        json!({
-                            "face_id": r.face_id,
-                            "origin": r.origin,
-                            "cost": r.cost,
-                            "flags": r.flags,
-                            "expiration_period_ms": r.expiration_period,
-                        })
-                    })
-                    .collect();
+/// `face-created`, `face-exists`, `face-updated`.
+pub(super) fn face_params(what: &str, p: &ControlParameters, json: bool) -> String {
+    let mut a = vec![
+        ("id", p.face_id.unwrap_or(0).to_string()),
+        ("local", p.local_uri.clone().unwrap_or_default()),
+        ("remote", p.uri.clone().unwrap_or_default()),
+        (
+            "persistency",
+            persistency_str(p.face_persistency.unwrap_or(FacePersistency::Other(0))),
+        ),
+    ];
+    face_params_fields(p, &mut a);
+    result(what, &a, json)
+}
+
+/// `face-destroyed`: the face as it was listed, then the answer's parameters.
+pub(super) fn face_destroyed(f: &FaceStatus, p: &ControlParameters, json: bool) -> String {
+    let mut a = vec![
+        ("id", f.face_id.to_string()),
+        ("local", f.local_uri.clone()),
+        ("remote", f.uri.clone()),
+        ("persistency", persistency_str(f.face_persistency)),
+    ];
+    face_params_fields(p, &mut a);
+    result("face-destroyed", &a, json)
+}
+
+fn route_item(prefix: Option<&Name>, r: &Route) -> String {
+    let mut a = Attrs::line();
+    if let Some(p) = prefix {
+        a.add("prefix", p);
+    }
+    a.add("nexthop", r.face_id)
+        .add("origin", origin_str(r.origin))
+        .add("cost", r.cost)
+        .add("flags", route_flags_str(r.flags))
+        .add(
+            "expires",
+            r.expiration_period
+                .map_or_else(|| "never".into(), |ms| format!("{}s", ms / 1000)),
+        );
+    a.done()
+}
+
+fn route_json(r: &Route) -> Value {
+    json!({
+        "face_id": r.face_id,
+        "origin": r.origin,
+        "cost": r.cost,
+        "flags": r.flags,
+        "expiration_period_ms": r.expiration_period,
+    })
+}
+
+/// `route list`, `route show`: the routes `keep` accepts, one a line (JSON: an object per
+/// prefix with its routes); status 6 when there is none.
+pub(super) fn routes(
+    rib: &[RibEntry],
+    keep: impl Fn(&Name, &Route) -> bool,
+    json: bool,
+) -> Result<String, Failure> {
+    let mut out = String::new();
+    let mut any = false;
+    for e in rib {
+        let kept: Vec<&Route> = e.routes.iter().filter(|r| keep(&e.name, r)).collect();
+        any |= !kept.is_empty();
+        if json && !kept.is_empty() {
+            let routes: Vec<Value> = kept.iter().map(|r| route_json(r)).collect();
+            let _ = writeln!(
+                out,
+                "{}",
                 json!({"prefix": e.name.to_string(), "routes": routes})
-            })
-            .collect();
-        return lines(&v);
+            );
+        } else if !json {
+            for r in kept {
+                out += &route_item(Some(&e.name), r);
+                out.push('\n');
+            }
+        }
     }
-    let rows: Vec<Vec<String>> = rib
-        .iter()
-        .flat_map(|e| {
-            e.routes.iter().map(|r| {
-                vec![
-                    e.name.to_string(),
-                    r.face_id.to_string(),
-                    r.origin.to_string(),
-                    r.cost.to_string(),
-                    route_flags_str(r.flags),
-                    expires_str(r.expiration_period),
-                ]
-            })
-        })
-        .collect();
-    table(
-        &["PREFIX", "NEXTHOP", "ORIGIN", "COST", "FLAGS", "EXPIRES"],
-        &rows,
-    )
+    if !any {
+        return Err(Failure::new(status::ROUTE_NOT_FOUND, "Route not found"));
+    }
+    Ok(out)
 }
 
-pub(super) fn render_fib(fib: &[FibEntry], json: bool) -> String {
+/// `route-add-accepted`.
+pub(super) fn route_added(p: &ControlParameters, json: bool) -> String {
+    let a = [
+        ("prefix", p.name.clone().unwrap_or_default().to_string()),
+        ("nexthop", p.face_id.unwrap_or(0).to_string()),
+        ("origin", origin_str(p.origin.unwrap_or(0))),
+        ("cost", p.cost.unwrap_or(0).to_string()),
+        ("flags", route_flags_str(p.flags.unwrap_or(0))),
+        (
+            "expires",
+            p.expiration_period
+                .map_or_else(|| "never".into(), |ms| format!("{ms}ms")),
+        ),
+    ];
+    result("route-add-accepted", &a, json)
+}
+
+/// `route-removed`.
+pub(super) fn route_removed(p: &ControlParameters, json: bool) -> String {
+    let a = [
+        ("prefix", p.name.clone().unwrap_or_default().to_string()),
+        ("nexthop", p.face_id.unwrap_or(0).to_string()),
+        ("origin", origin_str(p.origin.unwrap_or(0))),
+    ];
+    result("route-removed", &a, json)
+}
+
+fn fib_section(fib: &[FibEntry]) -> String {
+    let mut s = String::from("FIB:\n");
+    for e in fib {
+        let hops: Vec<String> = e
+            .next_hops
+            .iter()
+            .map(|h| format!("faceid={} (cost={})", h.face_id, h.cost))
+            .collect();
+        let _ = writeln!(s, "  {} nexthops={{{}}}", e.name, hops.join(", "));
+    }
+    s
+}
+
+/// `fib list`.
+pub(super) fn fib(fib: &[FibEntry], json: bool) -> String {
     if json {
         let v: Vec<Value> = fib
             .iter()
@@ -254,23 +532,139 @@ pub(super) fn render_fib(fib: &[FibEntry], json: bool) -> String {
             .collect();
         return lines(&v);
     }
-    let rows: Vec<Vec<String>> = fib
-        .iter()
-        .map(|e| {
-            let hops: Vec<String> = e
-                .next_hops
-                .iter()
-                .map(|h| format!("{} (cost={})", h.face_id, h.cost))
-                .collect();
-            vec![e.name.to_string(), hops.join(", ")]
+    fib_section(fib)
+}
+
+/// `CS information:` and the RAM tier's attributes, as `cs info` and `status report` print them.
+fn cs_section(cs: &CsInfo) -> String {
+    let body = Attrs::multi(8)
+        .add("capacity", cs.capacity)
+        .add("admit", onoff(cs.flags & CS_FLAG_ENABLE_ADMIT != 0))
+        .add("serve", onoff(cs.flags & CS_FLAG_ENABLE_SERVE != 0))
+        .add("nEntries", cs.n_cs_entries)
+        .add("nHits", cs.n_hits)
+        .add("nMisses", cs.n_misses)
+        .done();
+    format!("CS information:\n{}", indent(&body))
+}
+
+/// `cs-config-updated`.
+pub(super) fn cs_config(p: &ControlParameters, json: bool) -> String {
+    let flags = p.flags.unwrap_or(0);
+    let a = [
+        ("capacity", p.capacity.unwrap_or(0).to_string()),
+        ("admit", onoff(flags & CS_FLAG_ENABLE_ADMIT != 0).into()),
+        ("serve", onoff(flags & CS_FLAG_ENABLE_SERVE != 0).into()),
+    ];
+    result("cs-config-updated", &a, json)
+}
+
+/// `cs-erased`: how many entries went under `prefix`.
+pub(super) fn cs_erased(prefix: &Name, total: u64, json: bool) -> String {
+    let a = [("prefix", prefix.to_string()), ("count", total.to_string())];
+    result("cs-erased", &a, json)
+}
+
+fn strategy_json(s: &StrategyChoice) -> Value {
+    json!({"prefix": s.name.to_string(), "strategy": s.strategy.to_string()})
+}
+
+/// `strategy list`: one line a choice.
+pub(super) fn strategies(v: &[StrategyChoice], json: bool) -> String {
+    if json {
+        return lines(&v.iter().map(strategy_json).collect::<Vec<_>>());
+    }
+    v.iter()
+        .map(|s| {
+            Attrs::line()
+                .add("prefix", &s.name)
+                .add("strategy", &s.strategy)
+                .done()
+                + "\n"
         })
-        .collect();
-    table(&["PREFIX", "NEXTHOPS"], &rows)
+        .collect()
+}
+
+/// `strategy show`: one attribute a line.
+pub(super) fn strategy_show(s: &StrategyChoice, json: bool) -> String {
+    if json {
+        return format!("{}\n", strategy_json(s));
+    }
+    Attrs::multi(8)
+        .add("prefix", &s.name)
+        .add("strategy", &s.strategy)
+        .done()
+}
+
+/// `strategy-set`.
+pub(super) fn strategy_set(p: &ControlParameters, json: bool) -> String {
+    let a = [
+        ("prefix", p.name.clone().unwrap_or_default().to_string()),
+        (
+            "strategy",
+            p.strategy.clone().unwrap_or_default().to_string(),
+        ),
+    ];
+    result("strategy-set", &a, json)
+}
+
+/// `strategy-unset`.
+pub(super) fn strategy_unset(p: &ControlParameters, json: bool) -> String {
+    let a = [("prefix", p.name.clone().unwrap_or_default().to_string())];
+    result("strategy-unset", &a, json)
+}
+
+/// What `status report` collects.
+pub(super) struct Report {
+    pub(super) general: ForwarderStatus,
+    pub(super) channels: Vec<ChannelStatus>,
+    pub(super) faces: Vec<FaceStatus>,
+    pub(super) fib: Vec<FibEntry>,
+    pub(super) rib: Vec<RibEntry>,
+    pub(super) cs: CsInfo,
+    pub(super) strategies: Vec<StrategyChoice>,
+}
+
+/// `status report`: nfdc's sections in its order (JSON: one object of them).
+pub(super) fn report(r: &Report, json: bool) -> String {
+    if json {
+        let parse = |s: String| -> Vec<Value> {
+            s.lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        };
+        let v = json!({
+            "general": status_json(&r.general),
+            "channels": parse(channels(&r.channels, true)),
+            "faces": r.faces.iter().map(face_json).collect::<Vec<_>>(),
+            "fib": parse(fib(&r.fib, true)),
+            "rib": parse(routes(&r.rib, |_, _| true, true).unwrap_or_default()),
+            "cs": serde_json::from_str::<Value>(&cs(&r.cs, &[], None, true)).unwrap_or_default(),
+            "strategies": r.strategies.iter().map(strategy_json).collect::<Vec<_>>(),
+        });
+        return format!("{v}\n");
+    }
+    let mut s = status_section(&r.general);
+    s += &channels_section(&r.channels);
+    s += "Faces:\n";
+    for f in &r.faces {
+        let _ = writeln!(s, "  {}", face_item(f, Attrs::line()));
+    }
+    s += &fib_section(&r.fib);
+    s += "RIB:\n";
+    for e in &r.rib {
+        let routes: Vec<String> = e.routes.iter().map(|r| route_item(None, r)).collect();
+        let _ = writeln!(s, "  {} routes={{{}}}", e.name, routes.join(", "));
+    }
+    s += &cs_section(&r.cs);
+    s += "Strategy choices:\n";
+    s += &indent(&strategies(&r.strategies, false));
+    s
 }
 
 /// The RAM tier from NFD's CsInfo, then each storage tier behind it (Cascade's `cs/tiers`),
 /// then NB-Cache's counters (Cascade's `cs/nbcache`), if the forwarder answered them.
-pub(super) fn render_cs(
+pub(super) fn cs(
     cs: &CsInfo,
     tiers: &[CsTierInfo],
     nb: Option<&NbCacheInfo>,
@@ -324,16 +718,7 @@ pub(super) fn render_cs(
         }
         return format!("{v}\n");
     }
-    let onoff = |b: bool| if b { "on" } else { "off" };
-    let mut out = format!(
-        "CS information:\n  capacity={}\n     admit={}\n     serve={}\n  nEntries={}\n     nHits={}\n   nMisses={}\n",
-        cs.capacity,
-        onoff(admit),
-        onoff(serve),
-        cs.n_cs_entries,
-        cs.n_hits,
-        cs.n_misses
-    );
+    let mut out = cs_section(cs);
     for t in tiers {
         let usefulness = t
             .prefetch_usefulness()
@@ -376,265 +761,6 @@ pub(super) fn render_cs(
     out
 }
 
-pub(super) fn render_strategies(v: &[StrategyChoice], json: bool) -> String {
-    if json {
-        let v: Vec<Value> = v
-            .iter()
-            .map(|s| json!({"prefix": s.name.to_string(), "strategy": s.strategy.to_string()}))
-            .collect();
-        return lines(&v);
-    }
-    let rows: Vec<Vec<String>> = v
-        .iter()
-        .map(|s| vec![s.name.to_string(), s.strategy.to_string()])
-        .collect();
-    table(&["PREFIX", "STRATEGY"], &rows)
-}
-
-/// What `cs erase` prints: how many entries went under `prefix`.
-pub(super) fn render_erased(prefix: &Name, total: u64, json: bool) -> String {
-    if json {
-        format!(
-            "{}\n",
-            json!({"prefix": prefix.to_string(), "erased": total})
-        )
-    } else {
-        format!("erased {total} entries under {prefix}\n")
-    }
-}
-
-/// One nfdc-style line (`face-created id=... remote=...`) or a JSON object of the fields set.
-pub(super) fn render_params(what: &str, p: &ControlParameters, json: bool) -> String {
-    let mut fields: Vec<(&str, Value)> = Vec::new();
-    if let Some(n) = &p.name {
-        fields.push(("prefix", json!(n.to_string())));
-    }
-    if let Some(id) = p.face_id {
-        fields.push((if p.name.is_some() { "nexthop" } else { "id" }, json!(id)));
-    }
-    if let Some(u) = &p.local_uri {
-        fields.push(("local", json!(u)));
-    }
-    if let Some(u) = &p.uri {
-        fields.push(("remote", json!(u)));
-    }
-    if let Some(per) = p.face_persistency {
-        fields.push(("persistency", json!(persistency_str(per))));
-    }
-    if let Some(o) = p.origin {
-        fields.push(("origin", json!(o)));
-    }
-    if let Some(c) = p.cost {
-        fields.push(("cost", json!(c)));
-    }
-    if let (Some(_), Some(_), Some(f)) = (&p.name, p.face_id, p.flags) {
-        fields.push(("flags", json!(route_flags_str(f))));
-        fields.push(("expires", json!(expires_str(p.expiration_period))));
-    }
-    if let Some(s) = &p.strategy {
-        fields.push(("strategy", json!(s.to_string())));
-    }
-    if json {
-        let mut obj = serde_json::Map::new();
-        obj.insert("result".into(), json!(what));
-        for (k, v) in fields {
-            obj.insert(k.into(), v);
-        }
-        return format!("{}\n", Value::Object(obj));
-    }
-    let mut s = what.to_owned();
-    for (k, v) in fields {
-        let v = match v {
-            Value::String(s) => s,
-            v => v.to_string(),
-        };
-        let _ = write!(s, " {k}={v}");
-    }
-    s.push('\n');
-    s
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use wire::nfd::{NextHopRecord, Route};
-
-    fn name(s: &str) -> Name {
-        Name::from_uri(s).unwrap()
-    }
-
-    #[test]
-    fn table_aligns_columns() {
-        let t = table(
-            &["A", "LONGER", "C"],
-            &[
-                vec!["xxxx".into(), "y".into(), "z".into()],
-                vec!["1".into(), "2".into(), "3".into()],
-            ],
-        );
-        assert_eq!(t, "A     LONGER  C\nxxxx  y       z\n1     2       3\n");
-    }
-
-    #[test]
-    fn routes_and_fib_render() {
-        let rib = vec![RibEntry {
-            name: name("/a/b"),
-            routes: vec![
-                Route {
-                    face_id: 260,
-                    origin: 255,
-                    cost: 10,
-                    flags: ROUTE_FLAG_CHILD_INHERIT | ROUTE_FLAG_CAPTURE,
-                    expiration_period: None,
-                },
-                Route {
-                    face_id: 261,
-                    origin: 0,
-                    cost: 0,
-                    flags: 0,
-                    expiration_period: Some(5000),
-                },
-            ],
-        }];
-        assert_eq!(
-            render_routes(&rib, false),
-            "PREFIX  NEXTHOP  ORIGIN  COST  FLAGS                  EXPIRES\n\
-             /a/b    260      255     10    child-inherit|capture  never\n\
-             /a/b    261      0       0     none                   5000ms\n"
-        );
-        let j: Value = serde_json::from_str(render_routes(&rib, true).trim()).unwrap();
-        assert_eq!(j["routes"][1]["expiration_period_ms"], 5000);
-        let fib = vec![FibEntry {
-            name: name("/"),
-            next_hops: vec![
-                NextHopRecord {
-                    face_id: 1,
-                    cost: 0,
-                },
-                NextHopRecord {
-                    face_id: 2,
-                    cost: 5,
-                },
-            ],
-        }];
-        assert_eq!(
-            render_fib(&fib, false),
-            "PREFIX  NEXTHOPS\n/       1 (cost=0), 2 (cost=5)\n"
-        );
-    }
-
-    #[test]
-    fn params_lines_follow_nfdc() {
-        let p = ControlParameters {
-            name: Some(name("/p")),
-            face_id: Some(7),
-            origin: Some(255),
-            cost: Some(3),
-            flags: Some(ROUTE_FLAG_CHILD_INHERIT),
-            ..ControlParameters::default()
-        };
-        assert_eq!(
-            render_params("route-add-accepted", &p, false),
-            "route-add-accepted prefix=/p nexthop=7 origin=255 cost=3 flags=child-inherit \
-             expires=never\n"
-        );
-        let f = ControlParameters {
-            face_id: Some(300),
-            uri: Some("udp4://192.0.2.1:6363".into()),
-            face_persistency: Some(FacePersistency::Persistent),
-            ..ControlParameters::default()
-        };
-        assert_eq!(
-            render_params("face-created", &f, false),
-            "face-created id=300 remote=udp4://192.0.2.1:6363 persistency=persistent\n"
-        );
-        let j: Value =
-            serde_json::from_str(render_params("face-created", &f, true).trim()).unwrap();
-        assert_eq!(j["result"], "face-created");
-        assert_eq!(j["id"], 300);
-    }
-
-    #[test]
-    fn status_and_cs_render() {
-        let s = ForwarderStatus {
-            nfd_version: "cascade-0.1.0".into(),
-            start_timestamp: 1_000,
-            current_timestamp: 61_000,
-            n_pit_entries: 4,
-            ..ForwarderStatus::default()
-        };
-        let t = render_status(&s, false);
-        assert!(t.contains("               version=cascade-0.1.0\n"), "{t}");
-        assert!(t.contains("uptime_s=60\n"));
-        let j: Value = serde_json::from_str(render_status(&s, true).trim()).unwrap();
-        assert_eq!(j["n_pit_entries"], 4);
-        let cs = CsInfo {
-            capacity: 100,
-            flags: CS_FLAG_ENABLE_ADMIT,
-            n_cs_entries: 3,
-            n_hits: 2,
-            n_misses: 1,
-        };
-        let t = render_cs(&cs, &[], None, false);
-        assert!(t.contains("admit=on") && t.contains("serve=off"), "{t}");
-        assert!(!t.contains("L2"), "{t}");
-        let j: Value = serde_json::from_str(render_cs(&cs, &[], None, true).trim()).unwrap();
-        assert_eq!(
-            (j["serve"].clone(), j["n_hits"].clone()),
-            (json!(false), json!(2))
-        );
-        assert!(j.get("l2").is_none());
-        let l2 = CsTierInfo {
-            level: 2,
-            workers: 2,
-            capacity: 1000,
-            n_entries: 40,
-            n_prefetched: 8,
-            n_prefetch_used: 6,
-            n_ahead_offered: 5,
-            n_ahead_reads: 3,
-            n_name_mismatches: 7,
-            n_workers_off: 1,
-            n_io_errors: 2,
-            ..CsTierInfo::default()
-        };
-        let t = render_cs(&cs, &[l2], None, false);
-        assert!(
-            t.contains("L2 tier (disk, 2 workers)") && t.contains("nEntries=40"),
-            "{t}"
-        );
-        assert!(t.contains("used=6 (75.0%)"), "{t}");
-        assert!(t.contains("readAhead offered=5 reads=3"), "{t}");
-        assert!(t.contains("nameMismatches=7"), "{t}");
-        assert!(t.contains("workersOff=1 ioErrors=2"), "{t}");
-        let nb = NbCacheInfo {
-            n_queue_bypasses: 9,
-            ..NbCacheInfo::default()
-        };
-        assert!(render_cs(&cs, &[l2], Some(&nb), false).contains("NB-Cache:\n"));
-        assert!(!t.contains("NB-Cache"), "{t}");
-        let j: Value = serde_json::from_str(render_cs(&cs, &[l2], Some(&nb), true).trim()).unwrap();
-        assert_eq!(j["nbcache"]["n_queue_bypasses"], 9);
-        assert_eq!(j["l2"]["n_entries"], 40);
-        assert_eq!(
-            (
-                j["l2"]["n_name_mismatches"].clone(),
-                j["l2"]["n_workers_off"].clone(),
-                j["l2"]["n_io_errors"].clone()
-            ),
-            (json!(7), json!(1), json!(2))
-        );
-        assert_eq!(j["l2"]["prefetch_usefulness"], 0.75);
-        assert_eq!(
-            (
-                j["l2"]["n_ahead_offered"].clone(),
-                j["l2"]["n_ahead_reads"].clone()
-            ),
-            (json!(5), json!(3))
-        );
-        assert_eq!(
-            j["n_entries"], 3,
-            "the RAM tier's fields stay where they were"
-        );
-    }
-}
+#[path = "render_tests.rs"]
+mod tests;
