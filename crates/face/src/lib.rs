@@ -26,6 +26,8 @@
 
 pub mod link;
 pub mod lp_frag;
+#[cfg(target_os = "linux")]
+pub mod netif;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod table;

@@ -20,6 +20,8 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod udp_io;
+mod face_system;
+pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
 pub use udp_io::UdpIo;
 
@@ -58,6 +60,8 @@ pub struct Config {
     pub rib: Rib,
     /// The HTTP endpoint: metrics and the status page (`[http]`).
     pub http: Http,
+    /// The multicast faces (`[face_system.udp]`, `[face_system.ether]`; off by default).
+    pub face_system: FaceSystem,
 }
 
 /// L2 replacement policy.
@@ -642,6 +646,7 @@ impl Config {
             }
         }
         self.http.validate()?;
+        self.face_system.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

@@ -51,6 +51,7 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
+mod multicast;
 mod ws;
 
 // The faces' ids are the engine's.

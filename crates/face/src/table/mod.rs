@@ -22,6 +22,7 @@
 mod ids;
 mod listen;
 mod mirror;
+mod multicast;
 mod on_demand;
 mod reuseport;
 mod rx;
@@ -52,6 +53,7 @@ pub use listen::{
 };
 use mirror::Mirror;
 pub use mirror::UdpLink;
+pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};

@@ -159,8 +159,9 @@ impl FaceTable {
             }
             for i in 0..n {
                 let (_, from) = self.udp[idx].datagram(i);
-                let id = match self.udp_faces.get(&(idx, from)) {
-                    Some(&id) => id,
+                let known = self.udp[idx].multicast;
+                let id = match known.or_else(|| self.udp_faces.get(&(idx, from)).copied()) {
+                    Some(id) => id,
                     None if self.penalty.get(&from).is_some_and(|&t| t > now) => {
                         self.penalized_datagrams += 1;
                         continue;

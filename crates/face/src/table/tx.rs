@@ -20,6 +20,8 @@ pub(super) struct UdpSock {
     pub(super) local: SocketAddr,
     /// Accepts datagrams from unknown remotes (creates on-demand faces).
     pub(super) listener: bool,
+    /// The multicast face every datagram this socket receives belongs to, whatever its source.
+    pub(super) multicast: Option<FaceId>,
     stage: Vec<u8>,
     staged: Vec<(u32, u32, SocketAddr)>,
     max_stage: usize,
@@ -48,6 +50,7 @@ impl UdpSock {
             batch,
             local,
             listener,
+            multicast: None,
             stage: Vec::with_capacity(n * mtu),
             staged: Vec::with_capacity(n),
             max_stage: n,

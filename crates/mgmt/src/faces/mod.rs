@@ -250,7 +250,7 @@ pub(crate) struct Properties {
     pub flags: u64,
 }
 
-/// A face's properties (every Cascade face is point-to-point).
+/// A face's properties (a multicast face is multi-access, every other point-to-point).
 pub(crate) fn properties(d: &FaceDesc) -> Properties {
     Properties {
         face_id: u64::from(d.id),
@@ -262,7 +262,11 @@ pub(crate) fn properties(d: &FaceDesc) -> Properties {
             FaceScope::NonLocal
         },
         face_persistency: d.persistency,
-        link_type: LinkType::PointToPoint,
+        link_type: if d.multi_access() {
+            LinkType::MultiAccess
+        } else {
+            LinkType::PointToPoint
+        },
         flags: flags(&d.options),
     }
 }
