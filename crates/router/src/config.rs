@@ -19,8 +19,8 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
-mod udp_io;
 mod face_system;
+mod udp_io;
 pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
 pub use udp_io::UdpIo;

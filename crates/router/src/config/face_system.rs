@@ -119,7 +119,10 @@ impl EtherMcast {
 fn group(key: &str, s: &str, v4: bool) -> Result<(), String> {
     match s.parse::<IpAddr>() {
         Ok(ip) if ip.is_multicast() && ip.is_ipv4() == v4 => Ok(()),
-        Ok(_) => Err(format!("{key}: {s:?} is not an IPv{} multicast address", if v4 { 4 } else { 6 })),
+        Ok(_) => Err(format!(
+            "{key}: {s:?} is not an IPv{} multicast address",
+            if v4 { 4 } else { 6 }
+        )),
         Err(_) => Err(format!("{key}: {s:?} cannot be parsed as an IP address")),
     }
 }
@@ -186,12 +189,30 @@ mod tests {
         assert!(c.face_system.udp.mcast && c.face_system.ether.mcast);
         assert_eq!(c.face_system.udp.groups()[0].to_string(), "239.1.2.3:7000");
         for (text, key) in [
-            ("[face_system.udp]\nmcast_group = \"10.0.0.1\"", "face_system.udp.mcast_group:"),
-            ("[face_system.udp]\nmcast_group = \"ff02::1\"", "face_system.udp.mcast_group:"),
-            ("[face_system.udp]\nmcast_group_v6 = \"x\"", "face_system.udp.mcast_group_v6:"),
-            ("[face_system.udp]\nmcast_port = 0", "face_system.udp.mcast_port:"),
-            ("[face_system.udp]\nwhitelist = [\"10.0.0.0/40\"]", "face_system.udp.whitelist:"),
-            ("[face_system.ether]\nblacklist = [\"\"]", "face_system.ether.blacklist:"),
+            (
+                "[face_system.udp]\nmcast_group = \"10.0.0.1\"",
+                "face_system.udp.mcast_group:",
+            ),
+            (
+                "[face_system.udp]\nmcast_group = \"ff02::1\"",
+                "face_system.udp.mcast_group:",
+            ),
+            (
+                "[face_system.udp]\nmcast_group_v6 = \"x\"",
+                "face_system.udp.mcast_group_v6:",
+            ),
+            (
+                "[face_system.udp]\nmcast_port = 0",
+                "face_system.udp.mcast_port:",
+            ),
+            (
+                "[face_system.udp]\nwhitelist = [\"10.0.0.0/40\"]",
+                "face_system.udp.whitelist:",
+            ),
+            (
+                "[face_system.ether]\nblacklist = [\"\"]",
+                "face_system.ether.blacklist:",
+            ),
             (
                 "[face_system.ether]\nmcast_group = \"02:00:00:00:00:01\"",
                 "face_system.ether.mcast_group:",

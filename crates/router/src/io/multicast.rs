@@ -26,7 +26,10 @@ impl Io {
         for n in netifs.iter().filter(|n| eligible(n, &predicate, "UDP")) {
             for group in fs.udp.groups() {
                 let Some(local) = n.pick_addr(group.is_ipv4()) else {
-                    tracing::debug!("no UDP multicast face on {}: no address for {group}", n.name);
+                    tracing::debug!(
+                        "no UDP multicast face on {}: no address for {group}",
+                        n.name
+                    );
                     continue;
                 };
                 match self.faces.add_udp_multicast(n, local, group, &mut self.rx) {
