@@ -207,3 +207,13 @@ fn an_interest_and_its_data_cross_a_udp_multicast_face() {
         "udp4://224.0.23.170:56363",
     );
 }
+
+#[test]
+fn an_interest_and_its_data_cross_an_ethernet_multicast_face() {
+    // Segments of 8000 bytes cross a 1500-byte link in NDNLPv2 fragments.
+    forward_over(
+        "e",
+        "[face_system.ether]\nmcast = true\n",
+        "ether://[01:00:5e:00:17:aa]",
+    );
+}

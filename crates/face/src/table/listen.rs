@@ -14,7 +14,7 @@ use wire::nfd::FacePersistency;
 use super::tx::UdpSock;
 use super::ws::{ws_uri, WsConn};
 use super::{
-    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, HANDSHAKE_BASE, LISTENER_BASE, UDP_BASE,
+    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE,
 };
 use crate::udp::UdpBatch;
 use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
@@ -204,7 +204,7 @@ impl FaceTable {
     /// Adds a UDP socket; a `listener` socket creates on-demand faces for datagrams from
     /// unknown remotes. Returns its index.
     pub fn add_udp_socket(&mut self, s: UdpSocket, listener: bool) -> io::Result<usize> {
-        if self.udp.len() >= HANDSHAKE_BASE - UDP_BASE {
+        if self.udp.len() >= ETHER_BASE - UDP_BASE {
             return Err(io::Error::other("too many UDP sockets"));
         }
         s.set_nonblocking(true)?;

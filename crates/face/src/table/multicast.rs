@@ -17,6 +17,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use wire::nfd::FacePersistency;
 
 use super::{CreateError, FaceDesc, FaceParams, FaceSink, FaceTable};
+use crate::ether::setsockopt;
 use crate::netif::Netif;
 
 /// NFD's IPv4 UDP multicast group.
@@ -70,25 +71,6 @@ fn scoped(group: SocketAddr, index: u32) -> SocketAddr {
     match group {
         SocketAddr::V6(g) => SocketAddr::V6(SocketAddrV6::new(*g.ip(), g.port(), 0, index)),
         v4 => v4,
-    }
-}
-
-/// Sets an integer or struct socket option.
-fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
-    // SAFETY: `value` points at a live T of the size given.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

@@ -134,6 +134,9 @@ impl FaceTable {
                 let sock = &mut self.udp[u.socket];
                 send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes);
             }
+            FaceIo::Ether(e) => {
+                super::ether::send_ether(&mut self.ether, e, &mut f.counters, kind, bytes);
+            }
         }
         true
     }
@@ -162,7 +165,7 @@ impl FaceTable {
             let s = match &mut f.io {
                 FaceIo::Stream(s) => s,
                 FaceIo::Ws(_) => return self.flush_ws(id, sink),
-                FaceIo::Udp(_) => return,
+                FaceIo::Udp(_) | FaceIo::Ether(_) => return,
             };
             // Bounded: each successful write makes progress; a full socket stops the loop.
             while s.out_pos < s.out.len() {

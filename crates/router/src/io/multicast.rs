@@ -11,7 +11,7 @@ use crate::config::FaceSystem;
 impl Io {
     /// Opens the multicast faces `fs` turns on; how many were opened.
     pub fn open_multicast(&mut self, fs: &FaceSystem) -> usize {
-        if !fs.udp.mcast {
+        if !fs.udp.mcast && !fs.ether.mcast {
             return 0;
         }
         let netifs = match interfaces() {
@@ -22,6 +22,12 @@ impl Io {
             }
         };
         let mut opened = 0;
+        if fs.ether.mcast {
+            opened += self.open_ether(fs, &netifs);
+        }
+        if !fs.udp.mcast {
+            return opened;
+        }
         let predicate = fs.udp.predicate();
         for n in netifs.iter().filter(|n| eligible(n, &predicate, "UDP")) {
             for group in fs.udp.groups() {
@@ -49,6 +55,39 @@ impl Io {
                         reason(&e)
                     ),
                 }
+            }
+        }
+        opened
+    }
+}
+
+impl Io {
+    /// Opens the Ethernet multicast faces (on interfaces with an Ethernet address).
+    fn open_ether(&mut self, fs: &FaceSystem, netifs: &[Netif]) -> usize {
+        let predicate = fs.ether.predicate();
+        let group = fs.ether.group();
+        let mut opened = 0;
+        for n in netifs
+            .iter()
+            .filter(|n| eligible(n, &predicate, "Ethernet"))
+        {
+            if n.mac.is_none_or(|m| m.0 == [0; 6]) {
+                tracing::debug!(
+                    "no Ethernet multicast face on {}: no Ethernet address",
+                    n.name
+                );
+                continue;
+            }
+            match self.faces.add_ether_multicast(n, group, &mut self.rx) {
+                Ok(d) => {
+                    tracing::info!("Ethernet multicast face {} on {}: {}", d.id, n.name, d.uri);
+                    opened += 1;
+                }
+                Err(e) => tracing::warn!(
+                    "cannot open an Ethernet multicast face on {}: {}",
+                    n.name,
+                    reason(&e)
+                ),
             }
         }
         opened
