@@ -2,12 +2,17 @@
 //! pair, each with its multicast faces on (`[face_system]`), the consumer's router with one
 //! route, to its multicast face, the producer registered at the other. An Interest and its
 //! Data (a three-segment file) cross the link over the UDP multicast face, and separately over
-//! the Ethernet multicast face. Skipped, with a line, where network namespaces are not
+//! the Ethernet multicast face, and over a unicast Ethernet face `faces/create` makes (answered
+//! on the on-demand face the other router makes for it). Skipped, with a line, where network namespaces are not
 //! permitted (not root, or no `ip`).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use client::{Controller, Face, TransportUri};
+use wire::nfd::{ControlParameters, ControlResponse, FacePersistency};
+use wire::Name;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cascade");
 
@@ -23,6 +28,7 @@ fn ip(args: &[&str]) -> bool {
 /// Two namespaces joined by a veth pair, their routers and producer, and a scratch
 /// directory: all removed on drop, whatever happened.
 struct Link {
+    tag: String,
     ns: [String; 2],
     dir: PathBuf,
     children: Vec<Child>,
@@ -39,6 +45,7 @@ impl Link {
             return None;
         }
         let link = Link {
+            tag: tag.into(),
             ns,
             dir,
             children: Vec::new(),
@@ -93,6 +100,22 @@ impl Link {
         }
     }
 
+    /// The veth end in namespace `i`.
+    fn dev(&self, i: usize) -> String {
+        let id = std::process::id() % 100_000;
+        format!("v{}{id}{}", self.tag, ["a", "b"][i])
+    }
+
+    /// The Ethernet address of the veth end in namespace `i`.
+    fn mac(&self, i: usize) -> String {
+        let path = format!("/sys/class/net/{}/address", self.dev(i));
+        let o = Command::new("ip")
+            .args(["netns", "exec", &self.ns[i], "cat", &path])
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    }
+
     fn log(&self, i: usize) -> String {
         std::fs::read_to_string(self.dir.join(format!("r{i}.log"))).unwrap_or_default()
     }
@@ -134,30 +157,13 @@ impl Drop for Link {
     }
 }
 
-/// Fetches a file across the link over the multicast face `config` opens, whose remote
-/// starts with `scheme`; true if it ran (namespaces permitted).
-fn forward_over(tag: &str, config: &str, remote: &str) -> bool {
-    let Some(mut link) = Link::new(tag) else {
-        println!("skipped: network namespaces are not permitted here (not root, or no `ip`)");
-        return false;
-    };
-    link.router(0, config);
-    link.router(1, config);
-    let mut ids = Vec::new();
-    for i in 0..2 {
-        let faces = link.faces(i, remote);
-        assert_eq!(faces.len(), 1, "router {i}: {faces:?}\n{}", link.log(i));
-        let f = &faces[0];
-        assert_eq!(f["remote"], remote);
-        assert_eq!(f["link_type"], "multi-access", "{f}");
-        assert_eq!(f["persistency"], "permanent", "{f}");
-        assert_eq!(f["scope"], "non-local", "{f}");
-        ids.push(f["face_id"].as_u64().unwrap().to_string());
-    }
+/// Fetches a three-segment file produced at router 1 from router 0, whose one route goes to
+/// its face `face` (the producer may not have registered yet: a failed fetch is tried again, a
+/// few times, bounded).
+fn fetch(link: &mut Link, face: u64) {
     let content: Vec<u8> = (0..20_000u32).map(|i| (i * 13 % 251) as u8).collect();
     let file = link.dir.join("file.bin");
     std::fs::write(&file, &content).unwrap();
-    // The producer registers /mc at router 1; router 0 routes /mc to its multicast face.
     let producer = Command::new(BIN)
         .args([
             "put",
@@ -173,11 +179,9 @@ fn forward_over(tag: &str, config: &str, remote: &str) -> bool {
         .spawn()
         .unwrap();
     link.children.push(producer);
-    let o = link.cascade(0, &["ctl", "route", "add", "/mc", &ids[0]]);
+    let o = link.cascade(0, &["ctl", "route", "add", "/mc", &face.to_string()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = link.dir.join("out.bin");
-    // The producer may not have registered yet: a Nack or a timeout is tried again, a few
-    // times (bounded).
     let mut got = None;
     for _ in 0..10 {
         let o = link.cascade(0, &["get", "/mc/file", "-o", out.to_str().unwrap()]);
@@ -189,14 +193,39 @@ fn forward_over(tag: &str, config: &str, remote: &str) -> bool {
     }
     let got = got.unwrap_or_else(|| panic!("no file\n{}\n{}", link.log(0), link.log(1)));
     assert_eq!(got, content);
-    // What crossed: Interests out and Data in on router 0's face, the reverse on router 1's.
-    let f0 = &link.faces(0, remote)[0];
-    let f1 = &link.faces(1, remote)[0];
+}
+
+/// What crossed: Interests out and Data in on face `f0` of router 0, the reverse on router 1's
+/// `f1` (three segments, at least).
+fn crossed(f0: &serde_json::Value, f1: &serde_json::Value) {
     assert!(f0["n_out_interests"].as_u64().unwrap() >= 3, "{f0}");
     assert!(f0["n_in_data"].as_u64().unwrap() >= 3, "{f0}");
     assert!(f1["n_in_interests"].as_u64().unwrap() >= 3, "{f1}");
     assert!(f1["n_out_data"].as_u64().unwrap() >= 3, "{f1}");
-    true
+}
+
+/// Fetches a file across the link over the multicast face `config` opens, whose remote is
+/// `remote`.
+fn forward_over(tag: &str, config: &str, remote: &str) {
+    let Some(mut link) = Link::new(tag) else {
+        println!("skipped: network namespaces are not permitted here (not root, or no `ip`)");
+        return;
+    };
+    link.router(0, config);
+    link.router(1, config);
+    let mut ids = Vec::new();
+    for i in 0..2 {
+        let faces = link.faces(i, remote);
+        assert_eq!(faces.len(), 1, "router {i}: {faces:?}\n{}", link.log(i));
+        let f = &faces[0];
+        assert_eq!(f["remote"], remote);
+        assert_eq!(f["link_type"], "multi-access", "{f}");
+        assert_eq!(f["persistency"], "permanent", "{f}");
+        assert_eq!(f["scope"], "non-local", "{f}");
+        ids.push(f["face_id"].as_u64().unwrap());
+    }
+    fetch(&mut link, ids[0]);
+    crossed(&link.faces(0, remote)[0], &link.faces(1, remote)[0]);
 }
 
 #[test]
@@ -216,4 +245,79 @@ fn an_interest_and_its_data_cross_an_ethernet_multicast_face() {
         "[face_system.ether]\nmcast = true\n",
         "ether://[01:00:5e:00:17:aa]",
     );
+}
+
+/// `faces/create` with these remote and local URIs and persistency, at router `i`.
+fn create(
+    link: &Link,
+    i: usize,
+    uri: &str,
+    local: Option<&str>,
+    p: FacePersistency,
+) -> ControlResponse {
+    let path = link.dir.join(format!("r{i}.sock"));
+    let mut face = Face::connect(&TransportUri::Unix(path)).unwrap();
+    let params = ControlParameters {
+        uri: Some(uri.into()),
+        local_uri: local.map(String::from),
+        face_persistency: Some(p),
+        ..ControlParameters::default()
+    };
+    Controller::new(&mut face)
+        .command_response("faces", "create", &params)
+        .unwrap()
+}
+
+#[test]
+fn a_unicast_ethernet_face_made_by_faces_create_carries_a_fetch() {
+    let Some(mut link) = Link::new("n") else {
+        println!("skipped: network namespaces are not permitted here (not root, or no `ip`)");
+        return;
+    };
+    let config = "[face_system.ether]\nlisten = true\n";
+    link.router(0, config);
+    link.router(1, config);
+    let (dev0, mac0, mac1) = (link.dev(0), link.mac(0), link.mac(1));
+    let local = format!("dev://{dev0}");
+    let remote = format!("ether://[{mac1}]");
+    // NFD's Ethernet factory's refusals, in its order.
+    let p = FacePersistency::Persistent;
+    for (uri, local, pers, code) in [
+        (&remote[..], None, p, 406),
+        (
+            &remote[..],
+            Some(&local[..]),
+            FacePersistency::OnDemand,
+            406,
+        ),
+        ("ether://[01:00:5e:00:17:aa]", Some(&local[..]), p, 406),
+        (&remote[..], Some("dev://nosuchif0"), p, 504),
+        ("ether://[02:00:00:00:00:0A]", Some(&local[..]), p, 400),
+    ] {
+        let r = create(&link, 0, uri, local, pers);
+        assert_eq!(r.status_code, code, "{uri} {local:?}: {}", r.status_text);
+    }
+    let r = create(&link, 0, &remote, Some(&local), p);
+    assert_eq!(r.status_code, 200, "{}", r.status_text);
+    let made = r.parameters().cloned().unwrap();
+    assert_eq!(made.local_uri.as_deref(), Some(&local[..]));
+    // The same again: 409 with the face.
+    let again = create(&link, 0, &remote, Some(&local), p);
+    assert_eq!(again.status_code, 409);
+    assert_eq!(again.parameters().unwrap().face_id, made.face_id);
+    // The channel is listed.
+    let mut face = Face::connect(&TransportUri::Unix(link.dir.join("r0.sock"))).unwrap();
+    let channels = Controller::new(&mut face)
+        .dataset(&Name::from_uri("/localhost/nfd/faces/channels").unwrap())
+        .unwrap();
+    let needle = local.as_bytes();
+    assert!(channels.windows(needle.len()).any(|w| w == needle));
+    fetch(&mut link, made.face_id.unwrap());
+    // Router 1 made an on-demand face for router 0's first frame, and answered on it.
+    let f0 = &link.faces(0, &remote)[0];
+    let back = format!("ether://[{mac0}]");
+    let f1 = &link.faces(1, &back)[0];
+    assert_eq!(f0["link_type"], "point-to-point");
+    assert_eq!(f1["persistency"], "on-demand", "{f1}");
+    crossed(f0, f1);
 }

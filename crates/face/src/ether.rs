@@ -133,22 +133,28 @@ impl PacketSocket {
             libc::PACKET_IGNORE_OUTGOING,
             &1i32,
         );
-        if let Some(g) = group {
-            // SAFETY: packet_mreq is plain data.
-            let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
-            mr.mr_ifindex = netif.index as i32;
-            mr.mr_type = libc::PACKET_MR_MULTICAST as u16;
-            mr.mr_alen = 6;
-            mr.mr_address[..6].copy_from_slice(&g.0);
-            setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_ADD_MEMBERSHIP,
-                &mr,
-            )?;
-        }
         let mtu = interface_mtu(fd.as_raw_fd(), &netif.name)?.clamp(64, MAX_ETHER_MTU);
-        Ok(PacketSocket { fd, mtu })
+        let s = PacketSocket { fd, mtu };
+        if let Some(g) = group {
+            s.join(netif, g)?;
+        }
+        Ok(s)
+    }
+
+    /// Joins multicast group `group` on `netif` (`PACKET_ADD_MEMBERSHIP`).
+    pub fn join(&self, netif: &Netif, group: MacAddr) -> io::Result<()> {
+        // SAFETY: packet_mreq is plain data.
+        let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+        mr.mr_ifindex = netif.index as i32;
+        mr.mr_type = libc::PACKET_MR_MULTICAST as u16;
+        mr.mr_alen = 6;
+        mr.mr_address[..6].copy_from_slice(&group.0);
+        setsockopt(
+            self.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_ADD_MEMBERSHIP,
+            &mr,
+        )
     }
 
     /// Sends one whole frame; false if the socket did not take it (full, or the link down).

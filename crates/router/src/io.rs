@@ -107,6 +107,17 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
     },
+    /// Create a unicast Ethernet face on an interface's channel.
+    CreateEther {
+        /// The interface.
+        ifname: String,
+        /// The remote.
+        remote: face::netif::MacAddr,
+        /// Persistency, MTU (default: the interface's), link options.
+        params: FaceParams,
+        /// Reply.
+        reply: Sender<Result<FaceDesc, CreateError>>,
+    },
     /// Take over a connected TCP stream as a face.
     AdoptTcp {
         /// The stream.
@@ -623,6 +634,14 @@ impl Io {
                 reply,
             } => {
                 let _ = reply.send(faces.create_udp(remote, &params, rx));
+            }
+            IoCommand::CreateEther {
+                ifname,
+                remote,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(faces.create_ether(&ifname, remote, &params, rx));
             }
             IoCommand::AdoptTcp {
                 stream,

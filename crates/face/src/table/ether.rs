@@ -43,6 +43,11 @@ pub(super) struct EtherPort {
     group: Option<(MacAddr, FaceId)>,
     /// Unicast faces by remote.
     unicast: HashMap<MacAddr, FaceId>,
+    /// A channel (NFD's `EthernetChannel`): `faces/create` makes unicast faces on it.
+    channel: bool,
+    /// The channel listens: a well-formed frame to this interface from a source with no face
+    /// makes an on-demand face (within the on-demand quota).
+    listen: bool,
     /// The frame being received, and the frames being sent.
     rx_buf: Vec<u8>,
     tx_buf: Vec<u8>,
@@ -69,10 +74,28 @@ pub(super) struct EtherIo {
     pub(super) frag: Fragmenter,
 }
 
+impl EtherIo {
+    /// The key of its remote in the on-demand quota.
+    pub(super) fn host_key(&self) -> u128 {
+        ether_host_key(self.port, self.remote)
+    }
+}
+
+/// The on-demand quota's key of Ethernet remote `mac` on port `port`: apart from every IP
+/// host's (an IPv6 /64's low bits are zero, an IPv4 address's top bits too).
+fn ether_host_key(port: usize, mac: MacAddr) -> u128 {
+    let mut m = [0u8; 8];
+    m[2..].copy_from_slice(&mac.0);
+    (1 << 127) | ((port as u128) << 64) | u128::from(u64::from_be_bytes(m))
+}
+
 impl FaceTable {
     /// The Ethernet port of `netif` (opened, a member of `group`, if there is none yet).
     fn ether_port(&mut self, netif: &Netif, group: Option<MacAddr>) -> io::Result<usize> {
         if let Some(i) = self.ether.iter().position(|p| p.name == netif.name) {
+            if let Some(g) = group {
+                self.ether[i].sock.join(netif, g)?;
+            }
             return Ok(i);
         }
         let mac = netif
@@ -94,6 +117,8 @@ impl FaceTable {
             mac,
             group: None,
             unicast: HashMap::new(),
+            channel: false,
+            listen: false,
             rx_buf: vec![0; frame],
             tx_buf: Vec::with_capacity(frame.max(crate::ether::MIN_FRAME_LEN)),
             sock,
@@ -125,6 +150,63 @@ impl FaceTable {
         let id = self.add_ether_face(port, group, &params, sink)?;
         self.ether[port].group = Some((group, id));
         Ok(self.faces[&id].desc())
+    }
+
+    /// Opens the Ethernet channel of `netif` (`dev://ifname`), listening or not; its port.
+    pub fn add_ether_channel(&mut self, netif: &Netif, listen: bool) -> io::Result<usize> {
+        let port = self.ether_port(netif, None)?;
+        let p = &mut self.ether[port];
+        p.channel = true;
+        p.listen |= listen;
+        Ok(port)
+    }
+
+    /// Creates a unicast Ethernet face to `remote` on the channel of interface `ifname` (MTU
+    /// default and most: the interface's). A face to that remote there is
+    /// [`CreateError::Exists`]; no channel on `ifname` fails as NFD words it.
+    pub fn create_ether(
+        &mut self,
+        ifname: &str,
+        remote: MacAddr,
+        params: &FaceParams,
+        sink: &mut impl FaceSink,
+    ) -> Result<FaceDesc, CreateError> {
+        let Some(port) = (self.ether.iter()).position(|p| p.channel && p.name == ifname) else {
+            return Err(CreateError::Failed(
+                "No channels available to connect".into(),
+            ));
+        };
+        if let Some(f) = (self.ether[port].unicast.get(&remote)).and_then(|id| self.faces.get(id)) {
+            return Err(CreateError::Exists(Box::new(f.desc())));
+        }
+        let id = self.add_ether_face(port, remote, params, sink)?;
+        self.ether[port].unicast.insert(remote, id);
+        Ok(self.faces[&id].desc())
+    }
+
+    /// An on-demand face for a well-formed frame from `remote` to port `port`'s interface,
+    /// within the quota; `None` (counted) if there is no room.
+    fn ether_on_demand(
+        &mut self,
+        port: usize,
+        remote: MacAddr,
+        sink: &mut impl FaceSink,
+    ) -> Option<FaceId> {
+        let host = ether_host_key(port, remote);
+        if !self.on_demand_room(host, sink) {
+            return None;
+        }
+        let params = FaceParams {
+            persistency: FacePersistency::OnDemand,
+            ..FaceParams::default()
+        };
+        let id = self.add_ether_face(port, remote, &params, sink).ok()?;
+        if let Some(f) = self.faces.get_mut(&id) {
+            f.quota = true;
+        }
+        self.ether[port].unicast.insert(remote, id);
+        self.joined_quota(id, host, sink.now_ms());
+        Some(id)
     }
 
     /// Adds a face to `remote` on Ethernet port `port`.
@@ -184,10 +266,8 @@ impl FaceTable {
 
     /// The local URIs of the Ethernet ports (NFD's Ethernet channels: `dev://ifname`).
     pub fn ether_channels(&self) -> Vec<String> {
-        self.ether
-            .iter()
-            .map(|p| format!("dev://{}", p.name))
-            .collect()
+        let channels = self.ether.iter().filter(|p| p.channel);
+        channels.map(|p| format!("dev://{}", p.name)).collect()
     }
 
     /// Forgets a closed Ethernet face's place on its port.
@@ -223,7 +303,8 @@ impl FaceTable {
                 p.counters.malformed += 1;
                 continue;
             };
-            let to = if frame.src == p.mac {
+            let (src, listen) = (frame.src, p.listen);
+            let mut to = if frame.src == p.mac {
                 None // this host's own frame
             } else if p.group.is_some_and(|(g, _)| g == frame.dst) {
                 p.group.map(|(_, id)| id)
@@ -231,6 +312,20 @@ impl FaceTable {
                 p.unicast.get(&frame.src).copied()
             } else {
                 None
+            };
+            let unknown_sender = to.is_none() && frame.dst == p.mac && frame.src != p.mac;
+            if unknown_sender && listen {
+                let ok = super::on_demand::well_formed(frame.payload, self.cfg.max_packet_bytes);
+                if ok {
+                    to = self.ether_on_demand(idx, src, sink);
+                } else {
+                    self.on_demand.counters.on_demand_refused_malformed += 1;
+                }
+            }
+            let p = &mut self.ether[idx];
+            // The frame again (the on-demand face's creation needed the table).
+            let Ok(frame) = decode_frame(&p.rx_buf[..n]) else {
+                continue;
             };
             let Some(f) = to.and_then(|id| self.faces.get_mut(&id)) else {
                 p.counters.unknown += 1;

@@ -275,11 +275,11 @@ impl FaceTable {
 
     /// The local URIs of the listening channels, in NFD's order (by factory: TCP, then UDP,
     /// then Unix): TCP listeners, listening UDP sockets, Unix listeners.
-    /// The local URIs of the listening channels, in NFD's order (by factory: TCP, UDP, Unix,
-    /// WebSocket): TCP listeners, listening UDP sockets, Unix listeners, WebSocket listeners
-    /// (`ws://addr:port`).
+    /// The local URIs of the listening channels, in NFD's order (by factory: Ethernet, TCP,
+    /// UDP, Unix, WebSocket): Ethernet channels (`dev://ifname`), TCP listeners, listening UDP
+    /// sockets, Unix listeners, WebSocket listeners (`ws://addr:port`).
     pub fn channels(&self) -> Vec<String> {
-        let mut tcp = Vec::new();
+        let mut tcp = self.ether_channels();
         let mut unix = Vec::new();
         let mut ws = Vec::new();
         for l in &self.listeners {

@@ -747,11 +747,15 @@ impl FaceTable {
             FaceIo::Udp(u) => {
                 self.udp_faces.remove(&(u.socket, u.remote));
                 if f.quota {
-                    let remote = u.remote;
-                    self.left_quota(&remote);
+                    self.left_quota(on_demand::host_key(&u.remote));
                 }
             }
-            FaceIo::Ether(e) => self.forget_ether(e, id),
+            FaceIo::Ether(e) => {
+                self.forget_ether(e, id);
+                if f.quota {
+                    self.left_quota(e.host_key());
+                }
+            }
         }
         sink.face_down(&f, why);
         self.ids.give_back(id, sink.now_ms());
@@ -778,7 +782,7 @@ impl FaceTable {
             .faces
             .values()
             .filter(|f| {
-                matches!(f.io, FaceIo::Udp(_))
+                matches!(f.io, FaceIo::Udp(_) | FaceIo::Ether(_))
                     && f.persistency == FacePersistency::OnDemand
                     && now.saturating_sub(f.last_rx_ms) > self.cfg.udp_idle_timeout_ms
             })

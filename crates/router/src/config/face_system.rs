@@ -69,6 +69,12 @@ pub struct EtherMcast {
     pub mcast: bool,
     /// The group. Default `01:00:5e:00:17:aa` (NFD's).
     pub mcast_group: String,
+    /// Open an Ethernet channel (`dev://ifname`) on every interface with an Ethernet address:
+    /// `faces/create` makes unicast faces (`ether://[MAC]`) on it, and a frame to this
+    /// interface from a source with no face makes an on-demand face (within the on-demand
+    /// quota, closed when idle as on-demand UDP faces are). Default false (NFD: channels
+    /// whenever the section is present, listening by default).
+    pub listen: bool,
     /// Interfaces taken, as for UDP. Default `["*"]`.
     pub whitelist: Vec<String>,
     /// Interfaces left out. Default empty.
@@ -80,6 +86,7 @@ impl Default for EtherMcast {
         EtherMcast {
             mcast: false,
             mcast_group: NFD_ETHER_GROUP.into(),
+            listen: false,
             whitelist: vec!["*".into()],
             blacklist: Vec::new(),
         }

@@ -11,7 +11,7 @@ use crate::config::FaceSystem;
 impl Io {
     /// Opens the multicast faces `fs` turns on; how many were opened.
     pub fn open_multicast(&mut self, fs: &FaceSystem) -> usize {
-        if !fs.udp.mcast && !fs.ether.mcast {
+        if !fs.udp.mcast && !fs.ether.mcast && !fs.ether.listen {
             return 0;
         }
         let netifs = match interfaces() {
@@ -22,6 +22,9 @@ impl Io {
             }
         };
         let mut opened = 0;
+        if fs.ether.listen {
+            self.open_ether_channels(&netifs);
+        }
         if fs.ether.mcast {
             opened += self.open_ether(fs, &netifs);
         }
@@ -62,6 +65,20 @@ impl Io {
 }
 
 impl Io {
+    /// Opens the Ethernet channels (as NFD: on every interface up, not loopback, with an
+    /// Ethernet address; the lists do not apply).
+    fn open_ether_channels(&mut self, netifs: &[Netif]) {
+        for n in netifs.iter().filter(|n| n.up && !n.loopback) {
+            if n.mac.is_none_or(|m| m.0 == [0; 6]) {
+                continue;
+            }
+            match self.faces.add_ether_channel(n, true) {
+                Ok(_) => tracing::info!("Ethernet channel dev://{}", n.name),
+                Err(e) => tracing::warn!("cannot open an Ethernet channel on {}: {e}", n.name),
+            }
+        }
+    }
+
     /// Opens the Ethernet multicast faces (on interfaces with an Ethernet address).
     fn open_ether(&mut self, fs: &FaceSystem, netifs: &[Netif]) -> usize {
         let predicate = fs.ether.predicate();
