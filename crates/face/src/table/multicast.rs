@@ -29,7 +29,7 @@ pub const NFD_UDP_MCAST_PORT: u16 = 56363;
 
 impl FaceTable {
     /// Opens a multicast face of `group` (address and port) on interface `netif`, sending
-    /// from its address `local` (of the group's family); see the [module docs](self). The
+    /// from its address `local` (of the group's family); see the module docs of `table::multicast`. The
     /// error says which step failed (a host without multicast, or without the privilege to
     /// bind to a device, fails here).
     pub fn add_udp_multicast(
@@ -62,7 +62,14 @@ impl FaceTable {
             .add_udp_face(tx, group, &params, false, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         self.udp[rx].multicast = Some(id);
-        Ok(self.faces[&id].desc())
+        let f = self.faces.get_mut(&id).expect("the face just added");
+        if group.is_ipv6() {
+            // NFD names the scope by the interface's name.
+            let (number, name) = (format!("%{}]", netif.index), format!("%{}]", netif.name));
+            f.uri = f.uri.replace(&number, &name);
+            f.local_uri = f.local_uri.replace(&number, &name);
+        }
+        Ok(f.desc())
     }
 }
 
@@ -75,7 +82,8 @@ fn scoped(group: SocketAddr, index: u32) -> SocketAddr {
 }
 
 /// A UDP socket of `addr`'s family, with `SO_REUSEADDR` (and `IPV6_V6ONLY`) set, bound to
-/// `addr`.
+/// `addr` (an IPv6 link-local address still tentative, for a second or two after its
+/// interface comes up, cannot be bound: the face is not opened).
 fn bound_reusable(addr: SocketAddr) -> io::Result<UdpSocket> {
     let family = if addr.is_ipv4() {
         libc::AF_INET
