@@ -321,3 +321,19 @@ fn a_unicast_ethernet_face_made_by_faces_create_carries_a_fetch() {
     assert_eq!(f1["persistency"], "on-demand", "{f1}");
     crossed(f0, f1);
 }
+
+#[test]
+fn multicast_faces_work_in_every_thread_mode() {
+    // The faces are the first loop's; a sharded router's other loops send to them through its
+    // ring, and an I/O thread hands their packets to the workers as any face's.
+    for (tag, threads) in [("s", "sharded"), ("w", "io+workers")] {
+        forward_over(
+            tag,
+            &format!(
+                "[workers]\nthreads = \"{threads}\"\ncount = 2\n\
+                 [face_system.udp]\nmcast = true\n[face_system.ether]\nmcast = true\n"
+            ),
+            "udp4://224.0.23.170:56363",
+        );
+    }
+}
