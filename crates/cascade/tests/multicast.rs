@@ -72,6 +72,11 @@ impl Link {
 
     /// Starts the router of namespace `i` with `config` (listeners off but its Unix socket).
     fn router(&mut self, i: usize, config: &str) {
+        self.router_with(i, config, &[]);
+    }
+
+    /// [`Link::router`], the router run through `wrapper` (a command and its arguments).
+    fn router_with(&mut self, i: usize, config: &str, wrapper: &[&str]) {
         let cfg = self.dir.join(format!("r{i}.toml"));
         let text = format!(
             "[listen]\ntcp = \"\"\nudp = \"\"\nwebsocket = \"\"\n[http]\nlisten = \"\"\n{config}"
@@ -80,7 +85,9 @@ impl Link {
         let sock = self.dir.join(format!("r{i}.sock"));
         let log = std::fs::File::create(self.dir.join(format!("r{i}.log"))).unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns[i], BIN, "run", "-v", "-c"])
+            .args(["netns", "exec", &self.ns[i]])
+            .args(wrapper)
+            .args([BIN, "run", "-v", "-c"])
             .arg(&cfg)
             .arg("--unix")
             .arg(&sock)
@@ -336,4 +343,30 @@ fn multicast_faces_work_in_every_thread_mode() {
             "udp4://224.0.23.170:56363",
         );
     }
+}
+
+#[test]
+fn without_cap_net_raw_the_router_starts_and_warns_for_each_face_it_cannot_open() {
+    let probe = Command::new("setpriv").arg("--version").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        println!("skipped: no setpriv");
+        return;
+    }
+    let Some(mut link) = Link::new("p") else {
+        println!("skipped: network namespaces are not permitted here (not root, or no `ip`)");
+        return;
+    };
+    let config =
+        "[face_system.udp]\nmcast = true\n[face_system.ether]\nmcast = true\nlisten = true\n";
+    let drop_raw = ["setpriv", "--bounding-set=-net_raw", "--inh-caps=-net_raw"];
+    link.router_with(0, config, &drop_raw);
+    // No packet socket: no Ethernet face, no channel, one warning each; the UDP face opens.
+    assert!(link.faces(0, "ether://").is_empty());
+    assert_eq!(link.faces(0, "udp4://224.0.23.170").len(), 1);
+    let log = link.log(0);
+    let warned = |what: &str| log.lines().any(|l| l.contains("WARN") && l.contains(what));
+    assert!(warned("cannot open an Ethernet multicast face on"), "{log}");
+    assert!(warned("cannot open an Ethernet channel on"), "{log}");
+    let o = link.cascade(0, &["ctl", "status"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }

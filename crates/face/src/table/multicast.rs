@@ -2,7 +2,8 @@
 //!
 //! A multicast face has two sockets. The receiving one is bound to the group's address and
 //! port (`SO_REUSEADDR`), joins the group on the interface (`IP_ADD_MEMBERSHIP` /
-//! `IPV6_JOIN_GROUP`) and is bound to the interface (`SO_BINDTODEVICE`), so that two faces of
+//! `IPV6_JOIN_GROUP`) and is bound to the interface (`SO_BINDTODEVICE`; for IPv6, the group's
+//! interface scope does it), so that two faces of
 //! one group on two interfaces each hear their own link only; every datagram it receives,
 //! whatever its source, is the face's. The sending one is bound to the interface's address and
 //! an ephemeral port (the face's LocalUri, as NFD's), sends to the group out of that interface
@@ -149,11 +150,14 @@ fn bound_reusable(addr: SocketAddr) -> io::Result<UdpSocket> {
 fn rx_socket(netif: &Netif, local: IpAddr, group: SocketAddr) -> io::Result<UdpSocket> {
     let s = bound_reusable(group)?;
     match (group.ip(), local) {
-        (IpAddr::V4(g), IpAddr::V4(l)) => s.join_multicast_v4(&g, &l)?,
+        (IpAddr::V4(g), IpAddr::V4(l)) => {
+            s.join_multicast_v4(&g, &l)?;
+            bind_to_device(&s, &netif.name)?;
+        }
+        // Bound to the group with the interface's scope: bound to the interface already.
         (IpAddr::V6(g), _) => s.join_multicast_v6(&g, netif.index)?,
         _ => return Err(io::Error::from(io::ErrorKind::InvalidInput)),
     }
-    bind_to_device(&s, &netif.name)?;
     Ok(s)
 }
 
