@@ -24,8 +24,12 @@
 //! asks the caller ([`FaceSink::now_ms`]; milliseconds on a monotonic clock of the caller's
 //! choosing), so behaviour is deterministic and testable.
 
+#[cfg(target_os = "linux")]
+pub mod ether;
 pub mod link;
 pub mod lp_frag;
+#[cfg(target_os = "linux")]
+pub mod netif;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod table;

@@ -31,6 +31,21 @@ pub trait Forwarder {
     /// [`CreateFaceError::Exists`], and is left as it is.
     fn create_face(&self, uri: &str, params: &FaceParams) -> Result<FaceDesc, CreateFaceError>;
 
+    /// Creates a unicast Ethernet face to `remote` on the Ethernet channel of interface
+    /// `ifname` (NFD: 504 "No channels available to connect" when there is none). By default
+    /// the forwarder has no Ethernet faces (406 "Unsupported protocol").
+    fn create_ether_face(
+        &self,
+        ifname: &str,
+        remote: face::netif::MacAddr,
+        params: &FaceParams,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        let _ = (ifname, params);
+        Err(CreateFaceError::UnsupportedScheme(format!(
+            "ether://[{remote}]"
+        )))
+    }
+
     /// Changes a face as `faces/update` asks: all the changes, or none if the face refuses one;
     /// answers the face after the change.
     fn update_face(&self, id: FaceId, update: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError>;

@@ -20,7 +20,9 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+mod face_system;
 mod udp_io;
+pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
 pub use udp_io::UdpIo;
 
@@ -59,6 +61,8 @@ pub struct Config {
     pub rib: Rib,
     /// The HTTP endpoint: metrics and the status page (`[http]`).
     pub http: Http,
+    /// The multicast faces (`[face_system.udp]`, `[face_system.ether]`; off by default).
+    pub face_system: FaceSystem,
 }
 
 /// L2 replacement policy.
@@ -649,6 +653,7 @@ impl Config {
         }
         self.http.validate()?;
         self.listen.validate_ws()?;
+        self.face_system.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

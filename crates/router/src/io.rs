@@ -51,6 +51,7 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
+mod multicast;
 mod ws;
 
 // The faces' ids are the engine's.
@@ -102,6 +103,17 @@ pub enum IoCommand {
         /// Remote endpoint.
         remote: SocketAddr,
         /// Persistency, MTU (default: the configured UDP MTU), link options.
+        params: FaceParams,
+        /// Reply.
+        reply: Sender<Result<FaceDesc, CreateError>>,
+    },
+    /// Create a unicast Ethernet face on an interface's channel.
+    CreateEther {
+        /// The interface.
+        ifname: String,
+        /// The remote.
+        remote: face::netif::MacAddr,
+        /// Persistency, MTU (default: the interface's), link options.
         params: FaceParams,
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
@@ -624,6 +636,14 @@ impl Io {
                 reply,
             } => {
                 let _ = reply.send(faces.create_udp(remote, &params, rx));
+            }
+            IoCommand::CreateEther {
+                ifname,
+                remote,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(faces.create_ether(&ifname, remote, &params, rx));
             }
             IoCommand::AdoptTcp {
                 stream,

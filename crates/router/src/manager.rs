@@ -146,6 +146,17 @@ impl Channels {
     }
 }
 
+/// What a loop answered to a face creation, as NFD words failures.
+fn created(r: Option<Result<FaceDesc, CreateError>>) -> Result<FaceDesc, CreateFaceError> {
+    let failed = |e: String| CreateFaceError::Failed(format!("Face creation failed: {e}"));
+    match r {
+        None => Err(failed("no answer".into())),
+        Some(Ok(d)) => Ok(d),
+        Some(Err(CreateError::Exists(d))) => Err(CreateFaceError::Exists(d)),
+        Some(Err(CreateError::Failed(e))) => Err(failed(e)),
+    }
+}
+
 impl Forwarder for Channels {
     fn faces(&self) -> Vec<FaceDesc> {
         self.io.faces()
@@ -185,11 +196,21 @@ impl Forwarder for Channels {
             })?;
             self.io.adopt_tcp(stream, params)
         };
-        match r {
-            None => Err(failed("Face creation failed: ", "no answer".into())),
-            Some(Ok(d)) => Ok(d),
-            Some(Err(CreateError::Exists(d))) => Err(CreateFaceError::Exists(d)),
-            Some(Err(CreateError::Failed(e))) => Err(failed("Face creation failed: ", e)),
+        created(r)
+    }
+
+    fn create_ether_face(
+        &self,
+        ifname: &str,
+        remote: face::netif::MacAddr,
+        params: &FaceParams,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        match self.io.create_ether(ifname, remote, *params) {
+            // NFD's words when the interface has no channel.
+            Some(Err(CreateError::Failed(e))) if e.starts_with("No channels") => {
+                Err(CreateFaceError::Failed(e))
+            }
+            r => created(r),
         }
     }
 

@@ -417,6 +417,23 @@ impl IoHandles {
         })
     }
 
+    /// Creates a unicast Ethernet face on the first loop (which holds the Ethernet ports);
+    /// `None` if the loop did not answer.
+    pub fn create_ether(
+        &self,
+        ifname: &str,
+        remote: face::netif::MacAddr,
+        params: FaceParams,
+    ) -> Option<Result<FaceDesc, CreateError>> {
+        let ifname = ifname.to_string();
+        self.call(0, |reply| IoCommand::CreateEther {
+            ifname,
+            remote,
+            params,
+            reply,
+        })
+    }
+
     /// Makes a connected TCP stream a face, on the loops in turn; `None` if the loop did not
     /// answer.
     pub fn adopt_tcp(

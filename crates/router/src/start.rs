@@ -209,6 +209,8 @@ impl Shared {
                 io.join_shards(i, shards.clone(), owners, peers);
             }
         }
+        // The multicast faces are the first loop's (the others send to them through its ring).
+        loops[0].open_multicast(&cfg.face_system);
         Ok(Loops {
             loops,
             handles: Arc::new(IoHandles::new(handles, owners, steering)),

@@ -15,7 +15,7 @@ use super::tx::UdpSock;
 use super::ws::{ws_uri, WsConn};
 use super::ws_tls::WsTls;
 use super::{
-    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, HANDSHAKE_BASE, LISTENER_BASE, UDP_BASE,
+    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE,
 };
 use crate::udp::UdpBatch;
 use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
@@ -208,7 +208,7 @@ impl FaceTable {
     /// Adds a UDP socket; a `listener` socket creates on-demand faces for datagrams from
     /// unknown remotes. Returns its index.
     pub fn add_udp_socket(&mut self, s: UdpSocket, listener: bool) -> io::Result<usize> {
-        if self.udp.len() >= HANDSHAKE_BASE - UDP_BASE {
+        if self.udp.len() >= ETHER_BASE - UDP_BASE {
             return Err(io::Error::other("too many UDP sockets"));
         }
         s.set_nonblocking(true)?;
@@ -279,11 +279,11 @@ impl FaceTable {
 
     /// The local URIs of the listening channels, in NFD's order (by factory: TCP, then UDP,
     /// then Unix): TCP listeners, listening UDP sockets, Unix listeners.
-    /// The local URIs of the listening channels, in NFD's order (by factory: TCP, UDP, Unix,
-    /// WebSocket): TCP listeners, listening UDP sockets, Unix listeners, WebSocket listeners
-    /// (`ws://addr:port`).
+    /// The local URIs of the listening channels, in NFD's order (by factory: Ethernet, TCP,
+    /// UDP, Unix, WebSocket): Ethernet channels (`dev://ifname`), TCP listeners, listening UDP
+    /// sockets, Unix listeners, WebSocket listeners (`ws://addr:port`).
     pub fn channels(&self) -> Vec<String> {
-        let mut tcp = Vec::new();
+        let mut tcp = self.ether_channels();
         let mut unix = Vec::new();
         let mut ws = Vec::new();
         for l in &self.listeners {

@@ -19,9 +19,11 @@
 //! The driver keeps the clock ([`FaceSink::now_ms`]) and decides where packets go; the table
 //! never looks inside a packet beyond its link header.
 
+mod ether;
 mod ids;
 mod listen;
 mod mirror;
+mod multicast;
 mod on_demand;
 mod reuseport;
 mod runtime;
@@ -46,6 +48,7 @@ use crate::lp_frag::{
 use crate::stream::StreamFramer;
 use crate::uri::FaceUri;
 
+pub use ether::{EtherCounters, FRAMES_PER_TURN, MAX_ETHER_PORTS};
 use ids::FaceIds;
 pub use ids::FACE_IDS_PER_FACE;
 use listen::StreamSock;
@@ -55,6 +58,7 @@ pub use listen::{
 };
 use mirror::Mirror;
 pub use mirror::UdpLink;
+pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
@@ -81,6 +85,8 @@ const LISTENER_BASE: usize = 1;
 const UDP_BASE: usize = 64;
 /// Pending WebSocket handshakes' tokens (below the faces').
 const HANDSHAKE_BASE: usize = 1 << 19;
+/// Ethernet ports' tokens (the last of the UDP sockets' range).
+const ETHER_BASE: usize = HANDSHAKE_BASE - MAX_ETHER_PORTS;
 const FACE_BASE: usize = 1 << 20;
 /// Remotes whose on-demand UDP face was closed for sending garbage, kept out this long.
 const PENALTY_MS: u64 = 60_000;
@@ -329,6 +335,7 @@ enum FaceIo {
     Stream(Box<StreamIo>),
     Ws(Box<WsIo>),
     Udp(Box<UdpIo>),
+    Ether(Box<ether::EtherIo>),
 }
 
 impl FaceIo {
@@ -337,7 +344,7 @@ impl FaceIo {
         match self {
             FaceIo::Stream(s) => Some(s.sock.source()),
             FaceIo::Ws(w) => Some(w.ws.get_mut().tcp()),
-            FaceIo::Udp(_) => None,
+            FaceIo::Udp(_) | FaceIo::Ether(_) => None,
         }
     }
 }
@@ -400,7 +407,7 @@ impl Face {
                 local: u.local,
                 mtu: u.frag.mtu(),
             }),
-            FaceIo::Stream(_) | FaceIo::Ws(_) => None,
+            FaceIo::Stream(_) | FaceIo::Ws(_) | FaceIo::Ether(_) => None,
         }
     }
 
@@ -419,6 +426,7 @@ impl Face {
             persistency: self.persistency,
             mtu: match &self.io {
                 FaceIo::Udp(u) => Some(u.frag.mtu() as u64),
+                FaceIo::Ether(e) => Some(e.frag.mtu() as u64),
                 FaceIo::Stream(_) | FaceIo::Ws(_) => None,
             },
             options: self.options,
@@ -432,12 +440,12 @@ impl Face {
         let fixed = match &self.io {
             FaceIo::Stream(s) => matches!(s.sock, StreamSock::Unix(_)),
             FaceIo::Ws(_) => true,
-            FaceIo::Udp(_) => false,
+            FaceIo::Udp(_) | FaceIo::Ether(_) => false,
         };
         let persistency = u.persistency.filter(|&p| {
             p != self.persistency && (fixed || matches!(p, FacePersistency::Other(_)))
         });
-        let stream = !matches!(self.io, FaceIo::Udp(_));
+        let stream = !matches!(self.io, FaceIo::Udp(_) | FaceIo::Ether(_));
         let r = Refusal {
             local_fields: u.local_fields == Some(true) && !self.local,
             persistency,
@@ -465,6 +473,11 @@ impl Face {
             .unwrap_or(o.default_congestion_threshold_bytes);
         if let (Some(m), FaceIo::Udp(udp)) = (u.mtu, &mut self.io) {
             let _ = udp.frag.set_mtu(m.clamp(MIN_MTU, MAX_UDP_MTU));
+        }
+        if let (Some(m), FaceIo::Ether(e)) = (u.mtu, &mut self.io) {
+            let _ = e
+                .frag
+                .set_mtu(m.clamp(MIN_MTU, crate::ether::MAX_ETHER_MTU));
         }
     }
 }
@@ -535,6 +548,8 @@ pub struct FaceTable {
     cfg: FaceConfig,
     listeners: Vec<Listener>,
     udp: Vec<UdpSock>,
+    /// Ethernet ports, one per interface.
+    ether: Vec<ether::EtherPort>,
     faces: HashMap<FaceId, Face>,
     udp_faces: HashMap<(usize, SocketAddr), FaceId>,
     ids: FaceIds,
@@ -575,6 +590,7 @@ impl FaceTable {
             registry,
             listeners: Vec::new(),
             udp: Vec::new(),
+            ether: Vec::new(),
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
             ids: FaceIds::new(first, cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
@@ -737,8 +753,13 @@ impl FaceTable {
             FaceIo::Udp(u) => {
                 self.udp_faces.remove(&(u.socket, u.remote));
                 if f.quota {
-                    let remote = u.remote;
-                    self.left_quota(&remote);
+                    self.left_quota(on_demand::host_key(&u.remote));
+                }
+            }
+            FaceIo::Ether(e) => {
+                self.forget_ether(e, id);
+                if f.quota {
+                    self.left_quota(e.host_key());
                 }
             }
         }
@@ -767,7 +788,7 @@ impl FaceTable {
             .faces
             .values()
             .filter(|f| {
-                matches!(f.io, FaceIo::Udp(_))
+                matches!(f.io, FaceIo::Udp(_) | FaceIo::Ether(_))
                     && f.persistency == FacePersistency::OnDemand
                     && now.saturating_sub(f.last_rx_ms) > self.cfg.udp_idle_timeout_ms
             })

@@ -107,7 +107,7 @@ pub(super) struct OnDemand {
 
 /// The key of a remote's host: its IPv4 address (also when written as IPv4-mapped IPv6), or
 /// its IPv6 /64.
-fn host_key(a: &SocketAddr) -> u128 {
+pub(super) fn host_key(a: &SocketAddr) -> u128 {
     let v4 = |v4: std::net::Ipv4Addr| u128::from(v4.to_ipv6_mapped());
     match a.ip() {
         IpAddr::V4(ip) => v4(ip),
@@ -157,24 +157,13 @@ impl FaceTable {
         well_formed: bool,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
-        let bounds = self.cfg.bounds;
         if !well_formed {
             self.on_demand.counters.on_demand_refused_malformed += 1;
             return None;
         }
         let host = host_key(&from);
-        let on_host = self.on_demand.per_host.get(&host).copied().unwrap_or(0);
-        if on_host as usize >= bounds.max_on_demand_per_host {
-            self.on_demand.counters.on_demand_refused_host += 1;
+        if !self.on_demand_room(host, sink) {
             return None;
-        }
-        while self.on_demand.count >= bounds.max_on_demand_faces
-            || self.faces.len() >= self.cfg.max_faces
-        {
-            if !self.evict_on_demand(sink) {
-                self.on_demand.counters.on_demand_refused_full += 1;
-                return None;
-            }
         }
         let mtu = self.cfg.udp_mtu;
         let params = FaceParams {
@@ -183,13 +172,37 @@ impl FaceTable {
             ..FaceParams::default()
         };
         let id = self.add_udp_face(socket, from, &params, true, sink)?;
-        let now = sink.now_ms();
+        self.joined_quota(id, host, sink.now_ms());
+        Some(id)
+    }
+
+    /// Room for one more on-demand face of `host` (evicting one if the quota or the table is
+    /// full); false, counted, if there is none.
+    pub(super) fn on_demand_room(&mut self, host: u128, sink: &mut impl FaceSink) -> bool {
+        let bounds = self.cfg.bounds;
+        let on_host = self.on_demand.per_host.get(&host).copied().unwrap_or(0);
+        if on_host as usize >= bounds.max_on_demand_per_host {
+            self.on_demand.counters.on_demand_refused_host += 1;
+            return false;
+        }
+        while self.on_demand.count >= bounds.max_on_demand_faces
+            || self.faces.len() >= self.cfg.max_faces
+        {
+            if !self.evict_on_demand(sink) {
+                self.on_demand.counters.on_demand_refused_full += 1;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// On-demand face `id` of `host`, just made, joins the quota.
+    pub(super) fn joined_quota(&mut self, id: FaceId, host: u128, now: u64) {
         let od = &mut self.on_demand;
         od.count += 1;
         *od.per_host.entry(host).or_insert(0) += 1;
         od.queue.push_back((id, now));
         od.counters.on_demand_created += 1;
-        Some(id)
     }
 
     /// Closes the least recently active on-demand UDP face (second-chance order); false if
@@ -219,20 +232,23 @@ impl FaceTable {
         let Some(f) = self.faces.get_mut(&id) else {
             return;
         };
-        if let (true, FaceIo::Udp(u)) =
-            (f.quota && f.persistency != FacePersistency::OnDemand, &f.io)
-        {
-            f.quota = false;
-            let remote = u.remote;
-            self.left_quota(&remote);
+        if !f.quota || f.persistency == FacePersistency::OnDemand {
+            return;
         }
+        let host = match &f.io {
+            FaceIo::Udp(u) => host_key(&u.remote),
+            FaceIo::Ether(e) => e.host_key(),
+            FaceIo::Stream(_) | FaceIo::Ws(_) => return,
+        };
+        f.quota = false;
+        self.left_quota(host);
     }
 
-    /// A face of the quota, to `remote`, leaves it (closed, or made persistent by management).
-    pub(super) fn left_quota(&mut self, remote: &SocketAddr) {
+    /// A face of the quota, of `host` ([`host_key`], or an Ethernet remote's), leaves it
+    /// (closed, or made persistent by management).
+    pub(super) fn left_quota(&mut self, host: u128) {
         let od = &mut self.on_demand;
         od.count -= 1;
-        let host = host_key(remote);
         if let Some(n) = od.per_host.get_mut(&host) {
             *n -= 1;
             if *n == 0 {

@@ -7,8 +7,8 @@ use wire::nfd::FacePersistency;
 
 use super::on_demand::well_formed;
 use super::{
-    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, HANDSHAKE_BASE, LISTENER_BASE,
-    PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
+    FaceId, FaceIo, FaceRx, FaceSink, FaceTable, Notice, ETHER_BASE, FACE_BASE, HANDSHAKE_BASE,
+    LISTENER_BASE, PENALTY_CAPACITY, PENALTY_MS, UDP_BASE,
 };
 use crate::udp_ring::UdpRing;
 
@@ -39,6 +39,11 @@ impl FaceTable {
         match token.0 {
             0 => {}
             t if (LISTENER_BASE..UDP_BASE).contains(&t) => self.accept(t - LISTENER_BASE, sink),
+            t if (ETHER_BASE..HANDSHAKE_BASE).contains(&t) => {
+                if readable {
+                    self.read_ether(t - ETHER_BASE, sink);
+                }
+            }
             t if (UDP_BASE..HANDSHAKE_BASE).contains(&t) => {
                 if readable {
                     self.read_udp(t - UDP_BASE, sink);
@@ -159,8 +164,9 @@ impl FaceTable {
             }
             for i in 0..n {
                 let (_, from) = self.udp[idx].datagram(i);
-                let id = match self.udp_faces.get(&(idx, from)) {
-                    Some(&id) => id,
+                let known = self.udp[idx].multicast;
+                let id = match known.or_else(|| self.udp_faces.get(&(idx, from)).copied()) {
+                    Some(id) => id,
                     None if self.penalty.get(&from).is_some_and(|&t| t > now) => {
                         self.penalized_datagrams += 1;
                         continue;
@@ -182,7 +188,7 @@ impl FaceTable {
                 let (bytes, _) = self.udp[idx].datagram(i);
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),
-                    FaceIo::Stream(_) | FaceIo::Ws(_) => None,
+                    FaceIo::Stream(_) | FaceIo::Ws(_) | FaceIo::Ether(_) => None,
                 };
                 let rx = FaceRx {
                     id,

@@ -20,6 +20,8 @@ pub(super) struct UdpSock {
     pub(super) local: SocketAddr,
     /// Accepts datagrams from unknown remotes (creates on-demand faces).
     pub(super) listener: bool,
+    /// The multicast face every datagram this socket receives belongs to, whatever its source.
+    pub(super) multicast: Option<FaceId>,
     stage: Vec<u8>,
     staged: Vec<(u32, u32, SocketAddr)>,
     max_stage: usize,
@@ -48,6 +50,7 @@ impl UdpSock {
             batch,
             local,
             listener,
+            multicast: None,
             stage: Vec::with_capacity(n * mtu),
             staged: Vec::with_capacity(n),
             max_stage: n,
@@ -131,6 +134,9 @@ impl FaceTable {
                 let sock = &mut self.udp[u.socket];
                 send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes);
             }
+            FaceIo::Ether(e) => {
+                super::ether::send_ether(&mut self.ether, e, &mut f.counters, kind, bytes);
+            }
         }
         true
     }
@@ -159,7 +165,7 @@ impl FaceTable {
             let s = match &mut f.io {
                 FaceIo::Stream(s) => s,
                 FaceIo::Ws(_) => return self.flush_ws(id, sink),
-                FaceIo::Udp(_) => return,
+                FaceIo::Udp(_) | FaceIo::Ether(_) => return,
             };
             // Bounded: each successful write makes progress; a full socket stops the loop.
             while s.out_pos < s.out.len() {

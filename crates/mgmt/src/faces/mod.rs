@@ -8,10 +8,14 @@
 //! - 400 "Malformed command" / "Non-canonical remote URI" / "Non-canonical local URI": a URI
 //!   that does not parse, or is not canonical as ndn-cxx's `FaceUri` judges it (a client
 //!   canonizes first);
-//! - 406 "Unsupported protocol": a scheme other than `udp4`, `udp6`, `tcp4`, `tcp6`;
+//! - 406 "Unsupported protocol": a scheme other than `udp4`, `udp6`, `tcp4`, `tcp6`, `ether`;
 //! - 406, as the factories refuse: a LocalUri, on-demand persistency, a multicast UDP remote,
 //!   LocalFieldsEnabled on a face that would not be local (UDP, or TCP to a non-loopback
 //!   address), an MTU on TCP, an MTU below 64 on UDP;
+//! - `ether` (NFD's Ethernet factory): 406 without a `dev://ifname` LocalUri, for on-demand
+//!   persistency, a group address, LocalFieldsEnabled, an MTU below 64; 504 "No channels
+//!   available to connect" when the interface has no Ethernet channel (`[face_system.ether]
+//!   listen`);
 //! - 409 "Face with remote URI already exists", with that face's parameters (whatever its
 //!   persistency: it is left unchanged);
 //! - 504 the connection or the socket failed (the forwarder's text);
@@ -104,7 +108,7 @@ fn create(forwarder: &impl Forwarder, p: &ControlParameters) -> ControlResponse 
         }
     }
     let tcp = match remote.scheme {
-        "udp4" | "udp6" => false,
+        "udp4" | "udp6" | "ether" => false,
         "tcp4" | "tcp6" => true,
         _ => return refuse(406, "Unsupported protocol"),
     };
@@ -125,11 +129,48 @@ fn create(forwarder: &impl Forwarder, p: &ControlParameters) -> ControlResponse 
                 .unwrap_or(defaults.default_congestion_threshold_bytes),
         },
     };
+    if remote.scheme == "ether" {
+        return create_ether(forwarder, &remote, p.local_uri.as_deref(), &params);
+    }
     if let Some(refused) = factory_refusal(tcp, &remote, p.local_uri.is_some(), &params) {
         return refused;
     }
     let uri = p.uri.as_deref().unwrap_or_default();
-    match forwarder.create_face(uri, &params) {
+    created(forwarder.create_face(uri, &params))
+}
+
+/// `faces/create` of a unicast Ethernet face (NFD's Ethernet factory: its refusals in its
+/// order, then the channel of the LocalUri's interface).
+fn create_ether(
+    forwarder: &impl Forwarder,
+    remote: &Uri<'_>,
+    local: Option<&str>,
+    params: &FaceParams,
+) -> ControlResponse {
+    let dev = local.and_then(Uri::parse).filter(|u| u.scheme == "dev");
+    let Some(mac) = face::netif::MacAddr::parse(remote.host()) else {
+        return refuse(400, "Non-canonical remote URI");
+    };
+    let text = if dev.is_none() {
+        "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme".into()
+    } else if params.persistency == FacePersistency::OnDemand {
+        "Outgoing Ethernet faces do not support on-demand persistency".into()
+    } else if mac.is_group() {
+        "Cannot create multicast Ethernet faces".into()
+    } else if params.options.local_fields {
+        "Local fields can only be enabled on faces with local scope".into()
+    } else if params.mtu.is_some_and(|m| m < MIN_MTU) {
+        format!("Override MTU cannot be less than {MIN_MTU}")
+    } else {
+        let ifname = dev.map_or("", |d| d.host());
+        return created(forwarder.create_ether_face(ifname, mac, params));
+    };
+    refuse(406, text)
+}
+
+/// The answer to a `faces/create` the forwarder carried out.
+fn created(r: Result<FaceDesc, CreateFaceError>) -> ControlResponse {
+    match r {
         Ok(d) => crate::ok(create_response(&d)),
         Err(CreateFaceError::Exists(d)) => ControlResponse::with_parameters(
             409,
@@ -250,7 +291,7 @@ pub(crate) struct Properties {
     pub flags: u64,
 }
 
-/// A face's properties (every Cascade face is point-to-point).
+/// A face's properties (a multicast face is multi-access, every other point-to-point).
 pub(crate) fn properties(d: &FaceDesc) -> Properties {
     Properties {
         face_id: u64::from(d.id),
@@ -262,7 +303,11 @@ pub(crate) fn properties(d: &FaceDesc) -> Properties {
             FaceScope::NonLocal
         },
         face_persistency: d.persistency,
-        link_type: LinkType::PointToPoint,
+        link_type: if d.multi_access() {
+            LinkType::MultiAccess
+        } else {
+            LinkType::PointToPoint
+        },
         flags: flags(&d.options),
     }
 }

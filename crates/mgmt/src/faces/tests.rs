@@ -101,8 +101,44 @@ fn create_refuses_as_nfd_in_its_order() {
         with(|p| p.local_uri = Some("udp4://localhost:1".into())),
         want(400, "Non-canonical local URI")
     );
+    // NFD's Ethernet factory, in its order; a forwarder without Ethernet faces: 406.
+    let ether = |uri: &str, local: Option<&str>, on_demand: bool| {
+        let mut p = create(uri);
+        p.local_uri = local.map(String::from);
+        if on_demand {
+            p.face_persistency = Some(FacePersistency::OnDemand);
+        }
+        created(p)
+    };
+    let (unicast, dev) = ("ether://[02:00:00:00:00:01]", Some("dev://eth0"));
     assert_eq!(
-        created(create("ether://[01:00:5e:00:17:aa]")),
+        ether("ether://[01:00:5e:00:17:aa]", None, false),
+        want(
+            406,
+            "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme"
+        )
+    );
+    assert_eq!(
+        ether(unicast, Some("udp4://192.0.2.1:6363"), false).1,
+        "Creation of unicast Ethernet faces requires a LocalUri with dev:// scheme"
+    );
+    assert_eq!(
+        ether(unicast, dev, true),
+        want(
+            406,
+            "Outgoing Ethernet faces do not support on-demand persistency"
+        )
+    );
+    assert_eq!(
+        ether("ether://[01:00:5e:00:17:aa]", dev, false),
+        want(406, "Cannot create multicast Ethernet faces")
+    );
+    assert_eq!(
+        ether("ether://[02:00:00:00:00:0A]", dev, false),
+        want(400, "Non-canonical remote URI")
+    );
+    assert_eq!(
+        ether(unicast, dev, false),
         want(406, "Unsupported protocol")
     );
     assert_eq!(

@@ -74,6 +74,11 @@ impl<'a> Uri<'a> {
         })
     }
 
+    /// The host (an IP address, a MAC address, an interface name), without brackets.
+    pub fn host(&self) -> &'a str {
+        self.host
+    }
+
     /// The socket address of a canonical `udp4`/`udp6`/`tcp4`/`tcp6` URI.
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         let ip: IpAddr = self.host.parse().ok()?;
