@@ -115,6 +115,15 @@ pub enum IoCommand {
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
     },
+    /// Create a permanent TCP face that is DOWN and redials `remote`.
+    DialTcp {
+        /// Remote endpoint.
+        remote: SocketAddr,
+        /// Link options (the face is permanent).
+        params: FaceParams,
+        /// Reply.
+        reply: Sender<Result<FaceDesc, CreateError>>,
+    },
     /// Close a face.
     Destroy {
         /// Face.
@@ -630,6 +639,13 @@ impl Io {
             } => {
                 let _ = reply.send(faces.adopt_tcp(stream, &params, rx));
             }
+            IoCommand::DialTcp {
+                remote,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(faces.dial_tcp(remote, &params, rx));
+            }
             IoCommand::Destroy { id, reply } => {
                 let _ = reply.send(faces.close(id, "destroyed by management", rx));
             }
@@ -778,6 +794,7 @@ impl Rx {
                 info: FaceInfo {
                     local: f.local(),
                     multi_access: false,
+                    local_fields: f.local_fields(),
                 },
                 local_fields: f.local_fields(),
             });
@@ -801,6 +818,18 @@ impl FaceSink for Rx {
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
         let _ = self.mgmt.event(created);
+    }
+
+    fn face_state(&mut self, face: &Face, up: bool) {
+        tracing::info!(face = face.id(), uri = %face.uri(), up, "face state");
+        let kind = if up {
+            FaceEventKind::Up
+        } else {
+            FaceEventKind::Down
+        };
+        let _ = self
+            .mgmt
+            .event(MgmtInput::FaceEvent(kind, Box::new(face.desc())));
     }
 
     fn face_changed(&mut self, face: &Face) {

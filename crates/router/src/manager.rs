@@ -21,6 +21,7 @@ use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
 use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use mgmt::{CreateFaceError, CsTierInfo, Forwarder, UpdateFaceError, WorkerStats};
+use wire::nfd::FacePersistency;
 use wire::{Limits, Name};
 
 use crate::config::parse_face_uri;
@@ -142,6 +143,17 @@ impl Channels {
     }
 }
 
+/// What management answers for the I/O loop's answer to a face creation (`None`: no answer).
+fn created(r: Option<Result<FaceDesc, CreateError>>) -> Result<FaceDesc, CreateFaceError> {
+    let failed = |e: String| CreateFaceError::Failed(format!("Face creation failed: {e}"));
+    match r {
+        None => Err(failed("no answer".into())),
+        Some(Ok(d)) => Ok(d),
+        Some(Err(CreateError::Exists(d))) => Err(CreateFaceError::Exists(d)),
+        Some(Err(CreateError::Failed(e))) => Err(failed(e)),
+    }
+}
+
 impl Forwarder for Channels {
     fn faces(&self) -> Vec<FaceDesc> {
         self.io.faces()
@@ -181,11 +193,28 @@ impl Forwarder for Channels {
             })?;
             self.io.adopt_tcp(stream, params)
         };
-        match r {
-            None => Err(failed("Face creation failed: ", "no answer".into())),
-            Some(Ok(d)) => Ok(d),
-            Some(Err(CreateError::Exists(d))) => Err(CreateFaceError::Exists(d)),
-            Some(Err(CreateError::Failed(e))) => Err(failed("Face creation failed: ", e)),
+        created(r)
+    }
+
+    /// As `create_face`, but a permanent TCP face whose remote does not answer is created
+    /// DOWN and redials it (with NFD's back-off), so that an unreachable `[[face]]` does not
+    /// stop the router from starting or reloading.
+    fn create_configured_face(
+        &self,
+        uri: &str,
+        params: &FaceParams,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        let r = self.create_face(uri, params);
+        let unreachable =
+            matches!(&r, Err(CreateFaceError::Failed(e)) if e.starts_with("Connection"));
+        match parse_face_uri(uri) {
+            Ok((false, addr))
+                if unreachable && params.persistency == FacePersistency::Permanent =>
+            {
+                tracing::warn!(uri, "configured face unreachable: created DOWN, redialing");
+                created(self.io.dial_tcp(addr, *params))
+            }
+            _ => r,
         }
     }
 

@@ -423,6 +423,21 @@ impl IoHandles {
         })
     }
 
+    /// Creates a permanent TCP face to `remote` that is DOWN and redials it, on the loops in
+    /// turn; `None` if the loop did not answer.
+    pub fn dial_tcp(
+        &self,
+        remote: SocketAddr,
+        params: FaceParams,
+    ) -> Option<Result<FaceDesc, CreateError>> {
+        let i = self.next_stream.fetch_add(1, Ordering::Relaxed) % self.loops.len();
+        self.call(i, |reply| IoCommand::DialTcp {
+            remote,
+            params,
+            reply,
+        })
+    }
+
     /// Changes face `id` (`None`: its loop did not answer).
     pub fn update(&self, id: FaceId, update: FaceUpdate) -> Option<Result<FaceDesc, UpdateError>> {
         self.call(self.owner(id), |reply| IoCommand::Update {

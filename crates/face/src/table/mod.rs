@@ -23,6 +23,7 @@ mod ids;
 mod listen;
 mod mirror;
 mod on_demand;
+mod redial;
 mod reuseport;
 mod rx;
 mod tx;
@@ -54,6 +55,7 @@ use mirror::Mirror;
 pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
+pub use redial::{next_redial_ms, INITIAL_REDIAL_MS, MAX_REDIAL_MS, REDIAL_MULTIPLIER};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
@@ -509,6 +511,11 @@ pub trait FaceSink {
     fn face_changed(&mut self, face: &Face);
     /// A face was closed, for `why`.
     fn face_down(&mut self, face: &Face, why: &str);
+    /// A permanent TCP face lost its connection (`up` false: it is DOWN, redialing) or got it
+    /// back (`up` true); see [`FaceTable::dial_tcp`]. By default nothing is done.
+    fn face_state(&mut self, face: &Face, up: bool) {
+        let _ = (face, up);
+    }
     /// One link-layer packet received on a face, to be counted in `rx.counters` (bytes, kind,
     /// drops) as the sink handles it; returns true if it was malformed (and counted), which may
     /// close the face.
@@ -551,6 +558,8 @@ pub struct FaceTable {
     ring_failure: Option<io::Error>,
     /// Pending WebSocket handshakes.
     handshakes: Handshakes,
+    /// Permanent TCP faces DOWN, redialing.
+    down: HashMap<FaceId, redial::Redial>,
 }
 
 impl FaceTable {
@@ -583,6 +592,7 @@ impl FaceTable {
             bounds_noticed: BoundCounters::default(),
             ring_failure: None,
             handshakes: Handshakes::default(),
+            down: HashMap::new(),
             cfg,
         }
     }
@@ -719,6 +729,7 @@ impl FaceTable {
     /// Closes face `id` for `why`; the face as it was, or `None` if there was none.
     pub fn close(&mut self, id: FaceId, why: &str, sink: &mut impl FaceSink) -> Option<FaceDesc> {
         let mut f = self.faces.remove(&id)?;
+        self.forget_redial(id);
         let desc = f.desc();
         match &mut f.io {
             FaceIo::Stream(s) => {
@@ -745,6 +756,7 @@ impl FaceTable {
     /// what the bounds refused.
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
         self.sweep_ws(now, sink);
+        self.redial_due(now);
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;
@@ -785,6 +797,12 @@ impl FaceTable {
             return Err(UpdateError::Refused(r));
         }
         f.apply(u);
+        if self.down.contains_key(&id) && f.persistency != FacePersistency::Permanent {
+            // Only a permanent face can be DOWN: NFD fails and closes such a face.
+            let changed = f.desc();
+            self.close(id, "no longer permanent while down", sink);
+            return Ok(changed);
+        }
         // The sink hears of the face as it is now, in or out of the quota.
         self.requota(id);
         let f = &self.faces[&id];

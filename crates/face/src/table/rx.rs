@@ -49,6 +49,9 @@ impl FaceTable {
             }
             t => {
                 let id = (t - FACE_BASE) as FaceId;
+                if self.down.contains_key(&id) {
+                    return self.redial_event(id, sink);
+                }
                 let ws = matches!(self.faces.get(&id), Some(f) if matches!(f.io, FaceIo::Ws(_)));
                 if writable {
                     self.flush_stream(id, sink);
@@ -132,7 +135,7 @@ impl FaceTable {
             }
         }
         if let Some(why) = close {
-            self.close(id, why, sink);
+            self.lose_stream(id, why, sink);
         } else if more {
             self.pending_next.push(Token(FACE_BASE + id as usize));
         }

@@ -96,7 +96,8 @@ impl FaceTable {
         match &mut f.io {
             FaceIo::Stream(s) => {
                 let queued = s.out.len() - s.out_pos;
-                if queued + bytes.len() > self.cfg.send_queue_bytes {
+                let down = !self.down.is_empty() && self.down.contains_key(&id);
+                if down || queued + bytes.len() > self.cfg.send_queue_bytes {
                     f.counters.drop_queue_full += 1;
                     return true;
                 }
@@ -194,7 +195,7 @@ impl FaceTable {
             }
         }
         if failed {
-            self.close(id, "write error", sink);
+            self.lose_stream(id, "write error", sink);
         }
     }
 }
