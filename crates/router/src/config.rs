@@ -19,6 +19,7 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+pub mod listen6;
 mod udp_io;
 pub use http::{Http, DEFAULT_HTTP_PORT};
 pub use udp_io::UdpIo;
@@ -206,6 +207,10 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
+    /// TCP listen address over IPv6 ("auto": `[::]` on `tcp`'s port when `tcp` is `0.0.0.0`).
+    pub tcp6: String,
+    /// UDP unicast listen address over IPv6 ("auto", as `tcp6`).
+    pub udp6: String,
     /// WebSocket (`ws://`) listen address (NFD's: port 9696).
     pub websocket: String,
     /// The Unix socket's permission bits, in octal.
@@ -220,6 +225,8 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
+            tcp6: listen6::AUTO.into(),
+            udp6: listen6::AUTO.into(),
             websocket: format!("0.0.0.0:{}", face::table::DEFAULT_WS_PORT),
             unix_mode: DEFAULT_UNIX_MODE.into(),
             unix_group: String::new(),
@@ -641,6 +648,7 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
+        self.listen.validate_v6()?;
         self.http.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;

@@ -51,6 +51,7 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
+mod listen6;
 mod ws;
 
 // The faces' ids are the engine's.
@@ -255,6 +256,10 @@ pub struct Bound {
     pub udp: Option<SocketAddr>,
     /// WebSocket address.
     pub ws: Option<SocketAddr>,
+    /// IPv6 TCP address (`[listen] tcp6`).
+    pub tcp6: Option<SocketAddr>,
+    /// IPv6 UDP address (`[listen] udp6`).
+    pub udp6: Option<SocketAddr>,
 }
 
 /// The I/O thread.

@@ -515,3 +515,60 @@ fn a_configured_tcp_face_goes_down_and_up_with_its_remote_and_a_monitor_sees_it(
     r.stop_handle().stop();
     r.join();
 }
+
+/// With the IPv4 wildcards, the IPv6 twins listen on the same ports (NFD's `enable_v6`), are
+/// listed by `faces/channels`, and take connections and datagrams over IPv6.
+#[test]
+fn ipv4_and_ipv6_listeners_by_default_on_one_port() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        return; // no IPv6 on this host
+    }
+    for mode in MODES {
+        let dir = tmp_dir(&format!("v6-{}", mode.1));
+        let mut c = Config::default();
+        c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+        c.listen.tcp = "0.0.0.0:0".into();
+        c.listen.udp = "0.0.0.0:0".into();
+        c.listen.websocket = String::new();
+        c.workers.count = mode.1;
+        c.workers.threads = mode.0;
+        let r = Router::start(&c).unwrap();
+        let b = r.bound().clone();
+        let (tcp, udp) = (b.tcp.unwrap().port(), b.udp.unwrap().port());
+        assert_eq!(b.tcp6.map(|a| a.to_string()), Some(format!("[::]:{tcp}")));
+        assert_eq!(b.udp6.map(|a| a.to_string()), Some(format!("[::]:{udp}")));
+        let mut face = unix_face(&r);
+        let mut ctl = Controller::new(&mut face);
+        let channels = ctl.dataset(&dataset_name("faces/channels")).unwrap();
+        let channels = decode_dataset(&channels, ChannelStatus::from_element).unwrap();
+        let uris: Vec<String> = channels.into_iter().map(|c| c.local_uri).collect();
+        for want in [
+            format!("tcp4://0.0.0.0:{tcp}"),
+            format!("tcp6://[::]:{tcp}"),
+            format!("udp4://0.0.0.0:{udp}"),
+            format!("udp6://[::]:{udp}"),
+        ] {
+            assert!(uris.contains(&want), "{want} not in {uris:?}");
+        }
+        // An IPv6 connection and an IPv6 datagram each make a face.
+        let conn = std::net::TcpStream::connect(format!("[::1]:{tcp}")).unwrap();
+        let dgram = UdpSocket::bind("[::1]:0").unwrap();
+        let i = Interest::new(Name::from_uri("/v6/x").unwrap(), nonce(1));
+        dgram.send_to(&i.to_wire(), format!("[::1]:{udp}")).unwrap();
+        let want = [
+            format!("tcp6://[::1]:{}", conn.local_addr().unwrap().port()),
+            format!("udp6://[::1]:{}", dgram.local_addr().unwrap().port()),
+        ];
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let faces: Vec<String> = ctl.faces().unwrap().into_iter().map(|f| f.uri).collect();
+            if want.iter().all(|w| faces.contains(w)) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{want:?} not in {faces:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r.stop_handle().stop();
+        r.join();
+    }
+}

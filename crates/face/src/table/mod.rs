@@ -56,7 +56,7 @@ pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use redial::{next_redial_ms, INITIAL_REDIAL_MS, MAX_REDIAL_MS, REDIAL_MULTIPLIER};
-pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
+pub use reuseport::{bind_tcp6_listener, bind_udp6_group, bind_udp_group, UdpSteering, MAX_GROUP};
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
 pub use ws::{
