@@ -570,6 +570,10 @@ impl Io {
             .inline
             .as_mut()
             .map_or(IDLE_POLL, |w| w.idle().min(IDLE_POLL));
+        // A reliable face's next retransmission or Ack.
+        let nap = (self.faces.next_reliability_ms())
+            .map(|t| Duration::from_millis(t.saturating_sub(self.rx.now_ms())))
+            .map_or(nap, |d| d.min(nap));
         self.waker.sleeping.store(true, Ordering::SeqCst);
         // After `sleeping` is set, a control message for the inline worker, input from another
         // loop or a packet on this loop's send ring wakes the poll: take those sent before.

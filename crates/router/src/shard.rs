@@ -261,6 +261,10 @@ impl Peers {
             return;
         }
         let id = face.id();
+        if face.lp_reliability() {
+            // Its frames are numbered and kept by its own loop: no other loop sends to it.
+            return self.to_others(|| IoCommand::Unmirror(id));
+        }
         self.to_others(|| IoCommand::Mirror { id, link });
     }
 

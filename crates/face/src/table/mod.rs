@@ -24,6 +24,7 @@ mod listen;
 mod mirror;
 mod on_demand;
 mod redial;
+mod reliable;
 mod reuseport;
 mod rx;
 mod tx;
@@ -319,6 +320,8 @@ struct UdpIo {
     remote: SocketAddr,
     reasm: Reassembler,
     frag: Fragmenter,
+    /// NDNLPv2 reliability, when LpReliabilityEnabled.
+    rel: Option<Box<reliable::Reliable>>,
 }
 
 enum FaceIo {
@@ -560,6 +563,10 @@ pub struct FaceTable {
     handshakes: Handshakes,
     /// Permanent TCP faces DOWN, redialing.
     down: HashMap<FaceId, redial::Redial>,
+    /// UDP faces with NDNLPv2 reliability.
+    reliable: Vec<FaceId>,
+    /// The driver's clock at the last flush, in milliseconds.
+    clock_ms: u64,
 }
 
 impl FaceTable {
@@ -593,6 +600,8 @@ impl FaceTable {
             ring_failure: None,
             handshakes: Handshakes::default(),
             down: HashMap::new(),
+            reliable: Vec::new(),
+            clock_ms: 0,
             cfg,
         }
     }
@@ -718,11 +727,13 @@ impl FaceTable {
                     self.reasm_budget.clone(),
                 ),
                 frag,
+                rel: None,
             })),
         };
         sink.face_up(&face);
         self.faces.insert(id, face);
         self.udp_faces.insert((socket, remote), id);
+        self.sync_reliability(id);
         Some(id)
     }
 
@@ -803,6 +814,7 @@ impl FaceTable {
             self.close(id, "no longer permanent while down", sink);
             return Ok(changed);
         }
+        self.sync_reliability(id);
         // The sink hears of the face as it is now, in or out of the quota.
         self.requota(id);
         let f = &self.faces[&id];

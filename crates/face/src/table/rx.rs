@@ -183,6 +183,12 @@ impl FaceTable {
                 };
                 f.last_rx_ms = now;
                 let (bytes, _) = self.udp[idx].datagram(i);
+                if let FaceIo::Udp(u) = &mut f.io {
+                    // A duplicate of a frame received reliably is dropped here.
+                    if u.rel.as_mut().is_some_and(|r| !r.receive(bytes, now)) {
+                        continue;
+                    }
+                }
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),
                     FaceIo::Stream(_) | FaceIo::Ws(_) => None,

@@ -130,7 +130,15 @@ impl FaceTable {
                     return true;
                 }
                 let sock = &mut self.udp[u.socket];
-                send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes);
+                match u.rel.as_mut() {
+                    Some(r) => r.send(
+                        sock,
+                        u.remote,
+                        &mut f.counters,
+                        (kind, bytes, self.clock_ms),
+                    ),
+                    None => send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes),
+                }
             }
         }
         true
@@ -139,6 +147,10 @@ impl FaceTable {
     /// Sends everything queued (as much as the sockets take; a stream face that would block is
     /// finished when its socket is writable again).
     pub fn flush(&mut self, sink: &mut impl FaceSink) {
+        self.clock_ms = sink.now_ms();
+        if !self.reliable.is_empty() {
+            self.poll_reliability(self.clock_ms);
+        }
         for i in 0..self.udp.len() {
             flush_udp(&mut self.udp[i]);
         }
@@ -235,7 +247,7 @@ fn send_udp(
     }
 }
 
-fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
+pub(super) fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
     if sock.staged.len() >= sock.max_stage || sock.stage.len() + d.len() > sock.stage.capacity() {
         flush_udp(sock);
     }
