@@ -194,14 +194,14 @@ pub const MIN_MTU: usize = 64;
 pub const MAX_UDP_MTU: usize = 65_507;
 
 /// A face's link-service options, as NFD's GenericLinkService keeps them and `faces/create` and
-/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it); the others
-/// are recorded and reported, with no effect yet: the faces do no NDNLPv2 reliability and mark
-/// no congestion.
+/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it), and so does
+/// LpReliabilityEnabled on UDP faces (NDNLPv2 reliability, [`crate::lp_reliability`]); the
+/// others are recorded and reported, with no effect yet: the faces mark no congestion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkOptions {
     /// LocalFieldsEnabled (local faces only).
     pub local_fields: bool,
-    /// LpReliabilityEnabled (recorded, no effect).
+    /// LpReliabilityEnabled (UDP faces; recorded on the others).
     pub lp_reliability: bool,
     /// CongestionMarkingEnabled (recorded, no effect).
     pub congestion_marking: bool,
