@@ -479,6 +479,31 @@ impl LpReliability {
     }
 }
 
+/// A Sequence field: TLV-TYPE, TLV-LENGTH, an 8-octet number.
+pub const SEQUENCE_FIELD_BYTES: usize = 10;
+
+/// `frame` (an LpPacket without a Sequence, or a bare packet) with Sequence `seq` first, as
+/// NFD numbers every frame when reliability is on (so that the neighbour can drop
+/// duplicates); `None` if it is not one.
+pub fn with_sequence(frame: &[u8], seq: u64) -> Option<Vec<u8>> {
+    let Split::Parts(p) = split_link(frame) else {
+        return None;
+    };
+    let inner =
+        SEQUENCE_FIELD_BYTES + p.header_fields.len() + tlv_len(tt::LP_FRAGMENT, p.packet.len());
+    let mut out = Vec::with_capacity(tlv_len(tt::LP_PACKET, inner));
+    write_var_number(&mut out, u64::from(tt::LP_PACKET));
+    write_var_number(&mut out, inner as u64);
+    write_var_number(&mut out, u64::from(tt::LP_SEQUENCE));
+    write_var_number(&mut out, 8);
+    out.extend_from_slice(&seq.to_be_bytes());
+    out.extend_from_slice(p.header_fields);
+    write_var_number(&mut out, u64::from(tt::LP_FRAGMENT));
+    write_var_number(&mut out, p.packet.len() as u64);
+    out.extend_from_slice(p.packet);
+    Some(out)
+}
+
 /// Where in `fields` (encoded header fields, in TLV-TYPE order) the first field of TLV-TYPE
 /// `typ` or above starts.
 fn split_fields(fields: &[u8], typ: u32) -> usize {

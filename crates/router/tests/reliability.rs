@@ -77,6 +77,8 @@ fn receive_until(
         assert!(Instant::now() < deadline, "seen: {seen:?}");
         let Ok(n) = s.recv(&mut buf) else { continue };
         let lp = LpPacketView::decode(&buf[..n], &Limits::default()).expect("an LpPacket");
+        // Every frame is numbered, so that the neighbour can drop duplicates.
+        assert!(lp.fragment().is_none() || lp.sequence.is_some());
         seen.push((lp.tx_sequence, lp.acks().collect(), lp.fragment().is_some()));
     }
     seen

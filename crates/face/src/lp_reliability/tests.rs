@@ -293,3 +293,22 @@ fn over_a_lossy_link_every_packet_arrives_once_and_is_acked() {
     assert_eq!(c.acknowledged + c.retransmitted, 30);
     assert_eq!(c.retx_exhausted, 0);
 }
+
+#[test]
+fn with_sequence_numbers_a_frame_first() {
+    let bare = vec![5, 2, 7, 0];
+    let lp = LpPacket {
+        pit_token: Some(vec![1, 2]),
+        fragment: Some(bare.clone()),
+        ..LpPacket::default()
+    }
+    .to_wire();
+    for (f, pit) in [(bare, None), (lp, Some(&[1u8, 2][..]))] {
+        let numbered = with_sequence(&f, 99).unwrap();
+        let v = LpPacketView::decode(&numbered, &Limits::default()).unwrap();
+        assert_eq!(v.sequence, Some(99));
+        assert_eq!(v.pit_token, pit);
+        assert_eq!(v.fragment(), Some(&[5u8, 2, 7, 0][..]));
+    }
+    assert_eq!(with_sequence(&incoming(&[1], None), 1), None);
+}

@@ -18,17 +18,25 @@ use super::tx::{stage, UdpSock};
 use super::{FaceCounters, FaceId, FaceIo, FaceTable, PacketKind, UdpIo};
 use crate::link::{split_link, Split};
 use crate::lp_frag::Fragmenter;
-use crate::lp_reliability::SEQ_FIELD_BYTES;
-use crate::lp_reliability::{LpReliability, ReliabilityCounters, ReliabilityOptions};
+use crate::lp_reliability::{
+    with_sequence, LpReliability, ReliabilityCounters, ReliabilityOptions, SEQUENCE_FIELD_BYTES,
+    SEQ_FIELD_BYTES,
+};
 
-/// MTU room kept for the TxSequence (and a TLV-LENGTH two octets longer).
-const RESERVED_BYTES: usize = SEQ_FIELD_BYTES + 2;
+/// MTU room kept for the TxSequence, the Sequence of an unfragmented frame, and a TLV-LENGTH
+/// two octets longer.
+const RESERVED_BYTES: usize = SEQ_FIELD_BYTES + SEQUENCE_FIELD_BYTES + 2;
+
+/// Where the Sequences of unfragmented frames start: far from the fragmenter's.
+const WHOLE_SEQUENCES: u64 = 1 << 63;
 
 /// A UDP face's reliability: its state, its fragmenter, the frames waiting for the socket.
 pub(super) struct Reliable {
     rel: LpReliability,
     frag: Fragmenter,
     mtu: usize,
+    /// The next Sequence of an unfragmented frame.
+    next_whole: u64,
     outbox: Vec<Vec<u8>>,
     frames: Vec<Vec<u8>>,
     /// Datagrams that did not decode as the LpPacket they start like (the sink counts them).
@@ -42,6 +50,7 @@ impl Reliable {
             rel: LpReliability::new(ReliabilityOptions::default()),
             frag: frag.with_bare(false),
             mtu,
+            next_whole: first_sequence | WHOLE_SEQUENCES,
             outbox: Vec::new(),
             frames: Vec::new(),
             limits: Limits::default(),
@@ -69,6 +78,13 @@ impl Reliable {
         if cut.is_err() {
             counters.drop_queue_full += 1;
             return;
+        }
+        if let [whole] = &mut frames[..] {
+            // One frame: numbered here (a fragmented packet's frames are numbered already).
+            if let Some(f) = with_sequence(whole, self.next_whole) {
+                *whole = f;
+                self.next_whole = self.next_whole.wrapping_add(1) | WHOLE_SEQUENCES;
+            }
         }
         let refs: Vec<&[u8]> = frames.iter().map(|f| &f[..]).collect();
         let mut total = 0;
