@@ -146,6 +146,10 @@ fn announce(router: &Router) {
         b.udp.map_or("off".into(), |a| a.to_string()),
         b.ws.map_or("off".into(), |a| a.to_string()),
     );
+    if b.tcp6.is_some() || b.udp6.is_some() {
+        let off = |a: Option<std::net::SocketAddr>| a.map_or("off".into(), |a| a.to_string());
+        eprintln!("cascade: IPv6 tcp {}, udp {}", off(b.tcp6), off(b.udp6));
+    }
     if let Some(a) = router.http_addr() {
         eprintln!("cascade: status page http://{a}/, Prometheus metrics http://{a}/metrics");
     }

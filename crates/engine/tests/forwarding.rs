@@ -162,14 +162,14 @@ fn faces_of(sent: &[Sent]) -> Vec<FaceId> {
 fn local() -> FaceInfo {
     FaceInfo {
         local: true,
-        multi_access: false,
+        ..FaceInfo::default()
     }
 }
 
 fn multi_access() -> FaceInfo {
     FaceInfo {
-        local: false,
         multi_access: true,
+        ..FaceInfo::default()
     }
 }
 
@@ -848,10 +848,19 @@ fn strategy_is_chosen_per_prefix() {
     );
 }
 
+/// As NFD's GenericLinkService: NextHopFaceId is honoured from a face with LocalFieldsEnabled,
+/// and an Interest carrying it from any other face (local or not) is dropped; NextHopFaceId on
+/// a Data or a Nack, and CachePolicy on an Interest or a Nack, drop the packet; CachePolicy on
+/// a Data needs no LocalFieldsEnabled.
 #[test]
-fn next_hop_face_id_is_honoured_only_from_local_faces() {
+fn next_hop_face_id_is_honoured_only_from_faces_with_local_fields() {
     let (mut e, fib) = engine();
-    e.set_face(5, local());
+    let app = FaceInfo {
+        local_fields: true,
+        ..local()
+    };
+    e.set_face(5, app);
+    e.set_face(6, local());
     route(&fib, "/h", 2, 1);
     let with_nh = |uri: &str, nonce: u32| {
         lp(wire_of(&interest(uri, nonce)), |p| {
@@ -863,11 +872,40 @@ fn next_hop_face_id_is_honoured_only_from_local_faces() {
     assert_eq!(sent[0].bytes, wire_of(&interest("/h/x", 1)));
     // Even without a route.
     assert_eq!(faces_of(&run1(&mut e, 1000, 5, with_nh("/none/x", 2))), [3]);
-    // From a non-local face it is ignored.
-    assert_eq!(faces_of(&run1(&mut e, 1000, 1, with_nh("/h/y", 3))), [2]);
-    let sent = run1(&mut e, 1000, 1, with_nh("/none/y", 4));
-    assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].kind, SendKind::Nack(NackReason::NoRoute));
+    // From a local face without LocalFieldsEnabled, and from a non-local face: dropped.
+    assert_eq!(drops(&e, DropReason::LinkField), 0);
+    assert!(run1(&mut e, 1000, 6, with_nh("/h/y", 3)).is_empty());
+    assert!(run1(&mut e, 1000, 1, with_nh("/h/z", 4)).is_empty());
+    assert_eq!(drops(&e, DropReason::LinkField), 2);
+    // The same Interests without the field go by the FIB.
+    assert_eq!(
+        faces_of(&run1(&mut e, 1000, 1, wire_of(&interest("/h/z", 4)))),
+        [2]
+    );
+    // LocalFieldsEnabled turned off: dropped from then on.
+    e.set_face(5, local());
+    assert!(run1(&mut e, 1000, 5, with_nh("/h/w", 5)).is_empty());
+    assert_eq!(drops(&e, DropReason::LinkField), 3);
+
+    // Fields a packet type may not carry, from any face.
+    let i6 = wire_of(&interest("/h/six", 6));
+    let cp_interest = lp(i6.clone(), |p| p.cache_policy = Some(CACHE_POLICY_NO_CACHE));
+    assert!(run1(&mut e, 1000, 5, cp_interest).is_empty());
+    assert_eq!(drops(&e, DropReason::LinkField), 4);
+    assert_eq!(faces_of(&run1(&mut e, 1000, 5, i6.clone())), [2]);
+    let mut bad_nack = LpPacket::nack(i6.clone(), NackReason::NoRoute);
+    bad_nack.next_hop_face_id = Some(1);
+    assert!(run1(&mut e, 1001, 2, bad_nack.to_wire()).is_empty());
+    let mut bad_nack = LpPacket::nack(i6, NackReason::NoRoute);
+    bad_nack.cache_policy = Some(CACHE_POLICY_NO_CACHE);
+    assert!(run1(&mut e, 1001, 2, bad_nack.to_wire()).is_empty());
+    let d = data("/h/six", Some(10_000));
+    let nh_data = lp(d.clone(), |p| p.next_hop_face_id = Some(1));
+    assert!(run1(&mut e, 1002, 2, nh_data).is_empty());
+    assert_eq!(drops(&e, DropReason::LinkField), 7);
+    assert_eq!(e.counters().in_nacks + e.counters().in_data, 0);
+    // The Interest is still pending: the Data without the field satisfies it.
+    assert_eq!(faces_of(&run1(&mut e, 1003, 2, d)), [5]);
 }
 
 #[test]

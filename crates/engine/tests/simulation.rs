@@ -272,14 +272,15 @@ impl Sim {
                         FaceInfo {
                             local: true,
                             multi_access: false,
+                            local_fields: true,
                         },
                     );
                 }
                 e.set_face(
                     MULTI_ACCESS,
                     FaceInfo {
-                        local: false,
                         multi_access: true,
+                        ..FaceInfo::default()
                     },
                 );
                 let s = e.strategies_mut();
@@ -355,9 +356,11 @@ impl Sim {
             };
             let tlen = 1 + self.rng.index(8);
             lp.pit_token = Some((0..tlen).map(|_| self.rng.next() as u8).collect());
-            if self.rng.pct(15) {
+            // Only the local faces (LocalFieldsEnabled) may carry it; from the others the
+            // Interest would be dropped.
+            if is_local(face) && self.rng.pct(15) {
                 lp.next_hop_face_id = Some(u64::from(self.rng.face()));
-                next_hop = is_local(face);
+                next_hop = true;
             }
             lp.to_wire()
         } else {
@@ -908,6 +911,7 @@ impl Sim {
                     + d(DropReason::Fragment)
                     + d(DropReason::NoPayload)
                     + d(DropReason::BatchOverflow)
+                    + d(DropReason::LinkField)
             })
             .sum();
         assert_eq!(counted, self.fed, "every packet is counted once");

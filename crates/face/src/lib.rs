@@ -7,6 +7,7 @@
 //! - the NDNLPv2 link layer ([`link`]): a packet and its link headers to the bytes a face sends
 //!   ([`encode_link`]) and back ([`split_link`]);
 //! - fragmentation and reassembly ([`lp_frag`]);
+//! - NDNLPv2 link reliability ([`lp_reliability`]: TxSequence, Acks, retransmission);
 //! - framing of streams ([`stream`]) and batched datagram I/O ([`udp`]: `recvmmsg` and
 //!   `sendmmsg`; [`udp_ring`]: receiving through io_uring, a multishot `recvmsg` over provided
 //!   buffers, with GRO);
@@ -30,6 +31,7 @@ pub mod link;
 pub mod lp_frag;
 #[cfg(target_os = "linux")]
 pub mod netif;
+pub mod lp_reliability;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod table;

@@ -46,6 +46,18 @@ pub trait Forwarder {
         )))
     }
 
+    /// Creates a face the configuration asks for (`[[face]]`, permanent): as
+    /// [`Forwarder::create_face`], except that a TCP face whose remote does not answer may be
+    /// created DOWN, redialing, rather than refused (NFD's `faces/create` refuses it, and so does
+    /// `create_face`). By default, [`Forwarder::create_face`].
+    fn create_configured_face(
+        &self,
+        uri: &str,
+        params: &FaceParams,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        self.create_face(uri, params)
+    }
+
     /// Changes a face as `faces/update` asks: all the changes, or none if the face refuses one;
     /// answers the face after the change.
     fn update_face(&self, id: FaceId, update: &FaceUpdate) -> Result<FaceDesc, UpdateFaceError>;

@@ -21,6 +21,7 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
+pub mod listen6;
 mod udp_io;
 pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
@@ -211,6 +212,10 @@ pub struct Listen {
     pub tcp: String,
     /// UDP unicast listen address.
     pub udp: String,
+    /// TCP listen address over IPv6 ("auto": `[::]` on `tcp`'s port when `tcp` is `0.0.0.0`).
+    pub tcp6: String,
+    /// UDP unicast listen address over IPv6 ("auto", as `tcp6`).
+    pub udp6: String,
     /// WebSocket (`ws://`) listen addresses, comma-separated (NFD's: port 9696, IPv4 and IPv6).
     pub websocket: String,
     /// `wss://`: the WebSocket listener's certificate chain (PEM file; with the key).
@@ -229,6 +234,8 @@ impl Default for Listen {
             unix: DEFAULT_UNIX_PATH.into(),
             tcp: format!("0.0.0.0:{DEFAULT_PORT}"),
             udp: format!("0.0.0.0:{DEFAULT_PORT}"),
+            tcp6: listen6::AUTO.into(),
+            udp6: listen6::AUTO.into(),
             websocket: format!("0.0.0.0:{0}, [::]:{0}", face::table::DEFAULT_WS_PORT),
             websocket_tls_cert: String::new(),
             websocket_tls_key: String::new(),
@@ -651,6 +658,7 @@ impl Config {
                 return Err(format!("{key}: {v:?} is not an address like 0.0.0.0:6363"));
             }
         }
+        self.listen.validate_v6()?;
         self.http.validate()?;
         self.listen.validate_ws()?;
         self.face_system.validate()?;

@@ -52,6 +52,7 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
 mod multicast;
+mod listen6;
 mod ws;
 
 // The faces' ids are the engine's.
@@ -123,6 +124,15 @@ pub enum IoCommand {
         /// The stream.
         stream: std::net::TcpStream,
         /// Persistency and link options.
+        params: FaceParams,
+        /// Reply.
+        reply: Sender<Result<FaceDesc, CreateError>>,
+    },
+    /// Create a permanent TCP face that is DOWN and redials `remote`.
+    DialTcp {
+        /// Remote endpoint.
+        remote: SocketAddr,
+        /// Link options (the face is permanent).
         params: FaceParams,
         /// Reply.
         reply: Sender<Result<FaceDesc, CreateError>>,
@@ -260,6 +270,10 @@ pub struct Bound {
     pub udp: Option<SocketAddr>,
     /// WebSocket address.
     pub ws: Option<SocketAddr>,
+    /// IPv6 TCP address (`[listen] tcp6`).
+    pub tcp6: Option<SocketAddr>,
+    /// IPv6 UDP address (`[listen] udp6`).
+    pub udp6: Option<SocketAddr>,
 }
 
 /// The I/O thread.
@@ -570,6 +584,10 @@ impl Io {
             .inline
             .as_mut()
             .map_or(IDLE_POLL, |w| w.idle().min(IDLE_POLL));
+        // A reliable face's next retransmission or Ack.
+        let nap = (self.faces.next_reliability_ms())
+            .map(|t| Duration::from_millis(t.saturating_sub(self.rx.now_ms())))
+            .map_or(nap, |d| d.min(nap));
         self.waker.sleeping.store(true, Ordering::SeqCst);
         // After `sleeping` is set, a control message for the inline worker, input from another
         // loop or a packet on this loop's send ring wakes the poll: take those sent before.
@@ -651,6 +669,13 @@ impl Io {
                 reply,
             } => {
                 let _ = reply.send(faces.adopt_tcp(stream, &params, rx));
+            }
+            IoCommand::DialTcp {
+                remote,
+                params,
+                reply,
+            } => {
+                let _ = reply.send(faces.dial_tcp(remote, &params, rx));
             }
             IoCommand::Destroy { id, reply } => {
                 let _ = reply.send(faces.close(id, "destroyed by management", rx));
@@ -801,6 +826,7 @@ impl Rx {
                 info: FaceInfo {
                     local: f.local(),
                     multi_access: false,
+                    local_fields: f.local_fields(),
                 },
                 local_fields: f.local_fields(),
             });
@@ -824,6 +850,18 @@ impl FaceSink for Rx {
         tracing::debug!(face = face.id(), uri = %face.uri(), "face up");
         let created = MgmtInput::FaceEvent(FaceEventKind::Created, Box::new(face.desc()));
         let _ = self.mgmt.event(created);
+    }
+
+    fn face_state(&mut self, face: &Face, up: bool) {
+        tracing::info!(face = face.id(), uri = %face.uri(), up, "face state");
+        let kind = if up {
+            FaceEventKind::Up
+        } else {
+            FaceEventKind::Down
+        };
+        let _ = self
+            .mgmt
+            .event(MgmtInput::FaceEvent(kind, Box::new(face.desc())));
     }
 
     fn face_changed(&mut self, face: &Face) {

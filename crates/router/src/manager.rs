@@ -21,6 +21,7 @@ use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
 use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use mgmt::{CreateFaceError, CsTierInfo, Forwarder, UpdateFaceError, WorkerStats};
+use wire::nfd::FacePersistency;
 use wire::{Limits, Name};
 
 use crate::config::parse_face_uri;
@@ -211,6 +212,28 @@ impl Forwarder for Channels {
                 Err(CreateFaceError::Failed(e))
             }
             r => created(r),
+        }
+    }
+
+    /// As `create_face`, but a permanent TCP face whose remote does not answer is created
+    /// DOWN and redials it (with NFD's back-off), so that an unreachable `[[face]]` does not
+    /// stop the router from starting or reloading.
+    fn create_configured_face(
+        &self,
+        uri: &str,
+        params: &FaceParams,
+    ) -> Result<FaceDesc, CreateFaceError> {
+        let r = self.create_face(uri, params);
+        let unreachable =
+            matches!(&r, Err(CreateFaceError::Failed(e)) if e.starts_with("Connection"));
+        match parse_face_uri(uri) {
+            Ok((false, addr))
+                if unreachable && params.persistency == FacePersistency::Permanent =>
+            {
+                tracing::warn!(uri, "configured face unreachable: created DOWN, redialing");
+                created(self.io.dial_tcp(addr, *params))
+            }
+            _ => r,
         }
     }
 

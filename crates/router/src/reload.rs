@@ -256,7 +256,7 @@ fn add<F: Forwarder>(
     };
     let mut faces = HashMap::new();
     for f in &new.faces {
-        let id = match m.forwarder().create_face(&f.uri, &permanent) {
+        let id = match m.forwarder().create_configured_face(&f.uri, &permanent) {
             Ok(d) => {
                 undo.push(Undo::Face(d.id));
                 done.faces_added += 1;

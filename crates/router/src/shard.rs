@@ -261,6 +261,10 @@ impl Peers {
             return;
         }
         let id = face.id();
+        if face.lp_reliability() {
+            // Its frames are numbered and kept by its own loop: no other loop sends to it.
+            return self.to_others(|| IoCommand::Unmirror(id));
+        }
         self.to_others(|| IoCommand::Mirror { id, link });
     }
 
@@ -444,6 +448,21 @@ impl IoHandles {
         let i = self.next_stream.fetch_add(1, Ordering::Relaxed) % self.loops.len();
         self.call(i, |reply| IoCommand::AdoptTcp {
             stream,
+            params,
+            reply,
+        })
+    }
+
+    /// Creates a permanent TCP face to `remote` that is DOWN and redials it, on the loops in
+    /// turn; `None` if the loop did not answer.
+    pub fn dial_tcp(
+        &self,
+        remote: SocketAddr,
+        params: FaceParams,
+    ) -> Option<Result<FaceDesc, CreateError>> {
+        let i = self.next_stream.fetch_add(1, Ordering::Relaxed) % self.loops.len();
+        self.call(i, |reply| IoCommand::DialTcp {
+            remote,
             params,
             reply,
         })

@@ -3,6 +3,7 @@
 //! L2 files, core placement, and the hash key (random, or kept beside the L2 files so that
 //! names map to the same worker after a restart: [`store_dir`]).
 
+mod listen6;
 mod nbcache;
 mod store_dir;
 
@@ -145,8 +146,14 @@ impl Shared {
         } else {
             1
         };
-        let (udp, steering) = bind_udp(&cfg.listen.udp, n)?;
+        let (udp, mut steering) = bind_udp(&cfg.listen.udp, n)?;
+        let v4 = udp
+            .first()
+            .and_then(|s| s.local_addr().ok())
+            .map(|a| a.port());
         let mut udp = udp.into_iter();
+        let mut udp6 = listen6::bind_udp6(cfg, n, &mut steering, v4)?.into_iter();
+        let tcp6 = cfg.listen.tcp6_addr()?;
         let f = &cfg.faces;
         let whole = IoConfig {
             max_faces: f.max_faces,
@@ -187,6 +194,16 @@ impl Shared {
                 start: self.start,
             };
             let mut io = Io::new(parts, unix, tcp, udp.next())?;
+            let explicit = cfg.listen.tcp6 != config::listen6::AUTO;
+            let v4_port = io.bound().tcp.map(|a| a.port());
+            let tcp6 = (tcp6.filter(|_| i == 0)).map(|a| {
+                if explicit {
+                    a
+                } else {
+                    config::listen6::port_of(a, v4_port)
+                }
+            });
+            io.listen_v6(tcp6, udp6.next(), explicit)?;
             if i == 0 {
                 io.listen_ws(&cfg.listen)?;
             }

@@ -95,6 +95,16 @@ impl Monitor {
         self.interests += 1;
     }
 
+    /// Asks for notification `seq` (which ndn-cxx's dispatcher keeps, fresh or not, among its
+    /// last 256).
+    fn ask_for(&mut self, seq: u64) {
+        let seq = Component::number(tt::SEQUENCE_NUM as u16, seq);
+        let mut i = Interest::new(events().with(seq), nonce(self.interests));
+        i.lifetime_ms = Some(10_000);
+        self.face.send_interest(&i).unwrap();
+        self.interests += 1;
+    }
+
     /// The next notification within `timeout` (`None`: none came); asks for the one after it.
     /// Anything but a notification fails the test.
     fn next(&mut self, timeout: Duration) -> Option<FaceEventNotification> {
@@ -425,4 +435,140 @@ fn status_general(threads: router::Threads) {
     assert_eq!(after.n_fib_entries, 1);
     r.stop_handle().stop();
     r.join();
+}
+
+/// A router listening on TCP `tcp` only (besides its Unix socket in `dir`).
+fn peer_on(dir: &Path, tcp: std::net::SocketAddr) -> Router {
+    let mut c = Config::default();
+    c.listen.unix = dir.join("peer.sock").display().to_string();
+    c.listen.tcp = tcp.to_string();
+    c.listen.websocket = String::new();
+    c.listen.udp = String::new();
+    Router::start(&c).unwrap()
+}
+
+/// A configured permanent TCP face whose remote does not listen yet: the router starts, the
+/// face is created DOWN, comes UP when the remote listens, goes DOWN when it goes away and UP
+/// when it comes back, and a FaceMonitor sees CREATED, DOWN, UP, DOWN, UP in that order.
+#[test]
+fn a_configured_tcp_face_goes_down_and_up_with_its_remote_and_a_monitor_sees_it() {
+    let dir = tmp_dir("redial");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let uri = format!("tcp4://{port}");
+    let mut c = Config::default();
+    c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+    c.listen.tcp = String::new();
+    c.listen.websocket = String::new();
+    c.listen.udp = String::new();
+    c.static_faces
+        .push(router::config::StaticFace { uri: uri.clone() });
+    let r = Router::start(&c).expect("an unreachable [[face]] does not stop the start");
+    let mut m = Monitor::new(unix_face(&r));
+    m.ask_for(0);
+    let mut seen = Vec::new();
+    let mut id = None;
+    let mut wait_for = |m: &mut Monitor, kind: FaceEventKind, seen: &mut Vec<FaceEventKind>| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while seen.last() != Some(&kind) {
+            assert!(Instant::now() < deadline, "events seen: {seen:?}");
+            let Some(n) = m.next(Duration::from_secs(5)) else {
+                continue;
+            };
+            if n.uri == uri {
+                assert_eq!(*id.get_or_insert(n.face_id), n.face_id);
+                assert_eq!(n.face_persistency, FacePersistency::Permanent);
+                seen.push(n.kind);
+            }
+        }
+    };
+    wait_for(&mut m, FaceEventKind::Down, &mut seen);
+    assert_eq!(seen, [FaceEventKind::Created, FaceEventKind::Down]);
+    let peer = peer_on(&dir.0, port);
+    wait_for(&mut m, FaceEventKind::Up, &mut seen);
+    peer.stop_handle().stop();
+    peer.join();
+    wait_for(&mut m, FaceEventKind::Down, &mut seen);
+    let peer = peer_on(&dir.0, port);
+    wait_for(&mut m, FaceEventKind::Up, &mut seen);
+    // Created first, then DOWN and UP by turns (a peer stopping may be dialed once more before
+    // its listener closes).
+    assert_eq!(seen[0], FaceEventKind::Created);
+    for (i, k) in seen[1..].iter().enumerate() {
+        let want = [FaceEventKind::Down, FaceEventKind::Up][i % 2];
+        assert_eq!(*k, want, "events seen: {seen:?}");
+    }
+    assert!(seen.len() >= 5, "events seen: {seen:?}");
+    // The face is listed, once, and the peer has the connection.
+    let mut cface = unix_face(&r);
+    let faces = Controller::new(&mut cface).faces().unwrap();
+    assert_eq!(faces.iter().filter(|f| f.uri == uri).count(), 1);
+    let mut pface = unix_face(&peer);
+    let peer_faces = Controller::new(&mut pface).faces().unwrap();
+    assert!(peer_faces
+        .iter()
+        .any(|f| f.uri.starts_with("tcp4://127.0.0.1:")));
+    peer.stop_handle().stop();
+    peer.join();
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// With the IPv4 wildcards, the IPv6 twins listen on the same ports (NFD's `enable_v6`), are
+/// listed by `faces/channels`, and take connections and datagrams over IPv6.
+#[test]
+fn ipv4_and_ipv6_listeners_by_default_on_one_port() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        return; // no IPv6 on this host
+    }
+    for mode in MODES {
+        let dir = tmp_dir(&format!("v6-{}", mode.1));
+        let mut c = Config::default();
+        c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+        c.listen.tcp = "0.0.0.0:0".into();
+        c.listen.udp = "0.0.0.0:0".into();
+        c.listen.websocket = String::new();
+        c.workers.count = mode.1;
+        c.workers.threads = mode.0;
+        let r = Router::start(&c).unwrap();
+        let b = r.bound().clone();
+        let (tcp, udp) = (b.tcp.unwrap().port(), b.udp.unwrap().port());
+        assert_eq!(b.tcp6.map(|a| a.to_string()), Some(format!("[::]:{tcp}")));
+        assert_eq!(b.udp6.map(|a| a.to_string()), Some(format!("[::]:{udp}")));
+        let mut face = unix_face(&r);
+        let mut ctl = Controller::new(&mut face);
+        let channels = ctl.dataset(&dataset_name("faces/channels")).unwrap();
+        let channels = decode_dataset(&channels, ChannelStatus::from_element).unwrap();
+        let uris: Vec<String> = channels.into_iter().map(|c| c.local_uri).collect();
+        for want in [
+            format!("tcp4://0.0.0.0:{tcp}"),
+            format!("tcp6://[::]:{tcp}"),
+            format!("udp4://0.0.0.0:{udp}"),
+            format!("udp6://[::]:{udp}"),
+        ] {
+            assert!(uris.contains(&want), "{want} not in {uris:?}");
+        }
+        // An IPv6 connection and an IPv6 datagram each make a face.
+        let conn = std::net::TcpStream::connect(format!("[::1]:{tcp}")).unwrap();
+        let dgram = UdpSocket::bind("[::1]:0").unwrap();
+        let i = Interest::new(Name::from_uri("/v6/x").unwrap(), nonce(1));
+        dgram.send_to(&i.to_wire(), format!("[::1]:{udp}")).unwrap();
+        let want = [
+            format!("tcp6://[::1]:{}", conn.local_addr().unwrap().port()),
+            format!("udp6://[::1]:{}", dgram.local_addr().unwrap().port()),
+        ];
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let faces: Vec<String> = ctl.faces().unwrap().into_iter().map(|f| f.uri).collect();
+            if want.iter().all(|w| faces.contains(w)) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{want:?} not in {faces:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        r.stop_handle().stop();
+        r.join();
+    }
 }

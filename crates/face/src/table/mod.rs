@@ -25,6 +25,8 @@ mod listen;
 mod mirror;
 mod multicast;
 mod on_demand;
+mod redial;
+mod reliable;
 mod reuseport;
 mod runtime;
 mod rx;
@@ -61,7 +63,8 @@ pub use mirror::UdpLink;
 pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
-pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
+pub use redial::{next_redial_ms, INITIAL_REDIAL_MS, MAX_REDIAL_MS, REDIAL_MULTIPLIER};
+pub use reuseport::{bind_tcp6_listener, bind_udp6_group, bind_udp_group, UdpSteering, MAX_GROUP};
 pub use runtime::RuntimeLimits;
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
@@ -203,14 +206,14 @@ pub const MIN_MTU: usize = 64;
 pub const MAX_UDP_MTU: usize = 65_507;
 
 /// A face's link-service options, as NFD's GenericLinkService keeps them and `faces/create` and
-/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it); the others
-/// are recorded and reported, with no effect yet: the faces do no NDNLPv2 reliability and mark
-/// no congestion.
+/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it), and so does
+/// LpReliabilityEnabled on UDP faces (NDNLPv2 reliability, [`crate::lp_reliability`]); the
+/// others are recorded and reported, with no effect yet: the faces mark no congestion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkOptions {
     /// LocalFieldsEnabled (local faces only).
     pub local_fields: bool,
-    /// LpReliabilityEnabled (recorded, no effect).
+    /// LpReliabilityEnabled (UDP faces; recorded on the others).
     pub lp_reliability: bool,
     /// CongestionMarkingEnabled (recorded, no effect).
     pub congestion_marking: bool,
@@ -329,6 +332,8 @@ struct UdpIo {
     remote: SocketAddr,
     reasm: Reassembler,
     frag: Fragmenter,
+    /// NDNLPv2 reliability, when LpReliabilityEnabled.
+    rel: Option<Box<reliable::Reliable>>,
 }
 
 enum FaceIo {
@@ -528,6 +533,11 @@ pub trait FaceSink {
     fn face_changed(&mut self, face: &Face);
     /// A face was closed, for `why`.
     fn face_down(&mut self, face: &Face, why: &str);
+    /// A permanent TCP face lost its connection (`up` false: it is DOWN, redialing) or got it
+    /// back (`up` true); see [`FaceTable::dial_tcp`]. By default nothing is done.
+    fn face_state(&mut self, face: &Face, up: bool) {
+        let _ = (face, up);
+    }
     /// One link-layer packet received on a face, to be counted in `rx.counters` (bytes, kind,
     /// drops) as the sink handles it; returns true if it was malformed (and counted), which may
     /// close the face.
@@ -572,6 +582,12 @@ pub struct FaceTable {
     ring_failure: Option<io::Error>,
     /// Pending WebSocket handshakes.
     handshakes: Handshakes,
+    /// Permanent TCP faces DOWN, redialing.
+    down: HashMap<FaceId, redial::Redial>,
+    /// UDP faces with NDNLPv2 reliability.
+    reliable: Vec<FaceId>,
+    /// The driver's clock at the last flush, in milliseconds.
+    clock_ms: u64,
 }
 
 impl FaceTable {
@@ -605,6 +621,9 @@ impl FaceTable {
             bounds_noticed: BoundCounters::default(),
             ring_failure: None,
             handshakes: Handshakes::default(),
+            down: HashMap::new(),
+            reliable: Vec::new(),
+            clock_ms: 0,
             cfg,
         }
     }
@@ -730,17 +749,20 @@ impl FaceTable {
                     self.reasm_budget.clone(),
                 ),
                 frag,
+                rel: None,
             })),
         };
         sink.face_up(&face);
         self.faces.insert(id, face);
         self.udp_faces.insert((socket, remote), id);
+        self.sync_reliability(id);
         Some(id)
     }
 
     /// Closes face `id` for `why`; the face as it was, or `None` if there was none.
     pub fn close(&mut self, id: FaceId, why: &str, sink: &mut impl FaceSink) -> Option<FaceDesc> {
         let mut f = self.faces.remove(&id)?;
+        self.forget_redial(id);
         let desc = f.desc();
         match &mut f.io {
             FaceIo::Stream(s) => {
@@ -772,6 +794,7 @@ impl FaceTable {
     /// what the bounds refused.
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
         self.sweep_ws(now, sink);
+        self.redial_due(now);
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;
@@ -812,6 +835,13 @@ impl FaceTable {
             return Err(UpdateError::Refused(r));
         }
         f.apply(u);
+        if self.down.contains_key(&id) && f.persistency != FacePersistency::Permanent {
+            // Only a permanent face can be DOWN: NFD fails and closes such a face.
+            let changed = f.desc();
+            self.close(id, "no longer permanent while down", sink);
+            return Ok(changed);
+        }
+        self.sync_reliability(id);
         // The sink hears of the face as it is now, in or out of the quota.
         self.requota(id);
         let f = &self.faces[&id];

@@ -113,43 +113,88 @@ fn program(n: usize) -> Vec<libc::sock_filter> {
     ]
 }
 
-/// A UDP socket with `SO_REUSEPORT` set, bound to `addr`.
-fn bind_reuseport(addr: SocketAddr) -> io::Result<UdpSocket> {
+/// A UDP socket with `SO_REUSEPORT` set, bound to `addr` (IPv6 only if `v6only`).
+fn bind_reuseport(addr: SocketAddr, v6only: bool) -> io::Result<UdpSocket> {
+    bind_socket(addr, libc::SOCK_DGRAM, true, v6only).map(UdpSocket::from)
+}
+
+/// Sets the `c_int` socket option `level`/`name` of `fd` to `value`.
+fn set_int(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a valid descriptor and a c_int option of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// A socket of type `ty` bound to `addr`: with `SO_REUSEPORT` if `reuseport`, `SO_REUSEADDR`
+/// if a stream, `IPV6_V6ONLY` if `v6only` and `addr` is IPv6.
+fn bind_socket(
+    addr: SocketAddr,
+    ty: libc::c_int,
+    reuseport: bool,
+    v6only: bool,
+) -> io::Result<OwnedFd> {
     let family = if addr.is_ipv4() {
         libc::AF_INET
     } else {
         libc::AF_INET6
     };
-    // SAFETY: plain system calls on a descriptor this function owns; the address is a valid
-    // sockaddr of the length given.
-    unsafe {
-        let fd = libc::socket(family, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let fd = OwnedFd::from_raw_fd(fd);
-        let one: libc::c_int = 1;
-        if libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_REUSEPORT,
-            (&one as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        ) != 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        let (storage, len) = sockaddr(addr);
-        if libc::bind(
+    // SAFETY: a plain system call; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(family, ty | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a new descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if reuseport {
+        set_int(&fd, libc::SOL_SOCKET, libc::SO_REUSEPORT, 1)?;
+    }
+    if ty == libc::SOCK_STREAM {
+        set_int(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1)?;
+    }
+    if v6only && addr.is_ipv6() {
+        set_int(&fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, 1)?;
+    }
+    let (storage, len) = sockaddr(addr);
+    // SAFETY: the address is a valid sockaddr of the length given.
+    let r = unsafe {
+        libc::bind(
             fd.as_raw_fd(),
             (&storage as *const libc::sockaddr_storage).cast(),
             len,
-        ) != 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(UdpSocket::from(fd))
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(fd)
+}
+
+/// A listening TCP socket on IPv6 address `addr`, IPv6 only (`IPV6_V6ONLY`, as NFD's channels
+/// on `[::]` are), so that it shares its port with a listener on the IPv4 wildcard.
+pub fn bind_tcp6_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let fd = bind_socket(addr, libc::SOCK_STREAM, false, true)?;
+    // SAFETY: a valid, bound stream socket.
+    if unsafe { libc::listen(fd.as_raw_fd(), 1024) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(std::net::TcpListener::from(fd))
 }
 
 /// `addr` as a `sockaddr_storage` and its length.
@@ -222,18 +267,33 @@ fn attach_steering(s: &UdpSocket, n: usize) -> io::Result<()> {
 /// shrinks to its first socket, which then receives everything: the answer says so
 /// ([`UdpSteering::SINGLE`]).
 pub fn bind_udp_group(addr: SocketAddr, n: usize) -> io::Result<(Vec<UdpSocket>, UdpSteering)> {
+    bind_group(addr, n, false)
+}
+
+/// [`bind_udp_group`] on IPv6 address `addr`, IPv6 only (`IPV6_V6ONLY`, as NFD's channels on
+/// `[::]` are), so that it shares its port with a group on the IPv4 wildcard.
+pub fn bind_udp6_group(addr: SocketAddr, n: usize) -> io::Result<(Vec<UdpSocket>, UdpSteering)> {
+    bind_group(addr, n, true)
+}
+
+fn bind_group(
+    addr: SocketAddr,
+    n: usize,
+    v6only: bool,
+) -> io::Result<(Vec<UdpSocket>, UdpSteering)> {
     let n = n.clamp(1, MAX_GROUP);
     if n == 1 {
-        return Ok((vec![UdpSocket::bind(addr)?], UdpSteering::SINGLE));
+        let one = bind_socket(addr, libc::SOCK_DGRAM, false, v6only)?;
+        return Ok((vec![UdpSocket::from(one)], UdpSteering::SINGLE));
     }
     if addr.port() != 0 {
-        drop(UdpSocket::bind(addr)?);
+        drop(bind_socket(addr, libc::SOCK_DGRAM, false, v6only)?);
     }
-    let first = bind_reuseport(addr)?;
+    let first = bind_reuseport(addr, v6only)?;
     let local = first.local_addr()?;
     let mut group = vec![first];
     for _ in 1..n {
-        group.push(bind_reuseport(local)?);
+        group.push(bind_reuseport(local, v6only)?);
     }
     match attach_steering(&group[0], n) {
         Ok(()) => Ok((group, UdpSteering::over(n))),
@@ -301,5 +361,37 @@ mod tests {
         let held = UdpSocket::bind("127.0.0.1:0").unwrap();
         let e = bind_udp_group(held.local_addr().unwrap(), 2).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::AddrInUse);
+    }
+
+    /// The IPv6 wildcard, IPv6 only, shares its port with the IPv4 wildcard (a dual-stack
+    /// socket could not), for TCP and UDP, one socket or a group.
+    #[test]
+    fn ipv6_only_listeners_share_the_port_of_the_ipv4_wildcard() {
+        if UdpSocket::bind("[::1]:0").is_err() {
+            return; // no IPv6 here
+        }
+        let (v4, _) = bind_udp_group("0.0.0.0:0".parse().unwrap(), 1).unwrap();
+        let port = v4[0].local_addr().unwrap().port();
+        let v6: SocketAddr = format!("[::]:{port}").parse().unwrap();
+        assert!(
+            bind_udp_group(v6, 1).is_err(),
+            "dual-stack takes the IPv4 port too"
+        );
+        for n in [1, 2] {
+            let (g, _) = bind_udp6_group(v6, n).unwrap();
+            assert_eq!(g.len(), n.min(g.len()));
+            assert_eq!(g[0].local_addr().unwrap(), v6);
+        }
+        let t4 = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+        let t6: SocketAddr = format!("[::]:{}", t4.local_addr().unwrap().port())
+            .parse()
+            .unwrap();
+        let l = bind_tcp6_listener(t6).unwrap();
+        assert_eq!(l.local_addr().unwrap(), t6);
+        let c = std::net::TcpStream::connect(format!("[::1]:{}", t6.port())).unwrap();
+        let (s, _) = l.accept().unwrap();
+        assert_eq!(s.peer_addr().unwrap(), c.local_addr().unwrap());
+        // The same address twice is refused.
+        assert!(bind_tcp6_listener(t6).is_err());
     }
 }

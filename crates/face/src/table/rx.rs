@@ -54,6 +54,9 @@ impl FaceTable {
             }
             t => {
                 let id = (t - FACE_BASE) as FaceId;
+                if self.down.contains_key(&id) {
+                    return self.redial_event(id, sink);
+                }
                 let ws = matches!(self.faces.get(&id), Some(f) if matches!(f.io, FaceIo::Ws(_)));
                 if writable {
                     self.flush_stream(id, sink);
@@ -137,7 +140,7 @@ impl FaceTable {
             }
         }
         if let Some(why) = close {
-            self.close(id, why, sink);
+            self.lose_stream(id, why, sink);
         } else if more {
             self.pending_next.push(Token(FACE_BASE + id as usize));
         }
@@ -186,6 +189,12 @@ impl FaceTable {
                 };
                 f.last_rx_ms = now;
                 let (bytes, _) = self.udp[idx].datagram(i);
+                if let FaceIo::Udp(u) = &mut f.io {
+                    // A duplicate of a frame received reliably is dropped here.
+                    if u.rel.as_mut().is_some_and(|r| !r.receive(bytes, now)) {
+                        continue;
+                    }
+                }
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),
                     FaceIo::Stream(_) | FaceIo::Ws(_) | FaceIo::Ether(_) => None,

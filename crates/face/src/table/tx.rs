@@ -99,7 +99,8 @@ impl FaceTable {
         match &mut f.io {
             FaceIo::Stream(s) => {
                 let queued = s.out.len() - s.out_pos;
-                if queued + bytes.len() > self.cfg.send_queue_bytes {
+                let down = !self.down.is_empty() && self.down.contains_key(&id);
+                if down || queued + bytes.len() > self.cfg.send_queue_bytes {
                     f.counters.drop_queue_full += 1;
                     return true;
                 }
@@ -132,7 +133,15 @@ impl FaceTable {
                     return true;
                 }
                 let sock = &mut self.udp[u.socket];
-                send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes);
+                match u.rel.as_mut() {
+                    Some(r) => r.send(
+                        sock,
+                        u.remote,
+                        &mut f.counters,
+                        (kind, bytes, self.clock_ms),
+                    ),
+                    None => send_udp(sock, &mut u.frag, u.remote, &mut f.counters, kind, bytes),
+                }
             }
             FaceIo::Ether(e) => {
                 super::ether::send_ether(&mut self.ether, e, &mut f.counters, kind, bytes);
@@ -144,6 +153,10 @@ impl FaceTable {
     /// Sends everything queued (as much as the sockets take; a stream face that would block is
     /// finished when its socket is writable again).
     pub fn flush(&mut self, sink: &mut impl FaceSink) {
+        self.clock_ms = sink.now_ms();
+        if !self.reliable.is_empty() {
+            self.poll_reliability(self.clock_ms);
+        }
         for i in 0..self.udp.len() {
             flush_udp(&mut self.udp[i]);
         }
@@ -200,7 +213,7 @@ impl FaceTable {
             }
         }
         if failed {
-            self.close(id, "write error", sink);
+            self.lose_stream(id, "write error", sink);
         }
     }
 }
@@ -240,7 +253,7 @@ fn send_udp(
     }
 }
 
-fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
+pub(super) fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
     if sock.staged.len() >= sock.max_stage || sock.stage.len() + d.len() > sock.stage.capacity() {
         flush_udp(sock);
     }

@@ -20,6 +20,8 @@ pub struct Sink {
     pub up: Vec<FaceId>,
     pub changed: Vec<FaceId>,
     pub down: Vec<(FaceId, String)>,
+    /// DOWN (false) and UP (true) of redialing faces.
+    pub states: Vec<(FaceId, bool)>,
     pub packets: Vec<(FaceId, Vec<u8>, LpHeaders)>,
     pub bounds: Vec<BoundCounters>,
 }
@@ -36,6 +38,9 @@ impl FaceSink for Sink {
     }
     fn face_down(&mut self, face: &Face, why: &str) {
         self.down.push((face.id(), why.to_string()));
+    }
+    fn face_state(&mut self, face: &Face, up: bool) {
+        self.states.push((face.id(), up));
     }
     fn receive(&mut self, rx: FaceRx<'_>, bytes: &[u8], now_ms: u64) -> bool {
         rx.counters.in_bytes += bytes.len() as u64;

@@ -24,6 +24,9 @@ impl Engine {
         if !info.local && is_under(&name, b"localhost") {
             return self.drop_packet(DropReason::Scope);
         }
+        if lp.next_hop_face_id.is_some() && !info.local_fields {
+            return self.drop_packet(DropReason::LinkField);
+        }
         if i.hop_limit() == Some(0) {
             return self.drop_packet(DropReason::HopLimit);
         }
@@ -69,10 +72,7 @@ impl Engine {
         if self.ecn_marks_all() {
             self.table.pit_mut(p).cc_mark = true;
         }
-        let next_hop = lp
-            .next_hop_face_id
-            .filter(|_| info.local)
-            .map(|f| f as FaceId);
+        let next_hop = lp.next_hop_face_id.map(|f| f as FaceId);
         let hop_exhausted = i.hop_limit() == Some(1);
         let localhop_from_remote = !info.local && is_under(&name, b"localhop");
         let localhost = is_under(&name, b"localhost");

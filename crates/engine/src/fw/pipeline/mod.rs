@@ -141,6 +141,10 @@ pub struct FaceInfo {
     pub local: bool,
     /// A multi-access face (multicast UDP, Ethernet): no Nacks are sent on it.
     pub multi_access: bool,
+    /// LocalFieldsEnabled (NFD's `allowLocalFields`): an Interest's NextHopFaceId is honoured
+    /// from this face; from a face without it, such an Interest is dropped, as NFD's
+    /// GenericLinkService drops it ([`DropReason::LinkField`]).
+    pub local_fields: bool,
 }
 
 /// Why a packet was dropped.
@@ -175,10 +179,14 @@ pub enum DropReason {
     Suppressed,
     /// The batch was larger than [`MAX_BATCH`].
     BatchOverflow,
+    /// An NDNLPv2 field the packet may not carry, as NFD's GenericLinkService judges it: a
+    /// NextHopFaceId on an Interest from a face without LocalFieldsEnabled, or on a Data or a
+    /// Nack; a CachePolicy on an Interest or a Nack.
+    LinkField,
 }
 
 /// Number of [`DropReason`]s.
-pub const DROP_REASONS: usize = 14;
+pub const DROP_REASONS: usize = 15;
 
 impl DropReason {
     /// Index for counter arrays.
@@ -202,6 +210,7 @@ impl DropReason {
         DropReason::NackUnmatched,
         DropReason::Suppressed,
         DropReason::BatchOverflow,
+        DropReason::LinkField,
     ];
 }
 
@@ -915,7 +924,14 @@ impl Engine {
                         None => Parsed::Dropped(DropReason::NoPayload),
                     },
                     Some(Err(_)) => Parsed::Dropped(DropReason::Malformed),
+                    // The fields NFD's GenericLinkService refuses on each packet type.
+                    Some(Ok(PacketView::Interest(_))) if lp.cache_policy.is_some() => {
+                        Parsed::Dropped(DropReason::LinkField)
+                    }
                     Some(Ok(PacketView::Interest(i))) => match lp.nack {
+                        Some(_) if lp.next_hop_face_id.is_some() => {
+                            Parsed::Dropped(DropReason::LinkField)
+                        }
                         Some(n) => Parsed::Nack {
                             i,
                             reason: n.reason.unwrap_or(NackReason::Other(0)),
@@ -925,6 +941,9 @@ impl Engine {
                             lp: LpInfo::of(&lp),
                         },
                     },
+                    Some(Ok(PacketView::Data(_))) if lp.next_hop_face_id.is_some() => {
+                        Parsed::Dropped(DropReason::LinkField)
+                    }
                     Some(Ok(PacketView::Data(d))) => Parsed::Data {
                         d,
                         lp: LpInfo::of(&lp),
