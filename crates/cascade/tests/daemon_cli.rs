@@ -292,76 +292,94 @@ fn write_back_a_restarted_router_serves_a_file_from_its_l2_store() {
     );
 }
 
-/// Fetches a file through a router with an L2 store, restarts the router on the same store
-/// with the producer gone, and fetches the file again. `extra` is more TOML (its `[store]`
-/// keys are merged into the store section).
-fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
+/// Megabytes of the file the L2 restart test fetches: `CASCADE_L2_TEST_MIB` (default 4;
+/// `scripts/l2-restart.sh` runs it with 100).
+fn l2_test_mib() -> usize {
+    std::env::var("CASCADE_L2_TEST_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4)
+}
+
+/// A fresh directory with `store.toml`: an L2 store of `capacity` chunks (B = 10) in it,
+/// plus `extra` TOML (its `[store]` keys are merged into the store section).
+fn store_dir(tag: &str, capacity: usize, extra: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cascade-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("store.toml");
     let (before, store_extra) = extra.split_once("[store]\n").unwrap_or((extra, ""));
     std::fs::write(
-        &cfg,
+        dir.join("store.toml"),
         format!(
-            "{before}[store]\nl2_path = \"{}\"\nl2_capacity = 4000\nbatch = 10\n{store_extra}",
+            "{before}[store]\nl2_path = \"{}\"\nl2_capacity = {capacity}\nbatch = 10\n{store_extra}",
             dir.join("l2").display()
         ),
     )
     .unwrap();
-    let cfg_arg = ["--config", cfg.to_str().unwrap()];
-    let src = dir.join("in.bin");
-    file_of(&src, 1024 * 1024 + 77);
-    let d = Daemon::start_in(dir.clone(), &cfg_arg);
-    let mut put = d.put("/files/kept", &src, &["--version", "42"]);
-    let first = dir.join("first.bin");
-    let get = d.tool(&[
-        "get",
-        "/files/kept",
-        "-o",
-        first.to_str().unwrap(),
-        "--no-progress",
-    ]);
+    dir
+}
+
+/// `cascade get NAME -o FILE` through `d`, which must succeed: the segments fetched.
+fn get_ok(d: &Daemon, name: &str, out: &Path) -> u64 {
+    let get = d.tool(&["get", name, "-o", out.to_str().unwrap(), "--no-progress"]);
     assert!(
         get.status.success(),
         "{}",
         String::from_utf8_lossy(&get.stderr)
     );
+    let text = String::from_utf8_lossy(&get.stdout);
+    let segments = text
+        .split_once(": ")
+        .and_then(|(_, r)| r.split(' ').next())
+        .and_then(|n| n.parse().ok());
+    segments.unwrap_or_else(|| panic!("no segment count in {text}"))
+}
+
+/// Fetches a file through a router with an L2 store, stops the router with SIGTERM, restarts
+/// it on the same store with the producer gone, and fetches the file again by its versioned
+/// name. Every chunk is stored (none dropped by admission), and the restarted store holds
+/// what the stopped one held.
+fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
+    let mib = l2_test_mib();
+    let dir = store_dir(tag, mib * 300 + 1000, extra);
+    let cfg = dir.join("store.toml");
+    let cfg_arg = ["--config", cfg.to_str().unwrap()];
+    let src = dir.join("in.bin");
+    file_of(&src, mib * 1024 * 1024 + 77);
+    let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    let mut put = d.put("/files/kept", &src, &["--version", "42"]);
+    let first = dir.join("first.bin");
+    let segments = get_ok(&d, "/files/kept", &first);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&first).unwrap());
-    // `cs info` shows both tiers; the file's 121 chunks went to L2 (all of them written
-    // through, or all but the RAM CS's 16 written back so far).
+    assert_eq!(segments as usize, (mib * 1024 * 1024 + 77).div_ceil(8000));
+    // `cs info` shows both tiers; every chunk went to L2 (written through, or all but the
+    // RAM CS's 16 written back so far), the RDR metadata too (a segmented Data).
     // (Writes finish in the background: wait for them.)
+    let write_back = extra.contains("write-back");
+    let want = if write_back { segments - 16 } else { segments };
     let t0 = Instant::now();
     let l2 = loop {
         let l2 = cs_info_json(&d)["l2"].clone();
-        if l2["n_entries"].as_u64().unwrap() >= 100 || t0.elapsed() > Duration::from_secs(5) {
+        if l2["n_entries"].as_u64().unwrap() >= want || t0.elapsed() > Duration::from_secs(10) {
             break l2;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    assert!(l2["n_entries"].as_u64().unwrap() >= 100, "{l2}");
+    assert!(l2["n_entries"].as_u64().unwrap() >= want, "{l2}");
+    assert_eq!(l2["n_admit_dropped"], 0, "{l2}");
     assert!(l2["n_writes"].as_u64() >= l2["n_entries"].as_u64(), "{l2}");
     assert_eq!(l2["workers"], 2);
-    assert_eq!(l2["capacity"], 4000);
-    // Stop the producer, then the router (a clean stop writes the L2 index).
+    // Stop the producer, then the router (a clean stop stores what the RAM CS holds and
+    // writes the L2 index).
     let _ = put.kill();
     let _ = put.wait();
     assert!(d.stop_keep().success());
     // A new router on the same store: the producer is gone, the file is still there.
     let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    let l2 = cs_info_json(&d)["l2"].clone();
+    assert!(l2["n_entries"].as_u64().unwrap() >= segments, "{l2}");
     let again = dir.join("again.bin");
-    let get = d.tool(&[
-        "get",
-        "/files/kept/v=42",
-        "-o",
-        again.to_str().unwrap(),
-        "--no-progress",
-    ]);
-    assert!(
-        get.status.success(),
-        "{}",
-        String::from_utf8_lossy(&get.stderr)
-    );
+    get_ok(&d, "/files/kept/v=42", &again);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&again).unwrap());
     // Served from L2: batch reads, hits, prefetched chunks that were used.
     let l2 = cs_info_json(&d)["l2"].clone();
