@@ -337,7 +337,7 @@ fn get_ok(d: &Daemon, name: &str, out: &Path) -> u64 {
 
 /// Fetches a file through a router with an L2 store, stops the router with SIGTERM, restarts
 /// it on the same store with the producer gone, and fetches the file again by its versioned
-/// name. Every chunk is stored (none dropped by admission), and the restarted store holds
+/// name and by its prefix (version discovery). Every chunk is stored (none dropped by admission), and the restarted store holds
 /// what the stopped one held.
 fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     let mib = l2_test_mib();
@@ -347,7 +347,12 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     let src = dir.join("in.bin");
     file_of(&src, mib * 1024 * 1024 + 77);
     let d = Daemon::start_in(dir.clone(), &cfg_arg);
-    let mut put = d.put("/files/kept", &src, &["--version", "42"]);
+    // Fresh for an hour: the restarted router answers version discovery (MustBeFresh) from L2.
+    let mut put = d.put(
+        "/files/kept",
+        &src,
+        &["--version", "42", "--freshness", "3600000"],
+    );
     let first = dir.join("first.bin");
     let segments = get_ok(&d, "/files/kept", &first);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&first).unwrap());
@@ -381,6 +386,14 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     let again = dir.join("again.bin");
     get_ok(&d, "/files/kept/v=42", &again);
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&again).unwrap());
+    // By prefix: the RDR metadata is stale by now (10 ms), so the version comes from a
+    // CanBePrefix, MustBeFresh Interest that L2's prefix index answers.
+    let by_prefix = dir.join("by-prefix.bin");
+    get_ok(&d, "/files/kept", &by_prefix);
+    assert_eq!(
+        std::fs::read(&src).unwrap(),
+        std::fs::read(&by_prefix).unwrap()
+    );
     // Served from L2: batch reads, hits, prefetched chunks that were used.
     let l2 = cs_info_json(&d)["l2"].clone();
     assert!(l2["n_hits"].as_u64().unwrap() > 0, "{l2}");
