@@ -341,7 +341,10 @@ fn get_ok(d: &Daemon, name: &str, out: &Path) -> u64 {
 /// what the stopped one held.
 fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     let mib = l2_test_mib();
-    let dir = store_dir(tag, mib * 300 + 1000, extra);
+    // Batches spread over the workers: the worker a CanBePrefix Interest goes to holds some
+    // (each worker's L2 answers for its own chunks only).
+    let extra = format!("[workers]\nmapping = \"batch\"\n{extra}");
+    let dir = store_dir(tag, mib * 300 + 1000, &extra);
     let cfg = dir.join("store.toml");
     let cfg_arg = ["--config", cfg.to_str().unwrap()];
     let src = dir.join("in.bin");
