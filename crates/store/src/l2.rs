@@ -759,7 +759,8 @@ impl L2File {
                 joined: true,
             };
         }
-        let Some(buf) = self.read_bufs.pop().filter(|_| self.io.has_room()) else {
+        // (Room first: a buffer taken from the pool must not be dropped.)
+        let Some(buf) = self.io.has_room().then(|| self.read_bufs.pop()).flatten() else {
             self.counters.read_busy += 1;
             return ReadStart::Busy;
         };

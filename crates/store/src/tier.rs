@@ -381,12 +381,13 @@ impl L2Tier {
                 None => ReadStart::Miss,
             };
             match r {
-                ReadStart::Busy => {
+                // Busy with nothing in flight would never end: a miss then.
+                ReadStart::Busy if self.l2.in_flight() > 0 => {
                     self.deferred.push_front((full_hash, buf));
                     break;
                 }
                 ReadStart::Pending { .. } => self.waiting -= 1, // counted when deferred
-                ReadStart::Miss => {
+                ReadStart::Miss | ReadStart::Busy => {
                     self.waiting -= 1;
                     self.counters.failed += 1;
                     f(TierCompletion {
@@ -1006,6 +1007,35 @@ mod tests {
         }
         served.sort();
         assert_eq!(served, [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_read_that_finds_the_queue_full_of_writes_loses_no_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 2,
+            queue_depth: 2,
+            ..L2Config::new(dir.path().join("l2"), 64)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        let (n, d) = chunk("/k/seg=0");
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        let name = ChunkName::parse(&n).unwrap();
+        for round in 0..8 {
+            for s in 0..2 {
+                let (w, d) = chunk(&format!("/w{round}/seg={s}"));
+                assert_eq!(t.admit(&w, &d), Admit::Writing);
+            }
+            assert_eq!(
+                t.l2_mut().read(&name),
+                ReadStart::Busy,
+                "queue full of writes"
+            );
+            t.l2_mut().flush();
+        }
+        assert!(matches!(t.l2_mut().read(&name), ReadStart::Pending { .. }));
     }
 
     #[test]

@@ -349,9 +349,9 @@ impl Engine {
             return false;
         };
         let name = i.name().value();
-        if !tier.lookup(full, name)
-            && !(i.can_be_prefix() && tier.lookup_prefix(full, name, i.must_be_fresh()))
-        {
+        let pending = tier.lookup(full, name)
+            || (i.can_be_prefix() && tier.lookup_prefix(full, name, i.must_be_fresh()));
+        if !pending {
             return false;
         }
         let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
