@@ -226,7 +226,8 @@ fn reload(args: &RunArgs, router: &mut Router, log: &Log) {
 
 /// Stops the router (a second signal exits at once), within `--stop-timeout-ms`.
 fn stop(args: &RunArgs, signals: StopSignals, router: Router, failed: Option<String>) -> ExitCode {
-    router.stop_handle().stop();
+    let deadline = Duration::from_millis(args.stop_timeout_ms);
+    router.stop_handle().stop_within(deadline);
     // A second SIGINT or SIGTERM while stopping stops at once, without waiting for the threads.
     let second = std::thread::Builder::new()
         .name("signals".into())
@@ -240,7 +241,6 @@ fn stop(args: &RunArgs, signals: StopSignals, router: Router, failed: Option<Str
     if let Err(e) = second {
         tracing::warn!("cannot watch for a second signal: {e}");
     }
-    let deadline = Duration::from_millis(args.stop_timeout_ms);
     if let Err(running) = router.join_within(deadline) {
         eprintln!(
             "cascade run: stop took longer than {} ms (still running: {}); exiting",

@@ -107,7 +107,17 @@ pub struct StopHandle {
 }
 
 impl StopHandle {
-    /// Asks every thread to stop.
+    /// Asks every thread to stop, within `budget`: the workers store what their RAM CS and
+    /// admission queues hold in L2 within most of it (the rest is dropped, counted).
+    pub fn stop_within(&self, budget: std::time::Duration) {
+        for l in &self.links {
+            l.stop_budget_ms
+                .store(budget.as_millis() as u64, Ordering::Relaxed);
+        }
+        self.stop();
+    }
+
+    /// Asks every thread to stop (within [`worker::DEFAULT_STOP_BUDGET`]).
     pub fn stop(&self) {
         self.flag.store(true, Ordering::SeqCst);
         self.io.wake_all_now();

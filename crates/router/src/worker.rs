@@ -38,8 +38,10 @@ mod stalls;
 use batch_time::BatchTimes;
 pub use batch_time::BATCH_TIME_BOUNDS;
 
-pub use l2::{ADMIT_BACKLOG_CHUNKS, L2, POLL_OPS_PER_ITERATION, STOP_FLUSH_WAIT};
-use l2::{EVICTION_LOG_MAX_BYTES, EVICTION_LOG_MAX_ENTRIES, STOP_FLUSH_STEP};
+pub use l2::{
+    ADMIT_BACKLOG_CHUNKS, ADMIT_HOLD_CHUNKS, DEFAULT_STOP_BUDGET, L2, POLL_OPS_PER_ITERATION,
+};
+use l2::{EVICTION_LOG_MAX_BYTES, EVICTION_LOG_MAX_ENTRIES};
 use stalls::{context_switches, Stalls};
 pub use stalls::{StallSummary, STALL_BUCKETS};
 
@@ -171,6 +173,9 @@ pub struct WorkerLink {
     pub host: OnceLock<Arc<dyn Wake>>,
     /// Packets the I/O thread could not push because the input ring was full.
     pub input_full: AtomicU64,
+    /// Milliseconds a stop may take, set by whoever asks for the stop (the worker flushes its
+    /// RAM CS and admission queues to L2 within most of it).
+    pub stop_budget_ms: AtomicU64,
 }
 
 impl WorkerLink {
@@ -183,6 +188,7 @@ impl WorkerLink {
             thread: OnceLock::new(),
             host: OnceLock::new(),
             input_full: AtomicU64::new(0),
+            stop_budget_ms: AtomicU64::new(DEFAULT_STOP_BUDGET.as_millis() as u64),
         }
     }
 
@@ -545,11 +551,12 @@ impl Worker {
                 continue;
             }
             let nap = self.idle();
-            if self.spin_for_work() {
+            let held = self.holds_input();
+            if !held && self.spin_for_work() {
                 continue;
             }
             link.parked.store(true, Ordering::SeqCst);
-            if link.input.is_empty() && !self.stop.load(Ordering::SeqCst) {
+            if (held || link.input.is_empty()) && !self.stop.load(Ordering::SeqCst) {
                 std::thread::park_timeout(nap);
             }
             link.parked.store(false, Ordering::SeqCst);
@@ -609,7 +616,7 @@ impl Worker {
         let in_flight = self
             .tier
             .as_ref()
-            .is_some_and(|t| !t.backlog.is_empty() || t.tier.lock().l2().in_flight() > 0);
+            .is_some_and(|t| t.queued() > 0 || t.tier.lock().l2().in_flight() > 0);
         if in_flight {
             L2_POLL_INTERVAL
         } else {
@@ -678,7 +685,7 @@ impl Worker {
         let Some(t) = &mut self.tier else {
             return 0;
         };
-        t.retry();
+        t.retry(&self.emit.pool);
         let engine = &mut self.engine;
         let emit = &mut self.emit;
         let mut sent = 0;
@@ -833,78 +840,11 @@ impl Worker {
         });
     }
 
-    /// At a clean stop: with write-back, everything the RAM CS holds goes to L2 (the worker
-    /// may block on its own writes here: it no longer forwards), chunks owned by a peer are
-    /// handed over. Then, in both modes, the worker waits (at most [`STOP_FLUSH_WAIT`]) for
-    /// every peer to get this far, stores what the peers handed over and empties its
-    /// admission backlog, so that nothing admitted before the stop is lost.
-    fn flush_at_stop(&mut self) {
-        let Some(t) = &mut self.tier else {
-            return;
-        };
-        let workers = t.peers.len();
-        let flushed = t.stopped_flushing.clone();
-        let handle = t.tier.clone();
-        if t.write_back {
-            let policy = self.engine.table().config().cs_policy;
-            loop {
-                let len = self.engine.table().cs_len();
-                if len == 0 {
-                    break;
-                }
-                // Shrinking the CS evicts (into the log) the entries the policy drops first.
-                self.engine
-                    .table_mut()
-                    .set_cs_capacity(len.saturating_sub(STOP_FLUSH_STEP), policy);
-                self.write_back();
-                self.drain_backlog_blocking();
-            }
-        }
-        flushed.fetch_add(1, Ordering::SeqCst);
-        let t0 = Instant::now();
-        loop {
-            let all = flushed.load(Ordering::SeqCst) >= workers;
-            while let Some(p) = self.emit.link.input.pop() {
-                if let (PktKind::Admit, Some(t)) = (p.kind, &mut self.tier) {
-                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
-                        t.admit(&mut handle.lock(), name.value(), data);
-                    }
-                }
-                self.emit.pool.put(p.buf);
-            }
-            self.drain_backlog_blocking();
-            if all || t0.elapsed() > STOP_FLUSH_WAIT {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
-    /// Retries the admission backlog, waiting for L2 writes to finish, until it is empty or
-    /// nothing is in flight that could make room.
-    fn drain_backlog_blocking(&mut self) {
-        let Some(t) = &mut self.tier else {
-            return;
-        };
-        loop {
-            t.retry();
-            if t.backlog.is_empty() {
-                return;
-            }
-            let mut tier = t.tier.lock();
-            if !tier.l2_mut().wait_one(|_| {}) {
-                // Busy with nothing in flight: no extent can be freed. Drop what is left.
-                t.admit_dropped += t.backlog.len() as u64;
-                while let Some((_, buf)) = t.backlog.pop_front() {
-                    t.spare.push(buf);
-                }
-                return;
-            }
-        }
-    }
-
     /// Processes one batch; false if the input ring was empty.
     fn run_batch(&mut self) -> bool {
+        if self.hold_input() {
+            return false;
+        }
         let mut batch = std::mem::take(&mut self.batch);
         while batch.len() < MAX_BATCH {
             match self.emit.link.input.pop() {

@@ -53,9 +53,11 @@ use crate::replacement::Replacement;
 
 mod members;
 mod persist;
+mod prefixes;
 
 pub use members::FilterLink;
 use persist::{superblock, Found};
+pub use prefixes::PREFIX_LEVELS;
 
 /// Default queue depth (operations in flight).
 pub const DEFAULT_QUEUE_DEPTH: usize = 16;
@@ -328,6 +330,8 @@ pub enum Admit {
 pub struct Chunk<'a> {
     /// Slot in the batch (`segment mod B`).
     pub slot: u32,
+    /// When the chunk was written (ms since the Unix epoch; 0: unknown).
+    pub stored_at_ms: u64,
     /// Segment number.
     pub segment: u64,
     /// The full name (name TLV value) stored with the chunk.
@@ -362,6 +366,7 @@ impl<'a> BatchRead<'a> {
         let name_end = base + usize::from(n);
         Some(Chunk {
             slot,
+            stored_at_ms: crate::layout::slot_stored_at_ms(&self.buf[base - SLOT_HEADER_BYTES..]),
             segment: self.segments[slot as usize],
             name: &self.buf[base..name_end],
             payload: &self.buf[name_end..name_end + p as usize],
@@ -503,6 +508,8 @@ pub struct L2File {
     fault: Option<L2Fault>,
     /// The filter in front of the CS that holds L2's names, if any.
     members: Option<members::Members>,
+    /// Which extents hold chunks under a name prefix (CanBePrefix lookups).
+    prefixes: prefixes::Prefixes,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -596,6 +603,7 @@ impl L2File {
             payload_check: None,
             fault: None,
             members: filter.map(|f| members::Members::new(f, sb.extents, sb.batch)),
+            prefixes: prefixes::Prefixes::new(sb.extents),
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -617,7 +625,9 @@ impl L2File {
                 l2.rebuild()?;
             }
             Found::Whole => {
-                if !l2.load_index()? {
+                if l2.load_index()? {
+                    l2.prefixes_scan()?;
+                } else {
                     l2.rebuild()?;
                 }
             }
@@ -725,11 +735,16 @@ impl L2File {
             self.counters.read_misses += 1;
             return ReadStart::Miss;
         };
-        let ext = self.extents[e as usize];
-        if ext.present & (1 << slot) == 0 {
+        if self.extents[e as usize].present & (1 << slot) == 0 {
             self.counters.read_misses += 1;
             return ReadStart::Miss;
         }
+        self.read_extent(e, slot)
+    }
+
+    /// Starts (or joins) the read of extent `e` for the chunk in `slot`, which is present.
+    fn read_extent(&mut self, e: u32, slot: u32) -> ReadStart {
+        let ext = self.extents[e as usize];
         let ticket = read_tag(e, ext.gen);
         if ext.reading {
             if ext.snapshot & (1 << slot) == 0 {
@@ -744,7 +759,8 @@ impl L2File {
                 joined: true,
             };
         }
-        let Some(buf) = self.read_bufs.pop().filter(|_| self.io.has_room()) else {
+        // (Room first: a buffer taken from the pool must not be dropped.)
+        let Some(buf) = self.io.has_room().then(|| self.read_bufs.pop()).flatten() else {
             self.counters.read_busy += 1;
             return ReadStart::Busy;
         };
@@ -820,6 +836,7 @@ impl L2File {
                     self.counters.admit_busy += 1;
                     return Admit::Busy;
                 };
+                self.prefixes_link(e, name);
                 e
             }
         };
@@ -832,7 +849,7 @@ impl L2File {
             payload_len: payload.len() as u32,
         };
         self.next_seq += 1;
-        header.write(buf.as_mut_slice(), name.name, payload);
+        header.write_stamped(buf.as_mut_slice(), name.name, payload, unix_ms());
         self.member_written(e, slot, name.name);
         let gen = self.extents[e as usize].gen;
         let op = IoOp {
@@ -901,6 +918,7 @@ impl L2File {
                     return None;
                 }
                 self.members_changed(victim, self.extents[victim as usize].present, false);
+                self.prefixes.unlink(victim);
                 self.replacement.unlink(victim);
                 let old = self.extents[victim as usize].key;
                 self.map.remove(&old);
@@ -1091,6 +1109,13 @@ fn untag(tag: u64) -> (u32, u32, u32) {
         (tag & 0xff_ffff) as u32,
         ((tag >> 56) & 0x7f) as u32,
     )
+}
+
+/// The wall clock in ms since the Unix epoch (0 if the clock is before it).
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Whether `path` is on a filesystem that accepts `O_DIRECT` (tmpfs does not).

@@ -7,7 +7,8 @@
 //!
 //! An extent holds one *batch*: the chunks of one content name prefix with segments
 //! `⌊s/B⌋·B .. ⌊s/B⌋·B + B`, chunk `s` in slot `s mod B`, so a batch is one contiguous read.
-//! Every slot starts with a [`SlotHeader`] (64 bytes), followed by the chunk's full name (the
+//! Every slot starts with a [`SlotHeader`] (64 bytes; bytes 40..48 hold the wall-clock time the
+//! chunk was written, in ms since the Unix epoch, 0 if unknown: [`slot_stored_at_ms`]), followed by the chunk's full name (the
 //! name TLV's value) and its payload (the Data packet). The header's CRC32C covers the header
 //! (with the CRC field zeroed), the name and the payload; a slot whose CRC fails is never served.
 //!
@@ -169,8 +170,17 @@ impl SlotHeader {
     /// Writes header, name and payload into `slot` (at least `64 + name + payload` bytes) and
     /// fills in the CRC32C. The caller has checked the sizes.
     pub fn write(&self, slot: &mut [u8], name: &[u8], payload: &[u8]) {
+        self.write_from(slot, name, payload, true);
+    }
+
+    /// Writes the slot; `clear`: zero the whole header first (else bytes 40..64 are kept).
+    fn write_from(&self, slot: &mut [u8], name: &[u8], payload: &[u8], clear: bool) {
         let h = &mut slot[..SLOT_HEADER_BYTES];
-        h.fill(0);
+        h[..40].fill(0);
+        if clear {
+            h[40..48].fill(0);
+        }
+        h[48..].fill(0);
         h[0..4].copy_from_slice(&SLOT_MAGIC.to_le_bytes());
         // 4..8: CRC, zero while computing.
         h[8..16].copy_from_slice(&self.batch_key.to_le_bytes());
@@ -184,6 +194,13 @@ impl SlotHeader {
         slot[p..p + payload.len()].copy_from_slice(payload);
         let crc = crc32c::crc32c(&slot[..p + payload.len()]);
         slot[4..8].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// [`SlotHeader::write`], recording that the chunk was written at `stored_at_ms` (ms since
+    /// the Unix epoch; the freshness of what L2 serves to MustBeFresh Interests counts from it).
+    pub fn write_stamped(&self, slot: &mut [u8], name: &[u8], payload: &[u8], stored_at_ms: u64) {
+        slot[40..48].copy_from_slice(&stored_at_ms.to_le_bytes());
+        self.write_from(slot, name, payload, false);
     }
 
     /// Parses and verifies a slot: the header, the name and the payload.
@@ -212,6 +229,12 @@ impl SlotHeader {
         let name_end = SLOT_HEADER_BYTES + usize::from(h.name_len);
         Ok((h, &slot[SLOT_HEADER_BYTES..name_end], &slot[name_end..end]))
     }
+}
+
+/// When the chunk in a verified slot was written (ms since the Unix epoch), 0 if unknown (a
+/// slot written without a time).
+pub fn slot_stored_at_ms(slot: &[u8]) -> u64 {
+    le64(slot, 40)
 }
 
 /// A chunk name split for batching: the full name, the prefix shared by the batch and the

@@ -16,9 +16,17 @@
 //!   another to poll and admit. Both are used from the worker's own thread, so the lock is
 //!   never contended.
 //!
+//! - [`L2Tier::lookup_prefix`] answers a CanBePrefix Interest: it reads the newest batch the
+//!   prefix index has under the Interest's name ([`L2File::read_prefix`]) and completes the
+//!   lookup (its `full_hash`, the Interest's name) with the first chunk of that batch whose name
+//!   starts with the Interest's, and, for MustBeFresh, that is still fresh: written less than
+//!   its FreshnessPeriod ago, by the wall clock, as the RAM CS counts from its arrival; else
+//!   without data (the engine forwards the Interest).
+//!
 //! Bounded: one waiting entry per read in flight (at most the queue depth), each with room for
 //! `B` names of at most `max_name_bytes`, allocated at construction.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -28,6 +36,9 @@ use wire::{DataView, Limits};
 
 use crate::l2::{Admit, BatchRead, L2File, ReadStart};
 use crate::layout::ChunkName;
+
+/// Lookups of chunks L2 holds that wait for room in a full queue, per tier (more are misses).
+pub const DEFERRED_LOOKUPS: usize = 1024;
 
 /// Default longest name (name TLV value bytes) a pending lookup may have.
 pub const DEFAULT_MAX_NAME_BYTES: usize = 512;
@@ -82,6 +93,30 @@ pub struct TierCounters {
     /// Prefetch-ahead: batch reads started for the engine's prefetch (the next batch was not
     /// in the CS, is in L2, and the queue had room).
     pub ahead_reads: u64,
+    /// Lookups that found the queue full for a chunk L2 holds and waited for room.
+    pub deferred: u64,
+    /// CanBePrefix lookups asked of the prefix index.
+    pub prefix_lookups: u64,
+    /// Of those, answered pending (a batch under the prefix is being read).
+    pub prefix_pending: u64,
+    /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
+    pub prefix_stale: u64,
+}
+
+/// Batches a CanBePrefix lookup reads at most (newest first) to find a chunk it can serve.
+pub const PREFIX_READS_PER_LOOKUP: u8 = 8;
+
+/// A CanBePrefix lookup waiting for its batch read.
+#[derive(Debug, Clone, Copy)]
+struct PrefixWait {
+    ticket: u64,
+    active: bool,
+    /// Its batch had no chunk to serve: read the next one under the prefix.
+    again: bool,
+    reads: u8,
+    must_be_fresh: bool,
+    hash: u64,
+    name_len: u16,
 }
 
 #[derive(Debug)]
@@ -106,6 +141,14 @@ pub struct L2Tier {
     prefetch_ahead: bool,
     /// Lookups answered pending and not completed yet.
     waiting: usize,
+    /// Lookups waiting for room in the queue: (full-name hash, name), at most
+    /// [`DEFERRED_LOOKUPS`]; their buffers are reused.
+    deferred: VecDeque<(u64, Vec<u8>)>,
+    deferred_spare: Vec<Vec<u8>>,
+    /// CanBePrefix lookups waiting (at most the queue depth)...
+    prefix_waits: Vec<PrefixWait>,
+    /// ...and their names, `max_name_bytes` each.
+    prefix_names: Vec<u8>,
 }
 
 impl L2Tier {
@@ -137,6 +180,21 @@ impl L2Tier {
             counters: TierCounters::default(),
             prefetch_ahead: true,
             waiting: 0,
+            prefix_waits: vec![
+                PrefixWait {
+                    ticket: 0,
+                    active: false,
+                    again: false,
+                    reads: 0,
+                    must_be_fresh: false,
+                    hash: 0,
+                    name_len: 0,
+                };
+                qd
+            ],
+            prefix_names: vec![0; qd * max_name_bytes],
+            deferred: VecDeque::with_capacity(DEFERRED_LOOKUPS),
+            deferred_spare: Vec::new(),
         }
     }
 
@@ -220,8 +278,32 @@ impl L2Tier {
             self.counters.bad_names += 1;
             return false;
         };
-        let ReadStart::Pending { ticket, slot, .. } = self.l2.read(&name) else {
-            return false;
+        match self.start_read(full_hash, &name) {
+            ReadStart::Pending { .. } => {}
+            // Held, but the queue is full: the lookup waits for room (bounded), so that a
+            // burst of Interests for stored chunks is answered from L2, not sent upstream.
+            ReadStart::Busy
+                if self.deferred.len() < DEFERRED_LOOKUPS && self.l2.contains(&name) =>
+            {
+                let mut buf = self.deferred_spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(name_value);
+                self.deferred.push_back((full_hash, buf));
+                self.waiting += 1;
+                self.counters.deferred += 1;
+            }
+            _ => return false,
+        }
+        self.counters.pending += 1;
+        true
+    }
+
+    /// Starts (or joins) the read of `name`'s batch and records the lookup as waiting for it.
+    fn start_read(&mut self, full_hash: u64, name: &ChunkName<'_>) -> ReadStart {
+        let name_value = name.name;
+        let r = self.l2.read(name);
+        let ReadStart::Pending { ticket, slot, .. } = r else {
+            return r;
         };
         let w = match self
             .waits
@@ -232,7 +314,7 @@ impl L2Tier {
             None => {
                 // At most queue-depth reads are in flight, so a free entry exists.
                 let Some(w) = self.waits.iter().position(|w| !w.active) else {
-                    return false;
+                    return ReadStart::Miss;
                 };
                 let e = &mut self.waits[w];
                 e.active = true;
@@ -252,7 +334,109 @@ impl L2Tier {
             e.name_lens[slot as usize] = name_value.len() as u16;
             self.waiting += 1;
         }
+        r
+    }
+
+    /// Reads the next batch for the CanBePrefix lookups whose batch had no chunk to serve; one
+    /// with no batch left completes without data. Returns the completions handed out.
+    fn prefix_again(&mut self, f: &mut impl FnMut(TierCompletion<'_>)) -> usize {
+        let mut n = 0;
+        for i in 0..self.prefix_waits.len() {
+            let w = self.prefix_waits[i];
+            if !w.active || !w.again {
+                continue;
+            }
+            let at = i * self.max_name_bytes;
+            let name = &self.prefix_names[at..at + usize::from(w.name_len)];
+            match self.l2.read_prefix_next(name, w.ticket) {
+                ReadStart::Busy => {} // next time
+                ReadStart::Pending { ticket, .. } => {
+                    let w = &mut self.prefix_waits[i];
+                    (w.ticket, w.again, w.reads) = (ticket, false, w.reads + 1);
+                }
+                ReadStart::Miss => {
+                    self.prefix_waits[i].active = false;
+                    self.waiting -= 1;
+                    self.counters.failed += 1;
+                    self.counters.prefix_stale += 1;
+                    f(TierCompletion {
+                        full_hash: Some(w.hash),
+                        name_value: name,
+                        data: None,
+                    });
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    /// Starts the reads of deferred lookups while the queue has room; a lookup whose chunk
+    /// left L2 meanwhile completes without data. Returns the completions handed out.
+    fn retry_deferred(&mut self, f: &mut impl FnMut(TierCompletion<'_>)) -> usize {
+        let mut n = 0;
+        while let Some((full_hash, buf)) = self.deferred.pop_front() {
+            let r = match ChunkName::parse(&buf) {
+                Some(name) => self.start_read(full_hash, &name),
+                None => ReadStart::Miss,
+            };
+            match r {
+                // Busy with nothing in flight would never end: a miss then.
+                ReadStart::Busy if self.l2.in_flight() > 0 => {
+                    self.deferred.push_front((full_hash, buf));
+                    break;
+                }
+                ReadStart::Pending { .. } => self.waiting -= 1, // counted when deferred
+                ReadStart::Miss | ReadStart::Busy => {
+                    self.waiting -= 1;
+                    self.counters.failed += 1;
+                    f(TierCompletion {
+                        full_hash: Some(full_hash),
+                        name_value: &buf,
+                        data: None,
+                    });
+                    n += 1;
+                }
+            }
+            self.deferred_spare.push(buf);
+        }
+        n
+    }
+
+    /// `SlowTier::lookup_prefix`: for a CanBePrefix Interest named `name_value` (MustBeFresh if
+    /// `must_be_fresh`), `true` (pending) if the prefix index has a batch under that name and
+    /// its read was started or joined; the completion carries `full_hash` and `name_value`.
+    pub fn lookup_prefix(
+        &mut self,
+        full_hash: u64,
+        name_value: &[u8],
+        must_be_fresh: bool,
+    ) -> bool {
+        self.counters.prefix_lookups += 1;
+        if name_value.len() > self.max_name_bytes || name_value.is_empty() {
+            self.counters.bad_names += 1;
+            return false;
+        }
+        let Some(w) = self.prefix_waits.iter().position(|w| !w.active) else {
+            return false;
+        };
+        let ReadStart::Pending { ticket, .. } = self.l2.read_prefix(name_value) else {
+            return false;
+        };
+        let at = w * self.max_name_bytes;
+        self.prefix_names[at..at + name_value.len()].copy_from_slice(name_value);
+        self.prefix_waits[w] = PrefixWait {
+            ticket,
+            active: true,
+            again: false,
+            reads: 1,
+            must_be_fresh,
+            hash: full_hash,
+            name_len: name_value.len() as u16,
+        };
+        self.waiting += 1;
         self.counters.pending += 1;
+        self.counters.prefix_pending += 1;
         true
     }
 
@@ -318,6 +502,18 @@ impl L2Tier {
         max: Option<usize>,
         mut f: impl FnMut(TierCompletion<'_>),
     ) -> (usize, bool) {
+        let (k, any) = self.drain_io(max, &mut f);
+        (
+            k + self.prefix_again(&mut f) + self.retry_deferred(&mut f),
+            any,
+        )
+    }
+
+    fn drain_io(
+        &mut self,
+        max: Option<usize>,
+        mut f: impl FnMut(TierCompletion<'_>),
+    ) -> (usize, bool) {
         let L2Tier {
             l2,
             max_name_bytes,
@@ -325,6 +521,8 @@ impl L2Tier {
             names,
             counters,
             waiting,
+            prefix_waits,
+            prefix_names,
             ..
         } = self;
         let batch = l2.superblock().batch as usize;
@@ -332,6 +530,8 @@ impl L2Tier {
         let mut on_batch = |b: &BatchRead<'_>| {
             let before = counters.served + counters.failed;
             n += deliver(b, waits, names, batch, *max_name_bytes, counters, &mut f);
+            let prefix = (prefix_waits.as_mut_slice(), prefix_names.as_slice());
+            n += deliver_prefix(b, prefix, *max_name_bytes, counters, &mut f);
             *waiting -= (counters.served + counters.failed - before) as usize;
         };
         let any = match max {
@@ -395,6 +595,60 @@ fn deliver(
         waits[w].slots = 0;
     }
     n
+}
+
+/// Completes the CanBePrefix lookups waiting for batch read `b`: each with the first chunk whose
+/// name starts with the Interest's name (and that is fresh, for MustBeFresh), else without data.
+fn deliver_prefix(
+    b: &BatchRead<'_>,
+    (waits, names): (&mut [PrefixWait], &[u8]),
+    max_name_bytes: usize,
+    counters: &mut TierCounters,
+    f: &mut impl FnMut(TierCompletion<'_>),
+) -> usize {
+    let mut n = 0;
+    let now_ms = crate::l2::unix_ms();
+    for (i, w) in waits.iter_mut().enumerate() {
+        if !w.active || w.again || w.ticket != b.ticket {
+            continue;
+        }
+        let name = &names[i * max_name_bytes..i * max_name_bytes + usize::from(w.name_len)];
+        // `name` is whole components: a byte prefix of a chunk's name is a component prefix.
+        let chunk = b.chunks().find(|c| {
+            c.name.starts_with(name)
+                && (!w.must_be_fresh || is_fresh(c.payload, c.stored_at_ms, now_ms))
+        });
+        match chunk {
+            Some(_) => counters.served += 1,
+            None if w.reads < PREFIX_READS_PER_LOOKUP && !b.io_error => {
+                w.again = true; // L2Tier::prefix_again reads the next batch
+                continue;
+            }
+            None => {
+                counters.failed += 1;
+                counters.prefix_stale += 1;
+            }
+        }
+        w.active = false;
+        f(TierCompletion {
+            full_hash: Some(w.hash),
+            name_value: name,
+            data: chunk.map(|c| c.payload),
+        });
+        n += 1;
+    }
+    n
+}
+
+/// Whether a Data written to L2 at `stored_at_ms` is still fresh at `now_ms` (both ms since the
+/// Unix epoch), as the RAM CS judges it from its arrival: less than its FreshnessPeriod ago (a
+/// Data without one, or a time unknown, is never fresh).
+pub fn is_fresh(data: &[u8], stored_at_ms: u64, now_ms: u64) -> bool {
+    let freshness_ms = DataView::decode(data, &STORED_DATA_LIMITS)
+        .ok()
+        .and_then(|d| d.freshness_ms())
+        .unwrap_or(0);
+    stored_at_ms > 0 && stored_at_ms.saturating_add(freshness_ms) > now_ms
 }
 
 /// A cloneable handle on one worker's [`L2Tier`]: box one clone into the engine as its
@@ -468,6 +722,10 @@ impl SlowTier for SharedL2Tier {
         self.lock().holds(name_value)
     }
 
+    fn lookup_prefix(&mut self, full_hash: u64, name_value: &[u8], must_be_fresh: bool) -> bool {
+        self.timed(|t| t.lookup_prefix(full_hash, name_value, must_be_fresh))
+    }
+
     fn waiting(&self) -> usize {
         self.lock().waiting()
     }
@@ -489,6 +747,10 @@ impl SlowTier for L2Tier {
 
     fn holds(&mut self, _full_hash: u64, name_value: &[u8]) -> bool {
         L2Tier::holds(self, name_value)
+    }
+
+    fn lookup_prefix(&mut self, full_hash: u64, name_value: &[u8], must_be_fresh: bool) -> bool {
+        L2Tier::lookup_prefix(self, full_hash, name_value, must_be_fresh)
     }
 
     fn waiting(&self) -> usize {
@@ -585,6 +847,195 @@ mod tests {
         assert_eq!(t.waiting(), 0);
         assert!(got.contains(&Some(1)));
         assert_eq!(t.complete_waiting(|_| panic!("nothing waits")), 0);
+    }
+
+    /// A Data named `uri` with FreshnessPeriod `fresh_ms` (none if 0).
+    fn chunk_fresh(uri: &str, fresh_ms: u64) -> (Vec<u8>, Vec<u8>) {
+        let name = Name::from_uri(uri).unwrap();
+        let mut d = Data::new(name.clone(), uri.as_bytes().to_vec());
+        if fresh_ms > 0 {
+            d.meta_info = Some(wire::data::MetaInfo {
+                freshness_ms: Some(fresh_ms),
+                ..Default::default()
+            });
+        }
+        d.sign_digest_sha256();
+        (name.to_wire()[2..].to_vec(), d.to_wire())
+    }
+
+    fn value(uri: &str) -> Vec<u8> {
+        Name::from_uri(uri).unwrap().to_wire()[2..].to_vec()
+    }
+
+    /// The answer to a CanBePrefix lookup of `uri`: `None` if it did not go pending, else the
+    /// name of the Data it completed with (empty: completed without data).
+    fn prefix_answer(t: &mut L2Tier, uri: &str, fresh: bool) -> Option<String> {
+        let n = value(uri);
+        if !t.lookup_prefix(77, &n, fresh) {
+            return None;
+        }
+        let mut got = None;
+        while t.waiting() > 0 {
+            t.wait(|c| {
+                if c.full_hash == Some(77) {
+                    assert_eq!(c.name_value, n.as_slice(), "completes the Interest's name");
+                    got = Some(c.data.map_or(String::new(), |d| {
+                        let v = wire::DataView::decode(d, &STORED_DATA_LIMITS).unwrap();
+                        v.name().to_name().to_string()
+                    }));
+                }
+            });
+        }
+        got
+    }
+
+    #[test]
+    fn can_be_prefix_lookups_find_the_newest_batch_under_a_prefix_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 4,
+            queue_depth: 4,
+            ..L2Config::new(dir.path().join("l2"), 4)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        for uri in [
+            "/p/v=1/seg=1",
+            "/p/v=2/seg=2",
+            "/p/v=2/seg=3",
+            "/stale/v=1/seg=0",
+        ] {
+            let (n, d) = chunk_fresh(uri, if uri.starts_with("/p") { 3_600_000 } else { 0 });
+            assert_eq!(t.admit(&n, &d), Admit::Writing);
+        }
+        t.l2_mut().flush();
+        let check = |t: &mut L2Tier| {
+            assert_eq!(
+                prefix_answer(t, "/p", true).as_deref(),
+                Some("/p/v=2/seg=2")
+            );
+            assert_eq!(
+                prefix_answer(t, "/p/v=1", true).as_deref(),
+                Some("/p/v=1/seg=1")
+            );
+            assert_eq!(prefix_answer(t, "/q", false), None);
+            // A name that is a prefix in bytes but not in components.
+            assert_eq!(prefix_answer(t, "/p/v=2/seg=2/x", false), None);
+            // No FreshnessPeriod: served to an Interest without MustBeFresh only.
+            assert_eq!(prefix_answer(t, "/stale", true).as_deref(), Some(""));
+            assert_eq!(
+                prefix_answer(t, "/stale", false).as_deref(),
+                Some("/stale/v=1/seg=0")
+            );
+        };
+        check(&mut t);
+        assert_eq!(t.counters().prefix_stale, 1);
+        // A clean restart (index file, then one slot read per extent), and a crash (scan).
+        t.close().unwrap();
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        assert!(t.l2().counters().loaded_index_file);
+        check(&mut t);
+        drop(t);
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        assert!(!t.l2().counters().loaded_index_file);
+        check(&mut t);
+        // The newest batch under /p holds no fresh chunk (RDR metadata, say): the lookup reads
+        // the next one.
+        let (n, d) = chunk_fresh("/p/32=metadata/v=9/seg=0", 0);
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        assert_eq!(
+            prefix_answer(&mut t, "/p", true).as_deref(),
+            Some("/p/v=2/seg=2")
+        );
+        assert_eq!(
+            prefix_answer(&mut t, "/p", false).as_deref(),
+            Some("/p/32=metadata/v=9/seg=0")
+        );
+        // A new batch evicts the oldest extent (FIFO): /p/v=1 is gone from the prefix index.
+        let (n, d) = chunk_fresh("/r/seg=0", 1000);
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        assert_eq!(prefix_answer(&mut t, "/p/v=1", false), None);
+        assert_eq!(
+            prefix_answer(&mut t, "/p", true).as_deref(),
+            Some("/p/v=2/seg=2")
+        );
+        assert_eq!(
+            prefix_answer(&mut t, "/r", true).as_deref(),
+            Some("/r/seg=0")
+        );
+    }
+
+    #[test]
+    fn a_lookup_that_finds_the_queue_full_waits_for_room_and_is_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 2,
+            queue_depth: 1,
+            ..L2Config::new(dir.path().join("l2"), 4)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        for uri in ["/d/seg=0", "/d/seg=2", "/d/seg=4"] {
+            let (n, d) = chunk(uri);
+            while t.admit(&n, &d) == Admit::Busy {
+                t.l2_mut().flush();
+            }
+        }
+        t.l2_mut().flush();
+        let names: Vec<Vec<u8>> = ["/d/seg=0", "/d/seg=2", "/d/seg=4"]
+            .iter()
+            .map(|u| chunk(u).0)
+            .collect();
+        // One read in flight at most: the second and third batches wait for room.
+        for (i, n) in names.iter().enumerate() {
+            assert!(t.lookup(i as u64, n), "pending");
+        }
+        assert!(
+            !t.lookup(9, &chunk("/d/seg=6").0),
+            "not held: a miss at once"
+        );
+        assert_eq!((t.waiting(), t.counters().deferred), (3, 2));
+        let mut served = Vec::new();
+        while t.waiting() > 0 {
+            assert!(
+                t.wait(|c| if let (Some(h), Some(_)) = (c.full_hash, c.data) {
+                    served.push(h)
+                })
+            );
+        }
+        served.sort();
+        assert_eq!(served, [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_read_that_finds_the_queue_full_of_writes_loses_no_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = L2Config {
+            slot_bytes: 1024,
+            batch: 2,
+            queue_depth: 2,
+            ..L2Config::new(dir.path().join("l2"), 64)
+        };
+        let mut t = L2Tier::new(L2File::open(&cfg).unwrap(), 256);
+        let (n, d) = chunk("/k/seg=0");
+        assert_eq!(t.admit(&n, &d), Admit::Writing);
+        t.l2_mut().flush();
+        let name = ChunkName::parse(&n).unwrap();
+        for round in 0..8 {
+            for s in 0..2 {
+                let (w, d) = chunk(&format!("/w{round}/seg={s}"));
+                assert_eq!(t.admit(&w, &d), Admit::Writing);
+            }
+            assert_eq!(
+                t.l2_mut().read(&name),
+                ReadStart::Busy,
+                "queue full of writes"
+            );
+            t.l2_mut().flush();
+        }
+        assert!(matches!(t.l2_mut().read(&name), ReadStart::Pending { .. }));
     }
 
     #[test]

@@ -1,4 +1,16 @@
-//! A worker's L2 tier: the chunks it owns, admission with a bounded backlog, write-back.
+//! A worker's L2 tier: the chunks it owns, admission with a bounded backlog and back-pressure,
+//! write-back.
+//!
+//! Admission never gives up on a chunk silently. A chunk whose write finds L2's queue full
+//! waits in the worker's backlog and is retried on every loop iteration; a chunk owned by
+//! another worker whose input ring is full waits in the hand-over queue. While the backlog
+//! holds [`ADMIT_HOLD_CHUNKS`] chunks or more, the worker takes no new input (it polls its L2
+//! until the disk catches up; the I/O thread's input ring fills and drops, counted, and
+//! consumers retransmit): the back-pressure that lets a fetch through a router with a store
+//! store every chunk. Only when a single loop iteration overfills the backlog is a chunk
+//! dropped, counted in `admit_dropped`; the store itself counts what its policy refused
+//! (`admit_rejected`), what does not fit a slot (`admit_too_large`) and what a storage fault
+//! refused (`refused_off`).
 
 use super::*;
 
@@ -6,8 +18,14 @@ use super::*;
 /// to B chunks to the engine): bounds the time storage takes from forwarding at once.
 pub const POLL_OPS_PER_ITERATION: usize = 4;
 
-/// Chunks waiting for room in L2's write queue, per worker.
+/// Chunks waiting for room in L2's write queue, per worker (and, separately, chunks waiting
+/// for room in their owner's input ring).
 pub const ADMIT_BACKLOG_CHUNKS: usize = 512;
+
+/// Backlogged chunks at which a worker stops taking input until its L2 writes catch up: low
+/// enough that one loop iteration (a batch of input, the chunks of the L2 reads it polls, the
+/// write-back evictions they cause) never overfills [`ADMIT_BACKLOG_CHUNKS`].
+pub const ADMIT_HOLD_CHUNKS: usize = 128;
 
 /// Most evicted Data a write-back worker's engine logs between two drains.
 pub(super) const EVICTION_LOG_MAX_ENTRIES: usize = 4096;
@@ -19,8 +37,13 @@ pub(super) const EVICTION_LOG_MAX_BYTES: usize = 8 << 20;
 /// CS entries evicted per step when a write-back worker empties its RAM CS at stop.
 pub(super) const STOP_FLUSH_STEP: usize = 64;
 
-/// How long a write-back worker waits at stop for its peers' hand-overs.
-pub const STOP_FLUSH_WAIT: Duration = Duration::from_secs(2);
+/// How long a stop may take when whoever stops the router gave no budget
+/// ([`WorkerLink::stop_budget_ms`]).
+pub const DEFAULT_STOP_BUDGET: Duration = Duration::from_secs(10);
+
+/// Share of the stop budget a worker spends storing its RAM CS and queues in L2 (the rest is
+/// for closing the file, writing its index, and the other threads).
+const STOP_FLUSH_SHARE_PERCENT: u64 = 80;
 
 /// A worker's L2 tier, and which chunks it owns (only the worker that owns a name stores it).
 pub struct L2 {
@@ -33,10 +56,15 @@ pub struct L2 {
     /// Chunks whose admission found the write queue full: (name length, name + Data) in
     /// buffers that are reused, at most [`ADMIT_BACKLOG_CHUNKS`].
     pub backlog: VecDeque<(usize, Vec<u8>)>,
+    /// Chunks owned by another worker whose input ring was full: (owner, Data), retried.
+    pub handovers: VecDeque<(usize, Vec<u8>)>,
     /// Free backlog buffers.
     pub spare: Vec<Vec<u8>>,
-    /// Chunks dropped because the backlog was full.
+    /// Chunks dropped because the backlog (or the hand-over queue) was full, or stop's
+    /// deadline came first.
     pub admit_dropped: u64,
+    /// Loop iterations in which the worker held its input back (back-pressure).
+    pub input_held: u64,
     /// Every worker's rings, to hand a chunk to the worker that owns it.
     pub peers: Vec<Arc<WorkerLink>>,
     /// Write-back: chunks go to L2 when the RAM CS evicts them (and at a clean stop), not
@@ -74,8 +102,10 @@ impl L2 {
             dispatcher,
             limits,
             backlog: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
+            handovers: VecDeque::new(),
             spare: Vec::new(),
             admit_dropped: 0,
+            input_held: 0,
             peers,
             write_back,
             stopped_flushing,
@@ -95,7 +125,7 @@ impl L2 {
     }
 
     /// Stores a chunk this worker saw in its own L2 if it owns the name, else hands it to the
-    /// owner's input ring (dropped and counted when the ring or the pool is full).
+    /// owner's input ring (or, when that ring or the pool is full, queues it to hand over later).
     pub(super) fn store(
         &mut self,
         tier: &mut L2Tier,
@@ -113,39 +143,77 @@ impl L2 {
         // It satisfied an Interest here (a CanBePrefix one, or a copy of a Data without our
         // token), but its name lives on another worker: that worker stores it, so that it
         // finds it after a restart.
+        if !self.handovers.is_empty() || !self.hand_over(pool, owner, face, data) {
+            if self.handovers.len() >= ADMIT_BACKLOG_CHUNKS {
+                self.admit_dropped += 1;
+                return;
+            }
+            let buf = self.buffer(&[data]);
+            self.handovers.push_back((owner, buf));
+        }
+    }
+
+    /// Pushes a chunk into `owner`'s input ring; false if the pool or the ring is full.
+    fn hand_over(&self, pool: &Pool, owner: usize, face: FaceId, data: &[u8]) -> bool {
         let Some(mut p) = pool.pkt_from(face, data) else {
-            self.admit_dropped += 1;
-            return;
+            return false;
         };
         p.kind = PktKind::Admit;
         match self.peers[owner].input.push(p) {
-            Ok(()) => self.peers[owner].wake(),
+            Ok(()) => {
+                self.peers[owner].wake();
+                true
+            }
             Err(p) => {
-                self.admit_dropped += 1;
                 pool.put(p.buf);
+                false
             }
         }
     }
 
-    /// Offers a chunk; when the write queue is full it waits in the backlog (bounded).
+    /// A reused buffer holding `parts` one after the other (warm-up allocates the buffers;
+    /// after that they are reused).
+    fn buffer(&mut self, parts: &[&[u8]]) -> Vec<u8> {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        for p in parts {
+            buf.extend_from_slice(p);
+        }
+        buf
+    }
+
+    /// Offers a chunk; when the write queue is full it waits in the backlog (bounded: the
+    /// worker holds its input back long before the backlog fills, see [`L2::holds_input`]).
     pub(super) fn admit(&mut self, tier: &mut L2Tier, name_value: &[u8], data: &[u8]) {
-        if tier.admit(name_value, data) != store::Admit::Busy {
+        // Behind a backlog, a new chunk waits its turn (its write would find the queue full).
+        if self.backlog.is_empty() && tier.admit(name_value, data) != store::Admit::Busy {
             return;
         }
         if self.backlog.len() >= ADMIT_BACKLOG_CHUNKS {
             self.admit_dropped += 1;
             return;
         }
-        // Warm-up allocates the backlog's buffers; after that they are reused.
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(name_value);
-        buf.extend_from_slice(data);
+        let buf = self.buffer(&[name_value, data]);
         self.backlog.push_back((name_value.len(), buf));
     }
 
-    /// Retries backlogged chunks while the write queue has room.
-    pub(super) fn retry(&mut self) {
+    /// Whether the worker should take no new input now: its backlog is past
+    /// [`ADMIT_HOLD_CHUNKS`], so the disk is behind (only this worker's own writes count, which
+    /// always progress: workers never wait for one another).
+    pub fn holds_input(&self) -> bool {
+        self.backlog.len() >= ADMIT_HOLD_CHUNKS
+    }
+
+    /// Retries backlogged chunks while the write queue has room, and queued hand-overs while
+    /// their owners' rings have room.
+    pub(super) fn retry(&mut self, pool: &Pool) {
+        while let Some((owner, buf)) = self.handovers.pop_front() {
+            if !self.hand_over(pool, owner, 0, &buf) {
+                self.handovers.push_front((owner, buf));
+                break;
+            }
+            self.spare.push(buf);
+        }
         if self.backlog.is_empty() {
             return;
         }
@@ -156,6 +224,137 @@ impl L2 {
                 break;
             }
             self.spare.push(buf);
+        }
+    }
+
+    /// Chunks waiting (backlog and hand-overs).
+    pub fn queued(&self) -> usize {
+        self.backlog.len() + self.handovers.len()
+    }
+
+    /// Drops (and counts) everything still queued: stop's deadline came, or the store can
+    /// take nothing more.
+    pub(super) fn drop_queued(&mut self) {
+        self.admit_dropped += self.queued() as u64;
+        let bufs = self.backlog.drain(..).map(|(_, b)| b);
+        let bufs: Vec<Vec<u8>> = bufs
+            .chain(self.handovers.drain(..).map(|(_, b)| b))
+            .collect();
+        self.spare.extend(bufs);
+    }
+}
+
+impl Worker {
+    /// Whether the worker takes no new input now ([`L2::holds_input`]).
+    pub(super) fn holds_input(&self) -> bool {
+        self.tier.as_ref().is_some_and(L2::holds_input)
+    }
+
+    /// [`Self::holds_input`], counting the iterations held back.
+    pub(super) fn hold_input(&mut self) -> bool {
+        match &mut self.tier {
+            Some(t) if t.holds_input() => {
+                t.input_held += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// At a clean stop, within most of the stop budget: everything the RAM CS holds is offered
+    /// to L2 (write-back: it was not stored yet; write-through: chunks already stored answer
+    /// at once, the rest are stored now), chunks owned by a peer are handed over, and the
+    /// admission queues are emptied (the worker may block on its own writes here: it no
+    /// longer forwards). Then the worker waits for every peer to get this far, storing what
+    /// they hand over, so that nothing admitted before the stop is lost. What the deadline
+    /// leaves is counted as dropped.
+    pub(super) fn flush_at_stop(&mut self) {
+        let budget_ms = self.emit.link.stop_budget_ms.load(Ordering::Relaxed);
+        let until = Instant::now()
+            + Duration::from_millis(budget_ms.saturating_mul(STOP_FLUSH_SHARE_PERCENT) / 100);
+        let Some(t) = &mut self.tier else {
+            return;
+        };
+        let workers = t.peers.len();
+        let flushed = t.stopped_flushing.clone();
+        let handle = t.tier.clone();
+        if !t.write_back {
+            // From now on evictions are offered to L2, as with write-back.
+            let bytes = STOP_FLUSH_STEP * t.limits.max_packet_bytes;
+            t.write_back = true;
+            self.engine
+                .table_mut()
+                .log_evictions(STOP_FLUSH_STEP, bytes.min(EVICTION_LOG_MAX_BYTES));
+        }
+        let policy = self.engine.table().config().cs_policy;
+        while Instant::now() < until {
+            let len = self.engine.table().cs_len();
+            if len == 0 {
+                break;
+            }
+            // Shrinking the CS evicts (into the log) the entries the policy drops first.
+            self.engine
+                .table_mut()
+                .set_cs_capacity(len.saturating_sub(STOP_FLUSH_STEP), policy);
+            self.write_back();
+            self.drain_backlog_blocking(until);
+        }
+        // Every worker counts itself once its hand-overs are in their owners' rings; a worker
+        // that saw every peer counted has, after one more look at its ring, all they handed
+        // over.
+        let mut counted = false;
+        loop {
+            let all = flushed.load(Ordering::SeqCst) >= workers;
+            while let Some(p) = self.emit.link.input.pop() {
+                if let (PktKind::Admit, Some(t)) = (p.kind, &mut self.tier) {
+                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
+                        t.admit(&mut handle.lock(), name.value(), data);
+                    }
+                }
+                self.emit.pool.put(p.buf);
+            }
+            self.drain_backlog_blocking(until);
+            let Some(t) = &mut self.tier else {
+                return;
+            };
+            if !counted && t.handovers.is_empty() {
+                counted = true;
+                flushed.fetch_add(1, Ordering::SeqCst);
+            }
+            if counted && all {
+                break;
+            }
+            if Instant::now() >= until {
+                t.drop_queued();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Retries the admission queues, waiting for L2 writes to finish, until the backlog is
+    /// empty (hand-overs wait for their owners), nothing in flight could make room, or `until`
+    /// passes: what is left then is dropped and counted.
+    fn drain_backlog_blocking(&mut self, until: Instant) {
+        let Some(t) = &mut self.tier else {
+            return;
+        };
+        loop {
+            t.retry(&self.emit.pool);
+            if t.backlog.is_empty() {
+                return;
+            }
+            if Instant::now() >= until {
+                t.drop_queued();
+                return;
+            }
+            let mut tier = t.tier.lock();
+            if !tier.l2_mut().wait_one(|_| {}) {
+                // Busy with nothing in flight: no extent can be freed.
+                drop(tier);
+                t.drop_queued();
+                return;
+            }
         }
     }
 }

@@ -102,6 +102,7 @@ impl L2File {
         self.extents.fill(Extent::EMPTY);
         self.free.clear();
         self.replacement.clear();
+        self.prefixes.clear();
     }
 
     /// Installs `e` as the newest extent holding `key`.
@@ -123,7 +124,7 @@ impl L2File {
         let batch = u64::from(self.sb.batch);
         let mut buf = AlignedBuf::new(ebytes * per as usize);
         // (max seq, extent, key, present) of every extent with a live owner.
-        let mut found: Vec<(u64, u32, u64, u64)> = Vec::new();
+        let mut found: Vec<(u64, u32, u64, u64, [u64; PREFIX_LEVELS])> = Vec::new();
         let mut max_seq = 0;
         let mut e0 = 0;
         while e0 < self.sb.extents {
@@ -139,6 +140,7 @@ impl L2File {
                 let base = i as usize * ebytes;
                 // Owner: the key of the newest valid slot; older slots are a previous batch.
                 let mut owner: Option<(u64, u64)> = None; // (seq, key)
+                let mut owner_prefixes = [0u64; PREFIX_LEVELS];
                 let mut slots = [(0u64, 0u64); 64]; // (seq, key) of valid slots
                 let mut valid = 0u64;
                 for (s, slot) in slots.iter_mut().enumerate().take(self.sb.batch as usize) {
@@ -151,6 +153,8 @@ impl L2File {
                             max_seq = max_seq.max(h.seq);
                             if owner.is_none_or(|(q, _)| h.seq > q) {
                                 owner = Some((h.seq, h.batch_key));
+                                owner_prefixes = ChunkName::parse(name)
+                                    .map_or([0; PREFIX_LEVELS], |n| self.prefix_hashes(n.prefix));
                             }
                         }
                         Err(SlotError::Empty) => {}
@@ -161,7 +165,7 @@ impl L2File {
                     let present = (0..64)
                         .filter(|&s| valid & (1 << s) != 0 && slots[s].1 == key)
                         .fold(0u64, |m, s| m | 1 << s);
-                    found.push((seq, e0 + i, key, present));
+                    found.push((seq, e0 + i, key, present, owner_prefixes));
                 }
             }
             e0 += n;
@@ -169,13 +173,15 @@ impl L2File {
         // Oldest first, so the newest ends at the head; a key found twice keeps its newest.
         found.sort_unstable();
         let mut used = vec![false; self.extents.len()];
-        for &(_, e, key, present) in &found {
+        for &(_, e, key, present, prefixes) in &found {
             if let Some(&old) = self.map.get(&key) {
                 self.replacement.unlink(old);
+                self.prefixes.unlink(old);
                 self.extents[old as usize] = Extent::EMPTY;
                 used[old as usize] = false;
             }
             self.install(e, key, present);
+            self.prefixes.link(e, prefixes);
             used[e as usize] = true;
         }
         self.free

@@ -240,7 +240,10 @@ impl Engine {
         }
         if let Some(d) = data {
             if let Ok(view) = DataView::decode(d, &self.config.limits) {
-                if let Some(e) = self.table.find(full_hash, name_value) {
+                if view.name().value() != name_value {
+                    // A CanBePrefix answer: cached under its own name.
+                    self.insert_cs(now_ms, d);
+                } else if let Some(e) = self.table.find(full_hash, name_value) {
                     self.table
                         .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
                 } else if let Ok(e) =

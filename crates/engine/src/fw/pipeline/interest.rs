@@ -348,7 +348,10 @@ impl Engine {
         let Some(tier) = self.slow_tier.as_mut() else {
             return false;
         };
-        if !tier.lookup(full, i.name().value()) {
+        let name = i.name().value();
+        let pending = tier.lookup(full, name)
+            || (i.can_be_prefix() && tier.lookup_prefix(full, name, i.must_be_fresh()));
+        if !pending {
             return false;
         }
         let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));

@@ -310,6 +310,15 @@ pub trait SlowTier {
     /// Starts looking up exactly these name components; `true` means pending.
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
 
+    /// Starts looking up, for a CanBePrefix Interest named `name_value` (`full_hash` its
+    /// hash), any stored Data whose name starts with these components, only a fresh one if
+    /// `must_be_fresh`; `true` means pending, and the completion names the Interest
+    /// ([`Engine::complete_pending`] with `full_hash` and `name_value`, the Data found).
+    /// Asked when [`SlowTier::lookup`] missed. Default: never.
+    fn lookup_prefix(&mut self, _full_hash: u64, _name_value: &[u8], _must_be_fresh: bool) -> bool {
+        false
+    }
+
     /// Whether the tier holds exactly these name components (its index, no I/O): the
     /// second-stage bypass asks it of a name before going round the tier's queue, and the CS
     /// filter's accounting after a lookup that did not go pending (a busy queue is not a false
