@@ -195,12 +195,6 @@ impl Engine {
                 return None;
             }
         };
-        if is_new {
-            // Suppression starts at the initial interval (the strategy's, set when the
-            // Interest is forwarded): a retransmission (or another downstream's Interest)
-            // within it of the first is not forwarded.
-            self.table.pit_mut(p).retx_interval_ms = strategy::RETX_INITIAL_MS;
-        }
         let nonce = i.nonce().unwrap_or([0; 4]);
         let lifetime_ms = i.effective_lifetime_ms().min(self.table.max_lifetime_ms());
         let expiry = now_ms.saturating_add(lifetime_ms);
@@ -393,6 +387,8 @@ impl Engine {
             .strategies
             .find_instance(&f.interest.name(), &self.hashes[f.idx]);
         if f.is_new {
+            // Suppression starts at the strategy's initial interval: a retransmission (or
+            // another downstream's Interest) within it of the first is not forwarded.
             self.table.pit_mut(f.p).retx_interval_ms = strategy.retx.initial_ms;
         }
         let (had_route, probe) = match entry {
