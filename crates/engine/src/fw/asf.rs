@@ -166,7 +166,7 @@ pub struct AsfTable {
 
 impl AsfTable {
     /// A table of `capacity` namespaces (rounded up to a power of two, at least
-    /// [`PROBE_WINDOW`]); `seed` seeds the probing draws.
+    /// 8, the slots probed for one prefix); `seed` seeds the probing draws.
     pub fn new(capacity: usize, seed: u64) -> Self {
         let n = capacity.max(PROBE_WINDOW).next_power_of_two();
         AsfTable {
