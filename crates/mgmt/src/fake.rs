@@ -35,6 +35,8 @@ pub(crate) struct Fake {
     pub destroyed: RefCell<Vec<FaceId>>,
     pub strategies: RefCell<Vec<(Name, Option<StrategyKind>)>>,
     pub cs_configs: RefCell<Vec<(usize, CsPolicy)>>,
+    pub instances: RefCell<Vec<(Name, Option<engine::fw::strategy::Strategy>)>>,
+    pub cs_flags: RefCell<Vec<(bool, bool)>>,
     pub erase_asked: RefCell<Vec<(Name, usize)>>,
     /// How many entries `cs_erase` finds.
     pub erasable: usize,
@@ -112,6 +114,15 @@ impl Forwarder for Fake {
 
     fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
         self.strategies.borrow_mut().push((prefix.clone(), kind));
+    }
+
+    fn set_strategy_instance(&self, prefix: &Name, s: Option<engine::fw::strategy::Strategy>) {
+        self.instances.borrow_mut().push((prefix.clone(), s));
+        self.set_strategy(prefix, s.map(|s| s.kind));
+    }
+
+    fn cs_flags(&self, admit: bool, serve: bool) {
+        self.cs_flags.borrow_mut().push((admit, serve));
     }
 
     fn cs_config(&self, capacity: usize, policy: CsPolicy) {

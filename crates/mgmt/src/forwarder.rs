@@ -6,7 +6,7 @@
 //! and changing it needs no pause in forwarding.
 
 use engine::fw::pipeline::Counters;
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::{Strategy, StrategyKind};
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
 use wire::Name;
@@ -71,6 +71,17 @@ pub trait Forwarder {
 
     /// Sets (`Some`) or unsets (`None`) the strategy of `prefix` in every worker.
     fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>);
+
+    /// Sets (`Some`) or unsets (`None`) the strategy of `prefix`, with its parameters, in every
+    /// worker. The default tells [`Forwarder::set_strategy`] the strategy alone.
+    fn set_strategy_instance(&self, prefix: &Name, strategy: Option<Strategy>) {
+        self.set_strategy(prefix, strategy.map(|s| s.kind));
+    }
+
+    /// Turns the content store's admission and serving on or off in every worker (NFD's
+    /// CS_ENABLE_ADMIT and CS_ENABLE_SERVE). The default ignores it (a forwarder without the
+    /// switches).
+    fn cs_flags(&self, _admit: bool, _serve: bool) {}
 
     /// Sets the content store's total capacity (the forwarder shares it among its workers) and
     /// its policy.

@@ -127,6 +127,8 @@ impl<F: Forwarder> Manager<F> {
                 capacity: p.cs_capacity,
                 max_capacity: p.cs_capacity,
                 policy: p.cs_policy,
+                admit: true,
+                serve: true,
             },
             datasets: Versions::default(),
             face_events: NotificationStream::new(

@@ -9,21 +9,28 @@
 //! Strategy names are read as NFD's `Strategy::find` reads an instance name
 //! ([`parse_instance`]): `<strategy>/<version>/<parameters>`, where an unversioned name means
 //! the latest version, a versioned one must be a version the strategy has, and the parameters
-//! are `<name>~<value>` components (`retx-suppression-initial`, `-max` in milliseconds,
-//! `-multiplier`), checked as NFD's best-route and multicast check them. The workers run each
-//! strategy with NFD's default retransmission suppression (10 ms, doubling, up to 250 ms):
-//! parameters are checked and listed, not applied.
+//! are `<name>~<value>` components, read and checked as NFD 24.07 reads them
+//! ([`parse_parameters`]): every strategy takes `retx-suppression-initial`, `-max` (in
+//! milliseconds) and `-multiplier`; ASF also `probing-interval` (milliseconds, at least 1 s) and
+//! `max-timeouts`. Unknown parameters are ignored, as NFD does. The workers apply them
+//! ([`Forwarder::set_strategy_instance`]).
 
 use std::collections::BTreeMap;
 
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::{Strategy, StrategyKind, ASF_MIN_PROBING_INTERVAL_MS};
 use wire::nfd::{ControlParameters, ControlResponse};
 use wire::{tt, Component, Name};
 
 use crate::forwarder::Forwarder;
 
 /// The strategies Cascade has, as NFD registers them: name, version, kind, NFD's class name.
-const REGISTRY: [(&str, u64, StrategyKind, &str); 2] = [
+const REGISTRY: [(&str, u64, StrategyKind, &str); 3] = [
+    (
+        "/localhost/nfd/strategy/asf",
+        5,
+        StrategyKind::Asf,
+        "AsfStrategy",
+    ),
     (
         "/localhost/nfd/strategy/best-route",
         5,
@@ -47,8 +54,8 @@ pub const DEFAULT_CHOICES: [(&str, StrategyKind); 4] = [
 ];
 
 /// The strategy instance of each prefix that chose one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StrategyChoices(BTreeMap<Name, (StrategyKind, Name)>);
+#[derive(Debug, Clone, PartialEq)]
+pub struct StrategyChoices(BTreeMap<Name, (Strategy, Name)>);
 
 impl Default for StrategyChoices {
     /// NFD's defaults ([`DEFAULT_CHOICES`]).
@@ -59,7 +66,7 @@ impl Default for StrategyChoices {
                 .map(|&(p, k)| {
                     (
                         Name::from_uri(p).expect("a valid name"),
-                        (k, strategy_name(k)),
+                        (Strategy::new(k), strategy_name(k)),
                     )
                 })
                 .collect(),
@@ -70,30 +77,35 @@ impl Default for StrategyChoices {
 impl StrategyChoices {
     /// Every choice (prefix, strategy, instance name), in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&Name, StrategyKind, &Name)> {
-        self.0.iter().map(|(n, (k, i))| (n, *k, i))
+        self.0.iter().map(|(n, (k, i))| (n, k.kind, i))
+    }
+
+    /// The strategy instance (with its parameters) chosen at exactly `name`.
+    pub fn get(&self, name: &Name) -> Option<&Strategy> {
+        self.0.get(name).map(|(s, _)| s)
     }
 
     /// Tells the forwarder every choice but `/`'s (the workers start with best-route there).
     pub fn push_defaults(&self, forwarder: &impl Forwarder) {
-        for (name, (kind, _)) in self.0.iter().filter(|(n, _)| !n.is_empty()) {
-            forwarder.set_strategy(name, Some(*kind));
+        for (name, (s, _)) in self.0.iter().filter(|(n, _)| !n.is_empty()) {
+            forwarder.set_strategy_instance(name, Some(*s));
         }
     }
 
     /// Sets the strategy of `name` (its latest version), here and in the forwarder.
     pub fn set(&mut self, forwarder: &impl Forwarder, name: Name, kind: StrategyKind) {
-        self.set_instance(forwarder, name, kind, strategy_name(kind));
+        self.set_instance(forwarder, name, Strategy::new(kind), strategy_name(kind));
     }
 
     fn set_instance(
         &mut self,
         forwarder: &impl Forwarder,
         name: Name,
-        kind: StrategyKind,
+        strategy: Strategy,
         instance: Name,
     ) {
-        forwarder.set_strategy(&name, Some(kind));
-        self.0.insert(name, (kind, instance));
+        forwarder.set_strategy_instance(&name, Some(strategy));
+        self.0.insert(name, (strategy, instance));
     }
 
     /// Unsets the strategy of `name`, here and in the forwarder; `/` goes back to best-route.
@@ -103,7 +115,7 @@ impl StrategyChoices {
             return;
         }
         self.0.remove(name);
-        forwarder.set_strategy(name, None);
+        forwarder.set_strategy_instance(name, None);
     }
 
     /// `strategy-choice/set`, `strategy-choice/unset`.
@@ -189,11 +201,13 @@ fn cannot_instantiate(why: &str) -> ControlResponse {
     ControlResponse::new(409, format!("Error instantiating strategy: {why}"))
 }
 
-/// Reads a strategy instance name as NFD does: the strategy and the instance name NFD lists
-/// (an unversioned name gets the version found), or the answer refusing it: 404 "Strategy not
-/// registered" for a name no strategy matches (or a version newer than the strategy's), 409
-/// for an older version or bad parameters.
-pub fn parse_instance(input: &Name) -> Result<(StrategyKind, Name), ControlResponse> {
+/// Reads a strategy instance name as NFD does: the strategy with its parameters and the
+/// instance name NFD lists (an unversioned name gets the version found), or the answer
+/// refusing it: 404 "Strategy not registered" for a name no strategy matches (or a version
+/// newer than the strategy's), 409 "Error instantiating strategy: ..." for an older version or
+/// bad parameters (NFD's manager answers the strategy table's 409 for any error the strategy
+/// raises).
+pub fn parse_instance(input: &Name) -> Result<(Strategy, Name), ControlResponse> {
     let not_registered = || ControlResponse::new(404, "Strategy not registered");
     let comps = &input.components;
     let versioned = (1..comps.len())
@@ -212,7 +226,10 @@ pub fn parse_instance(input: &Name) -> Result<(StrategyKind, Name), ControlRespo
                 input.is_prefix_of(&full.with(Component::version(r.1)))
             })
             .ok_or_else(not_registered)?;
-        return Ok((*kind, input.clone().with(Component::version(*rv))));
+        return Ok((
+            Strategy::new(*kind),
+            input.clone().with(Component::version(*rv)),
+        ));
     };
     let base = input.prefix(i);
     let (_, rv, kind, class) = REGISTRY
@@ -224,13 +241,17 @@ pub fn parse_instance(input: &Name) -> Result<(StrategyKind, Name), ControlRespo
             "{class} does not support version {v}"
         )));
     }
-    check_parameters(&comps[i + 1..]).map_err(|e| cannot_instantiate(&e))?;
-    Ok((*kind, input.clone()))
+    let strategy = parse_parameters(*kind, &comps[i + 1..]).map_err(|e| cannot_instantiate(&e))?;
+    Ok((strategy, input.clone()))
 }
 
-/// Checks strategy parameters as NFD's best-route and multicast read them.
-fn check_parameters(params: &[Component]) -> Result<(), String> {
-    let (mut initial, mut max, mut mult) = (10u64, 250u64, 2.0f64);
+/// Reads strategy parameters (`<name>~<value>` components; the last of a name wins) as NFD
+/// 24.07 reads them, with its words for each error: the format, then the retransmission
+/// suppression's (signed milliseconds; initial > 0, max >= initial, multiplier >= 1), then, for
+/// ASF, `probing-interval` (signed milliseconds, >= 1000) and `max-timeouts` (unsigned).
+/// Milliseconds beyond `u32::MAX` (49 days) are taken as `u32::MAX`.
+pub fn parse_parameters(kind: StrategyKind, params: &[Component]) -> Result<Strategy, String> {
+    let mut map = BTreeMap::new();
     for c in params {
         let s = String::from_utf8_lossy(&c.value);
         let Some((p, v)) = s.split_once('~') else {
@@ -239,15 +260,23 @@ fn check_parameters(params: &[Component]) -> Result<(), String> {
         if p.is_empty() || v.is_empty() {
             return Err("Strategy parameter name and value cannot be empty".into());
         }
-        let bad = || format!("Strategy parameter {p} has a bad value {v:?}");
-        match p {
-            "retx-suppression-initial" => initial = v.parse().map_err(|_| bad())?,
-            "retx-suppression-max" => max = v.parse().map_err(|_| bad())?,
-            "retx-suppression-multiplier" => mult = v.parse().map_err(|_| bad())?,
-            _ => {}
-        }
+        map.insert(p.to_string(), v.to_string());
     }
-    if initial == 0 {
+    let malformed = |key: &str| format!("{key} value is malformed");
+    let signed = |key: &str, default: i64| match map.get(key) {
+        None => Ok(default),
+        Some(v) => v.parse::<i64>().map_err(|_| malformed(key)),
+    };
+    let ms = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
+    let mut s = Strategy::new(kind);
+    let initial = signed("retx-suppression-initial", s.retx.initial_ms.into())?;
+    let max = signed("retx-suppression-max", s.retx.max_ms.into())?;
+    let key = "retx-suppression-multiplier";
+    let mult = match map.get(key) {
+        None => s.retx.multiplier,
+        Some(v) => v.parse::<f32>().map_err(|_| malformed(key))?,
+    };
+    if initial <= 0 {
         return Err("Retx suppression initial interval must be > 0".into());
     }
     if max < initial {
@@ -256,7 +285,24 @@ fn check_parameters(params: &[Component]) -> Result<(), String> {
     if mult.is_nan() || mult < 1.0 {
         return Err("Retx suppression multiplier must be >= 1".into());
     }
-    Ok(())
+    (s.retx.initial_ms, s.retx.max_ms, s.retx.multiplier) = (ms(initial), ms(max), mult);
+    if kind == StrategyKind::Asf {
+        let probing = signed("probing-interval", s.probing_interval_ms.into())?;
+        if probing < i64::from(ASF_MIN_PROBING_INTERVAL_MS) {
+            return Err(format!(
+                "Probing interval must be >= {ASF_MIN_PROBING_INTERVAL_MS} milliseconds"
+            ));
+        }
+        s.probing_interval_ms = ms(probing);
+        if let Some(v) = map.get("max-timeouts") {
+            if v.contains('-') {
+                return Err("max-timeouts cannot be negative".into());
+            }
+            let n: u64 = v.parse().map_err(|_| malformed("max-timeouts"))?;
+            s.max_timeouts = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+    }
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -265,7 +311,7 @@ mod tests {
 
     fn parse(uri: &str) -> Result<(StrategyKind, String), (u64, String)> {
         parse_instance(&Name::from_uri(uri).unwrap())
-            .map(|(k, n)| (k, n.to_string()))
+            .map(|(k, n)| (k.kind, n.to_string()))
             .map_err(|r| (r.status_code, r.status_text))
     }
 
@@ -296,7 +342,7 @@ mod tests {
         );
         let missing = Err((404, "Strategy not registered".to_string()));
         assert_eq!(parse(&format!("{br}/v=6")), missing);
-        assert_eq!(parse("/localhost/nfd/strategy/asf"), missing);
+        assert_eq!(parse("/localhost/nfd/strategy/asf/v=6"), missing);
         assert_eq!(parse("/localhost/nfd/strategy/best-route/x"), missing);
         assert_eq!(parse("/"), missing);
         // Bad parameters.
@@ -304,7 +350,18 @@ mod tests {
             ("oops", "format"),
             ("~1", "cannot be empty"),
             ("retx-suppression-initial~0", "initial interval must be > 0"),
-            ("retx-suppression-initial~x", "bad value"),
+            (
+                "retx-suppression-initial~x",
+                "retx-suppression-initial value is malformed",
+            ),
+            (
+                "retx-suppression-initial~-5",
+                "initial interval must be > 0",
+            ),
+            (
+                "retx-suppression-multiplier~x",
+                "multiplier value is malformed",
+            ),
             ("retx-suppression-max~5", "max interval must be >= initial"),
             ("retx-suppression-multiplier~0.5", "multiplier must be >= 1"),
         ] {
@@ -312,6 +369,46 @@ mod tests {
             assert_eq!(code, 409, "{p}");
             assert!(text.contains(why), "{p}: {text}");
         }
+    }
+
+    #[test]
+    fn parameters_are_read_as_nfd_reads_them() {
+        let get = |uri: &str| parse_instance(&Name::from_uri(uri).unwrap()).map(|(s, _)| s);
+        let br = "/localhost/nfd/strategy/best-route/v=5";
+        let s = get(&format!(
+            "{br}/retx-suppression-initial~20/retx-suppression-max~400\
+             /retx-suppression-multiplier~1.5/unknown~x"
+        ))
+        .unwrap();
+        assert_eq!((s.retx.initial_ms, s.retx.max_ms), (20, 400));
+        assert_eq!(s.retx.multiplier, 1.5);
+        // The last value of a parameter wins; ASF's own parameters.
+        let asf = "/localhost/nfd/strategy/asf/v=5";
+        let s = get(&format!(
+            "{asf}/probing-interval~3000/probing-interval~5000/max-timeouts~2"
+        ))
+        .unwrap();
+        assert_eq!(s.kind, StrategyKind::Asf);
+        assert_eq!((s.probing_interval_ms, s.max_timeouts), (5000, 2));
+        assert_eq!(get(asf).unwrap(), Strategy::new(StrategyKind::Asf));
+        for (p, why) in [
+            (
+                "probing-interval~999",
+                "Probing interval must be >= 1000 milliseconds",
+            ),
+            ("probing-interval~1s", "probing-interval value is malformed"),
+            ("max-timeouts~-1", "max-timeouts cannot be negative"),
+            ("max-timeouts~x", "max-timeouts value is malformed"),
+        ] {
+            let r = get(&format!("{asf}/{p}")).unwrap_err();
+            assert_eq!(r.status_code, 409, "{p}");
+            assert_eq!(
+                r.status_text,
+                format!("Error instantiating strategy: {why}")
+            );
+        }
+        // Best-route ignores ASF's parameters.
+        assert!(get(&format!("{br}/probing-interval~5")).is_ok());
     }
 
     #[test]

@@ -574,12 +574,13 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<wire::Name, String> {
     wire::Name::from_uri(s).map_err(|e| format!("{key}: bad name {s:?}: {}", e.0))
 }
 
-/// The strategy named `s`: `best-route`, `multicast`, or an NFD strategy name.
+/// The strategy named `s`: `best-route`, `multicast`, `asf`, or an NFD strategy name.
 pub fn parse_strategy(s: &str) -> Option<engine::fw::strategy::StrategyKind> {
     use engine::fw::strategy::StrategyKind;
     match s {
         "best-route" => Some(StrategyKind::BestRoute),
         "multicast" => Some(StrategyKind::Multicast),
+        "asf" => Some(StrategyKind::Asf),
         _ => StrategyKind::from_nfd_name(&wire::Name::from_uri(s).ok()?),
     }
 }

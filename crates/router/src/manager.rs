@@ -14,7 +14,7 @@ use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::{Strategy, StrategyKind};
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::link::encode_link;
@@ -259,10 +259,18 @@ impl Forwarder for Channels {
     }
 
     fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
+        self.set_strategy_instance(prefix, kind.map(Strategy::new));
+    }
+
+    fn set_strategy_instance(&self, prefix: &Name, strategy: Option<Strategy>) {
         self.to_workers(|| Control::Strategy {
             prefix: prefix.clone(),
-            kind,
+            strategy,
         });
+    }
+
+    fn cs_flags(&self, admit: bool, serve: bool) {
+        self.to_workers(|| Control::CsFlags { admit, serve });
     }
 
     /// Each worker gets an equal share of the capacity.

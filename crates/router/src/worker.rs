@@ -19,7 +19,7 @@ use crossbeam_queue::ArrayQueue;
 use engine::fw::pipeline::{
     Action, Counters, Engine, FaceInfo, Output, PacketRef, SendKind, MAX_BATCH,
 };
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::Strategy;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::link::encode_link;
 use face::lp_frag::{LpHeaders, PitToken};
@@ -66,12 +66,19 @@ pub enum Control {
         /// Attach IncomingFaceId to packets sent to it.
         local_fields: bool,
     },
-    /// Set (`Some`) or unset (`None`) the strategy of a prefix.
+    /// Set (`Some`) or unset (`None`) the strategy of a prefix, with its parameters.
     Strategy {
         /// Prefix.
         prefix: Name,
-        /// Strategy.
-        kind: Option<StrategyKind>,
+        /// Strategy instance.
+        strategy: Option<Strategy>,
+    },
+    /// The content store's admission and serving switches.
+    CsFlags {
+        /// Data are admitted.
+        admit: bool,
+        /// Interests are served.
+        serve: bool,
     },
     /// CS capacity and policy for this worker.
     CsConfig {
@@ -749,12 +756,8 @@ impl Worker {
                 }
                 lf[i] = local_fields;
             }
-            Control::Strategy { prefix, kind } => match kind {
-                Some(k) => self.engine.strategies_mut().set(&prefix, k),
-                None => {
-                    self.engine.strategies_mut().unset(&prefix);
-                }
-            },
+            Control::Strategy { prefix, strategy } => self.engine.set_strategy(&prefix, strategy),
+            Control::CsFlags { admit, serve } => self.engine.set_cs_flags(admit, serve),
             Control::CsConfig { capacity, policy } => {
                 self.engine.table_mut().set_cs_capacity(capacity, policy);
             }

@@ -1,4 +1,5 @@
 //! Forwarding: strategies and the pipeline that drives the tables.
 
+pub mod asf;
 pub mod pipeline;
 pub mod strategy;

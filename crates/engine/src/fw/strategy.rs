@@ -5,6 +5,12 @@
 //!   growing interval (10 ms doubling up to 250 ms, as NFD's best-route), otherwise it goes to the
 //!   next unused next hop, or the one tried longest ago.
 //! - **multicast**: forward to every eligible next hop, each subject to the same suppression.
+//! - **asf** (NFD's Adaptive Smoothed RTT-based Forwarding): forward to the working next hop
+//!   with the lowest smoothed RTT, and probe another now and then ([`crate::fw::asf`]).
+//!
+//! Each choice carries its parameters ([`Strategy`]): the retransmission-suppression interval's
+//! start, cap and multiplier (NFD's `retx-suppression-initial`, `-max`, `-multiplier`), and
+//! ASF's `probing-interval` and `max-timeouts`.
 //!
 //! A next hop is eligible when it is not the face the Interest came from and the scope rules
 //! allow it (see [`crate::fw::pipeline`]). When every upstream has Nacked, the downstreams get a
@@ -29,6 +35,8 @@ pub enum StrategyKind {
     BestRoute,
     /// Every next hop.
     Multicast,
+    /// Adaptive Smoothed RTT-based Forwarding.
+    Asf,
 }
 
 impl StrategyKind {
@@ -37,6 +45,7 @@ impl StrategyKind {
         match self {
             StrategyKind::BestRoute => "/localhost/nfd/strategy/best-route",
             StrategyKind::Multicast => "/localhost/nfd/strategy/multicast",
+            StrategyKind::Asf => "/localhost/nfd/strategy/asf",
         }
     }
 
@@ -59,8 +68,86 @@ impl StrategyKind {
         match last.value.as_slice() {
             b"best-route" => Some(StrategyKind::BestRoute),
             b"multicast" => Some(StrategyKind::Multicast),
+            b"asf" => Some(StrategyKind::Asf),
             _ => None,
         }
+    }
+}
+
+/// NFD's exponential retransmission suppression: a retransmission within `interval` of the
+/// last transmission is suppressed; the interval starts at `initial_ms` and, after each
+/// retransmission forwarded, is multiplied by `multiplier` up to `max_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetxSuppression {
+    /// First interval (`retx-suppression-initial`, > 0).
+    pub initial_ms: u32,
+    /// Largest interval (`retx-suppression-max`, >= `initial_ms`).
+    pub max_ms: u32,
+    /// Growth factor (`retx-suppression-multiplier`, >= 1).
+    pub multiplier: f32,
+}
+
+impl RetxSuppression {
+    /// NFD's defaults: 10 ms, doubling, up to 250 ms.
+    pub const DEFAULT: RetxSuppression = RetxSuppression {
+        initial_ms: RETX_INITIAL_MS,
+        max_ms: RETX_MAX_MS,
+        multiplier: 2.0,
+    };
+
+    /// The interval after a retransmission was forwarded (the initial one after 0), truncated
+    /// to whole milliseconds as NFD's duration cast does.
+    #[inline]
+    pub fn next(&self, interval_ms: u32) -> u32 {
+        if interval_ms == 0 {
+            return self.initial_ms;
+        }
+        let grown = (f64::from(interval_ms) * f64::from(self.multiplier)) as u64;
+        grown.min(u64::from(self.max_ms)) as u32
+    }
+}
+
+impl Default for RetxSuppression {
+    fn default() -> Self {
+        RetxSuppression::DEFAULT
+    }
+}
+
+/// ASF's default probing interval (NFD: 1 minute).
+pub const ASF_PROBING_INTERVAL_MS: u32 = 60_000;
+/// ASF's shortest probing interval (NFD: 1 second).
+pub const ASF_MIN_PROBING_INTERVAL_MS: u32 = 1_000;
+/// ASF's default count of timeouts before a face is considered not working.
+pub const ASF_MAX_TIMEOUTS: u32 = 3;
+
+/// A strategy instance: the strategy and its parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Strategy {
+    /// Which strategy.
+    pub kind: StrategyKind,
+    /// Retransmission suppression (every strategy).
+    pub retx: RetxSuppression,
+    /// ASF: how often another face is probed (`probing-interval`, >= 1 s).
+    pub probing_interval_ms: u32,
+    /// ASF: timeouts in a row before a face counts as not working (`max-timeouts`).
+    pub max_timeouts: u32,
+}
+
+impl Strategy {
+    /// `kind` with NFD's default parameters.
+    pub const fn new(kind: StrategyKind) -> Self {
+        Strategy {
+            kind,
+            retx: RetxSuppression::DEFAULT,
+            probing_interval_ms: ASF_PROBING_INTERVAL_MS,
+            max_timeouts: ASF_MAX_TIMEOUTS,
+        }
+    }
+}
+
+impl From<StrategyKind> for Strategy {
+    fn from(kind: StrategyKind) -> Self {
+        Strategy::new(kind)
     }
 }
 
@@ -70,9 +157,9 @@ pub struct StrategyChoice {
     key: HashKey,
     /// Choices by prefix hash: (prefix, its Name TLV-VALUE bytes kept for the per-packet
     /// comparison, strategy).
-    by_hash: HashMap<u64, Vec<(Name, Vec<u8>, StrategyKind)>>,
+    by_hash: HashMap<u64, Vec<(Name, Vec<u8>, Strategy)>>,
     max_depth: usize,
-    default: StrategyKind,
+    default: Strategy,
 }
 
 impl StrategyChoice {
@@ -82,12 +169,17 @@ impl StrategyChoice {
             key,
             by_hash: HashMap::new(),
             max_depth: 0,
-            default: StrategyKind::BestRoute,
+            default: Strategy::new(StrategyKind::BestRoute),
         }
     }
 
-    /// Sets the strategy of `prefix`.
+    /// Sets the strategy of `prefix`, with NFD's default parameters.
     pub fn set(&mut self, prefix: &Name, kind: StrategyKind) {
+        self.set_instance(prefix, Strategy::new(kind));
+    }
+
+    /// Sets the strategy of `prefix`, with its parameters.
+    pub fn set_instance(&mut self, prefix: &Name, kind: Strategy) {
         if prefix.is_empty() {
             self.default = kind;
             return;
@@ -109,7 +201,7 @@ impl StrategyChoice {
     /// Removes the choice at `prefix` (the root choice returns to best-route).
     pub fn unset(&mut self, prefix: &Name) -> bool {
         if prefix.is_empty() {
-            self.default = StrategyKind::BestRoute;
+            self.default = Strategy::new(StrategyKind::BestRoute);
             return true;
         }
         let h = name_hash(self.key, prefix);
@@ -138,10 +230,10 @@ impl StrategyChoice {
             .by_hash
             .values()
             .flatten()
-            .map(|(n, _, k)| (n.clone(), *k))
+            .map(|(n, _, k)| (n.clone(), k.kind))
             .collect();
         v.sort();
-        v.insert(0, (Name::new(), self.default));
+        v.insert(0, (Name::new(), self.default.kind));
         v
     }
 
@@ -149,8 +241,14 @@ impl StrategyChoice {
     /// the root is set.
     #[inline]
     pub fn find(&self, name: &wire::NameView<'_>, h: &PrefixHashes) -> StrategyKind {
+        self.find_instance(name, h).kind
+    }
+
+    /// The strategy instance (with its parameters) for a name; as [`StrategyChoice::find`].
+    #[inline]
+    pub fn find_instance(&self, name: &wire::NameView<'_>, h: &PrefixHashes) -> &Strategy {
         if self.by_hash.is_empty() {
-            return self.default;
+            return &self.default;
         }
         let top = h.len().min(self.max_depth);
         for d in (1..=top).rev() {
@@ -161,11 +259,11 @@ impl StrategyChoice {
                 let bytes = &name.value()[..end];
                 // No allocation: the prefix's bytes were encoded when it was set.
                 if let Some((_, _, k)) = v.iter().find(|(_, value, _)| value[..] == *bytes) {
-                    return *k;
+                    return k;
                 }
             }
         }
-        self.default
+        &self.default
     }
 }
 
@@ -193,14 +291,11 @@ pub fn suppressed(last_sent_ms: u64, interval_ms: u32, now_ms: u64) -> bool {
     now_ms < last_sent_ms.saturating_add(u64::from(interval_ms))
 }
 
-/// The next suppression interval after a retransmission was forwarded.
+/// The next suppression interval after a retransmission was forwarded, with NFD's default
+/// parameters ([`RetxSuppression::next`]).
 #[inline]
 pub fn next_interval(interval_ms: u32) -> u32 {
-    if interval_ms == 0 {
-        RETX_INITIAL_MS
-    } else {
-        (interval_ms * 2).min(RETX_MAX_MS)
-    }
+    RetxSuppression::DEFAULT.next(interval_ms)
 }
 
 /// Best-route's choice for a retransmission: the first eligible next hop (by cost) without an
@@ -290,6 +385,19 @@ mod tests {
         assert!(!suppressed(100, 10, 110));
         assert_eq!(next_interval(0), 10);
         assert_eq!(next_interval(160), 250);
+        // Parameters as NFD applies them: truncated to milliseconds, capped.
+        let r = RetxSuppression {
+            initial_ms: 5,
+            max_ms: 40,
+            multiplier: 1.5,
+        };
+        let mut seen = vec![];
+        let mut i = 0;
+        for _ in 0..8 {
+            i = r.next(i);
+            seen.push(i);
+        }
+        assert_eq!(seen, [5, 7, 10, 15, 22, 33, 40, 40]);
         let rec = |face, t| OutRecord {
             face,
             nonce: [0; 4],

@@ -14,7 +14,7 @@ use wire::Name;
 
 use super::nbcache::NbCacheInfo;
 use super::Dataset;
-use crate::cs::{CsSettings, CS_FLAGS};
+use crate::cs::CsSettings;
 use crate::faces::{properties, reported_mtu};
 use crate::forwarder::{Forwarder, WorkerStats};
 use crate::manager::{add_counters, Traffic};
@@ -256,7 +256,7 @@ fn cs_info<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
 pub(crate) fn cs_info_of(cs: &CsSettings, stats: &[WorkerStats]) -> CsInfo {
     CsInfo {
         capacity: cs.capacity as u64,
-        flags: CS_FLAGS,
+        flags: cs.flags(),
         n_cs_entries: stats.iter().map(|w| w.cs_len as u64).sum(),
         n_hits: stats.iter().map(|w| w.cs_hits).sum(),
         n_misses: stats.iter().map(|w| w.cs_misses).sum(),

@@ -265,13 +265,31 @@ fn cs_config_and_erase() {
         *m.forwarder().cs_configs.borrow(),
         vec![(50, CsPolicy::Lru), (1000, CsPolicy::Lru)]
     );
-    // Admission and serving cannot be turned off: the answer says they are on.
-    let off = ControlParameters {
-        flags: Some(0),
-        mask: Some(3),
+    // Admission and serving, each where Mask says so; the workers are told of a change.
+    let flags = |flags, mask| ControlParameters {
+        flags: Some(flags),
+        mask: Some(mask),
         ..ControlParameters::default()
     };
-    assert_eq!(params(&command(&mut m, 1, "cs/config", off)).flags, Some(3));
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", flags(0, 1))).flags,
+        Some(2)
+    );
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", flags(0, 2))).flags,
+        Some(0)
+    );
+    // Flags without Mask change nothing.
+    let r = command(&mut m, 1, "cs/config", flags(3, 0));
+    assert_eq!(params(&r).flags, Some(0));
+    assert_eq!(
+        params(&command(&mut m, 1, "cs/config", flags(3, 3))).flags,
+        Some(3)
+    );
+    assert_eq!(
+        *m.forwarder().cs_flags.borrow(),
+        vec![(false, true), (false, false), (true, true)]
+    );
     let erase = |count| ControlParameters {
         name: Some(name("/e")),
         count,

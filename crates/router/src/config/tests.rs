@@ -255,7 +255,12 @@ fn strategy_names() {
     ] {
         assert_eq!(parse_strategy(s), Some(k), "{s}");
     }
-    assert_eq!(parse_strategy("/localhost/nfd/strategy/asf"), None);
+    assert_eq!(parse_strategy("asf"), Some(StrategyKind::Asf));
+    assert_eq!(
+        parse_strategy("/localhost/nfd/strategy/asf/v=5"),
+        Some(StrategyKind::Asf)
+    );
+    assert_eq!(parse_strategy("/localhost/nfd/strategy/random"), None);
 }
 
 #[test]

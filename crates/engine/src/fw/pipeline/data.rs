@@ -71,7 +71,7 @@ impl Engine {
             .iter()
             .find(|&&(_, exact)| exact)
             .map(|&(p, _)| self.table.pit(p).owner);
-        let data_entry = if no_cache {
+        let data_entry = if no_cache || !self.cs_admit {
             None
         } else if exact_owner.is_some() {
             exact_owner
@@ -83,6 +83,11 @@ impl Engine {
         if let Some(e) = data_entry {
             let fresh = d.freshness_ms().unwrap_or(0);
             self.table.cs_insert(e, d.wire(), fresh, now_ms);
+        }
+        for &(p, _) in &pits {
+            if self.table.pit(p).asf {
+                self.asf_on_data(now_ms, idx, face, &name, p);
+            }
         }
         for &(p, exact) in &pits {
             let pe = self.table.pit(p);
@@ -126,6 +131,10 @@ impl Engine {
             return self.drop_packet(DropReason::NackUnmatched);
         };
         rec.nack = Some(reason);
+        if pe.asf {
+            self.asf_on_nack(now_ms, idx, face, &name);
+        }
+        let pe = self.table.pit_mut(p);
         if pe
             .out_records
             .iter()
@@ -238,7 +247,7 @@ impl Engine {
         if data.is_some() {
             self.faces_scratch = sent;
         }
-        if let Some(d) = data {
+        if let Some(d) = data.filter(|_| self.cs_admit) {
             if let Ok(view) = DataView::decode(d, &self.config.limits) {
                 if view.name().value() != name_value {
                     // A CanBePrefix answer: cached under its own name.
@@ -265,6 +274,9 @@ impl Engine {
     /// its batch). Returns false if the packet does not decode or the table is full; a Data
     /// already cached is refreshed. Honours no PIT entry and sends nothing.
     pub fn insert_cs(&mut self, now_ms: u64, data_wire: &[u8]) -> bool {
+        if !self.cs_admit {
+            return false;
+        }
         let Ok(view) = DataView::decode(data_wire, &self.config.limits) else {
             return false;
         };

@@ -46,6 +46,9 @@ impl Engine {
                 self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
+        } else if !self.cs_serve {
+            // Serving off: no tier of the CS is asked (NFD's CS_ENABLE_SERVE).
+            filter = Filtered::Absent;
         } else {
             // CS: only for an Interest that is not already pending, and whose name the filter
             // in front of the CS may hold (first-stage bypass).
@@ -192,11 +195,6 @@ impl Engine {
                 return None;
             }
         };
-        if is_new {
-            // Suppression starts at the initial interval: a retransmission (or another
-            // downstream's Interest) within 10 ms of the first is not forwarded.
-            self.table.pit_mut(p).retx_interval_ms = strategy::RETX_INITIAL_MS;
-        }
         let nonce = i.nonce().unwrap_or([0; 4]);
         let lifetime_ms = i.effective_lifetime_ms().min(self.table.max_lifetime_ms());
         let expiry = now_ms.saturating_add(lifetime_ms);
@@ -387,48 +385,21 @@ impl Engine {
     pub(super) fn forward(&mut self, f: Forward<'_, '_>) {
         let mut chosen = std::mem::take(&mut self.faces_scratch);
         chosen.clear();
-        let had_route = {
-            let entry = self.fib_answer(&f.route());
-            let h = &self.hashes[f.idx];
-            let kind = self.strategies.find(&f.interest.name(), h);
-            let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
-            // A bypassed Interest goes only to upstreams that have not sent a Nack-α.
-            let available = |nh: FaceId| !f.bypass || self.bypass_available(nh, f.now_ms);
-            let eligible = |nh: FaceId| nh != f.face && in_scope(nh) && available(nh);
-            let pe = self.table.pit(f.p);
-            let interval = pe.retx_interval_ms;
-            let recently = |r: &crate::table::pit_cs::OutRecord| {
-                strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
-            };
-            if let Some(nh) = f.next_hop {
-                if in_scope(nh) {
-                    chosen.push(nh);
-                }
-            } else if let Some(entry) = entry {
-                let hops = entry
-                    .nexthops()
-                    .iter()
-                    .map(|n| n.face)
-                    .filter(|&x| eligible(x));
-                match kind {
-                    StrategyKind::BestRoute => {
-                        if f.is_new || pe.out_records.is_empty() {
-                            chosen.extend(hops.take(1));
-                        } else if !pe.out_records.iter().any(recently) {
-                            chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
-                        }
-                    }
-                    StrategyKind::Multicast => {
-                        chosen.extend(hops.filter(|x| {
-                            f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
-                        }));
-                    }
-                }
+        let entry = self.fib_answer(&f.route());
+        let strategy = *self
+            .strategies
+            .find_instance(&f.interest.name(), &self.hashes[f.idx]);
+        if f.is_new {
+            // Suppression starts at the strategy's initial interval: a retransmission (or
+            // another downstream's Interest) within it of the first is not forwarded.
+            self.table.pit_mut(f.p).retx_interval_ms = strategy.retx.initial_ms;
+        }
+        let (had_route, probe) = match entry {
+            Some(e) if strategy.kind == StrategyKind::Asf && f.next_hop.is_none() => {
+                let c = self.asf_select(&f, e, &strategy, &mut chosen);
+                (c.had_route, c.probe)
             }
-            match f.next_hop {
-                Some(nh) => in_scope(nh),
-                None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
-            }
+            _ => (self.select(&f, entry, strategy.kind, &mut chosen), None),
         };
         if chosen.is_empty() {
             self.faces_scratch = chosen;
@@ -453,7 +424,7 @@ impl Engine {
         }
         if !f.is_new {
             let pe = self.table.pit_mut(f.p);
-            pe.retx_interval_ms = strategy::next_interval(pe.retx_interval_ms);
+            pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
         }
         for &out_face in &chosen {
             self.table
@@ -461,6 +432,60 @@ impl Engine {
             self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
         }
         self.faces_scratch = chosen;
+        if let Some(face) = probe {
+            self.asf_send_probe(&f, face);
+        }
+    }
+
+    /// Best-route's and multicast's choice for Interest `f` (or its NextHopFaceId): pushes the
+    /// faces to forward to onto `chosen`; answers whether any upstream was eligible.
+    fn select(
+        &self,
+        f: &Forward<'_, '_>,
+        entry: Option<&crate::table::fib::FibEntry>,
+        kind: StrategyKind,
+        chosen: &mut Vec<FaceId>,
+    ) -> bool {
+        let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
+        // A bypassed Interest goes only to upstreams that have not sent a Nack-α.
+        let available = |nh: FaceId| !f.bypass || self.bypass_available(nh, f.now_ms);
+        let eligible = |nh: FaceId| nh != f.face && in_scope(nh) && available(nh);
+        let pe = self.table.pit(f.p);
+        let interval = pe.retx_interval_ms;
+        let recently = |r: &crate::table::pit_cs::OutRecord| {
+            strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
+        };
+        if let Some(nh) = f.next_hop {
+            if in_scope(nh) {
+                chosen.push(nh);
+            }
+        } else if let Some(entry) = entry {
+            let hops = entry
+                .nexthops()
+                .iter()
+                .map(|n| n.face)
+                .filter(|&x| eligible(x));
+            match kind {
+                // ASF without its table (a choice made through `strategies_mut`) goes as
+                // best-route.
+                StrategyKind::BestRoute | StrategyKind::Asf => {
+                    if f.is_new || pe.out_records.is_empty() {
+                        chosen.extend(hops.take(1));
+                    } else if !pe.out_records.iter().any(recently) {
+                        chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
+                    }
+                }
+                StrategyKind::Multicast => {
+                    chosen.extend(hops.filter(|x| {
+                        f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
+                    }));
+                }
+            }
+        }
+        match f.next_hop {
+            Some(nh) => in_scope(nh),
+            None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
+        }
     }
 
     /// After a CS hit on `name_value`: asks the slow tier (if any) whether to read ahead,

@@ -37,6 +37,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::fw::asf::AsfTable;
 use crate::fw::strategy::{self, StrategyChoice, StrategyKind};
 use crate::hash::{HashKey, PrefixHashes};
 use crate::table::dead_nonce::{dead_nonce_key, DeadNonceList, DEFAULT_LIFETIME_MS};
@@ -48,6 +49,7 @@ pub use crate::table::cs_filter::CsFilter;
 use wire::lp::{NackReason, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
+mod asf;
 mod data;
 mod interest;
 mod nbcc;
@@ -111,6 +113,9 @@ pub struct EngineConfig {
     pub bypass_threshold: Option<usize>,
     /// Congestion notification of the store: plain ECN or NB-CC (Pan et al.); off by default.
     pub congestion: CongestionConfig,
+    /// Capacity of ASF's measurements table, in name prefixes (allocated when a prefix first
+    /// chooses ASF; see [`crate::fw::asf`]).
+    pub asf_namespaces: usize,
 }
 
 impl Default for EngineConfig {
@@ -130,6 +135,7 @@ impl Default for EngineConfig {
             lpm: LpmAlgorithm::TwoStage,
             bypass_threshold: None,
             congestion: CongestionConfig::default(),
+            asf_namespaces: 1024,
         }
     }
 }
@@ -409,6 +415,12 @@ pub struct Engine {
     fib: Arc<Fib>,
     dnl: DeadNonceList,
     strategies: StrategyChoice,
+    /// ASF's measurements, once a prefix chose ASF.
+    asf: Option<AsfTable>,
+    /// The CS admits Data (NFD's CS_ENABLE_ADMIT).
+    cs_admit: bool,
+    /// The CS serves Interests (NFD's CS_ENABLE_SERVE).
+    cs_serve: bool,
     faces: Vec<FaceInfo>,
     slow_tier: Option<Box<dyn SlowTier + Send>>,
     /// The name a slow tier's prefetch-ahead asks for (reused; [`AHEAD_NAME_BYTES`] reserved).
@@ -489,6 +501,9 @@ impl Engine {
             fib,
             dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
             strategies: StrategyChoice::new(key),
+            asf: None,
+            cs_admit: true,
+            cs_serve: true,
             faces: Vec::new(),
             slow_tier: None,
             ahead_name: Vec::with_capacity(AHEAD_NAME_BYTES),
@@ -557,6 +572,20 @@ impl Engine {
     /// The strategy-choice table.
     pub fn strategies(&self) -> &StrategyChoice {
         &self.strategies
+    }
+
+    /// Turns the content store's admission (Data cached) and serving (Interests answered from
+    /// it) on or off, as NFD's CS_ENABLE_ADMIT and CS_ENABLE_SERVE flags: with serving off, an
+    /// Interest skips every CS tier and goes upstream; pending Interests are still satisfied
+    /// by the Data that comes back, which is cached only if admission is on.
+    pub fn set_cs_flags(&mut self, admit: bool, serve: bool) {
+        self.cs_admit = admit;
+        self.cs_serve = serve;
+    }
+
+    /// The content store's (admit, serve) flags.
+    pub fn cs_flags(&self) -> (bool, bool) {
+        (self.cs_admit, self.cs_serve)
     }
 
     /// The PIT+CS table.

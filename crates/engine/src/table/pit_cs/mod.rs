@@ -187,6 +187,8 @@ pub struct PitEntry {
     /// Congestion notification: the Data that satisfies this entry is sent with a
     /// CongestionMark (the Interest met a congested store; see `fw::pipeline::CongestionConfig`).
     pub cc_mark: bool,
+    /// Strategy state: forwarded by ASF (its Data and Nacks feed ASF's measurements).
+    pub asf: bool,
     is_digest: bool,
     in_use: bool,
     /// `interest` holds a stored Interest (cleared with it when the entry is removed, so that
@@ -779,6 +781,7 @@ impl PitCs {
         pe.retx_interval_ms = 0;
         pe.cs_pending = false;
         pe.cc_mark = false;
+        pe.asf = false;
         pe.is_digest = is_digest;
         pe.in_use = true;
         self.pit_len += 1;
