@@ -44,7 +44,8 @@ pub use stream::{FramingError, StreamCounters, StreamFramer};
 #[cfg(target_os = "linux")]
 pub use table::{
     CreateError, Face, FaceConfig, FaceCounters, FaceDesc, FaceId, FaceParams, FaceRx, FaceSink,
-    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, UdpRx, UpdateError, FIRST_FACE_ID,
+    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, StreamLimitCounters, StreamLimits,
+    UdpRx, UpdateError, FIRST_FACE_ID,
 };
 #[cfg(target_os = "linux")]
 pub use udp::{UdpBatch, UdpCounters};

@@ -19,8 +19,10 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+mod limits_stream;
 mod udp_io;
 pub use http::{Http, DEFAULT_HTTP_PORT};
+pub use limits_stream::Connections;
 pub use udp_io::UdpIo;
 
 /// The whole configuration.
@@ -58,6 +60,8 @@ pub struct Config {
     pub rib: Rib,
     /// The HTTP endpoint: metrics and the status page (`[http]`).
     pub http: Http,
+    /// Bounds of connection faces (`[connections]`).
+    pub connections: Connections,
 }
 
 /// L2 replacement policy.
@@ -493,7 +497,7 @@ impl Default for Faces {
         let b = face::table::FaceBounds::default();
         Faces {
             max_faces: 4096,
-            send_queue_bytes: 1 << 20,
+            send_queue_bytes: 16 << 20,
             udp_mtu: 1452,
             udp_idle_timeout_s: 600,
             malformed_limit: 64,
@@ -698,6 +702,7 @@ impl Config {
         self.validate_bounds()?;
         self.validate_store()?;
         general::validate(self)?;
+        self.connections.validate(self.faces.send_queue_bytes)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {

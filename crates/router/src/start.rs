@@ -4,6 +4,7 @@
 //! names map to the same worker after a restart: [`store_dir`]).
 
 mod nbcache;
+mod nofile;
 mod store_dir;
 
 use std::fs::File;
@@ -149,7 +150,7 @@ impl Shared {
         let mut udp = udp.into_iter();
         let f = &cfg.faces;
         let whole = IoConfig {
-            max_faces: f.max_faces,
+            max_faces: nofile::max_faces_within_nofile(f.max_faces),
             send_queue_bytes: f.send_queue_bytes,
             udp_mtu: f.udp_mtu,
             udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
@@ -160,6 +161,7 @@ impl Shared {
             udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
             unix_access: crate::privileges::socket_access(cfg)?,
+            stream: cfg.connections.limits(),
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

@@ -49,6 +49,13 @@ pub(super) enum StreamSock {
 }
 
 impl StreamSock {
+    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            StreamSock::Unix(s) => s.as_raw_fd(),
+            StreamSock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+
     pub(super) fn source(&mut self) -> &mut dyn mio::event::Source {
         match self {
             StreamSock::Unix(s) => s,
@@ -320,6 +327,7 @@ impl FaceTable {
                     },
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }
@@ -337,6 +345,7 @@ impl FaceTable {
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }
@@ -356,6 +365,7 @@ impl FaceTable {
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }

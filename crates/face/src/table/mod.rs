@@ -19,12 +19,14 @@
 //! The driver keeps the clock ([`FaceSink::now_ms`]) and decides where packets go; the table
 //! never looks inside a packet beyond its link header.
 
+mod congestion;
 mod ids;
 mod listen;
 mod mirror;
 mod on_demand;
 mod reuseport;
 mod rx;
+mod stream_limits;
 mod tx;
 mod ws;
 
@@ -55,6 +57,7 @@ pub use mirror::UdpLink;
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
 pub use reuseport::{bind_udp_group, UdpSteering, MAX_GROUP};
+pub use stream_limits::{StreamLimitCounters, StreamLimits};
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
 pub use ws::{
@@ -100,6 +103,8 @@ pub struct FaceConfig {
     pub bounds: FaceBounds,
     /// How the UDP sockets receive.
     pub udp_rx: UdpRx,
+    /// Limits of connection faces: send-queue budget, timeouts, connections per address.
+    pub stream: StreamLimits,
 }
 
 /// How a face table's UDP sockets receive.
@@ -157,6 +162,8 @@ pub struct FaceCounters {
     pub drop_ring_full: u64,
     /// Packets to send dropped: the face's queue was full (or the packet could not be sent).
     pub drop_queue_full: u64,
+    /// Packets sent with an NDNLPv2 CongestionMark because the send queue was congested.
+    pub congestion_marks: u64,
 }
 
 impl FaceCounters {
@@ -191,30 +198,32 @@ pub const MIN_MTU: usize = 64;
 pub const MAX_UDP_MTU: usize = 65_507;
 
 /// A face's link-service options, as NFD's GenericLinkService keeps them and `faces/create` and
-/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it); the others
-/// are recorded and reported, with no effect yet: the faces do no NDNLPv2 reliability and mark
-/// no congestion.
+/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it), and so do the
+/// congestion-marking options (the send queues mark packets; see `congestion`); LpReliability
+/// is recorded and reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkOptions {
     /// LocalFieldsEnabled (local faces only).
     pub local_fields: bool,
     /// LpReliabilityEnabled (recorded, no effect).
     pub lp_reliability: bool,
-    /// CongestionMarkingEnabled (recorded, no effect).
+    /// CongestionMarkingEnabled: mark packets while the send queue is congested.
     pub congestion_marking: bool,
-    /// BaseCongestionMarkingInterval, in nanoseconds (recorded, no effect).
+    /// BaseCongestionMarkingInterval, in nanoseconds.
     pub base_congestion_marking_interval_ns: u64,
-    /// DefaultCongestionThreshold, in bytes (recorded, no effect).
+    /// DefaultCongestionThreshold, in bytes (or half the queue's capacity, if smaller).
     pub default_congestion_threshold_bytes: u64,
 }
 
 impl Default for LinkOptions {
-    /// NFD's GenericLinkService defaults: 100 ms and 65,536 bytes; every flag off.
+    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (NFD's
+    /// `face_system.general.congestion_marking`, which its Unix, TCP and UDP channels apply to
+    /// faces whose creation leaves the flag unset); the other flags off.
     fn default() -> Self {
         LinkOptions {
             local_fields: false,
             lp_reliability: false,
-            congestion_marking: false,
+            congestion_marking: true,
             base_congestion_marking_interval_ns: 100_000_000,
             default_congestion_threshold_bytes: 65_536,
         }
@@ -346,6 +355,16 @@ pub struct Face {
     options: LinkOptions,
     counters: FaceCounters,
     last_rx_ms: u64,
+    /// When it was made and when it last sent a packet (connection timeouts).
+    created_ms: u64,
+    last_tx_ms: u64,
+    /// The remote address of an accepted TCP or WebSocket connection, counted in its
+    /// address's connections.
+    peer_ip: Option<std::net::IpAddr>,
+    /// Its send-queue congestion marking, and what the kernel held in its socket's send queue
+    /// at the last flush.
+    marker: congestion::Marker,
+    kernel_queue_bytes: usize,
     /// An on-demand UDP face counted in the quota ([`FaceBounds::max_on_demand_faces`]).
     quota: bool,
     io: FaceIo,
@@ -551,6 +570,19 @@ pub struct FaceTable {
     ring_failure: Option<io::Error>,
     /// Pending WebSocket handshakes.
     handshakes: Handshakes,
+    /// The driver's clock at the last flush, in nanoseconds (congestion marking).
+    now_ns: u64,
+    /// Where a UDP or WebSocket packet is marked before it is queued (allocated once).
+    mark_buf: Vec<u8>,
+    /// Bytes all stream faces' send queues hold.
+    queued_bytes: usize,
+    /// What the connection limits refused.
+    stream_counters: StreamLimitCounters,
+    /// Accepted TCP and WebSocket connections per remote address.
+    conns_per_ip: HashMap<std::net::IpAddr, usize>,
+    /// An `accept` failed for want of file descriptors: the listeners are tried again at the
+    /// next sweep.
+    accept_stalled: bool,
 }
 
 impl FaceTable {
@@ -583,6 +615,12 @@ impl FaceTable {
             bounds_noticed: BoundCounters::default(),
             ring_failure: None,
             handshakes: Handshakes::default(),
+            now_ns: 0,
+            mark_buf: Vec::with_capacity(cfg.max_packet_bytes + crate::link::MARK_OVERHEAD),
+            queued_bytes: 0,
+            stream_counters: StreamLimitCounters::default(),
+            conns_per_ip: HashMap::new(),
+            accept_stalled: false,
             cfg,
         }
     }
@@ -632,11 +670,22 @@ impl FaceTable {
         if local && self.faces.len() >= self.cfg.max_faces {
             self.evict_on_demand(sink);
         }
-        let id = self.new_face_id(sink.now_ms())?;
+        // An accepted TCP or WebSocket connection counts in its address's connections.
+        let peer_ip = (params.persistency == FacePersistency::OnDemand)
+            .then(|| io.peer_ip())
+            .flatten();
+        if peer_ip.is_some_and(|ip| !self.admit_address(ip)) {
+            return None;
+        }
+        let Some(id) = self.new_face_id(sink.now_ms()) else {
+            peer_ip.inspect(|&ip| self.release_address(ip));
+            return None;
+        };
         let token = Token(FACE_BASE + id as usize);
         let registered = (io.source())
             .is_some_and(|s| self.registry.register(s, token, Interest::READABLE).is_ok());
         if !registered {
+            peer_ip.inspect(|&ip| self.release_address(ip));
             self.ids.give_back(id, sink.now_ms());
             return None;
         }
@@ -649,6 +698,11 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            created_ms: sink.now_ms(),
+            last_tx_ms: sink.now_ms(),
+            peer_ip,
+            marker: congestion::Marker::default(),
+            kernel_queue_bytes: 0,
             quota: false,
             io,
         };
@@ -696,6 +750,11 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            created_ms: sink.now_ms(),
+            last_tx_ms: sink.now_ms(),
+            peer_ip: None,
+            marker: congestion::Marker::default(),
+            kernel_queue_bytes: 0,
             quota,
             io: FaceIo::Udp(Box::new(UdpIo {
                 socket,
@@ -722,6 +781,7 @@ impl FaceTable {
         let desc = f.desc();
         match &mut f.io {
             FaceIo::Stream(s) => {
+                self.queued_bytes -= s.out.len() - s.out_pos;
                 let _ = self.registry.deregister(s.sock.source());
             }
             FaceIo::Ws(w) => {
@@ -736,6 +796,9 @@ impl FaceTable {
                 }
             }
         }
+        if let Some(ip) = f.peer_ip {
+            self.release_address(ip);
+        }
         sink.face_down(&f, why);
         self.ids.give_back(id, sink.now_ms());
         Some(desc)
@@ -745,6 +808,7 @@ impl FaceTable {
     /// what the bounds refused.
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
         self.sweep_ws(now, sink);
+        self.sweep_streams(now, sink);
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;
