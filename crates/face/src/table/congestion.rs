@@ -6,11 +6,14 @@
 //! per packet) and added to the user-space bytes when a packet is queued.
 //!
 //! When the queue is above the threshold (the face's DefaultCongestionThreshold, 65,536 bytes by
-//! default, or half the queue's capacity if that is smaller), a marking state starts: after one
-//! BaseCongestionMarkingInterval (100 ms by default) the next packet sent carries an NDNLPv2
-//! CongestionMark of 1, and the following marks come at intervals shrinking as
-//! `interval / sqrt(marks + 1)`, a CoDel-like law, for as long as the queue stays above; the
-//! state ends as soon as a packet finds the queue at or below the threshold. Faces with
+//! default, or half the queue's capacity if that is smaller), a marking state starts: the packet
+//! sent carries an NDNLPv2 CongestionMark of 1, the next is marked one
+//! BaseCongestionMarkingInterval (100 ms by default) later, and the following marks come at
+//! intervals shrinking as `interval / sqrt(marks + 1)` (NFD's CoDel-like law) for as long as the
+//! queue stays above; the state ends as soon as a packet finds the queue at or below the
+//! threshold. NFD waits one interval before its first mark; Cascade marks at once, so that a
+//! consumer in slow start (its window doubling every round trip) hears of the queue before it
+//! has filled it, not 100 ms later: marks come well before drops. Faces with
 //! CongestionMarkingEnabled only; WebSocket faces report no queue length and are never marked,
 //! as NFD's WebSocket transport.
 
@@ -55,8 +58,10 @@ impl Marker {
             return false;
         }
         if self.next_mark_ns == u64::MAX {
+            // The first packet over the threshold is marked at once (NFD waits one interval).
             self.next_mark_ns = now_ns.saturating_add(interval_ns);
-            return false;
+            self.marked = 1;
+            return true;
         }
         if now_ns < self.next_mark_ns {
             return false;
@@ -118,38 +123,39 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// No mark before one interval above the threshold; then marks at 100 ms / sqrt(n + 1)
-    /// steps; a packet at or below the threshold ends the state, and the next incident waits
-    /// one interval again.
+    /// The first packet above the threshold is marked; the next one interval later, then at
+    /// 100 ms / sqrt(n + 1) steps; a packet at or below the threshold ends the state, and the
+    /// next incident starts with a mark again.
     #[test]
     fn codel_like_law() {
         let mut m = Marker::default();
         let (t, i) = (1000, 100 * MS);
         assert!(!m.check(1000, t, i, 0));
         assert!(!m.marking());
-        assert!(!m.check(1001, t, i, 5 * MS));
+        assert!(m.check(1001, t, i, 5 * MS));
         assert!(m.marking());
+        assert!(!m.check(5000, t, i, 6 * MS));
         assert!(!m.check(5000, t, i, 104 * MS));
         // Due at 105 ms.
         assert!(m.check(5000, t, i, 105 * MS));
-        // Next due 105 + 100/sqrt(2) = 175.71 ms.
-        assert!(!m.check(5000, t, i, 175 * MS));
-        assert!(m.check(5000, t, i, 176 * MS));
-        // Then + 100/sqrt(3) = 57.7 ms: due at 233.4 ms.
-        assert!(!m.check(5000, t, i, 233 * MS));
-        assert!(m.check(5000, t, i, 234 * MS));
+        // Next due 105 + 100/sqrt(3) = 162.7 ms.
+        assert!(!m.check(5000, t, i, 162 * MS));
+        assert!(m.check(5000, t, i, 163 * MS));
+        // Then + 100/sqrt(4) = 50 ms: due at 212.7 ms.
+        assert!(!m.check(5000, t, i, 212 * MS));
+        assert!(m.check(5000, t, i, 213 * MS));
         let marks_at = |m: &mut Marker, from: u64, to: u64| {
             (from..to)
                 .filter(|&ms| m.check(5000, t, i, ms * MS))
                 .count()
         };
         // Intervals shrink: more marks per second as the incident goes on.
-        let first = marks_at(&mut m, 235, 1235);
-        let second = marks_at(&mut m, 1235, 2235);
+        let first = marks_at(&mut m, 214, 1214);
+        let second = marks_at(&mut m, 1214, 2214);
         assert!(second > first, "{first} then {second}");
         assert!(!m.check(t, t, i, 3000 * MS));
         assert!(!m.marking());
-        assert!(!m.check(5000, t, i, 3001 * MS));
+        assert!(m.check(5000, t, i, 3001 * MS));
         assert!(!m.check(5000, t, i, 3100 * MS));
         assert!(m.check(5000, t, i, 3101 * MS));
     }
