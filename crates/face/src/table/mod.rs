@@ -164,6 +164,10 @@ pub struct FaceCounters {
     pub drop_queue_full: u64,
     /// Packets sent with an NDNLPv2 CongestionMark because the send queue was congested.
     pub congestion_marks: u64,
+    /// Not a counter: bytes in the face's send queue when it was described ([`Face::desc`]):
+    /// a stream face's queue, plus what the kernel held in its socket at the last flush when
+    /// it marks congestion (a datagram face's datagrams go out every turn: 0).
+    pub send_queue_bytes: u64,
 }
 
 impl FaceCounters {
@@ -435,7 +439,13 @@ impl Face {
                 FaceIo::Stream(_) | FaceIo::Ws(_) => None,
             },
             options: self.options,
-            counters: self.counters,
+            counters: FaceCounters {
+                send_queue_bytes: match &self.io {
+                    FaceIo::Stream(s) => (s.out.len() - s.out_pos + self.kernel_queue_bytes) as u64,
+                    FaceIo::Ws(_) | FaceIo::Udp(_) => 0,
+                },
+                ..self.counters
+            },
         }
     }
 
