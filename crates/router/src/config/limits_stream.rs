@@ -4,7 +4,9 @@
 
 use serde::Deserialize;
 
-/// `[connections]`; see the [module docs](self).
+/// `[connections]`: the bounds of connection faces (Unix, TCP and WebSocket): the byte budget
+/// all stream faces' send queues share, the idle and first-packet timeouts of accepted
+/// connections, the most TCP and WebSocket connections one address may hold.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Connections {
