@@ -26,6 +26,7 @@ head -c $((SIZE_MB << 20)) /dev/urandom > "$D/src.bin"
 # start NAME CONFIG: a router on $D/NAME.sock; sets PORT_UDP and PORT_TCP.
 start() {
     printf '%s' "$2" > "$D/$1.toml"
+    : > "$D/$1.log"
     "$B" run --config "$D/$1.toml" --unix "$D/$1.sock" --tcp 127.0.0.1:0 --udp 127.0.0.1:0 \
         --websocket "" --http "" --workers 2 2> "$D/$1.log" > /dev/null &
     PIDS+=($!)
