@@ -56,6 +56,9 @@ pub struct FaceCounters {
     pub received_bytes: u64,
     /// Received packets (or fragments) that did not decode and were skipped.
     pub malformed: u64,
+    /// Data a UDP face marked itself (NDNLPv2 CongestionMark) because its socket's receive
+    /// queue was congested.
+    pub self_marked: u64,
 }
 
 enum Link {
@@ -451,8 +454,14 @@ impl Face {
                                 now_ms,
                                 &self.limits,
                             ) {
-                                Ok(Some(r)) => {
+                                Ok(Some(mut r)) => {
                                     self.counters.received_packets += 1;
+                                    if let Received::Data(d) = &mut r {
+                                        if d.congestion_mark.is_none() && rx_congested(s) {
+                                            d.congestion_mark = Some(1);
+                                            self.counters.self_marked += 1;
+                                        }
+                                    }
                                     return Ok(Some(r));
                                 }
                                 Ok(None) => {}
@@ -560,6 +569,29 @@ fn set_recv_buffer(s: &UdpSocket, bytes: usize) -> io::Result<()> {
     } else {
         Err(io::Error::last_os_error())
     }
+}
+
+/// Whether the receive queue of UDP socket `s` holds more than a quarter of its buffer
+/// (`SO_MEMINFO`). A UDP forwarder sees no queue of its own toward this face (the datagrams
+/// wait in this socket, not in the forwarder's), so the face marks a Data it takes out of a
+/// congested queue with a CongestionMark itself, as the link would: the consumer slows down
+/// before the buffer overflows and datagrams are lost.
+fn rx_congested(s: &UdpSocket) -> bool {
+    use std::os::fd::AsRawFd;
+    // SK_MEMINFO_RMEM_ALLOC and SK_MEMINFO_RCVBUF are the first two of the kernel's counters.
+    let mut m = [0u32; 9];
+    let mut len = std::mem::size_of_val(&m) as libc::socklen_t;
+    // SAFETY: a valid descriptor, a buffer of `len` bytes the kernel fills at most.
+    let r = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MEMINFO,
+            m.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    r == 0 && len >= 8 && m[0] > m[1] / 4
 }
 
 /// One read from a stream into the framer.
@@ -1043,6 +1075,22 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(recv_buffer(&s), 2 * UDP_RECV_BUFFER_BYTES.min(rmem_max));
+    }
+
+    /// A UDP socket whose queue holds more than a quarter of its buffer is congested.
+    #[test]
+    fn a_full_udp_receive_queue_is_congested() {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        set_recv_buffer(&s, 65_536).unwrap();
+        let to = s.local_addr().unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(!rx_congested(&s));
+        tx.send_to(&[1u8; 100], to).unwrap();
+        assert!(!rx_congested(&s));
+        for _ in 0..40 {
+            let _ = tx.send_to(&[1u8; 1400], to);
+        }
+        assert!(rx_congested(&s));
     }
 
     #[test]

@@ -29,9 +29,9 @@
 pub mod ether;
 pub mod link;
 pub mod lp_frag;
+pub mod lp_reliability;
 #[cfg(target_os = "linux")]
 pub mod netif;
-pub mod lp_reliability;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod table;
@@ -50,7 +50,8 @@ pub use stream::{FramingError, StreamCounters, StreamFramer};
 #[cfg(target_os = "linux")]
 pub use table::{
     CreateError, Face, FaceConfig, FaceCounters, FaceDesc, FaceId, FaceParams, FaceRx, FaceSink,
-    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, UdpRx, UpdateError, FIRST_FACE_ID,
+    FaceTable, FaceUpdate, LinkOptions, PacketKind, Refusal, StreamLimitCounters, StreamLimits,
+    UdpRx, UpdateError, FIRST_FACE_ID,
 };
 #[cfg(target_os = "linux")]
 pub use udp::{UdpBatch, UdpCounters};

@@ -55,6 +55,54 @@ pub fn encode_link(buf: &mut Vec<u8>, headers: &LpHeaders, packet: &[u8], room: 
     true
 }
 
+/// A CongestionMark field of value 1, as NFD's GenericLinkService adds it.
+const MARK_FIELD: [u8; 5] = [0xFD, 0x03, 0x40, 0x01, 0x01];
+
+/// Appends to `out` the link-layer packet `bytes` with an NDNLPv2 CongestionMark of 1 (a bare
+/// packet becomes an LpPacket; a mark it carries already is replaced), its header fields kept
+/// in increasing TLV-TYPE order as ndn-cxx requires. Returns the bytes appended, or `None`
+/// (nothing appended) for an IDLE or malformed LpPacket, which the caller sends as it is.
+/// Allocates nothing beyond what `out` grows by.
+pub fn append_marked(out: &mut Vec<u8>, bytes: &[u8]) -> Option<usize> {
+    let Split::Parts(p) = split_link(bytes) else {
+        return None;
+    };
+    let fields = p.header_fields;
+    // The mark goes before the first field of a larger type; a mark already there is skipped.
+    let (mut cut, mut resume) = (fields.len(), fields.len());
+    let mut r = Reader::new(fields);
+    while !r.is_empty() {
+        let at = r.offset();
+        let e = r.read().ok()?;
+        if e.typ >= tt::LP_CONGESTION_MARK {
+            cut = at;
+            resume = if e.typ == tt::LP_CONGESTION_MARK {
+                r.offset()
+            } else {
+                at
+            };
+            break;
+        }
+    }
+    let inner =
+        cut + MARK_FIELD.len() + (fields.len() - resume) + tlv_len(tt::LP_FRAGMENT, p.packet.len());
+    let start = out.len();
+    write_var_number(out, u64::from(tt::LP_PACKET));
+    write_var_number(out, inner as u64);
+    out.extend_from_slice(&fields[..cut]);
+    out.extend_from_slice(&MARK_FIELD);
+    out.extend_from_slice(&fields[resume..]);
+    write_var_number(out, u64::from(tt::LP_FRAGMENT));
+    write_var_number(out, p.packet.len() as u64);
+    out.extend_from_slice(p.packet);
+    debug_assert_eq!(out.len() - start, tlv_len(tt::LP_PACKET, inner));
+    Some(out.len() - start)
+}
+
+/// Bytes [`append_marked`] would append for `bytes` at most (the mark's field plus a longer
+/// LpPacket header).
+pub const MARK_OVERHEAD: usize = MARK_FIELD.len() + 2 * 8;
+
 /// A link-layer packet split into its encoded header fields and its network packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkParts<'a> {
@@ -187,6 +235,41 @@ mod tests {
         assert_eq!(&buf[11..13], &[0x01, 0x2C]);
         assert_eq!(&buf[13..], &big[..]);
         assert_eq!(link_len(&h, big.len()), buf.len());
+    }
+
+    /// A mark is added in TLV-TYPE order, replaces one already there, turns a bare packet into
+    /// an LpPacket, and is read back by the wire decoder; IDLE and malformed input are refused.
+    #[test]
+    fn marked_packets_decode_with_the_mark() {
+        let mut out = vec![9u8];
+        let n = append_marked(&mut out, &PKT).unwrap();
+        assert_eq!(out[0], 9);
+        let lp = wire::LpPacketView::decode(&out[1..], &wire::Limits::default()).unwrap();
+        assert_eq!(n, out.len() - 1);
+        assert_eq!(lp.congestion_mark, Some(1));
+        assert_eq!(lp.fragment(), Some(&PKT[..]));
+        let mut buf = Vec::new();
+        for cm in [None, Some(7)] {
+            let h = LpHeaders {
+                congestion_mark: cm,
+                ..pit_and_nack()
+            };
+            assert!(encode_link(&mut buf, &h, &PKT, usize::MAX));
+            let mut out = Vec::new();
+            append_marked(&mut out, &buf).unwrap();
+            let want = LpHeaders {
+                congestion_mark: Some(1),
+                ..pit_and_nack()
+            };
+            let mut expect = Vec::new();
+            assert!(encode_link(&mut expect, &want, &PKT, usize::MAX));
+            assert_eq!(out, expect);
+            assert!(out.len() <= buf.len() + MARK_OVERHEAD);
+        }
+        let mut out = Vec::new();
+        assert_eq!(append_marked(&mut out, &[0x64, 0x03, 0x62, 0x01, 1]), None);
+        assert_eq!(append_marked(&mut out, &[0x64, 0x05, 0x62, 0x01]), None);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -21,10 +21,12 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
+mod limits_stream;
 pub mod listen6;
 mod udp_io;
 pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
+pub use limits_stream::Connections;
 pub use udp_io::UdpIo;
 
 /// The whole configuration.
@@ -64,6 +66,8 @@ pub struct Config {
     pub http: Http,
     /// The multicast faces (`[face_system.udp]`, `[face_system.ether]`; off by default).
     pub face_system: FaceSystem,
+    /// Bounds of connection faces (`[connections]`).
+    pub connections: Connections,
 }
 
 /// L2 replacement policy.
@@ -511,7 +515,7 @@ impl Default for Faces {
         let b = face::table::FaceBounds::default();
         Faces {
             max_faces: 4096,
-            send_queue_bytes: 1 << 20,
+            send_queue_bytes: 16 << 20,
             udp_mtu: 1452,
             udp_idle_timeout_s: 600,
             malformed_limit: 64,
@@ -719,6 +723,7 @@ impl Config {
         self.validate_bounds()?;
         self.validate_store()?;
         general::validate(self)?;
+        self.connections.validate(self.faces.send_queue_bytes)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {

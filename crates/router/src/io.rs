@@ -51,8 +51,8 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
-mod multicast;
 mod listen6;
+mod multicast;
 mod ws;
 
 // The faces' ids are the engine's.
@@ -237,6 +237,8 @@ pub struct IoConfig {
     pub udp_rx: face::UdpRx,
     /// The Unix socket's mode and group, set before it takes its path.
     pub unix_access: SocketAccess,
+    /// Limits of connection faces (send-queue budget, timeouts, connections per address).
+    pub stream: face::StreamLimits,
 }
 
 impl IoConfig {
@@ -255,6 +257,7 @@ impl IoConfig {
             b.max_on_demand_faces = (b.max_on_demand_faces / n).max(1);
         }
         b.reassembly_budget_bytes = b.reassembly_budget_bytes.div_ceil(n);
+        c.stream.send_queue_budget_bytes = self.stream.send_queue_budget_bytes.div_ceil(n);
         c
     }
 }
@@ -352,6 +355,7 @@ impl Io {
                 max_packet_bytes: cfg.limits.max_packet_bytes,
                 bounds: cfg.bounds,
                 udp_rx: cfg.udp_rx,
+                stream: cfg.stream,
             },
             cfg.first_face_id,
         );

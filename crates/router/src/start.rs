@@ -5,6 +5,7 @@
 
 mod listen6;
 mod nbcache;
+mod nofile;
 mod store_dir;
 
 use std::fs::File;
@@ -156,7 +157,7 @@ impl Shared {
         let tcp6 = cfg.listen.tcp6_addr()?;
         let f = &cfg.faces;
         let whole = IoConfig {
-            max_faces: f.max_faces,
+            max_faces: nofile::max_faces_within_nofile(f.max_faces),
             send_queue_bytes: f.send_queue_bytes,
             udp_mtu: f.udp_mtu,
             udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
@@ -167,6 +168,7 @@ impl Shared {
             udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
             unix_access: crate::privileges::socket_access(cfg)?,
+            stream: cfg.connections.limits(),
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

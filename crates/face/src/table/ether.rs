@@ -234,6 +234,11 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            created_ms: sink.now_ms(),
+            last_tx_ms: sink.now_ms(),
+            peer_ip: None,
+            marker: super::congestion::Marker::default(),
+            kernel_queue_bytes: 0,
             quota: false,
             io: FaceIo::Ether(Box::new(EtherIo {
                 port,

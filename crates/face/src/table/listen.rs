@@ -53,6 +53,13 @@ pub(super) enum StreamSock {
 }
 
 impl StreamSock {
+    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            StreamSock::Unix(s) => s.as_raw_fd(),
+            StreamSock::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+
     pub(super) fn source(&mut self) -> &mut dyn mio::event::Source {
         match self {
             StreamSock::Unix(s) => s,
@@ -326,6 +333,7 @@ impl FaceTable {
                     },
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }
@@ -344,6 +352,7 @@ impl FaceTable {
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }
@@ -368,6 +377,7 @@ impl FaceTable {
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
+                        self.accept_failed(&e);
                         sink.notice(Notice::AcceptFailed(&e));
                         return;
                     }

@@ -19,6 +19,7 @@
 //! The driver keeps the clock ([`FaceSink::now_ms`]) and decides where packets go; the table
 //! never looks inside a packet beyond its link header.
 
+mod congestion;
 mod ether;
 mod ids;
 mod listen;
@@ -30,6 +31,7 @@ mod reliable;
 mod reuseport;
 mod runtime;
 mod rx;
+mod stream_limits;
 mod tx;
 mod ws;
 mod ws_listen;
@@ -66,6 +68,7 @@ pub use on_demand::{BoundCounters, FaceBounds};
 pub use redial::{next_redial_ms, INITIAL_REDIAL_MS, MAX_REDIAL_MS, REDIAL_MULTIPLIER};
 pub use reuseport::{bind_tcp6_listener, bind_udp6_group, bind_udp_group, UdpSteering, MAX_GROUP};
 pub use runtime::RuntimeLimits;
+pub use stream_limits::{StreamLimitCounters, StreamLimits};
 use tx::UdpSock;
 use ws::{Handshakes, WsIo};
 pub use ws::{
@@ -115,6 +118,8 @@ pub struct FaceConfig {
     pub bounds: FaceBounds,
     /// How the UDP sockets receive.
     pub udp_rx: UdpRx,
+    /// Limits of connection faces: send-queue budget, timeouts, connections per address.
+    pub stream: StreamLimits,
 }
 
 /// How a face table's UDP sockets receive.
@@ -172,6 +177,12 @@ pub struct FaceCounters {
     pub drop_ring_full: u64,
     /// Packets to send dropped: the face's queue was full (or the packet could not be sent).
     pub drop_queue_full: u64,
+    /// Packets sent with an NDNLPv2 CongestionMark because the send queue was congested.
+    pub congestion_marks: u64,
+    /// Not a counter: bytes in the face's send queue when it was described ([`Face::desc`]):
+    /// a stream face's queue, plus what the kernel held in its socket at the last flush when
+    /// it marks congestion (a datagram face's datagrams go out every turn: 0).
+    pub send_queue_bytes: u64,
 }
 
 impl FaceCounters {
@@ -206,30 +217,32 @@ pub const MIN_MTU: usize = 64;
 pub const MAX_UDP_MTU: usize = 65_507;
 
 /// A face's link-service options, as NFD's GenericLinkService keeps them and `faces/create` and
-/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it), and so does
-/// LpReliabilityEnabled on UDP faces (NDNLPv2 reliability, [`crate::lp_reliability`]); the
-/// others are recorded and reported, with no effect yet: the faces mark no congestion.
+/// `faces/update` set them. LocalFieldsEnabled takes effect (the workers read it), and so do the
+/// congestion-marking options (the send queues mark packets; see `congestion`) and
+/// LpReliabilityEnabled on UDP faces (NDNLPv2 reliability, [`crate::lp_reliability`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkOptions {
     /// LocalFieldsEnabled (local faces only).
     pub local_fields: bool,
     /// LpReliabilityEnabled (UDP faces; recorded on the others).
     pub lp_reliability: bool,
-    /// CongestionMarkingEnabled (recorded, no effect).
+    /// CongestionMarkingEnabled: mark packets while the send queue is congested.
     pub congestion_marking: bool,
-    /// BaseCongestionMarkingInterval, in nanoseconds (recorded, no effect).
+    /// BaseCongestionMarkingInterval, in nanoseconds.
     pub base_congestion_marking_interval_ns: u64,
-    /// DefaultCongestionThreshold, in bytes (recorded, no effect).
+    /// DefaultCongestionThreshold, in bytes (or half the queue's capacity, if smaller).
     pub default_congestion_threshold_bytes: u64,
 }
 
 impl Default for LinkOptions {
-    /// NFD's GenericLinkService defaults: 100 ms and 65,536 bytes; every flag off.
+    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (NFD's
+    /// `face_system.general.congestion_marking`, which its Unix, TCP and UDP channels apply to
+    /// faces whose creation leaves the flag unset); the other flags off.
     fn default() -> Self {
         LinkOptions {
             local_fields: false,
             lp_reliability: false,
-            congestion_marking: false,
+            congestion_marking: true,
             base_congestion_marking_interval_ns: 100_000_000,
             default_congestion_threshold_bytes: 65_536,
         }
@@ -364,6 +377,16 @@ pub struct Face {
     options: LinkOptions,
     counters: FaceCounters,
     last_rx_ms: u64,
+    /// When it was made and when it last sent a packet (connection timeouts).
+    created_ms: u64,
+    last_tx_ms: u64,
+    /// The remote address of an accepted TCP or WebSocket connection, counted in its
+    /// address's connections.
+    peer_ip: Option<std::net::IpAddr>,
+    /// Its send-queue congestion marking, and what the kernel held in its socket's send queue
+    /// at the last flush.
+    marker: congestion::Marker,
+    kernel_queue_bytes: usize,
     /// An on-demand UDP face counted in the quota ([`FaceBounds::max_on_demand_faces`]).
     quota: bool,
     io: FaceIo,
@@ -435,7 +458,13 @@ impl Face {
                 FaceIo::Stream(_) | FaceIo::Ws(_) => None,
             },
             options: self.options,
-            counters: self.counters,
+            counters: FaceCounters {
+                send_queue_bytes: match &self.io {
+                    FaceIo::Stream(s) => (s.out.len() - s.out_pos + self.kernel_queue_bytes) as u64,
+                    FaceIo::Ws(_) | FaceIo::Udp(_) | FaceIo::Ether(_) => 0,
+                },
+                ..self.counters
+            },
         }
     }
 
@@ -588,6 +617,19 @@ pub struct FaceTable {
     reliable: Vec<FaceId>,
     /// The driver's clock at the last flush, in milliseconds.
     clock_ms: u64,
+    /// The driver's clock at the last flush, in nanoseconds (congestion marking).
+    now_ns: u64,
+    /// Where a UDP or WebSocket packet is marked before it is queued (allocated once).
+    mark_buf: Vec<u8>,
+    /// Bytes all stream faces' send queues hold.
+    queued_bytes: usize,
+    /// What the connection limits refused.
+    stream_counters: StreamLimitCounters,
+    /// Accepted TCP and WebSocket connections per remote address.
+    conns_per_ip: HashMap<std::net::IpAddr, usize>,
+    /// An `accept` failed for want of file descriptors: the listeners are tried again at the
+    /// next sweep.
+    accept_stalled: bool,
 }
 
 impl FaceTable {
@@ -624,6 +666,12 @@ impl FaceTable {
             down: HashMap::new(),
             reliable: Vec::new(),
             clock_ms: 0,
+            now_ns: 0,
+            mark_buf: Vec::with_capacity(cfg.max_packet_bytes + crate::link::MARK_OVERHEAD),
+            queued_bytes: 0,
+            stream_counters: StreamLimitCounters::default(),
+            conns_per_ip: HashMap::new(),
+            accept_stalled: false,
             cfg,
         }
     }
@@ -673,11 +721,22 @@ impl FaceTable {
         if local && self.faces.len() >= self.cfg.max_faces {
             self.evict_on_demand(sink);
         }
-        let id = self.new_face_id(sink.now_ms())?;
+        // An accepted TCP or WebSocket connection counts in its address's connections.
+        let peer_ip = (params.persistency == FacePersistency::OnDemand)
+            .then(|| io.peer_ip())
+            .flatten();
+        if peer_ip.is_some_and(|ip| !self.admit_address(ip)) {
+            return None;
+        }
+        let Some(id) = self.new_face_id(sink.now_ms()) else {
+            peer_ip.inspect(|&ip| self.release_address(ip));
+            return None;
+        };
         let token = Token(FACE_BASE + id as usize);
         let registered = (io.source())
             .is_some_and(|s| self.registry.register(s, token, Interest::READABLE).is_ok());
         if !registered {
+            peer_ip.inspect(|&ip| self.release_address(ip));
             self.ids.give_back(id, sink.now_ms());
             return None;
         }
@@ -690,6 +749,11 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            created_ms: sink.now_ms(),
+            last_tx_ms: sink.now_ms(),
+            peer_ip,
+            marker: congestion::Marker::default(),
+            kernel_queue_bytes: 0,
             quota: false,
             io,
         };
@@ -737,6 +801,11 @@ impl FaceTable {
             options: params.options,
             counters: FaceCounters::default(),
             last_rx_ms: sink.now_ms(),
+            created_ms: sink.now_ms(),
+            last_tx_ms: sink.now_ms(),
+            peer_ip: None,
+            marker: congestion::Marker::default(),
+            kernel_queue_bytes: 0,
             quota,
             io: FaceIo::Udp(Box::new(UdpIo {
                 socket,
@@ -766,6 +835,7 @@ impl FaceTable {
         let desc = f.desc();
         match &mut f.io {
             FaceIo::Stream(s) => {
+                self.queued_bytes -= s.out.len() - s.out_pos;
                 let _ = self.registry.deregister(s.sock.source());
             }
             FaceIo::Ws(w) => {
@@ -785,6 +855,9 @@ impl FaceTable {
                 }
             }
         }
+        if let Some(ip) = f.peer_ip {
+            self.release_address(ip);
+        }
         sink.face_down(&f, why);
         self.ids.give_back(id, sink.now_ms());
         Some(desc)
@@ -795,6 +868,7 @@ impl FaceTable {
     pub fn sweep(&mut self, now: u64, sink: &mut impl FaceSink) {
         self.sweep_ws(now, sink);
         self.redial_due(now);
+        self.sweep_streams(now, sink);
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;

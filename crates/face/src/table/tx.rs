@@ -2,12 +2,16 @@
 
 use std::io::{self, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 
 use mio::{Interest, Token};
 
+use super::congestion::{kernel_send_queue, send_buffer_bytes, threshold_bytes, Marker};
 use super::on_demand::unproven_may_send;
-use super::{FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, PacketKind, FACE_BASE};
-use crate::link::{split_link, Split};
+use super::{
+    FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, LinkOptions, PacketKind, FACE_BASE,
+};
+use crate::link::{append_marked, split_link, Split, MARK_OVERHEAD};
 use crate::lp_frag::Fragmenter;
 use crate::udp::{Segments, UdpBatch, MAX_SEGMENTED_BYTES, MAX_SEGMENTS};
 use crate::udp_ring::UdpRing;
@@ -33,9 +37,18 @@ pub(super) struct UdpSock {
     /// them: reused by every flush.
     order: Vec<u32>,
     runs: Vec<Segments>,
+    /// The socket's send buffer (`SO_SNDBUF`): the capacity its faces' congestion marking
+    /// takes; and what the kernel held in it after the last flush.
+    sndbuf_bytes: usize,
+    kernel_queue_bytes: usize,
 }
 
 impl UdpSock {
+    /// Bytes staged for the next `sendmmsg`.
+    pub(super) fn staged_bytes(&self) -> usize {
+        self.stage.len()
+    }
+
     /// A socket staging up to one batch of `mtu`-byte datagrams.
     pub(super) fn new(
         ring: Option<UdpRing>,
@@ -45,6 +58,7 @@ impl UdpSock {
         mtu: usize,
     ) -> Self {
         let n = batch.batch();
+        let sndbuf_bytes = send_buffer_bytes(batch.socket().as_raw_fd()).unwrap_or(usize::MAX);
         UdpSock {
             ring,
             batch,
@@ -58,6 +72,8 @@ impl UdpSock {
             gso: true,
             order: Vec::with_capacity(n),
             runs: Vec::with_capacity(n),
+            sndbuf_bytes,
+            kernel_queue_bytes: 0,
         }
     }
 
@@ -96,15 +112,34 @@ impl FaceTable {
             send_udp(sock, &mut m.frag, m.remote, &mut m.counters, kind, bytes);
             return true;
         };
+        let now_ns = self.now_ns;
+        f.last_tx_ms = now_ns / 1_000_000;
         match &mut f.io {
             FaceIo::Stream(s) => {
                 let queued = s.out.len() - s.out_pos;
                 let down = !self.down.is_empty() && self.down.contains_key(&id);
-                if down || queued + bytes.len() > self.cfg.send_queue_bytes {
+                if queued == 0 && f.kernel_queue_bytes > 0 {
+                    // What the kernel held at the last flush may have gone since.
+                    f.kernel_queue_bytes = s.kernel_queue();
+                }
+                let mark = marks(
+                    &f.options,
+                    &mut f.marker,
+                    queued + f.kernel_queue_bytes,
+                    self.cfg.send_queue_bytes,
+                    now_ns,
+                );
+                let room = bytes.len() + if mark { MARK_OVERHEAD } else { 0 };
+                if down || queued + room > self.cfg.send_queue_bytes {
                     f.counters.drop_queue_full += 1;
                     return true;
                 }
-                if s.out_pos > 0 && s.out.len() + bytes.len() > s.out.capacity() {
+                if self.queued_bytes + room > self.cfg.stream.send_queue_budget_bytes {
+                    self.stream_counters.budget_refused += 1;
+                    f.counters.drop_queue_full += 1;
+                    return true;
+                }
+                if s.out_pos > 0 && s.out.len() + room > s.out.capacity() {
                     // Compact before growing.
                     s.out.drain(..s.out_pos);
                     s.out_pos = 0;
@@ -112,8 +147,18 @@ impl FaceTable {
                 if queued == 0 {
                     self.dirty.push(id);
                 }
-                s.out.extend_from_slice(bytes);
-                f.counters.count_out(kind, bytes.len());
+                let n = match mark.then(|| append_marked(&mut s.out, bytes)).flatten() {
+                    Some(n) => {
+                        f.counters.congestion_marks += 1;
+                        n
+                    }
+                    None => {
+                        s.out.extend_from_slice(bytes);
+                        bytes.len()
+                    }
+                };
+                self.queued_bytes += n;
+                f.counters.count_out(kind, n);
             }
             FaceIo::Ws(w) => {
                 if FaceTable::queue_ws(w, bytes) {
@@ -133,6 +178,18 @@ impl FaceTable {
                     return true;
                 }
                 let sock = &mut self.udp[u.socket];
+                let queue = sock.stage.len() + sock.kernel_queue_bytes;
+                let mut bytes = bytes;
+                if marks(&f.options, &mut f.marker, queue, sock.sndbuf_bytes, now_ns) {
+                    self.mark_buf.clear();
+                    if append_marked(&mut self.mark_buf, bytes).is_some() {
+                        f.counters.congestion_marks += 1;
+                        bytes = &self.mark_buf;
+                    }
+                }
+                let FaceIo::Udp(u) = &mut f.io else {
+                    return true;
+                };
                 match u.rel.as_mut() {
                     Some(r) => r.send(
                         sock,
@@ -154,6 +211,7 @@ impl FaceTable {
     /// finished when its socket is writable again).
     pub fn flush(&mut self, sink: &mut impl FaceSink) {
         self.clock_ms = sink.now_ms();
+        self.now_ns = self.clock_ms.saturating_mul(1_000_000);
         if !self.reliable.is_empty() {
             self.poll_reliability(self.clock_ms);
         }
@@ -187,7 +245,10 @@ impl FaceTable {
                         failed = true;
                         break;
                     }
-                    Ok(n) => s.out_pos += n,
+                    Ok(n) => {
+                        s.out_pos += n;
+                        self.queued_bytes -= n;
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => {
@@ -199,6 +260,9 @@ impl FaceTable {
             if s.out_pos == s.out.len() {
                 s.out.clear();
                 s.out_pos = 0;
+            }
+            if f.options.congestion_marking {
+                f.kernel_queue_bytes = s.kernel_queue();
             }
             let want = s.out_pos < s.out.len();
             if !failed && want != s.want_write {
@@ -215,6 +279,14 @@ impl FaceTable {
         if failed {
             self.lose_stream(id, "write error", sink);
         }
+    }
+}
+
+impl super::StreamIo {
+    /// What the kernel holds in this face's socket's send queue.
+    pub(super) fn kernel_queue(&self) -> usize {
+        let tcp = matches!(self.sock, super::listen::StreamSock::Tcp(_));
+        kernel_send_queue(self.sock.raw_fd(), tcp)
     }
 }
 
@@ -323,6 +395,26 @@ fn flush_udp(sock: &mut UdpSock) {
     }
     sock.stage.clear();
     sock.staged.clear();
+    sock.kernel_queue_bytes = kernel_send_queue(sock.batch.socket().as_raw_fd(), false);
+}
+
+/// Whether the packet a face with options `o` and marker `m` queues now is to carry a CongestionMark, its queue holding
+/// `queue_bytes` of at most `capacity_bytes` (see `congestion`).
+#[inline]
+fn marks(
+    o: &LinkOptions,
+    m: &mut Marker,
+    queue_bytes: usize,
+    capacity_bytes: usize,
+    now_ns: u64,
+) -> bool {
+    o.congestion_marking
+        && m.check(
+            queue_bytes,
+            threshold_bytes(o, capacity_bytes),
+            o.base_congestion_marking_interval_ns,
+            now_ns,
+        )
 }
 
 /// Whether a segmented send failed because segmentation itself was refused.

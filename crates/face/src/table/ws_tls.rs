@@ -112,6 +112,14 @@ impl WsStream {
             WsStream::Tls(t) => &mut t.tcp,
         }
     }
+
+    /// The TCP socket, to read its addresses.
+    pub(super) fn tcp_ref(&self) -> &TcpStream {
+        match self {
+            WsStream::Plain(s) => s,
+            WsStream::Tls(t) => &t.tcp,
+        }
+    }
 }
 
 /// Whether `e` is a TLS failure (not a socket's or the HTTP request's).

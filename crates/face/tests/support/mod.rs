@@ -92,6 +92,13 @@ pub fn config() -> FaceConfig {
         max_packet_bytes: 8800,
         bounds: FaceBounds::default(),
         udp_rx: face::UdpRx::Recvmmsg,
+        // Connections are not timed out here (the clocks of these tests jump); the timeouts'
+        // own tests set them.
+        stream: face::StreamLimits {
+            idle_timeout_ms: 0,
+            first_packet_timeout_ms: 0,
+            ..face::StreamLimits::default()
+        },
     }
 }
 

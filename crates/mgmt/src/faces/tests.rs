@@ -56,6 +56,8 @@ fn create_answers_the_face_with_every_field() {
             mtu: Some(1200),
             options: LinkOptions {
                 lp_reliability: true,
+                // Turned off by the mask (on by default).
+                congestion_marking: false,
                 base_congestion_marking_interval_ns: 5_000_000,
                 ..LinkOptions::default()
             },
@@ -222,7 +224,7 @@ fn create_reports_an_existing_face_with_409_and_failures_with_504() {
             Some(2),
             Some(existing.uri.clone()),
             Some(FacePersistency::OnDemand),
-            Some(0)
+            Some(FACE_FLAG_CONGESTION_MARKING_ENABLED)
         )
     );
     for (error, want) in [

@@ -470,7 +470,8 @@ fn face_events_stream_as_a_face_monitor_reads_it() {
             face_scope: wire::nfd::FaceScope::NonLocal,
             face_persistency: FacePersistency::OnDemand,
             link_type: wire::nfd::LinkType::PointToPoint,
-            flags: 0,
+            // Congestion marking is on by default (NFD's default).
+            flags: wire::nfd::FACE_FLAG_CONGESTION_MARKING_ENABLED,
         }
     );
     // The next Interest names seq=1: it waits, and the face's destruction answers it.

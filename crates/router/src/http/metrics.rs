@@ -196,6 +196,16 @@ fn faces(m: &mut Families, f: &Figures) {
     for (name, help, get) in counters {
         m.counter(name, help, per(get));
     }
+    m.counter(
+        "face_congestion_marks",
+        "Packets sent with an NDNLPv2 CongestionMark: the face's send queue was congested.",
+        per(|c| c.congestion_marks),
+    );
+    m.gauge(
+        "face_send_queue_bytes",
+        "Bytes in the face's send queue (the router's, plus the kernel's socket queue).",
+        per(|c| c.send_queue_bytes),
+    );
     let mut samples = Vec::new();
     for d in &f.view.faces {
         for (reason, v) in face_drops(&d.counters) {

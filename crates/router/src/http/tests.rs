@@ -43,6 +43,8 @@ fn figures() -> Figures {
             in_interests: 40,
             out_bytes: 1234,
             malformed: 3,
+            congestion_marks: 6,
+            send_queue_bytes: 70_000,
             ..FaceCounters::default()
         },
     };
@@ -123,6 +125,14 @@ fn metrics_render_every_part_of_the_snapshot() {
     assert_eq!(
         sample(&text, &format!("cascade_face_out_bytes_total{face}")),
         Some(1234.0)
+    );
+    assert_eq!(
+        sample(&text, &format!("cascade_face_congestion_marks_total{face}")),
+        Some(6.0)
+    );
+    assert_eq!(
+        sample(&text, &format!("cascade_face_send_queue_bytes{face}")),
+        Some(70_000.0)
     );
     assert_eq!(
         sample(
