@@ -42,7 +42,7 @@ expect 0 '^  unix://' channel list
 expect 0 '^  unix://' channel
 
 # face
-expect 0 '^faceid=[0-9]+ remote=fd://[0-9]+ local=unix://.* flags=\{local on-demand point-to-point\}$' face list
+expect 0 '^faceid=[0-9]+ remote=fd://[0-9]+ local=unix://.* flags=\{local on-demand point-to-point congestion-marking\}$' face list
 expect 0 'flags=\{local on-demand' face list scheme unix
 expect 0 '^face-created id=[0-9]+ local=udp4://127\.0\.0\.1:[0-9]+ remote='"$R1"' persistency=persistent reliability=off congestion-marking=on .*mtu=1400$' \
     face create "$R1" congestion-marking on mtu 1400
