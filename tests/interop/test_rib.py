@@ -192,7 +192,12 @@ def test_default_strategy_choices_and_versions():
         assert r["status_code"] == 200 and Name.to_str(r["strategy"].name) == br
         assert (await set_("/localhost/nfd/strategy/best-route/v=4"))["status_code"] == 409
         assert (await set_("/localhost/nfd/strategy/best-route/v=9"))["status_code"] == 404
-        assert (await set_("/localhost/nfd/strategy/asf"))["status_code"] == 404
+        r = await set_("/localhost/nfd/strategy/asf/v=5/probing-interval~30000")
+        assert r["status_code"] == 200, r
+        assert Name.to_str(r["strategy"].name).startswith("/localhost/nfd/strategy/asf/v=")
+        assert (await set_("/localhost/nfd/strategy/self-learning"))["status_code"] == 404
+        bad = "/localhost/nfd/strategy/asf/v=5/probing-interval~10"
+        assert (await set_(bad))["status_code"] == 409
 
     with running_router() as sock:
         run_apps(sock, 1, scenario)
