@@ -51,8 +51,8 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
-mod multicast;
 mod listen6;
+mod multicast;
 mod ws;
 
 // The faces' ids are the engine's.
