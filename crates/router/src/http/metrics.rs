@@ -419,6 +419,31 @@ fn content_store(m: &mut Families, f: &Figures) {
             "L2 read and write errors.",
             t.n_io_errors,
         ),
+        (
+            "cs_l2_input_held",
+            "Worker loop iterations that held input back while L2 writes were in flight.",
+            t.n_input_held,
+        ),
+        (
+            "cs_l2_deferred",
+            "L2 lookups that found the queue full and waited for room.",
+            t.n_deferred,
+        ),
+        (
+            "cs_l2_prefix_lookups",
+            "CanBePrefix lookups asked of the L2 prefix index.",
+            t.n_prefix_lookups,
+        ),
+        (
+            "cs_l2_prefix_pending",
+            "CanBePrefix L2 lookups answered pending (a batch under the prefix is read).",
+            t.n_prefix_pending,
+        ),
+        (
+            "cs_l2_prefix_stale",
+            "Pending CanBePrefix L2 lookups whose batch had no (fresh) chunk.",
+            t.n_prefix_stale,
+        ),
     ] {
         m.counter(name, help, one(v));
     }

@@ -185,6 +185,36 @@ fn metrics_render_every_part_of_the_snapshot() {
 }
 
 #[test]
+fn metrics_show_the_l2_backpressure_and_prefix_counters() {
+    let mut f = figures();
+    f.view.tiers = Some(mgmt::CsTierInfo {
+        level: 2,
+        capacity: 100,
+        n_input_held: 31,
+        n_deferred: 32,
+        n_prefix_lookups: 33,
+        n_prefix_pending: 34,
+        n_prefix_stale: 35,
+        ..Default::default()
+    });
+    let text = render_metrics(&f);
+    assert_eq!(
+        sample(&text, r#"cascade_cs_capacity{tier="l2"}"#),
+        Some(100.0)
+    );
+    for (name, v) in [
+        ("input_held", 31.0),
+        ("deferred", 32.0),
+        ("prefix_lookups", 33.0),
+        ("prefix_pending", 34.0),
+        ("prefix_stale", 35.0),
+    ] {
+        let series = format!("cascade_cs_l2_{name}_total");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+}
+
+#[test]
 fn latency_histograms_are_cumulative_with_the_rest_above_the_last_bound() {
     let text = render_metrics(&figures());
     assert!(
