@@ -501,6 +501,31 @@ fn face_table(m: &mut Families, f: &Figures) {
          on-demand faces created and evicted, face ids reused early.",
         events,
     );
+    let ether = [
+        ("malformed", b.ether.malformed),
+        ("unknown_destination", b.ether.unknown),
+        ("send_failed", b.ether.send_failed),
+    ];
+    m.counter(
+        "ether_drops",
+        "Frames the Ethernet ports dropped, by reason: malformed, unknown destination (neither \
+         the group nor this interface, or a source with no face), send failed.",
+        ether
+            .into_iter()
+            .map(|(r, v)| (vec![("reason", r.to_owned())], v))
+            .collect(),
+    );
+    m.counter(
+        "lp_reliability",
+        "NDNLPv2 reliability of the open reliable UDP faces, summed, by event (NFD's link \
+         service counters: acknowledged, retransmitted, retx_exhausted, duplicates; and \
+         retransmissions, unknown_acks, refused, acks_dropped, idle_packets).",
+        b.reliability
+            .named()
+            .into_iter()
+            .map(|(e, v)| (vec![("event", e.to_owned())], v))
+            .collect(),
+    );
     m.gauge(
         "face_table_reassembly_bytes",
         "Bytes the reassemblers hold now.",

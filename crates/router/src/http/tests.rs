@@ -215,6 +215,42 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
 }
 
 #[test]
+fn metrics_show_the_ethernet_and_lp_reliability_counters() {
+    let mut f = figures();
+    f.bounds.ether = face::table::EtherCounters {
+        malformed: 21,
+        unknown: 22,
+        send_failed: 23,
+    };
+    f.bounds.reliability = face::lp_reliability::ReliabilityCounters {
+        acknowledged: 51,
+        retx_exhausted: 52,
+        duplicates: 53,
+        idle_packets: 54,
+        ..Default::default()
+    };
+    let text = render_metrics(&f);
+    for (reason, v) in [
+        ("malformed", 21.0),
+        ("unknown_destination", 22.0),
+        ("send_failed", 23.0),
+    ] {
+        let series = format!("cascade_ether_drops_total{{reason=\"{reason}\"}}");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+    for (event, v) in [
+        ("acknowledged", 51.0),
+        ("retx_exhausted", 52.0),
+        ("duplicates", 53.0),
+        ("idle_packets", 54.0),
+        ("retransmitted", 0.0),
+    ] {
+        let series = format!("cascade_lp_reliability_total{{event=\"{event}\"}}");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+}
+
+#[test]
 fn latency_histograms_are_cumulative_with_the_rest_above_the_last_bound() {
     let text = render_metrics(&figures());
     assert!(
