@@ -90,6 +90,37 @@ pub struct ReliabilityCounters {
     pub idle_packets: u64,
 }
 
+impl ReliabilityCounters {
+    /// Each counter with its name (`/metrics`' `event` label).
+    pub fn named(&self) -> [(&'static str, u64); 9] {
+        [
+            ("acknowledged", self.acknowledged),
+            ("retransmitted", self.retransmitted),
+            ("retx_exhausted", self.retx_exhausted),
+            ("retransmissions", self.retransmissions),
+            ("duplicates", self.duplicates),
+            ("unknown_acks", self.unknown_acks),
+            ("refused", self.refused),
+            ("acks_dropped", self.acks_dropped),
+            ("idle_packets", self.idle_packets),
+        ]
+    }
+}
+
+impl std::ops::AddAssign for ReliabilityCounters {
+    fn add_assign(&mut self, o: ReliabilityCounters) {
+        self.acknowledged += o.acknowledged;
+        self.retransmitted += o.retransmitted;
+        self.retx_exhausted += o.retx_exhausted;
+        self.retransmissions += o.retransmissions;
+        self.duplicates += o.duplicates;
+        self.unknown_acks += o.unknown_acks;
+        self.refused += o.refused;
+        self.acks_dropped += o.acks_dropped;
+        self.idle_packets += o.idle_packets;
+    }
+}
+
 /// RTO from RTT measurements, as ndn-cxx's `RttEstimator` (RFC 6298: α 1/8, β 1/4, k 4).
 #[derive(Debug, Clone, Copy)]
 pub struct RttEstimator {

@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::{Strategy, StrategyKind};
 use engine::table::fib::Fib;
 use engine::table::pit_cs::{CsPolicy, FaceId};
 use face::{FaceCounters, FaceDesc};
@@ -216,6 +216,13 @@ impl<F: Forwarder> Manager<F> {
     /// Sets the strategy of `name` (as `strategy-choice/set` does).
     pub fn set_strategy(&mut self, name: Name, kind: StrategyKind) {
         self.strategies.set(&self.forwarder, name, kind);
+    }
+
+    /// Sets the strategy instance of `name`: a strategy with its parameters, listed as
+    /// `instance` (as `strategy-choice/set` does, from [`crate::strategy::parse_config_name`]).
+    pub fn set_strategy_instance(&mut self, name: Name, strategy: Strategy, instance: Name) {
+        self.strategies
+            .set_instance(&self.forwarder, name, strategy, instance);
     }
 
     /// Unsets the strategy of `name` (as `strategy-choice/unset` does); `/` goes back to

@@ -97,7 +97,9 @@ impl StrategyChoices {
         self.set_instance(forwarder, name, Strategy::new(kind), strategy_name(kind));
     }
 
-    fn set_instance(
+    /// Sets the strategy instance of `name` (a strategy with its parameters, listed as
+    /// `instance`), here and in the forwarder.
+    pub fn set_instance(
         &mut self,
         forwarder: &impl Forwarder,
         name: Name,
@@ -243,6 +245,20 @@ pub fn parse_instance(input: &Name) -> Result<(Strategy, Name), ControlResponse>
     }
     let strategy = parse_parameters(*kind, &comps[i + 1..]).map_err(|e| cannot_instantiate(&e))?;
     Ok((strategy, input.clone()))
+}
+
+/// Reads a strategy written in the configuration file: a short name (`best-route`,
+/// `multicast`, `asf`, optionally followed by `/v=5/<parameters>`) stands for
+/// `/localhost/nfd/strategy/<name>`; a name starting with `/` is read as NFD's instance name
+/// ([`parse_instance`]). The error is management's answer text (or the name's fault).
+pub fn parse_config_name(s: &str) -> Result<(Strategy, Name), String> {
+    let uri = if s.starts_with('/') {
+        s.to_string()
+    } else {
+        format!("/localhost/nfd/strategy/{s}")
+    };
+    let name = Name::from_uri(&uri).map_err(|e| format!("bad name: {}", e.0))?;
+    parse_instance(&name).map_err(|r| r.status_text)
 }
 
 /// Reads strategy parameters (`<name>~<value>` components; the last of a name wins) as NFD

@@ -23,6 +23,7 @@ pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
 mod limits_stream;
 pub mod listen6;
+mod strategy;
 mod udp_io;
 pub use face_system::FaceSystem;
 pub use http::{Http, DEFAULT_HTTP_PORT};
@@ -554,7 +555,7 @@ pub struct Route {
 pub struct StrategyEntry {
     /// Name prefix.
     pub prefix: String,
-    /// `best-route`, `multicast`, or NFD's full strategy names.
+    /// `best-route`, `multicast`, `asf`, or NFD's instance names with version and parameters.
     pub strategy: String,
 }
 
@@ -579,14 +580,9 @@ pub fn parse_prefix(key: &str, s: &str) -> Result<wire::Name, String> {
 }
 
 /// The strategy named `s`: `best-route`, `multicast`, `asf`, or an NFD strategy name.
+/// Read as management reads it ([`StrategyEntry::instance`]).
 pub fn parse_strategy(s: &str) -> Option<engine::fw::strategy::StrategyKind> {
-    use engine::fw::strategy::StrategyKind;
-    match s {
-        "best-route" => Some(StrategyKind::BestRoute),
-        "multicast" => Some(StrategyKind::Multicast),
-        "asf" => Some(StrategyKind::Asf),
-        _ => StrategyKind::from_nfd_name(&wire::Name::from_uri(s).ok()?),
-    }
+    Some(mgmt::strategy::parse_config_name(s).ok()?.0.kind)
 }
 
 /// Parses a `udp://host:port`-style face URI ([`FaceUri`]) and resolves it: (is_udp, address).
@@ -745,13 +741,7 @@ impl Config {
             }
         }
         for s in &self.strategies {
-            parse_prefix("strategy.prefix", &s.prefix)?;
-            if parse_strategy(&s.strategy).is_none() {
-                return Err(format!(
-                    "strategy {}: unknown strategy {:?} (best-route, multicast)",
-                    s.prefix, s.strategy
-                ));
-            }
+            s.instance()?;
         }
         Ok(())
     }

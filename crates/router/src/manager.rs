@@ -353,5 +353,10 @@ fn tier_info(x: &L2Snapshot) -> CsTierInfo {
         n_name_mismatches: x.file.name_mismatches,
         n_workers_off: u64::from(x.off),
         n_io_errors: x.file.read_errors + x.file.write_errors,
+        n_input_held: x.input_held,
+        n_deferred: x.tier.deferred,
+        n_prefix_lookups: x.tier.prefix_lookups,
+        n_prefix_pending: x.tier.prefix_pending,
+        n_prefix_stale: x.tier.prefix_stale,
     }
 }

@@ -15,16 +15,14 @@
 
 use std::collections::HashMap;
 
-use engine::fw::strategy::StrategyKind;
+use engine::fw::strategy::Strategy;
 use engine::table::pit_cs::FaceId;
 use face::FaceParams;
 use mgmt::{CreateFaceError, Forwarder};
 use wire::nfd::FacePersistency;
 use wire::Name;
 
-use crate::config::{
-    parse_prefix, parse_strategy, Config, Faces, Route, StaticFace, StrategyEntry,
-};
+use crate::config::{parse_prefix, Config, Faces, Route, StaticFace, StrategyEntry};
 
 /// The parts of a configuration that management applies, at start-up and at a reload.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -156,7 +154,7 @@ pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
 pub struct Applied {
     faces: HashMap<String, FaceId>,
     routes: HashMap<(Name, FaceId), u64>,
-    strategies: HashMap<Name, StrategyKind>,
+    strategies: HashMap<Name, (Strategy, Name)>,
 }
 
 /// One undo step of a reload that failed half-way.
@@ -238,7 +236,7 @@ pub fn apply<F: Forwarder>(
 type NewState = (
     HashMap<String, FaceId>,
     HashMap<(Name, FaceId), u64>,
-    HashMap<Name, StrategyKind>,
+    HashMap<Name, (Strategy, Name)>,
 );
 
 /// The additions of [`apply`]: faces, then routes, then strategies; each step that changed
@@ -288,15 +286,14 @@ fn add<F: Forwarder>(
     }
     let mut strategies = HashMap::new();
     for s in &new.strategies {
-        let name = parse_prefix("strategy.prefix", &s.prefix)?;
-        let kind = parse_strategy(&s.strategy)
-            .ok_or_else(|| format!("strategy {}: unknown {}", s.prefix, s.strategy))?;
-        strategies.insert(name, kind);
+        let (name, strategy, instance) = s.instance()?;
+        strategies.insert(name, (strategy, instance));
     }
-    // Strategy choices cannot fail: set only once every face and route is in.
-    for (name, kind) in &strategies {
-        if applied.strategies.get(name) != Some(kind) {
-            m.set_strategy(name.clone(), *kind);
+    // Strategy choices cannot fail: set only once every face and route is in. A change of
+    // parameters alone is a change.
+    for (name, chosen) in &strategies {
+        if applied.strategies.get(name) != Some(chosen) {
+            m.set_strategy_instance(name.clone(), chosen.0, chosen.1.clone());
             done.strategies_set += 1;
         }
     }
@@ -309,6 +306,7 @@ mod tests {
     use std::cell::RefCell;
     use std::sync::Arc;
 
+    use engine::fw::strategy::StrategyKind;
     use engine::table::pit_cs::CsPolicy;
     use face::{FaceDesc, FaceUpdate};
     use mgmt::{UpdateFaceError, WorkerStats};
@@ -466,6 +464,30 @@ mod tests {
         assert_eq!((done.faces_removed, done.routes_removed), (1, 1));
         assert_eq!(m.forwarder().faces().len(), 1);
         assert_eq!(routes(&m), [("/b".into(), U2.into(), 5)]);
+    }
+
+    #[test]
+    fn a_reload_changing_only_strategy_parameters_applies_them() {
+        let (mut m, mut applied) = (manager(), Applied::default());
+        let file = |ms: u32| {
+            format!(
+                "[[strategy]]\nprefix = \"/s\"\n\
+                 strategy = \"asf/v=5/probing-interval~{ms}/max-timeouts~4\"\n"
+            )
+        };
+        let done = apply(&mut m, &mut applied, &statics(&file(30_000))).unwrap();
+        assert_eq!(done.strategies_set, 1);
+        let s = *m.strategies().get(&Name::from_uri("/s").unwrap()).unwrap();
+        assert_eq!((s.probing_interval_ms, s.max_timeouts), (30_000, 4));
+        let done = apply(&mut m, &mut applied, &statics(&file(30_000))).unwrap();
+        assert_eq!(done, Reloaded::default());
+        let done = apply(&mut m, &mut applied, &statics(&file(5_000))).unwrap();
+        assert_eq!(done.strategies_set, 1);
+        let s = *m.strategies().get(&Name::from_uri("/s").unwrap()).unwrap();
+        assert_eq!(s.probing_interval_ms, 5_000);
+        let listed = m.strategies().iter().find(|c| c.0.to_string() == "/s");
+        let want = "/localhost/nfd/strategy/asf/v=5/probing-interval~5000/max-timeouts~4";
+        assert_eq!(listed.unwrap().2, &Name::from_uri(want).unwrap());
     }
 
     #[test]

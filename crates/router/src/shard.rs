@@ -388,6 +388,8 @@ impl IoHandles {
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;
                 all.ws += b.ws;
+                all.ether += b.ether;
+                all.reliability += b.reliability;
             }
         }
         all

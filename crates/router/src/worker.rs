@@ -139,6 +139,8 @@ pub struct L2Snapshot {
     pub off: bool,
     /// Chunks not admitted because the write backlog was full.
     pub admit_dropped: u64,
+    /// Loop iterations in which the worker held its input back while L2 writes were in flight.
+    pub input_held: u64,
     /// Chunks stored.
     pub stored_chunks: u64,
     /// Capacity in chunks.
@@ -785,6 +787,7 @@ impl Worker {
                     L2Snapshot {
                         off: g.l2().fault().is_some(),
                         admit_dropped: x.admit_dropped,
+                        input_held: x.input_held,
                         stored_chunks: g.l2().stored_chunks(),
                         capacity_chunks: u64::from(g.l2().config().extents)
                             * u64::from(g.l2().config().batch),

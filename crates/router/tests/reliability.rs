@@ -23,7 +23,22 @@ fn start(tag: &str) -> (Router, std::path::PathBuf) {
     c.listen.tcp = String::new();
     c.listen.udp = "127.0.0.1:0".into();
     c.listen.websocket = String::new();
+    c.http.listen = "127.0.0.1:0".into();
     (Router::start(&c).unwrap(), dir)
+}
+
+/// `cascade_lp_reliability_total{event=...}` of the router's `/metrics`.
+fn reliability_metric(r: &Router, event: &str) -> u64 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(r.http_addr().unwrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let series = format!("cascade_lp_reliability_total{{event=\"{event}\"}} ");
+    (text.lines())
+        .find_map(|l| l.strip_prefix(&series)?.parse().ok())
+        .unwrap_or_else(|| panic!("no {series} in {text}"))
 }
 
 fn unix_face(r: &Router) -> Face {
@@ -134,6 +149,10 @@ fn a_reliable_neighbour_is_acked_deduplicated_and_retransmitted_to() {
             .iter()
             .all(|t| seen.iter().any(|x| x.1.contains(t)))
     });
+    // `/metrics` shows what the face's reliability counted: the Data frame sent again, the
+    // duplicate dropped.
+    assert!(reliability_metric(&r, "retransmissions") >= 1);
+    assert!(reliability_metric(&r, "duplicates") >= 1);
     r.stop_handle().stop();
     r.join();
     let _ = std::fs::remove_dir_all(&dir);

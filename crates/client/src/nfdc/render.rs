@@ -711,6 +711,11 @@ pub(super) fn cs(
                 "n_name_mismatches": t.n_name_mismatches,
                 "n_workers_off": t.n_workers_off,
                 "n_io_errors": t.n_io_errors,
+                "n_input_held": t.n_input_held,
+                "n_deferred": t.n_deferred,
+                "n_prefix_lookups": t.n_prefix_lookups,
+                "n_prefix_pending": t.n_prefix_pending,
+                "n_prefix_stale": t.n_prefix_stale,
             });
         }
         if let Some(n) = nb {
@@ -724,7 +729,7 @@ pub(super) fn cs(
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n  inputHeld={} deferred={}\n  prefixLookups={} pending={} stale={}\n",
             t.level,
             t.workers,
             t.capacity,
@@ -752,7 +757,12 @@ pub(super) fn cs(
             t.loop_p999_us,
             t.n_name_mismatches,
             t.n_workers_off,
-            t.n_io_errors
+            t.n_io_errors,
+            t.n_input_held,
+            t.n_deferred,
+            t.n_prefix_lookups,
+            t.n_prefix_pending,
+            t.n_prefix_stale
         ));
     }
     if let Some(n) = nb {

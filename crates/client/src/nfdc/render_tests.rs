@@ -273,6 +273,11 @@ fn cs_render() {
         n_name_mismatches: 7,
         n_workers_off: 1,
         n_io_errors: 2,
+        n_input_held: 11,
+        n_deferred: 12,
+        n_prefix_lookups: 13,
+        n_prefix_pending: 14,
+        n_prefix_stale: 15,
         ..CsTierInfo::default()
     };
     let t = cs(&info, &[l2], None, false);
@@ -284,6 +289,11 @@ fn cs_render() {
     assert!(t.contains("readAhead offered=5 reads=3"), "{t}");
     assert!(t.contains("nameMismatches=7"), "{t}");
     assert!(t.contains("workersOff=1 ioErrors=2"), "{t}");
+    assert!(t.contains("  inputHeld=11 deferred=12\n"), "{t}");
+    assert!(
+        t.contains("  prefixLookups=13 pending=14 stale=15\n"),
+        "{t}"
+    );
     let nb = NbCacheInfo {
         n_queue_bypasses: 9,
         ..NbCacheInfo::default()
@@ -302,6 +312,15 @@ fn cs_render() {
         (json!(7), json!(1), json!(2))
     );
     assert_eq!(j["l2"]["prefetch_usefulness"], 0.75);
+    for (key, v) in [
+        ("n_input_held", 11),
+        ("n_deferred", 12),
+        ("n_prefix_lookups", 13),
+        ("n_prefix_pending", 14),
+        ("n_prefix_stale", 15),
+    ] {
+        assert_eq!(j["l2"][key], v, "{key}");
+    }
     assert_eq!(
         (
             j["l2"]["n_ahead_offered"].clone(),

@@ -66,6 +66,14 @@ pub struct EtherCounters {
     pub send_failed: u64,
 }
 
+impl std::ops::AddAssign for EtherCounters {
+    fn add_assign(&mut self, o: EtherCounters) {
+        self.malformed += o.malformed;
+        self.unknown += o.unknown;
+        self.send_failed += o.send_failed;
+    }
+}
+
 /// An Ethernet face's link.
 pub(super) struct EtherIo {
     pub(super) port: usize,
@@ -262,9 +270,7 @@ impl FaceTable {
         self.ether
             .iter()
             .fold(EtherCounters::default(), |mut t, p| {
-                t.malformed += p.counters.malformed;
-                t.unknown += p.counters.unknown;
-                t.send_failed += p.counters.send_failed;
+                t += p.counters;
                 t
             })
     }

@@ -77,6 +77,10 @@ pub struct BoundCounters {
     pub face_ids_reused_early: u64,
     /// What the WebSocket handshakes came to.
     pub ws: super::WsCounters,
+    /// What the Ethernet ports dropped.
+    pub ether: super::EtherCounters,
+    /// NDNLPv2 reliability of the open reliable UDP faces, summed.
+    pub reliability: crate::lp_reliability::ReliabilityCounters,
 }
 
 impl BoundCounters {
@@ -270,6 +274,8 @@ impl FaceTable {
             reassembly_bytes: self.reasm_budget.used() as u64,
             face_ids_reused_early: self.ids.reused_early,
             ws: self.handshakes.counters,
+            ether: self.ether_counters(),
+            reliability: self.reliability_totals(),
             ..self.on_demand.counters
         }
     }

@@ -183,6 +183,15 @@ impl FaceTable {
             .min()
     }
 
+    /// The reliability counters of the open reliable UDP faces, summed.
+    pub fn reliability_totals(&self) -> ReliabilityCounters {
+        let mut all = ReliabilityCounters::default();
+        for id in &self.reliable {
+            all += self.reliability_counters(*id).unwrap_or_default();
+        }
+        all
+    }
+
     /// The reliability counters of UDP face `id` (`None`: no such face, or reliability off).
     pub fn reliability_counters(&self, id: FaceId) -> Option<ReliabilityCounters> {
         match self.faces.get(&id).map(|f| &f.io) {

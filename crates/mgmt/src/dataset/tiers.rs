@@ -74,6 +74,17 @@ pub mod tlv {
     pub const N_WORKERS_OFF: u32 = 0xCA36;
     /// Reads and writes that failed.
     pub const N_IO_ERRORS: u32 = 0xCA38;
+    /// Forwarding-loop iterations in which a worker held its input back while L2 writes were
+    /// in flight (back-pressure).
+    pub const N_INPUT_HELD: u32 = 0xCA3A;
+    /// Lookups that found the queue full for a chunk the tier holds and waited for room.
+    pub const N_DEFERRED: u32 = 0xCA3C;
+    /// CanBePrefix lookups asked of the tier's prefix index.
+    pub const N_PREFIX_LOOKUPS: u32 = 0xCA3E;
+    /// Of those, answered pending (a batch under the prefix is being read).
+    pub const N_PREFIX_PENDING: u32 = 0xCA40;
+    /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
+    pub const N_PREFIX_STALE: u32 = 0xCA42;
 }
 
 /// One storage tier's state.
@@ -135,10 +146,20 @@ pub struct CsTierInfo {
     pub n_workers_off: u64,
     /// Reads and writes that failed.
     pub n_io_errors: u64,
+    /// Loop iterations whose input was held back while L2 writes were in flight.
+    pub n_input_held: u64,
+    /// Lookups that waited for room in the queue.
+    pub n_deferred: u64,
+    /// CanBePrefix lookups.
+    pub n_prefix_lookups: u64,
+    /// CanBePrefix lookups answered pending.
+    pub n_prefix_pending: u64,
+    /// Pending CanBePrefix lookups with no (fresh) chunk in their batch.
+    pub n_prefix_stale: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 28] {
+    fn fields(&self) -> [(u32, u64); 33] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -169,6 +190,11 @@ impl CsTierInfo {
             (N_NAME_MISMATCHES, self.n_name_mismatches),
             (N_WORKERS_OFF, self.n_workers_off),
             (N_IO_ERRORS, self.n_io_errors),
+            (N_INPUT_HELD, self.n_input_held),
+            (N_DEFERRED, self.n_deferred),
+            (N_PREFIX_LOOKUPS, self.n_prefix_lookups),
+            (N_PREFIX_PENDING, self.n_prefix_pending),
+            (N_PREFIX_STALE, self.n_prefix_stale),
         ]
     }
 
@@ -203,6 +229,11 @@ impl CsTierInfo {
             N_NAME_MISMATCHES => &mut self.n_name_mismatches,
             N_WORKERS_OFF => &mut self.n_workers_off,
             N_IO_ERRORS => &mut self.n_io_errors,
+            N_INPUT_HELD => &mut self.n_input_held,
+            N_DEFERRED => &mut self.n_deferred,
+            N_PREFIX_LOOKUPS => &mut self.n_prefix_lookups,
+            N_PREFIX_PENDING => &mut self.n_prefix_pending,
+            N_PREFIX_STALE => &mut self.n_prefix_stale,
             _ => return None,
         })
     }
@@ -329,5 +360,47 @@ mod tests {
         // Not a tier entry (a CsInfo, type 0x80): an error, not an empty tier.
         assert!(CsTierInfo::decode_dataset(&[0x80, 0]).is_err());
         assert!(CsTierInfo::decode_dataset(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_l2_backpressure_and_prefix_counters_round_trip_and_old_decoders_skip_them() {
+        let a = CsTierInfo {
+            level: 2,
+            capacity: 9,
+            n_input_held: 41,
+            n_deferred: 42,
+            n_prefix_lookups: 43,
+            n_prefix_pending: 44,
+            n_prefix_stale: 45,
+            ..CsTierInfo::default()
+        };
+        let mut out = Vec::new();
+        a.encode(&mut out);
+        assert_eq!(CsTierInfo::decode_dataset(&out).unwrap(), vec![a]);
+        // Summed over workers.
+        let two = a.merged(&a);
+        assert_eq!(
+            [two.n_input_held, two.n_deferred, two.n_prefix_lookups],
+            [82, 84, 86]
+        );
+        assert_eq!([two.n_prefix_pending, two.n_prefix_stale], [88, 90]);
+        // A decoder that knows only the fields before them reads the rest unchanged.
+        fn old(t: &mut CsTierInfo, typ: u32) -> Option<&mut u64> {
+            (typ <= tlv::N_IO_ERRORS).then_some(())?;
+            t.field_mut(typ)
+        }
+        let e = wire::tlv::Reader::new(&out)
+            .next_element()
+            .unwrap()
+            .unwrap();
+        let seen = decode_nni_fields(e, tlv::CS_TIER_INFO, old).unwrap();
+        assert_eq!(
+            seen,
+            CsTierInfo {
+                level: 2,
+                capacity: 9,
+                ..CsTierInfo::default()
+            }
+        );
     }
 }

@@ -39,7 +39,7 @@ fn full_file_parses() {
         cost = 10
         [[strategy]]
         prefix = "/m"
-        strategy = "/localhost/nfd/strategy/multicast/v=4"
+        strategy = "/localhost/nfd/strategy/multicast/v=5"
         [store]
         l2_path = "/var/cache/cascade"
         l2_capacity = 1000
@@ -165,7 +165,7 @@ fn errors_are_one_line_and_name_the_problem() {
         ),
         (
             "[[strategy]]\nprefix = \"/\"\nstrategy = \"random\"\n",
-            "unknown strategy",
+            "strategy /: \"random\": Strategy not registered",
         ),
         ("[[face]]\nuri = \"ether://x\"\n", "unsupported scheme"),
         (
@@ -249,7 +249,7 @@ fn strategy_names() {
             StrategyKind::BestRoute,
         ),
         (
-            "/localhost/nfd/strategy/multicast/%FD%04",
+            "/localhost/nfd/strategy/multicast/%FD%05",
             StrategyKind::Multicast,
         ),
     ] {

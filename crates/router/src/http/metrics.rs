@@ -429,6 +429,31 @@ fn content_store(m: &mut Families, f: &Figures) {
             "L2 read and write errors.",
             t.n_io_errors,
         ),
+        (
+            "cs_l2_input_held",
+            "Worker loop iterations that held input back while L2 writes were in flight.",
+            t.n_input_held,
+        ),
+        (
+            "cs_l2_deferred",
+            "L2 lookups that found the queue full and waited for room.",
+            t.n_deferred,
+        ),
+        (
+            "cs_l2_prefix_lookups",
+            "CanBePrefix lookups asked of the L2 prefix index.",
+            t.n_prefix_lookups,
+        ),
+        (
+            "cs_l2_prefix_pending",
+            "CanBePrefix L2 lookups answered pending (a batch under the prefix is read).",
+            t.n_prefix_pending,
+        ),
+        (
+            "cs_l2_prefix_stale",
+            "Pending CanBePrefix L2 lookups whose batch had no (fresh) chunk.",
+            t.n_prefix_stale,
+        ),
     ] {
         m.counter(name, help, one(v));
     }
@@ -485,6 +510,31 @@ fn face_table(m: &mut Families, f: &Figures) {
         "What the face tables' bounds did, by event: datagrams and fragments refused, \
          on-demand faces created and evicted, face ids reused early.",
         events,
+    );
+    let ether = [
+        ("malformed", b.ether.malformed),
+        ("unknown_destination", b.ether.unknown),
+        ("send_failed", b.ether.send_failed),
+    ];
+    m.counter(
+        "ether_drops",
+        "Frames the Ethernet ports dropped, by reason: malformed, unknown destination (neither \
+         the group nor this interface, or a source with no face), send failed.",
+        ether
+            .into_iter()
+            .map(|(r, v)| (vec![("reason", r.to_owned())], v))
+            .collect(),
+    );
+    m.counter(
+        "lp_reliability",
+        "NDNLPv2 reliability of the open reliable UDP faces, summed, by event (NFD's link \
+         service counters: acknowledged, retransmitted, retx_exhausted, duplicates; and \
+         retransmissions, unknown_acks, refused, acks_dropped, idle_packets).",
+        b.reliability
+            .named()
+            .into_iter()
+            .map(|(e, v)| (vec![("event", e.to_owned())], v))
+            .collect(),
     );
     m.gauge(
         "face_table_reassembly_bytes",

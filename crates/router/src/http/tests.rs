@@ -195,6 +195,72 @@ fn metrics_render_every_part_of_the_snapshot() {
 }
 
 #[test]
+fn metrics_show_the_l2_backpressure_and_prefix_counters() {
+    let mut f = figures();
+    f.view.tiers = Some(mgmt::CsTierInfo {
+        level: 2,
+        capacity: 100,
+        n_input_held: 31,
+        n_deferred: 32,
+        n_prefix_lookups: 33,
+        n_prefix_pending: 34,
+        n_prefix_stale: 35,
+        ..Default::default()
+    });
+    let text = render_metrics(&f);
+    assert_eq!(
+        sample(&text, r#"cascade_cs_capacity{tier="l2"}"#),
+        Some(100.0)
+    );
+    for (name, v) in [
+        ("input_held", 31.0),
+        ("deferred", 32.0),
+        ("prefix_lookups", 33.0),
+        ("prefix_pending", 34.0),
+        ("prefix_stale", 35.0),
+    ] {
+        let series = format!("cascade_cs_l2_{name}_total");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+}
+
+#[test]
+fn metrics_show_the_ethernet_and_lp_reliability_counters() {
+    let mut f = figures();
+    f.bounds.ether = face::table::EtherCounters {
+        malformed: 21,
+        unknown: 22,
+        send_failed: 23,
+    };
+    f.bounds.reliability = face::lp_reliability::ReliabilityCounters {
+        acknowledged: 51,
+        retx_exhausted: 52,
+        duplicates: 53,
+        idle_packets: 54,
+        ..Default::default()
+    };
+    let text = render_metrics(&f);
+    for (reason, v) in [
+        ("malformed", 21.0),
+        ("unknown_destination", 22.0),
+        ("send_failed", 23.0),
+    ] {
+        let series = format!("cascade_ether_drops_total{{reason=\"{reason}\"}}");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+    for (event, v) in [
+        ("acknowledged", 51.0),
+        ("retx_exhausted", 52.0),
+        ("duplicates", 53.0),
+        ("idle_packets", 54.0),
+        ("retransmitted", 0.0),
+    ] {
+        let series = format!("cascade_lp_reliability_total{{event=\"{event}\"}}");
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
+}
+
+#[test]
 fn latency_histograms_are_cumulative_with_the_rest_above_the_last_bound() {
     let text = render_metrics(&figures());
     assert!(
