@@ -29,9 +29,9 @@
 pub mod ether;
 pub mod link;
 pub mod lp_frag;
+pub mod lp_reliability;
 #[cfg(target_os = "linux")]
 pub mod netif;
-pub mod lp_reliability;
 pub mod stream;
 #[cfg(target_os = "linux")]
 pub mod table;

@@ -21,6 +21,8 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
+mod local;
+pub use local::Local;
 pub mod listen6;
 mod udp_io;
 pub use face_system::FaceSystem;
@@ -64,6 +66,8 @@ pub struct Config {
     pub http: Http,
     /// The multicast faces (`[face_system.udp]`, `[face_system.ether]`; off by default).
     pub face_system: FaceSystem,
+    /// Who is local: the Unix socket's allow-lists, loopback TCP's scope (`[local]`).
+    pub local: Local,
 }
 
 /// L2 replacement policy.
@@ -663,6 +667,7 @@ impl Config {
         self.http.validate()?;
         self.listen.validate_ws()?;
         self.face_system.validate()?;
+        self.local.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

@@ -51,8 +51,8 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
-mod multicast;
 mod listen6;
+mod multicast;
 mod ws;
 
 // The faces' ids are the engine's.
@@ -237,6 +237,8 @@ pub struct IoConfig {
     pub udp_rx: face::UdpRx,
     /// The Unix socket's mode and group, set before it takes its path.
     pub unix_access: SocketAccess,
+    /// Who may connect to the Unix socket; loopback TCP's scope (`[local]`).
+    pub local: face::table::LocalPolicy,
 }
 
 impl IoConfig {
@@ -352,6 +354,7 @@ impl Io {
                 max_packet_bytes: cfg.limits.max_packet_bytes,
                 bounds: cfg.bounds,
                 udp_rx: cfg.udp_rx,
+                local: cfg.local.clone(),
             },
             cfg.first_face_id,
         );
@@ -902,6 +905,16 @@ impl FaceSink for Rx {
                 tracing::debug!(remotes, dropped, "UDP remotes kept out for sending garbage")
             }
             Notice::Bounds(b) => tracing::info!(?b, "face bounds refused or evicted"),
+            Notice::UnixPeerRefused(c) => tracing::debug!(?c, "unix peer not allowed: refused"),
+            Notice::UnixPeer(id, c) => {
+                tracing::debug!(
+                    face = id,
+                    uid = c.uid,
+                    gid = c.gid,
+                    pid = c.pid,
+                    "unix peer"
+                )
+            }
         }
     }
 }

@@ -388,6 +388,7 @@ impl IoHandles {
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;
                 all.ws += b.ws;
+                all.unix_peer_refused += b.unix_peer_refused;
             }
         }
         all

@@ -167,6 +167,7 @@ impl Shared {
             udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
             unix_access: crate::privileges::socket_access(cfg)?,
+            local: cfg.local.policy(),
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

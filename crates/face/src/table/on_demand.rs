@@ -77,11 +77,13 @@ pub struct BoundCounters {
     pub face_ids_reused_early: u64,
     /// What the WebSocket handshakes came to.
     pub ws: super::WsCounters,
+    /// Unix connections refused: their peer's credentials are not in the allow-lists.
+    pub unix_peer_refused: u64,
 }
 
 impl BoundCounters {
     /// The counts of what was refused or evicted (not of what was created or is held).
-    pub fn refusals(&self) -> [u64; 7] {
+    pub fn refusals(&self) -> [u64; 8] {
         [
             self.on_demand_evicted,
             self.on_demand_refused_host,
@@ -90,6 +92,7 @@ impl BoundCounters {
             self.unproven_send_dropped,
             self.reassembly_refused,
             self.face_ids_reused_early,
+            self.unix_peer_refused,
         ]
     }
 }

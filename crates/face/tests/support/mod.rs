@@ -92,6 +92,7 @@ pub fn config() -> FaceConfig {
         max_packet_bytes: 8800,
         bounds: FaceBounds::default(),
         udp_rx: face::UdpRx::Recvmmsg,
+        local: Default::default(),
     }
 }
 

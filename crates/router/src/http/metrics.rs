@@ -435,13 +435,14 @@ fn content_store(m: &mut Families, f: &Figures) {
 }
 
 /// What the face tables' bounds refused: packets dropped, by reason.
-fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
+fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 6] {
     [
         ("on_demand_refused_host", b.on_demand_refused_host),
         ("on_demand_refused_malformed", b.on_demand_refused_malformed),
         ("on_demand_refused_full", b.on_demand_refused_full),
         ("unproven_send", b.unproven_send_dropped),
         ("reassembly_refused", b.reassembly_refused),
+        ("unix_peer_refused", b.unix_peer_refused),
     ]
 }
 
