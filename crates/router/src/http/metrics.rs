@@ -435,14 +435,13 @@ fn content_store(m: &mut Families, f: &Figures) {
 }
 
 /// What the face tables' bounds refused: packets dropped, by reason.
-fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 6] {
+fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
     [
         ("on_demand_refused_host", b.on_demand_refused_host),
         ("on_demand_refused_malformed", b.on_demand_refused_malformed),
         ("on_demand_refused_full", b.on_demand_refused_full),
         ("unproven_send", b.unproven_send_dropped),
         ("reassembly_refused", b.reassembly_refused),
-        ("unix_peer_refused", b.unix_peer_refused),
     ]
 }
 
@@ -467,6 +466,7 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("on_demand_created", b.on_demand_created),
             ("on_demand_evicted", b.on_demand_evicted),
             ("face_ids_reused_early", b.face_ids_reused_early),
+            ("unix_peer_refused", b.unix_peer_refused),
         ])
         .map(|(e, v)| (vec![("event", e.to_owned())], v))
         .collect();
@@ -474,7 +474,8 @@ fn face_table(m: &mut Families, f: &Figures) {
     m.counter(
         "face_table_bounds",
         "What the face tables' bounds did, by event: datagrams and fragments refused, \
-         on-demand faces created and evicted, face ids reused early.",
+         on-demand faces created and evicted, face ids reused early, Unix connections \
+         refused by `[local]`'s allow-lists.",
         events,
     );
     m.gauge(
