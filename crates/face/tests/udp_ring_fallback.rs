@@ -61,6 +61,7 @@ fn a_refused_ring_falls_back_to_recvmmsg() {
         bounds: FaceBounds::default(),
         udp_rx: UdpRx::Uring { gro: false },
         stream: face::StreamLimits::default(),
+        local: Default::default(),
     };
     let mut table = FaceTable::new(poll.registry().try_clone().unwrap(), cfg);
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();

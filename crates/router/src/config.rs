@@ -22,6 +22,8 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
 mod limits_stream;
+mod local;
+pub use local::Local;
 pub mod listen6;
 mod strategy;
 mod udp_io;
@@ -69,6 +71,8 @@ pub struct Config {
     pub face_system: FaceSystem,
     /// Bounds of connection faces (`[connections]`).
     pub connections: Connections,
+    /// Who is local: the Unix socket's allow-lists, loopback TCP's scope (`[local]`).
+    pub local: Local,
 }
 
 /// L2 replacement policy.
@@ -663,6 +667,7 @@ impl Config {
         self.http.validate()?;
         self.listen.validate_ws()?;
         self.face_system.validate()?;
+        self.local.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

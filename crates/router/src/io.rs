@@ -239,6 +239,8 @@ pub struct IoConfig {
     pub unix_access: SocketAccess,
     /// Limits of connection faces (send-queue budget, timeouts, connections per address).
     pub stream: face::StreamLimits,
+    /// Who may connect to the Unix socket; loopback TCP's scope (`[local]`).
+    pub local: face::table::LocalPolicy,
 }
 
 impl IoConfig {
@@ -356,6 +358,7 @@ impl Io {
                 bounds: cfg.bounds,
                 udp_rx: cfg.udp_rx,
                 stream: cfg.stream,
+                local: cfg.local.clone(),
             },
             cfg.first_face_id,
         );
@@ -906,6 +909,16 @@ impl FaceSink for Rx {
                 tracing::debug!(remotes, dropped, "UDP remotes kept out for sending garbage")
             }
             Notice::Bounds(b) => tracing::info!(?b, "face bounds refused or evicted"),
+            Notice::UnixPeerRefused(c) => tracing::debug!(?c, "unix peer not allowed: refused"),
+            Notice::UnixPeer(id, c) => {
+                tracing::debug!(
+                    face = id,
+                    uid = c.uid,
+                    gid = c.gid,
+                    pid = c.pid,
+                    "unix peer"
+                )
+            }
         }
     }
 }

@@ -390,6 +390,7 @@ impl IoHandles {
                 all.ws += b.ws;
                 all.ether += b.ether;
                 all.reliability += b.reliability;
+                all.unix_peer_refused += b.unix_peer_refused;
             }
         }
         all

@@ -169,6 +169,7 @@ impl Shared {
             first_face_id: face::FIRST_FACE_ID,
             unix_access: crate::privileges::socket_access(cfg)?,
             stream: cfg.connections.limits(),
+            local: cfg.local.policy(),
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

@@ -870,10 +870,10 @@ fn sharded_names_another_loop_owns_cross_a_ring_and_are_forwarded() {
 #[test]
 fn sharded_stream_faces_are_handed_out_and_managed_across_loops() {
     let dir = tmp_dir("handoff");
-    let r = start(
-        &config_in(&dir, "h", Threads::TwoShards),
-        Threads::TwoShards,
-    );
+    let mut c = config_in(&dir, "h", Threads::TwoShards);
+    // The TCP face asks management for its own id.
+    c.local.loopback_tcp_is_local = true;
+    let r = start(&c, Threads::TwoShards);
     let tcp = TransportUri::Tcp {
         host: "127.0.0.1".into(),
         port: r.bound().tcp.unwrap().port(),

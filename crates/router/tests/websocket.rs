@@ -119,7 +119,8 @@ fn websocket_face(threads: router::Threads, workers: usize) {
         .find(|f| f.uri == format!("wsclient://{me}"))
         .unwrap_or_else(|| panic!("no face for the client in {faces:?}"));
     assert_eq!(f.local_uri, format!("ws://{addr}"));
-    assert_eq!(f.face_scope, FaceScope::Local, "loopback at both ends");
+    // Loopback at both ends, but `[local] loopback_tcp_is_local` is false by default.
+    assert_eq!(f.face_scope, FaceScope::NonLocal);
     assert_eq!(f.face_persistency, wire::nfd::FacePersistency::OnDemand);
     assert_eq!((f.n_in_interests, f.n_out_data), (2, 2));
     let mut filter = Vec::new();

@@ -323,14 +323,21 @@ impl FaceTable {
         for _ in 0..ACCEPTS_PER_TURN {
             let conn = match &self.listeners[idx] {
                 Listener::Unix(l, path) => match l.accept() {
-                    Ok((s, _)) => Accepted {
-                        sock: StreamSock::Unix(s),
-                        uri: None,
-                        local_uri: FaceUri::Unix(path.clone()).to_string(),
-                        local: true,
-                        ws: false,
-                        tls: None,
-                    },
+                    Ok((s, _)) => {
+                        let local_uri = FaceUri::Unix(path.clone()).to_string();
+                        let Some(peer) = self.check_unix_peer(&s, sink) else {
+                            continue;
+                        };
+                        Accepted {
+                            sock: StreamSock::Unix(s),
+                            uri: None,
+                            local_uri,
+                            local: true,
+                            ws: false,
+                            tls: None,
+                            peer,
+                        }
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                     Err(e) => {
                         self.accept_failed(&e);
@@ -345,9 +352,10 @@ impl FaceTable {
                             sock: StreamSock::Tcp(s),
                             uri: Some(FaceUri::tcp(peer).to_string()),
                             local_uri: FaceUri::tcp(*addr).to_string(),
-                            local: peer.ip().is_loopback(),
+                            local: self.cfg.local.tcp_local(peer.ip().is_loopback()),
                             ws: false,
                             tls: None,
+                            peer: None,
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -370,9 +378,10 @@ impl FaceTable {
                             sock: StreamSock::Tcp(s),
                             uri: Some(conn.uri),
                             local_uri: conn.local_uri,
-                            local: conn.local,
+                            local: self.cfg.local.tcp_local(conn.local),
                             ws: true,
                             tls: conn.tls,
+                            peer: None,
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -406,6 +415,7 @@ impl FaceTable {
             local,
             ws,
             tls,
+            peer,
         } = conn;
         if ws {
             if let (StreamSock::Tcp(tcp), Some(uri)) = (sock, uri) {
@@ -421,8 +431,10 @@ impl FaceTable {
         }
         let io = self.stream_io(sock);
         let id = self.add_stream_face(io, uri, local_uri, local, &params, sink);
-        if id.is_none() {
-            sink.notice(Notice::FaceLimit);
+        match (id, peer) {
+            (None, _) => sink.notice(Notice::FaceLimit),
+            (Some(id), Some(p)) => sink.notice(Notice::UnixPeer(id, p)),
+            (Some(_), None) => {}
         }
         id
     }
@@ -438,6 +450,8 @@ pub struct Accepted {
     ws: bool,
     /// A secure WebSocket connection's TLS settings.
     tls: Option<WsTls>,
+    /// A Unix connection's peer credentials.
+    peer: Option<super::PeerCred>,
 }
 
 impl Accepted {

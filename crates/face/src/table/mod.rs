@@ -23,6 +23,7 @@ mod congestion;
 mod ether;
 mod ids;
 mod listen;
+mod local;
 mod mirror;
 mod multicast;
 mod on_demand;
@@ -60,6 +61,7 @@ pub use listen::{
     bind_unix, bind_unix_with, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener,
     UNIX_IN_USE, UNIX_NOT_A_SOCKET,
 };
+pub use local::{peer_cred, LocalPolicy, PeerCred};
 use mirror::Mirror;
 pub use mirror::UdpLink;
 pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
@@ -120,6 +122,8 @@ pub struct FaceConfig {
     pub udp_rx: UdpRx,
     /// Limits of connection faces: send-queue budget, timeouts, connections per address.
     pub stream: StreamLimits,
+    /// Who may connect to the Unix socket; whether loopback TCP is local.
+    pub local: LocalPolicy,
 }
 
 /// How a face table's UDP sockets receive.
@@ -547,6 +551,11 @@ pub enum Notice<'a> {
     /// The bounds refused or evicted something since the last such notice (at most one a
     /// sweep): every counter so far.
     Bounds(BoundCounters),
+    /// A Unix connection was refused (closed at once): its peer's credentials (`None`:
+    /// unknown) are not in the allow-lists.
+    UnixPeerRefused(Option<PeerCred>),
+    /// A Unix connection became a face: its peer's credentials.
+    UnixPeer(FaceId, PeerCred),
 }
 
 /// The driver of a face table: where received packets and face events go.
@@ -943,7 +952,7 @@ impl FaceTable {
         let _ = stream.set_nodelay(true);
         let io = self.stream_io(StreamSock::Tcp(TcpStream::from_std(stream)));
         let local_uri = FaceUri::tcp(local).to_string();
-        let loopback = peer.ip().is_loopback();
+        let loopback = self.cfg.local.tcp_local(peer.ip().is_loopback());
         let id = self
             .add_stream_face(io, Some(uri), local_uri, loopback, params, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;

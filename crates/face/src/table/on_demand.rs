@@ -81,11 +81,13 @@ pub struct BoundCounters {
     pub ether: super::EtherCounters,
     /// NDNLPv2 reliability of the open reliable UDP faces, summed.
     pub reliability: crate::lp_reliability::ReliabilityCounters,
+    /// Unix connections refused: their peer's credentials are not in the allow-lists.
+    pub unix_peer_refused: u64,
 }
 
 impl BoundCounters {
     /// The counts of what was refused or evicted (not of what was created or is held).
-    pub fn refusals(&self) -> [u64; 7] {
+    pub fn refusals(&self) -> [u64; 8] {
         [
             self.on_demand_evicted,
             self.on_demand_refused_host,
@@ -94,6 +96,7 @@ impl BoundCounters {
             self.unproven_send_dropped,
             self.reassembly_refused,
             self.face_ids_reused_early,
+            self.unix_peer_refused,
         ]
     }
 }

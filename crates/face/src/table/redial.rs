@@ -135,7 +135,7 @@ impl FaceTable {
             persistency: FacePersistency::Permanent,
             ..*params
         };
-        let local = remote.ip().is_loopback();
+        let local = self.cfg.local.tcp_local(remote.ip().is_loopback());
         let id = self
             .add_stream_face(io, Some(uri), local_uri, local, &params, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;

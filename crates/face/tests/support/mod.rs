@@ -99,6 +99,7 @@ pub fn config() -> FaceConfig {
             first_packet_timeout_ms: 0,
             ..face::StreamLimits::default()
         },
+        local: Default::default(),
     }
 }
 

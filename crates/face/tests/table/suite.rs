@@ -23,6 +23,7 @@ use support::{Driver, Sink, GARBAGE};
 fn config() -> FaceConfig {
     FaceConfig {
         udp_rx: UDP_RX,
+        local: Default::default(),
         ..support::config()
     }
 }

@@ -501,6 +501,7 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("on_demand_created", b.on_demand_created),
             ("on_demand_evicted", b.on_demand_evicted),
             ("face_ids_reused_early", b.face_ids_reused_early),
+            ("unix_peer_refused", b.unix_peer_refused),
         ])
         .map(|(e, v)| (vec![("event", e.to_owned())], v))
         .collect();
@@ -508,7 +509,8 @@ fn face_table(m: &mut Families, f: &Figures) {
     m.counter(
         "face_table_bounds",
         "What the face tables' bounds did, by event: datagrams and fragments refused, \
-         on-demand faces created and evicted, face ids reused early.",
+         on-demand faces created and evicted, face ids reused early, Unix connections \
+         refused by `[local]`'s allow-lists.",
         events,
     );
     let ether = [
