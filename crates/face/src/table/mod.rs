@@ -550,7 +550,7 @@ pub enum Notice<'a> {
     },
     /// The bounds refused or evicted something since the last such notice (at most one a
     /// sweep): every counter so far.
-    Bounds(BoundCounters),
+    Bounds(Box<BoundCounters>),
     /// A Unix connection was refused (closed at once): its peer's credentials (`None`:
     /// unknown) are not in the allow-lists.
     UnixPeerRefused(Option<PeerCred>),
@@ -881,7 +881,7 @@ impl FaceTable {
         let b = self.bound_counters();
         if b.refusals() != self.bounds_noticed.refusals() {
             self.bounds_noticed = b;
-            sink.notice(Notice::Bounds(b));
+            sink.notice(Notice::Bounds(Box::new(b)));
         }
         self.penalty.retain(|_, &mut until| until > now);
         if !self.penalty.is_empty() {

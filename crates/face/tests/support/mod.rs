@@ -69,7 +69,7 @@ impl FaceSink for Sink {
     }
     fn notice(&mut self, n: Notice<'_>) {
         if let Notice::Bounds(b) = n {
-            self.bounds.push(b);
+            self.bounds.push(*b);
         }
     }
 }
