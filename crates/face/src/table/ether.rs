@@ -24,9 +24,7 @@ use super::{
 };
 use crate::ether::{decode_frame, encode_frame, PacketSocket, HDR_LEN};
 use crate::link::{split_link, Split};
-use crate::lp_frag::{
-    Fragmenter, Reassembler, DEFAULT_REASSEMBLY_CAPACITY, DEFAULT_REASSEMBLY_TIMEOUT_MS,
-};
+use crate::lp_frag::{Fragmenter, Reassembler};
 use crate::netif::{MacAddr, Netif};
 
 /// Frames a port reads per event before it goes to the back of the line.
@@ -233,33 +231,14 @@ impl FaceTable {
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         let frag = Fragmenter::new(mtu, u64::from(id) << 40)
             .map_err(|e| CreateError::Failed(format!("{e:?}")))?;
-        let face = Face {
-            id,
-            uri: format!("ether://[{remote}]"),
-            local_uri,
-            local: false,
-            persistency: params.persistency,
-            options: params.options,
-            counters: FaceCounters::default(),
-            last_rx_ms: sink.now_ms(),
-            created_ms: sink.now_ms(),
-            last_tx_ms: sink.now_ms(),
-            peer_ip: None,
-            marker: super::congestion::Marker::default(),
-            kernel_queue_bytes: 0,
-            quota: false,
-            io: FaceIo::Ether(Box::new(EtherIo {
-                port,
-                remote,
-                reasm: Reassembler::with_budget(
-                    DEFAULT_REASSEMBLY_CAPACITY,
-                    DEFAULT_REASSEMBLY_TIMEOUT_MS,
-                    self.cfg.max_packet_bytes,
-                    self.reasm_budget.clone(),
-                ),
-                frag,
-            })),
-        };
+        let io = FaceIo::Ether(Box::new(EtherIo {
+            port,
+            remote,
+            reasm: self.new_reassembler(),
+            frag,
+        }));
+        let uris = (format!("ether://[{remote}]"), local_uri, false);
+        let face = Face::new(id, uris, params, sink.now_ms(), io);
         sink.face_up(&face);
         self.faces.insert(id, face);
         Ok(id)

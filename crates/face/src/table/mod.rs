@@ -397,6 +397,34 @@ pub struct Face {
 }
 
 impl Face {
+    /// A face made at `now_ms` with `params`' persistency and options, no traffic yet, not in
+    /// the on-demand quota, and no connection's peer address.
+    fn new(
+        id: FaceId,
+        (uri, local_uri, local): (String, String, bool),
+        params: &FaceParams,
+        now_ms: u64,
+        io: FaceIo,
+    ) -> Face {
+        Face {
+            id,
+            uri,
+            local_uri,
+            local,
+            persistency: params.persistency,
+            options: params.options,
+            counters: FaceCounters::default(),
+            last_rx_ms: now_ms,
+            created_ms: now_ms,
+            last_tx_ms: now_ms,
+            peer_ip: None,
+            marker: congestion::Marker::default(),
+            kernel_queue_bytes: 0,
+            quota: false,
+            io,
+        }
+    }
+
     /// Its id.
     #[inline]
     pub fn id(&self) -> FaceId {
@@ -749,28 +777,24 @@ impl FaceTable {
             self.ids.give_back(id, sink.now_ms());
             return None;
         }
-        let face = Face {
-            id,
-            uri: uri.unwrap_or_else(|| format!("fd://{id}")),
-            local_uri,
-            local,
-            persistency: params.persistency,
-            options: params.options,
-            counters: FaceCounters::default(),
-            last_rx_ms: sink.now_ms(),
-            created_ms: sink.now_ms(),
-            last_tx_ms: sink.now_ms(),
-            peer_ip,
-            marker: congestion::Marker::default(),
-            kernel_queue_bytes: 0,
-            quota: false,
-            io,
-        };
+        let uri = uri.unwrap_or_else(|| format!("fd://{id}"));
+        let mut face = Face::new(id, (uri, local_uri, local), params, sink.now_ms(), io);
+        face.peer_ip = peer_ip;
         sink.face_up(&face);
         self.faces.insert(id, face);
         // Data may already be waiting.
         self.pending_next.push(token);
         Some(id)
+    }
+
+    /// A datagram face's reassembler, within the table's reassembly budget.
+    fn new_reassembler(&self) -> Reassembler {
+        Reassembler::with_budget(
+            DEFAULT_REASSEMBLY_CAPACITY,
+            DEFAULT_REASSEMBLY_TIMEOUT_MS,
+            self.cfg.max_packet_bytes,
+            self.reasm_budget.clone(),
+        )
     }
 
     /// The I/O of a stream face on `sock`: its framer and send queue.
@@ -801,35 +825,21 @@ impl FaceTable {
             .clamp(MIN_MTU, MAX_UDP_MTU);
         let id = self.new_face_id(sink.now_ms())?;
         let frag = Fragmenter::new(mtu, u64::from(id) << 40).ok()?;
-        let face = Face {
-            id,
-            uri: FaceUri::udp(remote).to_string(),
-            local_uri: FaceUri::udp(self.udp[socket].local).to_string(),
-            local: false,
-            persistency: params.persistency,
-            options: params.options,
-            counters: FaceCounters::default(),
-            last_rx_ms: sink.now_ms(),
-            created_ms: sink.now_ms(),
-            last_tx_ms: sink.now_ms(),
-            peer_ip: None,
-            marker: congestion::Marker::default(),
-            kernel_queue_bytes: 0,
-            quota,
-            io: FaceIo::Udp(Box::new(UdpIo {
-                socket,
-                local: self.udp[socket].local,
-                remote,
-                reasm: Reassembler::with_budget(
-                    DEFAULT_REASSEMBLY_CAPACITY,
-                    DEFAULT_REASSEMBLY_TIMEOUT_MS,
-                    self.cfg.max_packet_bytes,
-                    self.reasm_budget.clone(),
-                ),
-                frag,
-                rel: None,
-            })),
-        };
+        let io = FaceIo::Udp(Box::new(UdpIo {
+            socket,
+            local: self.udp[socket].local,
+            remote,
+            reasm: self.new_reassembler(),
+            frag,
+            rel: None,
+        }));
+        let uris = (
+            FaceUri::udp(remote).to_string(),
+            FaceUri::udp(self.udp[socket].local).to_string(),
+            false,
+        );
+        let mut face = Face::new(id, uris, params, sink.now_ms(), io);
+        face.quota = quota;
         sink.face_up(&face);
         self.faces.insert(id, face);
         self.udp_faces.insert((socket, remote), id);
