@@ -253,6 +253,16 @@ impl<'a> InterestView<'a> {
         SignatureInfoView::from_element(e, &Limits::NONE).ok()
     }
 
+    /// The signed Interest's parameters as signed (packet format v0.3): the bytes from the
+    /// start of ApplicationParameters to the end of InterestSignatureInfo; `None` unless both
+    /// are present.
+    pub fn signed_parameters(&self) -> Option<&'a [u8]> {
+        let (a, s) = (self.app_params, self.signature_info);
+        (a.is_some() && s.is_some())
+            .then(|| self.wire.get(a.start()..s.end()))
+            .flatten()
+    }
+
     /// InterestSignatureValue, if present.
     #[inline]
     pub fn signature_value(&self) -> Option<&'a [u8]> {

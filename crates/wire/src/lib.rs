@@ -61,6 +61,7 @@ pub mod lp;
 pub mod name;
 pub mod nfd;
 pub mod packet;
+pub mod signed;
 pub mod tlv;
 pub mod tt;
 
