@@ -35,6 +35,7 @@
 //! which exists on Linux only; elsewhere this crate is the command parser and the datasets'
 //! encoding (what a client needs).
 
+pub mod auth;
 pub mod command;
 #[cfg(target_os = "linux")]
 pub mod cs;

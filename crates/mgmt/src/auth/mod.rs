@@ -1,0 +1,320 @@
+//! Who may send which control command: NFD's `authorizations` section and its
+//! `CommandAuthenticator`, with ndn-cxx's command-Interest rules.
+//!
+//! Each module (`faces`, `fib`, `cs`, `strategy-choice`, and Cascade's `rib`) is granted to
+//! signers by `authorize` entries ([`Authorize`]): `certfile any`, or one certificate (a trust
+//! anchor, [`Certificate`]). What a command must pass, as NFD 24.07 checks it:
+//!
+//! - a module granted to `any` accepts every command, signed or not (ndn-cxx's
+//!   `ValidationPolicyAcceptAll`: no signature, time or replay check at all);
+//! - otherwise the command Interest must carry a signing time (SignatureTime in a v0.3 signed
+//!   Interest, the timestamp component in the old form), else 403; a readable SignatureInfo with
+//!   a KeyLocator that is a Name (a DigestSha256 signature stands for the key
+//!   `/localhost/identity/digest-sha256`), else no answer at all (NFD does not spend a signature
+//!   on a clearly malformed command); a time within [`GRACE_MS`] of the router's clock and
+//!   later than the last command accepted from that key for that module, else 403 (an exact
+//!   replay has the same time: refused); a certificate granted the module whose name the
+//!   KeyLocator is a prefix of, and a signature that key verifies, else 403;
+//! - a module no entry names is granted to nobody: every command fails (403, or no answer when
+//!   malformed), except `rib`, which NFD authorizes in its `rib` section instead
+//!   (`localhost_security`, whose default trusts any signer): left out of every entry, `rib`
+//!   accepts everything; named in an entry, it is checked as the others, and every failure is
+//!   answered 403 as NFD's RIB manager answers.
+//!
+//! The last time accepted per key and module is kept as ndn-cxx keeps it: at most
+//! [`MAX_RECORDS`] keys (the least recently refreshed goes first, counted), each forgotten
+//! [`RECORD_LIFETIME_MS`] after its last refresh, recorded only once the command is accepted.
+//! Refused commands are counted by reason ([`Refused`]).
+
+mod key;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+pub use key::{p256_spki, Certificate};
+use wire::data::{signature_type, KeyLocatorView};
+use wire::signed::{SignedError, SignedInterestView};
+use wire::{InterestView, Name};
+
+/// How far a command's signing time may be from the router's clock, either way (ndn-cxx's
+/// `gracePeriod`: 2 minutes).
+pub const GRACE_MS: u64 = 120_000;
+
+/// How many signers' last times are kept per module (ndn-cxx's `maxRecords`).
+pub const MAX_RECORDS: usize = 1000;
+
+/// How long a signer's last time is kept after it was last refreshed (ndn-cxx's
+/// `recordLifetime`: 1 hour).
+pub const RECORD_LIFETIME_MS: u64 = 3_600_000;
+
+/// The modules an `authorize` entry may grant, as NFD's managers declare them (and `rib`).
+pub const MODULES: [&str; 5] = ["faces", "fib", "cs", "strategy-choice", "rib"];
+
+/// Index of `rib` in [`MODULES`].
+const RIB: usize = 4;
+
+/// The key a DigestSha256 signature stands for (ndn-cxx's `getDigestSha256Identity`).
+const DIGEST_SHA256_KEY: &str = "/localhost/identity/digest-sha256";
+
+/// One `authorize` entry: a signer and the modules granted to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorize {
+    /// The signer's certificate; `None` for `certfile any`.
+    pub cert: Option<Certificate>,
+    /// The modules granted (names from [`MODULES`]).
+    pub privileges: Vec<String>,
+}
+
+/// What to do with a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go on with it.
+    Accept,
+    /// Answer 403 "authorization rejected".
+    Reject,
+    /// Drop it without an answer (its signature is malformed).
+    Drop,
+}
+
+/// Commands refused, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refused {
+    /// No signing time (SignatureTime, or the old form's timestamp component).
+    pub no_time: u64,
+    /// SignatureInfo unreadable, or no KeyLocator name (dropped without an answer).
+    pub malformed: u64,
+    /// Signing time outside the grace period.
+    pub stale: u64,
+    /// Signing time equal to the last accepted from that key (a replay).
+    pub replay: u64,
+    /// Signing time before the last accepted from that key.
+    pub reordered: u64,
+    /// No certificate granted the module matches the KeyLocator.
+    pub unknown_key: u64,
+    /// The signature does not verify with the certificate's key.
+    pub bad_signature: u64,
+    /// Signers' last times forgotten to make room ([`MAX_RECORDS`]).
+    pub records_evicted: u64,
+}
+
+impl Refused {
+    /// The reasons and their counts, named as the metrics label them.
+    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
+        [
+            ("no_time", self.no_time),
+            ("malformed", self.malformed),
+            ("stale", self.stale),
+            ("replay", self.replay),
+            ("reordered", self.reordered),
+            ("unknown_key", self.unknown_key),
+            ("bad_signature", self.bad_signature),
+        ]
+    }
+}
+
+/// One module's grant.
+#[derive(Debug, Clone)]
+enum Grant {
+    /// `certfile any`.
+    Any,
+    /// These certificates (none: nobody).
+    Anchors(Vec<Arc<Certificate>>),
+}
+
+/// A signer's last accepted time for one module.
+#[derive(Debug, Clone)]
+struct Record {
+    module: usize,
+    key: Name,
+    time_ms: u64,
+    refreshed_ms: u64,
+}
+
+/// The authorizations in force and the command-Interest state.
+#[derive(Debug, Clone)]
+pub struct Authorizations {
+    grants: [Grant; MODULES.len()],
+    /// Oldest refresh first; at most [`MAX_RECORDS`] per module.
+    records: VecDeque<Record>,
+    refused: Refused,
+}
+
+impl Default for Authorizations {
+    /// NFD's default: `certfile any` for every module.
+    fn default() -> Self {
+        Authorizations {
+            grants: std::array::from_fn(|_| Grant::Any),
+            records: VecDeque::new(),
+            refused: Refused::default(),
+        }
+    }
+}
+
+impl Authorizations {
+    /// The authorizations `entries` grant; the error names an unknown module. No entry: the
+    /// default (everything to `any`).
+    pub fn new(entries: Vec<Authorize>) -> Result<Self, String> {
+        if entries.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut grants: [Grant; MODULES.len()] =
+            std::array::from_fn(|_| Grant::Anchors(Vec::new()));
+        grants[RIB] = Grant::Any;
+        let mut rib_named = false;
+        for (i, e) in entries.into_iter().enumerate() {
+            let cert = e.cert.map(Arc::new);
+            for p in &e.privileges {
+                let m = MODULES.iter().position(|m| m == p).ok_or_else(|| {
+                    format!("unknown module {p:?} under authorize[{i}] (one of {MODULES:?})")
+                })?;
+                if m == RIB && !rib_named {
+                    rib_named = true;
+                    grants[RIB] = Grant::Anchors(Vec::new());
+                }
+                match (&mut grants[m], &cert) {
+                    (g, None) => *g = Grant::Any,
+                    (Grant::Anchors(a), Some(c)) => a.push(c.clone()),
+                    (Grant::Any, Some(_)) => {}
+                }
+            }
+        }
+        Ok(Authorizations {
+            grants,
+            ..Self::default()
+        })
+    }
+
+    /// Commands refused so far, by reason.
+    pub fn refused(&self) -> Refused {
+        self.refused
+    }
+
+    /// Whether `module` accepts any command unchecked (`certfile any`).
+    pub fn is_open(&self, module: &str) -> bool {
+        MODULES
+            .iter()
+            .position(|m| *m == module)
+            .is_none_or(|m| matches!(self.grants[m], Grant::Any))
+    }
+
+    /// Judges a command for `module` (`interest`: the command Interest), at `wall_ms`
+    /// (milliseconds since the Unix epoch) and `now_ms` (a monotonic clock, for the records'
+    /// lifetime). A module not in [`MODULES`] is not judged here (NFD has no such command).
+    pub fn check(
+        &mut self,
+        module: &str,
+        interest: &InterestView<'_>,
+        wall_ms: u64,
+        now_ms: u64,
+    ) -> Verdict {
+        let Some(m) = MODULES.iter().position(|x| *x == module) else {
+            return Verdict::Accept;
+        };
+        let Grant::Anchors(anchors) = &self.grants[m] else {
+            return Verdict::Accept;
+        };
+        let anchors = anchors.clone();
+        let verdict = self.check_signed(m, &anchors, interest, wall_ms, now_ms);
+        // NFD's RIB manager answers every refusal.
+        if m == RIB && verdict == Verdict::Drop {
+            return Verdict::Reject;
+        }
+        verdict
+    }
+
+    /// The command-Interest rules, then the signature, for module `m`.
+    fn check_signed(
+        &mut self,
+        m: usize,
+        anchors: &[Arc<Certificate>],
+        interest: &InterestView<'_>,
+        wall_ms: u64,
+        now_ms: u64,
+    ) -> Verdict {
+        let r = &mut self.refused;
+        let s = match SignedInterestView::of(interest) {
+            Ok(s) => s,
+            Err(SignedError::NoTime) => {
+                r.no_time += 1;
+                return Verdict::Reject;
+            }
+            Err(SignedError::Malformed) => {
+                r.malformed += 1;
+                return Verdict::Drop;
+            }
+        };
+        let key = if s.info.signature_type == signature_type::DIGEST_SHA256 {
+            Name::from_uri(DIGEST_SHA256_KEY).unwrap_or_default()
+        } else if let Some(KeyLocatorView::Name(n)) = s.info.key_locator {
+            n.to_name()
+        } else {
+            r.malformed += 1;
+            return Verdict::Drop;
+        };
+        if s.time_ms.abs_diff(wall_ms) > GRACE_MS {
+            r.stale += 1;
+            return Verdict::Reject;
+        }
+        self.forget_expired(now_ms);
+        let last = self.records.iter().find(|x| x.module == m && x.key == key);
+        match last.map(|x| s.time_ms.cmp(&x.time_ms)) {
+            Some(std::cmp::Ordering::Equal) => {
+                self.refused.replay += 1;
+                return Verdict::Reject;
+            }
+            Some(std::cmp::Ordering::Less) => {
+                self.refused.reordered += 1;
+                return Verdict::Reject;
+            }
+            _ => {}
+        }
+        let Some(cert) = anchors.iter().find(|c| c.designated_by(&key)) else {
+            self.refused.unknown_key += 1;
+            return Verdict::Reject;
+        };
+        if !s.value.is_some_and(|v| cert.verifies(&s.signed, v)) {
+            self.refused.bad_signature += 1;
+            return Verdict::Reject;
+        }
+        self.record(m, key, s.time_ms, now_ms);
+        Verdict::Accept
+    }
+
+    /// Forgets the records not refreshed for [`RECORD_LIFETIME_MS`].
+    fn forget_expired(&mut self, now_ms: u64) {
+        while self
+            .records
+            .front()
+            .is_some_and(|x| now_ms.saturating_sub(x.refreshed_ms) >= RECORD_LIFETIME_MS)
+        {
+            self.records.pop_front();
+        }
+    }
+
+    /// Records `time_ms` as `key`'s last for module `m`, as the most recently refreshed; the
+    /// module's least recently refreshed record goes if it would hold more than
+    /// [`MAX_RECORDS`].
+    fn record(&mut self, m: usize, key: Name, time_ms: u64, now_ms: u64) {
+        self.records.retain(|x| !(x.module == m && x.key == key));
+        if self.records.iter().filter(|x| x.module == m).count() >= MAX_RECORDS {
+            if let Some(oldest) = self.records.iter().position(|x| x.module == m) {
+                self.records.remove(oldest);
+                self.refused.records_evicted += 1;
+            }
+        }
+        self.records.push_back(Record {
+            module: m,
+            key,
+            time_ms,
+            refreshed_ms: now_ms,
+        });
+        debug_assert!(self.records.len() <= MAX_RECORDS * MODULES.len());
+    }
+
+    /// How many signers' last times are kept (all modules).
+    pub fn records(&self) -> usize {
+        self.records.len()
+    }
+}
