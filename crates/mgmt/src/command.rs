@@ -3,8 +3,9 @@
 //! [`parse_command`] turns a command Interest (`/localhost/nfd/<module>/<verb>/<ControlParameters>`
 //! plus a signature, in either signed-Interest form) into a [`Command`], or into the
 //! [`ControlResponse`] to send back; [`response_data`] wraps a ControlResponse into the Data that
-//! answers the command. Signatures are parsed, never verified (NFD's default configuration
-//! accepts any signature on local faces).
+//! answers the command. Signatures are not verified here: [`crate::auth`] judges a
+//! `/localhost` command's signature (NFD's default configuration accepts any command, signed or
+//! not); a `/localhop` command must carry one, parsed, not verified.
 
 use wire::data::{content_type, SignatureInfoView};
 use wire::nfd::{ControlParameters, ControlResponse};
@@ -111,16 +112,16 @@ fn is_single_tlv(buf: &[u8], typ: u32) -> bool {
 ///
 /// Accepted names are `/localhost/nfd/<module>/<verb>/<ControlParameters>/...` and
 /// `/localhop/nfd/...`, where component 4 is a generic component whose value is the
-/// ControlParameters TLV. The Interest must be signed, in either form (signatures are parsed,
-/// not verified):
+/// ControlParameters TLV. A `/localhop` command must be signed, in either form (parsed, not
+/// verified; a `/localhost` one is left to [`crate::auth`]):
 /// - v0.3 signed Interest: ParametersSha256Digest in the name, ApplicationParameters,
 ///   InterestSignatureInfo and InterestSignatureValue;
 /// - the older form: four components after the ControlParameters, namely timestamp, nonce,
 ///   SignatureInfo (a SignatureInfo TLV) and SignatureValue (a SignatureValue TLV).
 ///
 /// Errors, as the ControlResponse to send back:
-/// - 403 ([`unauthorized`]): the command arrived on a non-local face (either prefix), or carries
-///   no parsable signature in either form;
+/// - 403 ([`unauthorized`]): the command arrived on a non-local face (either prefix), or is a
+///   `/localhop` command with no parsable signature in either form;
 /// - 400 ([`malformed`]): anything wrong with the name or the ControlParameters.
 pub fn parse_command(
     interest: &InterestView<'_>,
@@ -182,7 +183,8 @@ pub fn parse_command_with(
     let old_signed = n == PARAMETERS_INDEX + 5
         && parses_as_signature_info(comps[n - 2].value, tt::SIGNATURE_INFO)
         && is_single_tlv(comps[n - 1].value, tt::SIGNATURE_VALUE);
-    if !v03_signed && !old_signed {
+    // Under /localhost the authorizations judge the signature ([`crate::auth`]).
+    if scope == Scope::Localhop && !v03_signed && !old_signed {
         return Err(unauthorized());
     }
     Ok(Command {
@@ -334,12 +336,18 @@ mod tests {
     }
 
     #[test]
-    fn unsigned_command_is_403() {
-        let name = Name::from_uri("/localhost/nfd/rib/register")
-            .unwrap()
-            .with(cp_component(&register_params()));
-        let w = Interest::new(name, [0; 4]).to_wire();
-        assert_eq!(code(parse(&w, true)), 403);
+    fn unsigned_command_is_left_to_the_authorizations_under_localhost_only() {
+        let unsigned = |prefix: &str| {
+            let name = Name::from_uri(prefix)
+                .unwrap()
+                .with(cp_component(&register_params()));
+            Interest::new(name, [0; 4]).to_wire()
+        };
+        assert!(parse(&unsigned("/localhost/nfd/rib/register"), true).is_ok());
+        assert_eq!(
+            code(parse(&unsigned("/localhop/nfd/rib/register"), true)),
+            403
+        );
     }
 
     #[test]

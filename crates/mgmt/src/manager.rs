@@ -29,6 +29,7 @@ use wire::nfd::{
 };
 use wire::{tt, InterestView, Limits, LpPacketView, Name};
 
+use crate::auth::{Authorizations, Refused, Verdict};
 use crate::cs::CsSettings;
 use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
@@ -54,6 +55,7 @@ pub struct Manager<F> {
     limits: Limits,
     localhop: bool,
     readvertise: Option<Readvertise>,
+    auth: Authorizations,
 }
 
 /// Management's own traffic, as NFD's forwarder counts the traffic of its internal face (the
@@ -71,6 +73,8 @@ pub struct Traffic {
     /// Interests it left unanswered (datasets it had nothing for; notification Interests
     /// refused, expired or left by their face).
     pub unanswered: u64,
+    /// Commands the authorizations refused, by reason.
+    pub refused_commands: Refused,
 }
 
 /// The `faces/events` notification stream's name.
@@ -141,7 +145,21 @@ impl<F: Forwarder> Manager<F> {
             limits: p.limits,
             localhop: p.rib.localhop,
             readvertise: p.rib.readvertise_nlsr.then(Readvertise::default),
+            auth: Authorizations::default(),
         }
+    }
+
+    /// Puts `auth` in force (the signers' last times start afresh, as NFD's validators do when
+    /// the `authorizations` section is read again); the counts of refusals carry on.
+    pub fn set_authorizations(&mut self, auth: Authorizations) {
+        let refused = self.auth.refused();
+        self.auth = auth;
+        self.auth.add_refused(refused);
+    }
+
+    /// The authorizations in force.
+    pub fn authorizations(&self) -> &Authorizations {
+        &self.auth
     }
 
     /// The readvertise-to-NLSR state, if it is on.
@@ -240,6 +258,7 @@ impl<F: Forwarder> Manager<F> {
     pub fn traffic(&self) -> Traffic {
         Traffic {
             unanswered: self.traffic.unanswered + self.face_events.unanswered(),
+            refused_commands: self.auth.refused(),
             ..self.traffic
         }
     }
@@ -364,7 +383,20 @@ impl<F: Forwarder> Manager<F> {
         }
         let answer = match parse_command_with(&interest, local, self.localhop) {
             Err(r) => r,
-            Ok(cmd) => self.command(face, &cmd),
+            // `/localhop/nfd/rib` answers to NFD's `localhop_security`, not to the
+            // authorizations (Cascade verifies no signature there).
+            Ok(cmd) if text(0) == "localhop" => self.command(face, &cmd),
+            Ok(cmd) => match self
+                .auth
+                .check(&module, &interest, wall_ms(), self.now_ms())
+            {
+                Verdict::Accept => self.command(face, &cmd),
+                Verdict::Reject => crate::unauthorized(),
+                Verdict::Drop => {
+                    self.traffic.unanswered += 1;
+                    return;
+                }
+            },
         };
         self.readvertise_changes();
         let data = response_data(&name.to_name(), &answer);

@@ -28,7 +28,7 @@
 
 mod key;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -189,6 +189,19 @@ impl Authorizations {
     /// Commands refused so far, by reason.
     pub fn refused(&self) -> Refused {
         self.refused
+    }
+
+    /// Adds `r` to the counts of refusals (those of the authorizations this replaces).
+    pub fn add_refused(&mut self, r: Refused) {
+        let t = &mut self.refused;
+        t.no_time += r.no_time;
+        t.malformed += r.malformed;
+        t.stale += r.stale;
+        t.replay += r.replay;
+        t.reordered += r.reordered;
+        t.unknown_key += r.unknown_key;
+        t.bad_signature += r.bad_signature;
+        t.records_evicted += r.records_evicted;
     }
 
     /// Whether `module` accepts any command unchecked (`certfile any`).

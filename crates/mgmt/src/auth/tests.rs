@@ -10,12 +10,14 @@ use super::*;
 
 const NOW: u64 = 1_800_000_000_000;
 
-struct Signer {
+/// A key made here and its self-signed certificate.
+pub(crate) struct Signer {
     key: EcdsaKeyPair,
-    cert: Certificate,
+    pub(crate) cert: Certificate,
 }
 
-fn signer(identity: &str) -> Signer {
+/// A new P-256 key of `identity`.
+pub(crate) fn signer(identity: &str) -> Signer {
     let rng = SystemRandom::new();
     let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
     let key =
@@ -33,11 +35,11 @@ fn signer(identity: &str) -> Signer {
 }
 
 impl Signer {
-    fn key_name(&self) -> Name {
+    pub(crate) fn key_name(&self) -> Name {
         self.cert.key_name()
     }
 
-    fn sign(&self, parts: &[&[u8]]) -> Vec<u8> {
+    pub(crate) fn sign(&self, parts: &[&[u8]]) -> Vec<u8> {
         let sig = self
             .key
             .sign(&SystemRandom::new(), &parts.concat())
@@ -46,7 +48,7 @@ impl Signer {
     }
 
     /// A v0.3 signed command for `module`, signed at `time_ms`, its KeyLocator `kl`.
-    fn v03(&self, module: &str, time_ms: u64, kl: &Name) -> Vec<u8> {
+    pub(crate) fn v03(&self, module: &str, time_ms: u64, kl: &Name) -> Vec<u8> {
         let name = Name::from_uri(&format!("/localhost/nfd/{module}/x"))
             .unwrap()
             .with(Component::generic(vec![0x68, 0]));

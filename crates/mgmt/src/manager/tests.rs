@@ -713,3 +713,45 @@ fn status_general_counts_as_nfd_forwarder_does() {
         ["/", "/m", "/ndn/broadcast", "/localhost", "/localhost/nfd"]
     );
 }
+
+#[test]
+fn commands_answer_to_the_authorizations() {
+    use crate::auth::{tests::signer, Authorizations, Authorize};
+    let mut m = manager(Fake::default());
+    let op = signer("/op");
+    let granted = Authorize {
+        cert: Some(op.cert.clone()),
+        privileges: vec!["fib".into()],
+    };
+    m.set_authorizations(Authorizations::new(vec![granted]).unwrap());
+    let p = ControlParameters {
+        name: Some(name("/a")),
+        face_id: Some(1),
+        ..ControlParameters::default()
+    };
+    // The helper's commands are DigestSha256-signed, long ago: refused.
+    let r = command(&mut m, 1, "fib/add-nexthop", p.clone());
+    assert_eq!(code(&r), (403, "authorization rejected"));
+    assert_eq!(m.traffic().refused_commands.stale, 1);
+    assert!(m.rib().iter().next().is_none());
+    // rib, which no entry names, stays open as NFD's `localhost_security` default.
+    assert_eq!(code(&command(&mut m, 1, "rib/register", p)).0, 200);
+    // Signed by the granted key now: past the authorizations (to an unknown verb).
+    let signed = op.v03("fib", wall_ms(), &op.key_name());
+    m.on_interest(1, true, &signed);
+    let (_, _, data) = last_sent(&m);
+    let dv = DataView::decode(&data, &Limits::default()).unwrap();
+    let r = ControlResponse::decode(dv.content().unwrap()).unwrap();
+    assert_eq!(r.status_code, 501);
+    // A KeyLocator that is no name: no answer at all.
+    let mut i = InterestView::decode(&signed, &Limits::default())
+        .unwrap()
+        .to_interest();
+    let info = i.signature_info.as_mut().unwrap();
+    info.key_locator = Some(wire::KeyLocator::KeyDigest(vec![1; 32]));
+    let (sent, unanswered) = (m.forwarder().sent.borrow().len(), m.traffic().unanswered);
+    m.on_interest(1, true, &i.to_wire());
+    assert_eq!(m.forwarder().sent.borrow().len(), sent);
+    assert_eq!(m.traffic().unanswered, unanswered + 1);
+    assert_eq!(m.traffic().refused_commands.malformed, 1);
+}
