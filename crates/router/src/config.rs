@@ -12,6 +12,7 @@ use std::net::SocketAddr;
 use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
+pub mod authorizations;
 mod rib;
 pub use rib::Rib;
 mod general;
@@ -73,6 +74,9 @@ pub struct Config {
     pub connections: Connections,
     /// Who is local: the Unix socket's allow-lists, loopback TCP's scope (`[local]`).
     pub local: Local,
+    /// Who may send which command (`[[authorize]]`, NFD's `authorizations`).
+    #[serde(rename = "authorize")]
+    pub authorizations: Vec<authorizations::AuthorizeEntry>,
 }
 
 /// L2 replacement policy.
@@ -668,6 +672,7 @@ impl Config {
         self.listen.validate_ws()?;
         self.face_system.validate()?;
         self.local.validate()?;
+        authorizations::load(&self.authorizations)?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

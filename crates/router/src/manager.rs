@@ -122,10 +122,13 @@ impl Manager {
         }
     }
 
-    /// Start-up configuration: static faces, their routes (origin 255, "static", as NFD) and
-    /// strategy choices. Runs before the manager thread starts; the I/O thread must be running.
-    /// A reload ([`MgmtInput::Reload`]) applies a new file's the same way.
+    /// Start-up configuration: the authorizations, static faces, their routes (origin 255,
+    /// "static", as NFD) and strategy choices. Runs before the manager thread starts; the I/O
+    /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's faces,
+    /// routes and strategies the same way (the authorizations stay as they were at start-up).
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
+        let auth = crate::config::authorizations::load(&cfg.authorizations)?;
+        self.manager.set_authorizations(auth);
         reload::apply(&mut self.manager, &mut self.applied, &Statics::of(cfg)).map(drop)
     }
 }

@@ -94,6 +94,17 @@ fn gather(f: &Figures) -> Families {
     content_store(&mut m, f);
     face_table(&mut m, f);
     drops(&mut m, f);
+    m.counter(
+        "mgmt_commands_refused",
+        "Control commands the authorizations refused, by reason.",
+        f.view
+            .management
+            .refused_commands
+            .by_reason()
+            .into_iter()
+            .map(|(r, v)| (vec![("reason", r.to_owned())], v))
+            .collect(),
+    );
     let h = &f.http;
     m.counter(
         "http_requests",

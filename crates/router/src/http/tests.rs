@@ -105,6 +105,18 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 }
 
 #[test]
+fn metrics_count_refused_commands_by_reason() {
+    let mut f = figures();
+    f.view.management.refused_commands.replay = 3;
+    f.view.management.refused_commands.bad_signature = 2;
+    let text = render_metrics(&f);
+    let series = |r: &str| format!("cascade_mgmt_commands_refused_total{{reason=\"{r}\"}}");
+    assert_eq!(sample(&text, &series("replay")), Some(3.0));
+    assert_eq!(sample(&text, &series("bad_signature")), Some(2.0));
+    assert_eq!(sample(&text, &series("stale")), Some(0.0));
+}
+
+#[test]
 fn metrics_render_every_part_of_the_snapshot() {
     let text = render_metrics(&figures());
     assert!(text.ends_with("# EOF\n"), "{text}");
