@@ -3,7 +3,7 @@
 //! Cascade's side of NFD's management protocol, the way NFD and ndn-cxx do it on the wire:
 //!
 //! - [`command`]: parsing a control command (`/localhost/nfd/<module>/<verb>/<ControlParameters>`
-//!   plus a signature) and its authorization (local faces only, signed in either form), and the
+//!   plus a signature) and its scope (local faces only; `/localhop` signed in either form), and the
 //!   signed Data that answers it ([`parse_command`], [`response_data`]);
 //! - [`manager`]: the [`Manager`], which takes management Interests, routes each command to its
 //!   module (once [`validate`] has checked its fields as ndn-cxx's command classes do) and each
@@ -28,8 +28,12 @@
 //! stores, the workers' figures), which the router implements over its channels; the router
 //! also runs the manager on a thread of its own. The one table the manager writes directly is
 //! the shared FIB ([`engine::table::fib::Fib`], through the [`rib::Rib`]), whose updates reach
-//! the workers without a pause in forwarding. Signatures are parsed, never verified (NFD's default
-//! configuration accepts any signature on local faces).
+//! the workers without a pause in forwarding.
+//!
+//! [`auth`] decides who may send which command, as NFD's `authorizations` section and ndn-cxx's
+//! command-Interest policy do: by default anyone (NFD's `certfile any`), else signers whose
+//! certificates are trust anchors, with signing times checked against the clock and replays
+//! refused.
 //!
 //! The manager's modules speak of faces as the face table describes them ([`face::FaceDesc`]),
 //! which exists on Linux only; elsewhere this crate is the command parser and the datasets'

@@ -238,4 +238,25 @@ mod tests {
         let v = InterestView::decode(&short, &Limits::default()).unwrap();
         assert_eq!(SignedInterestView::of(&v).unwrap_err(), SignedError::NoTime);
     }
+
+    #[test]
+    fn every_one_bit_change_reads_or_fails_without_panic() {
+        let mut info = Vec::new();
+        sig_info(Some(9)).encode(&mut info, tt::SIGNATURE_INFO);
+        let mut v03 = Interest::new(Name::from_uri("/localhost/nfd/a/b").unwrap(), [1; 4]);
+        v03.app_params = Some(vec![1]);
+        v03.signature_info = Some(sig_info(Some(9)));
+        v03.signature_value = Some(vec![2; 16]);
+        for packet in [old_form(info, Component::number(8, 7)), decode(&v03)] {
+            let mut read = 0;
+            for i in 0..packet.len() * 8 {
+                let mut p = packet.clone();
+                p[i / 8] ^= 1 << (i % 8);
+                if let Ok(v) = InterestView::decode(&p, &Limits::default()) {
+                    read += usize::from(SignedInterestView::of(&v).is_ok());
+                }
+            }
+            assert!(read > 0);
+        }
+    }
 }

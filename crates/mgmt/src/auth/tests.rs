@@ -328,3 +328,26 @@ fn certificates_that_are_not() {
     assert!(e.contains("SubjectPublicKeyInfo"), "{e}");
     assert!(Certificate::decode(b"\x06\x00").is_err());
 }
+
+#[test]
+fn every_one_bit_change_of_a_certificate_decodes_or_fails_without_panic() {
+    let op = signer("/op");
+    let mut d = Data::new(
+        op.cert.name.clone(),
+        p256_spki(op.key.public_key().as_ref()),
+    );
+    d.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::KEY),
+        freshness_ms: None,
+        final_block_id: None,
+    });
+    d.sign_digest_sha256();
+    let wire = d.to_wire();
+    let mut decoded = 0;
+    for i in 0..wire.len() * 8 {
+        let mut w = wire.clone();
+        w[i / 8] ^= 1 << (i % 8);
+        decoded += usize::from(Certificate::decode(&w).is_ok());
+    }
+    assert!(decoded > 0 && decoded < wire.len() * 8);
+}
