@@ -26,10 +26,10 @@ import tempfile
 from ndn.app import NDNApp
 from ndn.app_support.nfd_mgmt import ControlResponse, make_command, make_command_v2
 from ndn.encoding import Component, SignatureInfo, TypeNumber, parse_and_check_tl
-from ndn.security import KeychainDigest, KeychainSqlite3, TpmFile
-from ndn.transport.stream_face import UnixFace
+from ndn.security import KeychainSqlite3, TpmFile
 from ndn.utils import gen_nonce_64, timestamp
 
+from test_mgmt_nfd import _run
 from test_router import _bin, running_router
 
 MULTICAST = "/localhost/nfd/strategy/multicast"
@@ -66,22 +66,6 @@ async def ask(app: NDNApp, name, **kwargs) -> int | None:
     except Exception:  # noqa: BLE001  (python-ndn's timeout)
         return None
     return ControlResponse.parse(parse_and_check_tl(memoryview(content), 0x65)).status_code
-
-
-def _run(sock: str, scenario) -> None:
-    app = NDNApp(face=UnixFace(sock), keychain=KeychainDigest())
-
-    async def main():
-        loop = asyncio.create_task(app.main_loop())
-        try:
-            while not app.face.running:
-                await asyncio.sleep(0.005)
-            await asyncio.wait_for(scenario(app), timeout=30)
-        finally:
-            app.shutdown()
-            loop.cancel()
-
-    asyncio.run(main())
 
 
 def test_commands_signed_by_the_granted_certificate_pass_and_others_do_not():
