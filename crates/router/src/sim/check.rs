@@ -9,13 +9,14 @@
 //!   answers excepted: their names are the commands' own).
 //! - A Nack reaches a face only for an Interest it sent: the name and the nonce (the router
 //!   Nacks each downstream with its own nonce).
-//! - An Interest reaches only a face that a route names (a producer, or the hostile face the
-//!   administrator registered): never a consumer.
+//! - An Interest reaches only a face that a route for it names: a producer only under its own
+//!   prefix, the hostile face (which the administrator registers for any prefix), never a
+//!   consumer.
 
 use wire::{Limits, Name};
 
 use super::faces::{Role, SimFace};
-use super::packets::{canonical_data, decode, Received};
+use super::packets::{canonical_data, decode, prefix, Received};
 
 /// Checks a packet the router sent to `face`, updates the face's pending Interests, and
 /// hands back what it was; an error says which invariant broke.
@@ -90,10 +91,17 @@ pub fn on_delivery<'a>(
             }
         }
         Received::Interest { interest, .. } => {
-            if matches!(face.role, Role::Consumer | Role::Admin) {
+            let name = interest.name().to_name();
+            let routed = match face.role {
+                Role::Consumer | Role::Admin => false,
+                Role::Producer(k) => prefix(k).is_prefix_of(&name),
+                Role::Hostile => true,
+            };
+            if !routed {
                 return Err(format!(
-                    "Interest {} forwarded to consumer face {id}, which no route names",
-                    uri(&interest.name().to_name())
+                    "Interest {} forwarded to face {id} ({:?}), which no route for it names",
+                    uri(&name),
+                    face.role
                 ));
             }
         }

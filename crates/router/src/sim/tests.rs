@@ -65,3 +65,56 @@ fn many_seeds() {
         run(&SimConfig::new(seed, 10_000)).unwrap_or_else(|f| panic!("{f}"));
     }
 }
+
+#[test]
+fn the_checker_refuses_each_broken_delivery() {
+    use super::check::on_delivery;
+    use super::faces::{Role, SimFace};
+    use super::packets::{canonical_data, nack, with_token};
+    use wire::{Component, Interest, Limits};
+
+    let limits = Limits::default();
+    let name = packets::prefix(0)
+        .with_str("o1")
+        .with(Component::segment(2));
+    let mut c = SimFace::new(400, Role::Consumer);
+    let i = Interest::new(name.clone(), [1, 2, 3, 4]);
+    c.send_interest(&i, Some(&[9, 9, 9, 9]), 0);
+    let data = canonical_data(&name);
+    // Without the Interest's token: refused; with it, accepted once; a second time refused.
+    assert!(on_delivery(&mut c, &data, &limits)
+        .unwrap_err()
+        .contains("PIT token"));
+    let answer = with_token(Some(&[9, 9, 9, 9]), &data);
+    assert!(on_delivery(&mut c, &answer, &limits).is_ok());
+    assert!(on_delivery(&mut c, &answer, &limits)
+        .unwrap_err()
+        .contains("answered twice"));
+    // A Nack with the Interest's nonce passes, with another nonce it does not.
+    let mut b = Vec::new();
+    i.encode(&mut b);
+    assert!(on_delivery(&mut c, &nack(&b), &limits).is_ok());
+    let mut other = Vec::new();
+    Interest::new(name.clone(), [4, 3, 2, 1]).encode(&mut other);
+    assert!(on_delivery(&mut c, &nack(&other), &limits)
+        .unwrap_err()
+        .contains("never sent"));
+    // An Interest to a consumer, or to a producer of another prefix, is refused.
+    assert!(on_delivery(&mut c, &b, &limits).is_err());
+    let mut p1 = SimFace::new(401, Role::Producer(1));
+    assert!(on_delivery(&mut p1, &b, &limits)
+        .unwrap_err()
+        .contains("no route"));
+    let mut p0 = SimFace::new(402, Role::Producer(0));
+    assert!(on_delivery(&mut p0, &b, &limits).is_ok());
+    // A Data with other bytes under the name is refused; garbage does not decode.
+    c.send_interest(&Interest::new(name.clone(), [5, 5, 5, 5]), None, 0);
+    let mut forged = data.clone();
+    *forged.last_mut().unwrap() ^= 1;
+    assert!(on_delivery(&mut c, &forged, &limits)
+        .unwrap_err()
+        .contains("not the producer's"));
+    assert!(on_delivery(&mut c, &[0x06, 0x01], &limits)
+        .unwrap_err()
+        .contains("undecodable"));
+}
