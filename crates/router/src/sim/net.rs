@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,9 @@ use wire::{Limits, Name};
 
 use crate::dispatch::{Dispatcher, Route, WorkerMapping};
 use crate::io::MgmtInput;
+use crate::manager::{
+    cs_config_to_workers, erase_in_turn, strategy_to_workers, to_workers, WorkerControls,
+};
 use crate::mgmt_queue::{mgmt_queue, MgmtReceiver, MgmtSender};
 use crate::pool::Pool;
 use crate::worker::{Control, Snapshot, Wake, Worker, WorkerLink};
@@ -62,11 +65,20 @@ pub(super) struct SimForwarder {
     effects: Rc<RefCell<FwdEffects>>,
 }
 
-impl SimForwarder {
-    fn to_workers(&self, mut make: impl FnMut() -> Control) {
-        for c in &self.ctl {
-            let _ = c.send(make());
-        }
+impl WorkerControls for SimForwarder {
+    fn worker_count(&self) -> usize {
+        self.ctl.len()
+    }
+
+    fn control(&self, w: usize, c: Control) {
+        let _ = self.ctl[w].send(c);
+    }
+
+    /// The worker applies its control messages at once (its thread would, between two
+    /// batches).
+    fn answer<T>(&self, w: usize, rx: Receiver<T>) -> Option<T> {
+        self.workers.borrow_mut()[w].apply_control();
+        rx.try_recv().ok()
     }
 }
 
@@ -104,51 +116,23 @@ impl Forwarder for SimForwarder {
     }
 
     fn set_strategy(&self, prefix: &Name, kind: Option<StrategyKind>) {
-        self.set_strategy_instance(prefix, kind.map(Strategy::new));
+        strategy_to_workers(self, prefix, kind.map(Strategy::new));
     }
 
     fn set_strategy_instance(&self, prefix: &Name, strategy: Option<Strategy>) {
-        self.to_workers(|| Control::Strategy {
-            prefix: prefix.clone(),
-            strategy,
-        });
+        strategy_to_workers(self, prefix, strategy);
     }
 
     fn cs_flags(&self, admit: bool, serve: bool) {
-        self.to_workers(|| Control::CsFlags { admit, serve });
+        to_workers(self, || Control::CsFlags { admit, serve });
     }
 
     fn cs_config(&self, capacity: usize, policy: CsPolicy) {
-        let per = capacity.div_ceil(self.ctl.len().max(1));
-        self.to_workers(|| Control::CsConfig {
-            capacity: per,
-            policy,
-        });
+        cs_config_to_workers(self, capacity, policy);
     }
 
-    /// As the router does: each worker in turn, for what the ones before it left of `limit`;
-    /// the worker applies its control messages at once (the router's thread would, between
-    /// two batches).
     fn cs_erase(&self, prefix: &Name, limit: usize) -> usize {
-        let mut bytes = Vec::new();
-        for comp in &prefix.components {
-            comp.encode(&mut bytes);
-        }
-        let mut erased = 0;
-        for (i, c) in self.ctl.iter().enumerate() {
-            let (tx, rx) = channel();
-            let _ = c.send(Control::CsErase {
-                prefix: bytes.clone(),
-                limit: limit - erased,
-                reply: tx,
-            });
-            self.workers.borrow_mut()[i].apply_control();
-            erased += rx.try_recv().unwrap_or(0);
-            if erased >= limit {
-                break;
-            }
-        }
-        erased
+        erase_in_turn(self, prefix, limit)
     }
 
     fn stats(&self) -> Vec<WorkerStats> {
