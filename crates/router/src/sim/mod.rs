@@ -13,7 +13,7 @@
 //!   ([`mgmt::Manager`]: commands parsed from the wire, the RIB, the shared FIB, strategies,
 //!   the content store's settings).
 //! - **Simulated**: the faces (no sockets: the I/O thread's receive and drain are two calls,
-//!   [`net::SimRouter::receive`] and [`net::SimRouter::drain_outputs`], mirroring `io.rs`
+//!   `SimRouter::receive` and `SimRouter::drain_outputs`, mirroring `io.rs`
 //!   without fragment reassembly; a face's send queue is a bounded inbox), management's view
 //!   of the faces (a [`mgmt::Forwarder`] that applies what the router's applies, face creation
 //!   through `faces/create` excepted), the peers: consumers, producers (which drop, delay,
@@ -26,7 +26,7 @@
 //!   its I/O completes on io_uring or a thread pool, and its only fault hook is private to its
 //!   own tests, so no L2 with injected faults is driven here.
 //!
-//! Invariants ([`check`], after every step): a Data reaches a face only for an Interest it
+//! Invariants (checked after every step): a Data reaches a face only for an Interest it
 //! sent and satisfies, at most once per Interest, with the producer's bytes and the PIT token
 //! the Interest carried; a Nack only for a name the face asked for; an Interest never
 //! reaches a consumer; every packet the router sends decodes; the rings, the pool, the
