@@ -17,6 +17,7 @@ mod decode;
 mod logging;
 mod run;
 mod signals;
+mod sim;
 mod tools;
 mod tools_ping;
 
@@ -49,6 +50,10 @@ enum Command {
     /// Emulate a chain of routers (real `cascade run` processes) with content in their stores
     /// and a consumer, after Pan et al.'s NB-Cache evaluation: RTT and throughput by case.
     Emulate(lab::emulate::EmulateArgs),
+    /// Run the whole-router deterministic simulation: one seed drives the real dispatcher,
+    /// rings, workers and management against simulated faces and faults, with invariants
+    /// checked after every step.
+    Sim(sim::SimArgs),
     /// Manage a running forwarder (Cascade or NFD) with nfdc's command line, output and exit
     /// statuses, through the management protocol (`cascade ctl route add /a 300 cost 10`).
     Ctl(ctl::CtlArgs),
@@ -218,6 +223,7 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Sim(args) => sim::sim(args),
         Command::Ctl(args) => ctl::run(args),
         Command::Peek(args) => tools::peek(args),
         Command::Poke(args) => tools::poke(args),

@@ -35,6 +35,8 @@
 //!   thread of its own, fed by the management thread.
 //! - [`privileges`]: the Unix socket's mode and group, and the drop from root to `[general]
 //!   user` once the listeners are bound and the L2 store is open.
+//! - [`sim`]: a whole-router deterministic simulation (one seed, a simulated clock, invariants
+//!   checked after every step), run by `cascade sim`.
 //! - [`mem`]: steady memory for the forwarding threads (allocator settings, pre-faulting), so
 //!   that they do not block in the kernel on the process's memory map.
 //!
@@ -54,6 +56,7 @@ pub mod pool;
 pub mod privileges;
 pub mod reload;
 pub mod shard;
+pub mod sim;
 mod start;
 pub mod worker;
 

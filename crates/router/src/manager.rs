@@ -10,7 +10,7 @@
 
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -141,13 +141,86 @@ pub struct Channels {
     io: Arc<IoHandles>,
 }
 
-impl Channels {
-    fn to_workers(&self, mut make: impl FnMut() -> Control) {
-        for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
-            let _ = c.send(make());
-            w.wake();
+impl WorkerControls for Channels {
+    fn worker_count(&self) -> usize {
+        self.worker_ctl.len()
+    }
+
+    fn control(&self, w: usize, c: Control) {
+        let _ = self.worker_ctl[w].send(c);
+        self.workers[w].wake();
+    }
+
+    fn answer<T>(&self, _w: usize, rx: Receiver<T>) -> Option<T> {
+        rx.recv_timeout(REPLY_TIMEOUT).ok()
+    }
+}
+
+/// A router's workers as management reaches them: a control message to one, and its answer.
+/// The [`Forwarder`] methods that only talk to workers are written once over it
+/// ([`to_workers`], [`cs_config_to_workers`], [`erase_in_turn`]), for [`Channels`] and for
+/// the simulation's forwarder ([`crate::sim`]).
+pub(crate) trait WorkerControls {
+    /// Number of workers.
+    fn worker_count(&self) -> usize;
+
+    /// Hands worker `w` a control message (and wakes it).
+    fn control(&self, w: usize, c: Control);
+
+    /// Worker `w`'s answer on `rx` to the message just handed to it (`None`: no answer).
+    fn answer<T>(&self, w: usize, rx: Receiver<T>) -> Option<T>;
+}
+
+/// The same control message to every worker.
+pub(crate) fn to_workers(wc: &impl WorkerControls, mut make: impl FnMut() -> Control) {
+    for w in 0..wc.worker_count() {
+        wc.control(w, make());
+    }
+}
+
+/// A strategy choice to every worker.
+pub(crate) fn strategy_to_workers(
+    wc: &impl WorkerControls,
+    prefix: &Name,
+    strategy: Option<Strategy>,
+) {
+    to_workers(wc, || Control::Strategy {
+        prefix: prefix.clone(),
+        strategy,
+    });
+}
+
+/// The CS capacity and policy: each worker gets an equal share of the capacity.
+pub(crate) fn cs_config_to_workers(wc: &impl WorkerControls, capacity: usize, policy: CsPolicy) {
+    let per = capacity.div_ceil(wc.worker_count().max(1));
+    to_workers(wc, || Control::CsConfig {
+        capacity: per,
+        policy,
+    });
+}
+
+/// Erases at most `limit` CS entries under `prefix`, asking the workers in turn, each for
+/// what the ones before it left.
+pub(crate) fn erase_in_turn(wc: &impl WorkerControls, prefix: &Name, limit: usize) -> usize {
+    let mut bytes = Vec::new();
+    for comp in &prefix.components {
+        comp.encode(&mut bytes);
+    }
+    let mut erased = 0usize;
+    for w in 0..wc.worker_count() {
+        let (tx, rx) = channel();
+        let c = Control::CsErase {
+            prefix: bytes.clone(),
+            limit: limit - erased,
+            reply: tx,
+        };
+        wc.control(w, c);
+        erased += wc.answer(w, rx).unwrap_or(0);
+        if erased >= limit {
+            break;
         }
     }
+    erased
 }
 
 /// What a loop answered to a face creation, as NFD words failures.
@@ -266,46 +339,19 @@ impl Forwarder for Channels {
     }
 
     fn set_strategy_instance(&self, prefix: &Name, strategy: Option<Strategy>) {
-        self.to_workers(|| Control::Strategy {
-            prefix: prefix.clone(),
-            strategy,
-        });
+        strategy_to_workers(self, prefix, strategy);
     }
 
     fn cs_flags(&self, admit: bool, serve: bool) {
-        self.to_workers(|| Control::CsFlags { admit, serve });
+        to_workers(self, || Control::CsFlags { admit, serve });
     }
 
-    /// Each worker gets an equal share of the capacity.
     fn cs_config(&self, capacity: usize, policy: CsPolicy) {
-        let per = capacity.div_ceil(self.workers.len().max(1));
-        self.to_workers(|| Control::CsConfig {
-            capacity: per,
-            policy,
-        });
+        cs_config_to_workers(self, capacity, policy);
     }
 
-    /// Asks the workers in turn, each for what the ones before it left of `limit`.
     fn cs_erase(&self, prefix: &Name, limit: usize) -> usize {
-        let mut bytes = Vec::new();
-        for comp in &prefix.components {
-            comp.encode(&mut bytes);
-        }
-        let mut erased = 0usize;
-        for (c, w) in self.worker_ctl.iter().zip(&self.workers) {
-            let (tx, rx) = channel();
-            let _ = c.send(Control::CsErase {
-                prefix: bytes.clone(),
-                limit: limit - erased,
-                reply: tx,
-            });
-            w.wake();
-            erased += rx.recv_timeout(REPLY_TIMEOUT).unwrap_or(0);
-            if erased >= limit {
-                break;
-            }
-        }
-        erased
+        erase_in_turn(self, prefix, limit)
     }
 
     fn stats(&self) -> Vec<WorkerStats> {

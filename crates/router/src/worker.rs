@@ -480,6 +480,8 @@ pub struct Worker {
     l2_off_at_open: bool,
     stalls: Option<Box<Stalls>>,
     batch_times: BatchTimes,
+    /// A simulated clock in milliseconds ([`Worker::with_clock`]); the wall clock if `None`.
+    clock: Option<Arc<AtomicU64>>,
 }
 
 impl Worker {
@@ -539,11 +541,22 @@ impl Worker {
             batch_times: BatchTimes::default(),
             tier,
             l2_off_at_open: l2_off,
+            clock: None,
         }
     }
 
+    /// Reads the time from `clock` (milliseconds since the start) instead of the wall clock:
+    /// a deterministic simulation ([`crate::sim`]) moves it.
+    pub fn with_clock(mut self, clock: Arc<AtomicU64>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     fn now_ms(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
+        match &self.clock {
+            Some(c) => c.load(Ordering::Relaxed),
+            None => self.start.elapsed().as_millis() as u64,
+        }
     }
 
     /// The worker's index (the PIT token it puts on Interests, its share of the names).
@@ -893,7 +906,7 @@ impl Worker {
         }
         self.batches += 1;
         let t_batch = Instant::now();
-        let now = t_batch.saturating_duration_since(self.start).as_millis() as u64;
+        let now = self.now_ms();
         let mut inputs: [(FaceId, &[u8]); MAX_BATCH] = [(0, &[]); MAX_BATCH];
         let mut hashes: [Option<u64>; MAX_BATCH] = [None; MAX_BATCH];
         for ((slot, hash), p) in inputs.iter_mut().zip(hashes.iter_mut()).zip(&batch) {

@@ -1,0 +1,55 @@
+//! `cascade sim` as a user runs it: a seed replays to the same line, a corrupted Data fails
+//! with its seed and step and the command that replays it, bad faults are refused.
+
+use std::process::{Command, Output};
+
+fn cascade(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args(args)
+        .output()
+        .expect("run cascade")
+}
+
+#[test]
+fn a_seed_passes_and_replays_to_the_same_trace() {
+    let args = ["sim", "--seed", "3", "--seeds", "2", "--steps", "2000"];
+    let a = cascade(&args);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.starts_with("seed 3: ok, 2000 steps"), "{text}");
+    assert!(text.contains("\nseed 4: ok"), "{text}");
+    assert_eq!(
+        cascade(&args).stdout,
+        a.stdout,
+        "the same seeds, the same lines"
+    );
+}
+
+#[test]
+fn a_broken_invariant_exits_1_with_seed_step_and_replay() {
+    let out = cascade(&[
+        "sim",
+        "--seed",
+        "9",
+        "--steps",
+        "2000",
+        "--faults",
+        "all,corrupt@50",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("FAILED: seed 9 step "), "{err}");
+    assert!(err.contains("not the producer's"), "{err}");
+    assert!(
+        err.contains("replay: cascade sim --seed 9 --steps 2000 --faults all,corrupt@50"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_faults_exit_2() {
+    let out = cascade(&["sim", "--faults", "hostile,meteor"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("meteor"));
+}

@@ -1,0 +1,120 @@
+use super::*;
+
+#[test]
+fn twenty_seeds_keep_every_invariant_and_replay_exactly() {
+    for seed in 0..20 {
+        let cfg = SimConfig::new(seed, 3_000);
+        let a = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+        assert!(
+            a.stats.data > 0,
+            "seed {seed}: no Data reached a consumer: {a:?}"
+        );
+        assert!(a.stats.checked > a.stats.data);
+        if seed < 3 {
+            let b = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+            assert_eq!(a, b, "seed {seed} replays to the same trace and counts");
+        }
+    }
+}
+
+#[test]
+fn another_seed_another_trace() {
+    let a = run(&SimConfig::new(1, 500)).unwrap_or_else(|f| panic!("{f}"));
+    let b = run(&SimConfig::new(4, 500)).unwrap_or_else(|f| panic!("{f}"));
+    assert_ne!(a.trace_hash, b.trace_hash);
+}
+
+#[test]
+fn a_corrupted_data_is_caught_with_its_seed_and_step() {
+    let mut cfg = SimConfig::new(5, 3_000);
+    cfg.faults.corrupt_at = Some(200);
+    let f = run(&cfg).expect_err("the flipped byte must be reported");
+    assert_eq!(f.seed, 5);
+    assert!(f.step >= 200, "{f}");
+    assert!(f.what.contains("not the producer's"), "{f}");
+    assert!(f.to_string().starts_with("seed 5 step "), "{f}");
+    // The same failure again, at the same step.
+    assert_eq!(run(&cfg).expect_err("again"), f);
+}
+
+#[test]
+fn runs_without_faults_answer_most_interests() {
+    let mut cfg = SimConfig::new(2, 3_000);
+    cfg.faults = Faults::NONE;
+    let o = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(o.stats.malformed, 0);
+    assert_eq!(o.stats.destroyed, 0);
+    assert!(o.stats.data * 2 > o.stats.nacks, "{o:?}");
+}
+
+#[test]
+fn faults_parse_and_refuse_unknown_words() {
+    assert_eq!(Faults::parse("all").unwrap(), Faults::ALL);
+    assert_eq!(Faults::parse("none").unwrap(), Faults::NONE);
+    let f = Faults::parse("hostile,corrupt@7").unwrap();
+    assert!(f.hostile && !f.admin && f.corrupt_at == Some(7));
+    assert!(Faults::parse("hostle").unwrap_err().contains("hostle"));
+}
+
+/// More seeds, longer: `cargo test -p cascade-router --release -- --ignored many_seeds`.
+#[test]
+#[ignore]
+fn many_seeds() {
+    let n: u64 = std::env::var("SIM_SEEDS").map_or(200, |s| s.parse().unwrap_or(200));
+    for seed in 0..n {
+        run(&SimConfig::new(seed, 10_000)).unwrap_or_else(|f| panic!("{f}"));
+    }
+}
+
+#[test]
+fn the_checker_refuses_each_broken_delivery() {
+    use super::check::on_delivery;
+    use super::faces::{Role, SimFace};
+    use super::packets::{canonical_data, nack, with_token};
+    use wire::{Component, Interest, Limits};
+
+    let limits = Limits::default();
+    let name = packets::prefix(0)
+        .with_str("o1")
+        .with(Component::segment(2));
+    let mut c = SimFace::new(400, Role::Consumer);
+    let i = Interest::new(name.clone(), [1, 2, 3, 4]);
+    c.send_interest(&i, Some(&[9, 9, 9, 9]), 0);
+    let data = canonical_data(&name);
+    // Without the Interest's token: refused; with it, accepted once; a second time refused.
+    assert!(on_delivery(&mut c, &data, &limits)
+        .unwrap_err()
+        .contains("PIT token"));
+    let answer = with_token(Some(&[9, 9, 9, 9]), &data);
+    assert!(on_delivery(&mut c, &answer, &limits).is_ok());
+    assert!(on_delivery(&mut c, &answer, &limits)
+        .unwrap_err()
+        .contains("answered twice"));
+    // A Nack with the Interest's nonce passes, with another nonce it does not.
+    let mut b = Vec::new();
+    i.encode(&mut b);
+    assert!(on_delivery(&mut c, &nack(&b), &limits).is_ok());
+    let mut other = Vec::new();
+    Interest::new(name.clone(), [4, 3, 2, 1]).encode(&mut other);
+    assert!(on_delivery(&mut c, &nack(&other), &limits)
+        .unwrap_err()
+        .contains("never sent"));
+    // An Interest to a consumer, or to a producer of another prefix, is refused.
+    assert!(on_delivery(&mut c, &b, &limits).is_err());
+    let mut p1 = SimFace::new(401, Role::Producer(1));
+    assert!(on_delivery(&mut p1, &b, &limits)
+        .unwrap_err()
+        .contains("no route"));
+    let mut p0 = SimFace::new(402, Role::Producer(0));
+    assert!(on_delivery(&mut p0, &b, &limits).is_ok());
+    // A Data with other bytes under the name is refused; garbage does not decode.
+    c.send_interest(&Interest::new(name.clone(), [5, 5, 5, 5]), None, 0);
+    let mut forged = data.clone();
+    *forged.last_mut().unwrap() ^= 1;
+    assert!(on_delivery(&mut c, &forged, &limits)
+        .unwrap_err()
+        .contains("not the producer's"));
+    assert!(on_delivery(&mut c, &[0x06, 0x01], &limits)
+        .unwrap_err()
+        .contains("undecodable"));
+}
