@@ -352,6 +352,7 @@ impl Shared {
             Some(lock.clone()),
         );
         l2.blocking = cfg.store.io == config::StoreIo::Blocking;
+        l2.back_pressure = cfg.store.back_pressure;
         Ok((Some(l2), false))
     }
 
