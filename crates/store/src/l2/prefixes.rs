@@ -13,10 +13,12 @@
 //!
 //! With a prefix filter ([`L2File::open_with_filters`]) the index's hashes are the engine's
 //! full-name hashes of the prefixes ([`value_hash`] under the router's key), and every prefix
-//! linked is also counted in that filter (a counting Bloom filter of this worker's L2 prefixes,
-//! written by this worker only): the dispatcher reads the filters of every worker's L2 and
-//! sends a CanBePrefix Interest to a worker whose L2 may hold chunks under its name, when the
-//! worker that owns the name holds none.
+//! the index has a list for is also in that filter (a counting Bloom filter of this worker's
+//! L2 prefixes, written by this worker only): a prefix enters it when its list is created and
+//! leaves it when its list's last extent is unlinked, so each distinct prefix counts once. The
+//! dispatcher reads the filters of every worker's L2 and sends a CanBePrefix Interest to a
+//! worker whose L2 may hold chunks under its name, when the worker that owns the name holds
+//! none.
 
 use super::persist::read_full;
 use super::*;
@@ -69,8 +71,8 @@ impl Prefixes {
 
     fn filter_remove_all(&self) {
         if let Some((f, _)) = &self.filter {
-            for l in self.links.iter().flatten().filter(|l| l.hash != 0) {
-                f.remove(l.hash);
+            for &hash in self.heads.keys() {
+                f.remove(hash);
             }
         }
     }
@@ -90,10 +92,10 @@ impl Prefixes {
             {
                 continue;
             }
-            if let Some((f, _)) = &self.filter {
-                f.insert(hash);
-            }
             let next = self.heads.insert(hash, e).unwrap_or(NIL);
+            if let (NIL, Some((f, _))) = (next, &self.filter) {
+                f.insert(hash); // a new list
+            }
             if next != NIL {
                 let l = self.level_of(next, hash);
                 self.links[next as usize][l].prev = e;
@@ -112,9 +114,6 @@ impl Prefixes {
             if hash == 0 {
                 continue;
             }
-            if let Some((f, _)) = &self.filter {
-                f.remove(hash);
-            }
             if next != NIL {
                 let l = self.level_of(next, hash);
                 self.links[next as usize][l].prev = prev;
@@ -126,6 +125,9 @@ impl Prefixes {
                 self.heads.insert(hash, next);
             } else {
                 self.heads.remove(&hash);
+                if let Some((f, _)) = &self.filter {
+                    f.remove(hash); // the list's last extent
+                }
             }
             self.links[e as usize][level] = UNUSED;
         }
