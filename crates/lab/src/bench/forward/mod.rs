@@ -151,9 +151,6 @@ pub struct ForwardBenchArgs {
     /// With `--l2`: NB-Cache on (`[store] bloom = true`, `aqm = true`).
     #[arg(long, requires = "l2")]
     nbcache: bool,
-    /// With `--l2`: admission back-pressure off (`[store] back_pressure = false`).
-    #[arg(long, requires = "l2")]
-    no_back_pressure: bool,
     /// `[http] listen` of the router started here (default: off, so that the figures are
     /// the forwarding path's alone): to measure what the metrics endpoint costs while
     /// something scrapes it.

@@ -210,7 +210,6 @@ pub(super) fn router_endpoints(
                 cfg.store.l2_path = dir.join("l2").display().to_string();
                 cfg.store.bloom = args.nbcache;
                 cfg.store.aqm = args.nbcache;
-                cfg.store.back_pressure = !args.no_back_pressure;
             }
             if args.threads == super::ThreadsArg::One && workers.is_some_and(|w| w > 1) {
                 // --scale: one thread runs one worker; more workers need worker threads.
