@@ -544,6 +544,46 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
     assert!(d.stop().success());
 }
 
+/// With `mapping = "content"` each content's chunks are on the worker its versioned name maps
+/// to, and a CanBePrefix Interest for the unversioned name maps to either worker: the
+/// dispatcher sends it to the worker whose L2 holds chunks under it. Six contents: the prefix
+/// maps to the other worker for about half of them.
+#[test]
+fn with_content_mapping_a_restarted_router_discovers_every_version_from_l2() {
+    let extra = "[workers]\ncount = 2\nmapping = \"content\"\n";
+    let dir = store_dir("l2cbp", 2000, extra);
+    let cfg = dir.join("store.toml");
+    let cfg_arg = ["--config", cfg.to_str().unwrap()];
+    let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    let contents: Vec<(String, PathBuf)> = (0..6)
+        .map(|k| (format!("/disc/c{k}"), dir.join(format!("in{k}.bin"))))
+        .collect();
+    let mut puts = Vec::new();
+    for (k, (name, src)) in contents.iter().enumerate() {
+        file_of(src, 20_000 + k * 977);
+        puts.push(d.put(name, src, &["--version", "7", "--freshness", "3600000"]));
+        // By the versioned name: no RDR metadata (stale after the restart) is stored.
+        get_ok(&d, &format!("{name}/v=7"), &dir.join("first.bin"));
+    }
+    let t0 = Instant::now();
+    while cs_info_json(&d)["l2"]["n_entries"].as_u64().unwrap() < 18 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "chunks not stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for mut p in puts {
+        let _ = p.kill();
+        let _ = p.wait();
+    }
+    assert!(d.stop_keep().success());
+    let d = Daemon::start_in(dir.clone(), &cfg_arg);
+    for (name, src) in &contents {
+        let out = dir.join("by-prefix.bin");
+        get_ok(&d, name, &out);
+        assert_eq!(std::fs::read(src).unwrap(), std::fs::read(&out).unwrap());
+    }
+    assert!(d.stop().success());
+}
+
 #[test]
 fn cs_info_against_a_forwarder_without_the_tiers_dataset_shows_the_ram_tier() {
     use client::face::Received;

@@ -174,6 +174,9 @@ pub struct Store {
     /// worker waits for the L2 reads a batch started before it goes on, as a classic content
     /// router waits for its storage).
     pub io: StoreIo,
+    /// Admission back-pressure: a worker whose L2 write backlog is long takes no new input
+    /// until its disk catches up (off: chunks past the backlog are dropped, counted).
+    pub back_pressure: bool,
 }
 
 /// Whether a worker waits for its storage reads.
@@ -211,6 +214,7 @@ impl Default for Store {
             nbcc_interval_ms: 100,
             nbcc_timeout_ms: 1000,
             io: StoreIo::NonBlocking,
+            back_pressure: true,
         }
     }
 }

@@ -10,11 +10,18 @@
 //!   does). Without a token a Nack goes by its Interest's name; a Data goes to the owner of its
 //!   name and, when there are several workers, a copy goes to every other worker too, since a
 //!   CanBePrefix Interest for a shorter name may wait there.
+//! - A CanBePrefix Interest goes to its owner too, unless the owner's L2 surely holds no chunk
+//!   under its name and another worker's L2 may: then to that worker (each worker's L2 counts
+//!   the prefixes it can answer for in a filter, [`L2Prefixes`]). So with `mapping = "content"`
+//!   a restarted router answers version discovery from whichever worker stored the content.
 //! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
 //! - Fragments go back to the face for reassembly first.
 
+use std::sync::Arc;
+
 use engine::hash::{full_name_hash, prefix_hash, HashKey};
 use engine::partition::worker_of;
+use store::CountingBloom;
 use wire::tlv::Reader;
 use wire::{tt, Limits, LpPacketView, NameView};
 
@@ -139,13 +146,19 @@ fn mapping_hash_with(
     }
 }
 
+/// Per worker, the filter of the name prefixes its L2 can answer CanBePrefix Interests for
+/// (written by that worker's L2 only, read by the dispatchers; see
+/// [`store::L2File::open_with_filters`]).
+pub type L2Prefixes = Arc<[Arc<CountingBloom>]>;
+
 /// The I/O thread's packet classifier.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Dispatcher {
     key: HashKey,
     workers: usize,
     mapping: WorkerMapping,
     limits: Limits,
+    l2_prefixes: Option<L2Prefixes>,
 }
 
 fn is_generic(c: Option<wire::ComponentView<'_>>, value: &[u8]) -> bool {
@@ -168,7 +181,32 @@ impl Dispatcher {
             workers,
             mapping,
             limits,
+            l2_prefixes: None,
         }
+    }
+
+    /// Sends CanBePrefix Interests to a worker whose L2 may answer them when their owner's
+    /// cannot (one filter per worker, in order).
+    pub fn with_l2_prefixes(mut self, filters: Option<L2Prefixes>) -> Self {
+        assert!(filters.as_ref().is_none_or(|f| f.len() == self.workers));
+        self.l2_prefixes = filters;
+        self
+    }
+
+    /// The worker a CanBePrefix Interest whose name has full-name hash `hash` goes to: its
+    /// `owner` if that worker's L2 may hold chunks under the name (or none may), else the
+    /// first worker after it whose L2 may.
+    fn prefix_holder(&self, owner: usize, hash: u64) -> usize {
+        let Some(f) = &self.l2_prefixes else {
+            return owner;
+        };
+        if f[owner].may_contain(hash) {
+            return owner;
+        }
+        (1..self.workers)
+            .map(|k| (owner + k) % self.workers)
+            .find(|&w| f[w].may_contain(hash))
+            .unwrap_or(owner)
     }
 
     /// The packet limits it decodes with.
@@ -278,7 +316,8 @@ impl Dispatcher {
             tt::DATA if !nack => PktKind::Data,
             _ => return BAD,
         };
-        let Ok(name_el) = outer.reader().read() else {
+        let mut fields = outer.reader();
+        let Ok(name_el) = fields.read() else {
             return BAD;
         };
         if name_el.typ != tt::NAME {
@@ -299,7 +338,13 @@ impl Dispatcher {
             }
         }
         // Mapped by the full name, the owner comes from the same hash: one pass over the name.
-        let owner = self.owner_with(&name, || hash);
+        let mut owner = self.owner_with(&name, || hash);
+        if kind == PktKind::Interest
+            && self.l2_prefixes.is_some()
+            && fields.read().is_ok_and(|e| e.typ == tt::CAN_BE_PREFIX)
+        {
+            owner = self.prefix_holder(owner, hash);
+        }
         if kind == PktKind::Data && self.workers > 1 {
             (Route::AllWorkers { owner }, kind, full)
         } else {
@@ -460,6 +505,44 @@ mod tests {
             assert_eq!(dd.route(&wire), Route::Worker(w));
         }
         assert!(seen.iter().all(|&s| s), "names spread over the workers");
+    }
+
+    #[test]
+    fn a_can_be_prefix_interest_goes_to_a_worker_whose_l2_may_answer_it() {
+        let filters: L2Prefixes = (0..3)
+            .map(|_| Arc::new(CountingBloom::with_fp_rate(100, 0.01).unwrap()))
+            .collect::<Vec<_>>()
+            .into();
+        let dd = Dispatcher::new(KEY, 3, WorkerMapping::Content, Limits::default())
+            .with_l2_prefixes(Some(filters.clone()));
+        let cbp = |uri: &str| {
+            let mut i = Interest::new(Name::from_uri(uri).unwrap(), [1, 2, 3, 4]);
+            i.can_be_prefix = true;
+            i.to_wire()
+        };
+        let hash = |uri: &str| {
+            let w = Name::from_uri(uri).unwrap().to_wire();
+            full_name_hash(KEY, &NameView::decode(&w, &Limits::default()).unwrap())
+        };
+        for c in 0..30 {
+            let uri = format!("/files/{c}");
+            let Route::Worker(owner) = dd.route(&interest(&uri)) else {
+                panic!()
+            };
+            // Nobody's L2 holds it: the owner.
+            assert_eq!(dd.route(&cbp(&uri)), Route::Worker(owner));
+            // Another worker's L2 holds chunks under it: there, CanBePrefix only.
+            let other = (owner + 1 + c % 2) % 3;
+            filters[other].insert(hash(&uri));
+            assert_eq!(dd.route(&cbp(&uri)), Route::Worker(other), "{uri}");
+            assert_eq!(dd.route(&lp(cbp(&uri), None, false)), Route::Worker(other));
+            assert_eq!(dd.route(&interest(&uri)), Route::Worker(owner));
+            // The owner's L2 holds some too: the owner.
+            filters[owner].insert(hash(&uri));
+            assert_eq!(dd.route(&cbp(&uri)), Route::Worker(owner));
+            // Without filters, as before.
+            assert_eq!(d(3).route(&cbp(&uri)), Route::Worker(owner));
+        }
     }
 
     #[test]

@@ -25,9 +25,9 @@ use face::table::{bind_udp_group, UdpSteering};
 use wire::{fill_random, Limits};
 
 use crate::config::{self, Config, Threads};
-use crate::dispatch::{Dispatcher, WorkerMapping};
+use crate::dispatch::{Dispatcher, L2Prefixes, WorkerMapping};
 use crate::failure::{spawn, Failure};
-use store_dir::{open_l2, open_store_dir, StoreError};
+use store_dir::{l2_prefix_filters, open_l2, open_store_dir, StoreError};
 
 use crate::io::{Io, IoConfig, IoParts, IoWaker};
 use crate::mgmt_queue::MgmtSender;
@@ -63,6 +63,8 @@ pub(crate) struct Shared {
     pub(crate) cs_policy: CsPolicy,
     /// The L2 directory, if the configuration has one.
     store: StoreDir,
+    /// Per worker, the prefixes its L2 answers CanBePrefix Interests for (several workers).
+    l2_prefixes: Option<L2Prefixes>,
     /// Cores available to the process.
     cores: usize,
     /// How the threads forward (`[workers] threads`, `auto` resolved).
@@ -126,6 +128,10 @@ impl Shared {
             cs_policy: match cfg.cs.policy {
                 config::CsPolicy::Lru => CsPolicy::Lru,
                 config::CsPolicy::Fifo => CsPolicy::Fifo,
+            },
+            l2_prefixes: match store {
+                StoreDir::Locked(_) => l2_prefix_filters(cfg, n),
+                _ => None,
             },
             store,
             cores,
@@ -240,6 +246,7 @@ impl Shared {
 
     fn dispatcher(&self) -> Dispatcher {
         Dispatcher::new(self.key, self.workers, self.mapping, self.limits)
+            .with_l2_prefixes(self.l2_prefixes.clone())
     }
 
     /// Placement: pin only when every thread can have a core of its own, or when told to.
@@ -332,7 +339,11 @@ impl Shared {
             filter,
             key: self.key,
         });
-        let tier = match open_l2(cfg, i, self.workers, link) {
+        let prefixes = (self.l2_prefixes.as_ref()).map(|f| store::FilterLink {
+            filter: f[i].clone(),
+            key: self.key,
+        });
+        let tier = match open_l2(cfg, i, self.workers, link, prefixes) {
             Ok(t) => t,
             Err(StoreError::Refused(e)) => return Err(e),
             Err(StoreError::Fault(e)) => {
@@ -352,6 +363,7 @@ impl Shared {
             Some(lock.clone()),
         );
         l2.blocking = cfg.store.io == config::StoreIo::Blocking;
+        l2.back_pressure = cfg.store.back_pressure;
         Ok((Some(l2), false))
     }
 

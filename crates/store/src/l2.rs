@@ -545,6 +545,18 @@ impl L2File {
         config: &L2Config,
         filter: Option<FilterLink>,
     ) -> Result<Self, L2Error> {
+        Self::open_with_filters(config, filter, None)
+    }
+
+    /// [`L2File::open_with_filter`], also counting every name prefix its prefix index links
+    /// (those [`L2File::read_prefix`] answers for) in `prefixes`, keyed by the engine's
+    /// full-name hash: what the dispatcher reads to send a CanBePrefix Interest to a worker
+    /// whose L2 may answer it.
+    pub fn open_with_filters(
+        config: &L2Config,
+        filter: Option<FilterLink>,
+        prefixes: Option<FilterLink>,
+    ) -> Result<Self, L2Error> {
         config.validate()?;
         let want = Superblock {
             slot_bytes: config.slot_bytes,
@@ -603,7 +615,7 @@ impl L2File {
             payload_check: None,
             fault: None,
             members: filter.map(|f| members::Members::new(f, sb.extents, sb.batch)),
-            prefixes: prefixes::Prefixes::new(sb.extents),
+            prefixes: prefixes::Prefixes::new(sb.extents, prefixes),
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -1075,6 +1087,7 @@ impl L2File {
                 errno,
             });
             self.members_off();
+            self.prefixes.filter_off();
         }
     }
 

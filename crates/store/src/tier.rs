@@ -22,6 +22,9 @@
 //!   starts with the Interest's, and, for MustBeFresh, that is still fresh: written less than
 //!   its FreshnessPeriod ago, by the wall clock, as the RAM CS counts from its arrival; else
 //!   without data (the engine forwards the Interest).
+//! - [`L2Tier::lookup_fresh`] is [`L2Tier::lookup`] for a MustBeFresh Interest: the chunk
+//!   completes it only if it is fresh by the same rule ([`is_fresh`]); a stale chunk completes
+//!   every lookup waiting for it without data and is not handed to the RAM CS.
 //!
 //! Bounded: one waiting entry per read in flight (at most the queue depth), each with room for
 //! `B` names of at most `max_name_bytes`, allocated at construction.
@@ -101,6 +104,9 @@ pub struct TierCounters {
     pub prefix_pending: u64,
     /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
     pub prefix_stale: u64,
+    /// Pending exact lookups of a MustBeFresh Interest whose chunk was stale (or of unknown
+    /// age): completed without data (the engine forwards the Interest).
+    pub stale: u64,
 }
 
 /// Batches a CanBePrefix lookup reads at most (newest first) to find a chunk it can serve.
@@ -124,6 +130,8 @@ struct Wait {
     ticket: u64,
     active: bool,
     slots: u64,
+    /// Waiting slots that a MustBeFresh Interest waits for: served only if still fresh.
+    fresh: u64,
     hashes: [u64; 64],
     name_lens: [u16; 64],
 }
@@ -141,9 +149,9 @@ pub struct L2Tier {
     prefetch_ahead: bool,
     /// Lookups answered pending and not completed yet.
     waiting: usize,
-    /// Lookups waiting for room in the queue: (full-name hash, name), at most
+    /// Lookups waiting for room in the queue: (full-name hash, MustBeFresh, name), at most
     /// [`DEFERRED_LOOKUPS`]; their buffers are reused.
-    deferred: VecDeque<(u64, Vec<u8>)>,
+    deferred: VecDeque<(u64, bool, Vec<u8>)>,
     deferred_spare: Vec<Vec<u8>>,
     /// CanBePrefix lookups waiting (at most the queue depth)...
     prefix_waits: Vec<PrefixWait>,
@@ -164,6 +172,7 @@ impl L2Tier {
                     ticket: 0,
                     active: false,
                     slots: 0,
+                    fresh: 0,
                     hashes: [0; 64],
                     name_lens: [0; 64],
                 })
@@ -271,6 +280,20 @@ impl L2Tier {
     /// `SlowTier::lookup`: `true` (pending) if the chunk is in L2 and its batch read was
     /// started or joined; `false` (miss) otherwise, including when the queue is full.
     pub fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.lookup_with(full_hash, name_value, false)
+    }
+
+    /// `SlowTier::lookup_fresh`: [`L2Tier::lookup`] for a MustBeFresh Interest. The chunk
+    /// completes the lookup only if it is still fresh ([`is_fresh`]: written to L2 less than its
+    /// FreshnessPeriod ago; a slot without a write time is never fresh); else the lookup
+    /// completes without data, and so do the other lookups waiting for that chunk (the engine
+    /// forwards them all: a stale chunk is never served to a MustBeFresh Interest), and the
+    /// chunk is not handed out for the RAM CS.
+    pub fn lookup_fresh(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.lookup_with(full_hash, name_value, true)
+    }
+
+    fn lookup_with(&mut self, full_hash: u64, name_value: &[u8], must_be_fresh: bool) -> bool {
         self.counters.lookups += 1;
         let Some(name) = ChunkName::parse(name_value).filter(|_| {
             name_value.len() <= self.max_name_bytes && name_value.len() <= usize::from(u16::MAX)
@@ -278,7 +301,7 @@ impl L2Tier {
             self.counters.bad_names += 1;
             return false;
         };
-        match self.start_read(full_hash, &name) {
+        match self.start_read(full_hash, &name, must_be_fresh) {
             ReadStart::Pending { .. } => {}
             // Held, but the queue is full: the lookup waits for room (bounded), so that a
             // burst of Interests for stored chunks is answered from L2, not sent upstream.
@@ -288,7 +311,7 @@ impl L2Tier {
                 let mut buf = self.deferred_spare.pop().unwrap_or_default();
                 buf.clear();
                 buf.extend_from_slice(name_value);
-                self.deferred.push_back((full_hash, buf));
+                self.deferred.push_back((full_hash, must_be_fresh, buf));
                 self.waiting += 1;
                 self.counters.deferred += 1;
             }
@@ -299,7 +322,7 @@ impl L2Tier {
     }
 
     /// Starts (or joins) the read of `name`'s batch and records the lookup as waiting for it.
-    fn start_read(&mut self, full_hash: u64, name: &ChunkName<'_>) -> ReadStart {
+    fn start_read(&mut self, full_hash: u64, name: &ChunkName<'_>, fresh: bool) -> ReadStart {
         let name_value = name.name;
         let r = self.l2.read(name);
         let ReadStart::Pending { ticket, slot, .. } = r else {
@@ -320,10 +343,14 @@ impl L2Tier {
                 e.active = true;
                 e.ticket = ticket;
                 e.slots = 0;
+                e.fresh = 0;
                 w
             }
         };
         let bit = 1u64 << slot;
+        if fresh {
+            self.waits[w].fresh |= bit;
+        }
         if self.waits[w].slots & bit == 0 {
             let batch = self.l2.superblock().batch as usize;
             let at = (w * batch + slot as usize) * self.max_name_bytes;
@@ -375,15 +402,15 @@ impl L2Tier {
     /// left L2 meanwhile completes without data. Returns the completions handed out.
     fn retry_deferred(&mut self, f: &mut impl FnMut(TierCompletion<'_>)) -> usize {
         let mut n = 0;
-        while let Some((full_hash, buf)) = self.deferred.pop_front() {
+        while let Some((full_hash, fresh, buf)) = self.deferred.pop_front() {
             let r = match ChunkName::parse(&buf) {
-                Some(name) => self.start_read(full_hash, &name),
+                Some(name) => self.start_read(full_hash, &name, fresh),
                 None => ReadStart::Miss,
             };
             match r {
                 // Busy with nothing in flight would never end: a miss then.
                 ReadStart::Busy if self.l2.in_flight() > 0 => {
-                    self.deferred.push_front((full_hash, buf));
+                    self.deferred.push_front((full_hash, fresh, buf));
                     break;
                 }
                 ReadStart::Pending { .. } => self.waiting -= 1, // counted when deferred
@@ -558,11 +585,25 @@ fn deliver(
         &names[at..at + usize::from(waits[w].name_lens[s])]
     };
     let mut n = 0;
+    let now_ms = crate::l2::unix_ms();
     for c in b.chunks() {
         let bit = 1u64 << c.slot;
         let full_hash = match w {
             Some(w) if waiting & bit != 0 && name_of(w, c.slot as usize) == c.name => {
                 waiting &= !bit;
+                if waits[w].fresh & bit != 0 && !is_fresh(c.payload, c.stored_at_ms, now_ms) {
+                    // Stale for a MustBeFresh Interest: every waiter goes upstream, and the
+                    // RAM CS does not get it (it would count its freshness from now).
+                    counters.failed += 1;
+                    counters.stale += 1;
+                    f(TierCompletion {
+                        full_hash: Some(waits[w].hashes[c.slot as usize]),
+                        name_value: c.name,
+                        data: None,
+                    });
+                    n += 1;
+                    continue;
+                }
                 counters.served += 1;
                 Some(waits[w].hashes[c.slot as usize])
             }
@@ -593,6 +634,7 @@ fn deliver(
         }
         waits[w].active = false;
         waits[w].slots = 0;
+        waits[w].fresh = 0;
     }
     n
 }
@@ -641,8 +683,11 @@ fn deliver_prefix(
 }
 
 /// Whether a Data written to L2 at `stored_at_ms` is still fresh at `now_ms` (both ms since the
-/// Unix epoch), as the RAM CS judges it from its arrival: less than its FreshnessPeriod ago (a
-/// Data without one, or a time unknown, is never fresh).
+/// Unix epoch), as the RAM CS judges it from its arrival: less than its FreshnessPeriod ago. A
+/// Data without one is never fresh, and neither is one whose write time is unknown
+/// (`stored_at_ms == 0`: a slot written before slots carried the time; a rebuild keeps the 0):
+/// its age cannot be told, and "stale" is the answer that never serves old data to a
+/// MustBeFresh Interest (it still serves Interests without MustBeFresh).
 pub fn is_fresh(data: &[u8], stored_at_ms: u64, now_ms: u64) -> bool {
     let freshness_ms = DataView::decode(data, &STORED_DATA_LIMITS)
         .ok()
@@ -718,6 +763,10 @@ impl SlowTier for SharedL2Tier {
         self.timed(|t| t.lookup(full_hash, name_value))
     }
 
+    fn lookup_fresh(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.timed(|t| t.lookup_fresh(full_hash, name_value))
+    }
+
     fn holds(&mut self, _full_hash: u64, name_value: &[u8]) -> bool {
         self.lock().holds(name_value)
     }
@@ -743,6 +792,10 @@ impl SlowTier for SharedL2Tier {
 impl SlowTier for L2Tier {
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
         L2Tier::lookup(self, full_hash, name_value)
+    }
+
+    fn lookup_fresh(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        L2Tier::lookup_fresh(self, full_hash, name_value)
     }
 
     fn holds(&mut self, _full_hash: u64, name_value: &[u8]) -> bool {

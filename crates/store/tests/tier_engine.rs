@@ -272,8 +272,21 @@ fn without_prefetch_ahead_the_next_batch_waits_for_its_own_miss() {
 }
 
 /// Writes a slot with the crate's own layout functions: a valid header (batch key, segment,
-/// CRC32C) naming `header_uri`, around the Data `payload`.
+/// CRC32C) naming `header_uri`, around the Data `payload`, without a write time (as slots were
+/// written before they carried one).
 fn craft_slot(cfg: &L2Config, l2: &L2File, extent: u32, header_uri: &str, payload: &[u8]) {
+    craft_slot_at(cfg, l2, extent, header_uri, payload, None);
+}
+
+/// [`craft_slot`], with the write time `stored_at_ms` (ms since the Unix epoch) if given.
+fn craft_slot_at(
+    cfg: &L2Config,
+    l2: &L2File,
+    extent: u32,
+    header_uri: &str,
+    payload: &[u8],
+    stored_at_ms: Option<u64>,
+) {
     let name = name_value(header_uri);
     let chunk = ChunkName::parse(&name).unwrap();
     let sb = *l2.superblock();
@@ -285,7 +298,10 @@ fn craft_slot(cfg: &L2Config, l2: &L2File, extent: u32, header_uri: &str, payloa
         payload_len: payload.len() as u32,
     };
     let mut slot = vec![0u8; sb.slot_bytes as usize];
-    header.write(&mut slot, &name, payload);
+    match stored_at_ms {
+        Some(t) => header.write_stamped(&mut slot, &name, payload, t),
+        None => header.write(&mut slot, &name, payload),
+    }
     let slot_no = (chunk.segment % u64::from(sb.batch)) as u32;
     let f = std::fs::OpenOptions::new()
         .write(true)
@@ -344,4 +360,91 @@ fn a_slot_whose_data_carries_another_name_is_never_served() {
     assert_eq!(t.l2().counters().checksum_failures, 0);
     assert_eq!((t.counters().served, t.counters().failed), (1, 1));
     assert_eq!(t.l2().stored_chunks(), 1);
+}
+
+/// A Data named `uri`, fresh for an hour after it arrives.
+fn data_fresh(uri: &str) -> Vec<u8> {
+    let mut d = Data::new(Name::from_uri(uri).unwrap(), uri.as_bytes().to_vec());
+    d.meta_info = Some(wire::data::MetaInfo {
+        freshness_ms: Some(3_600_000),
+        ..Default::default()
+    });
+    d.sign_digest_sha256();
+    d.to_wire()
+}
+
+fn interest_mbf(uri: &str, nonce: u32) -> Vec<u8> {
+    Interest {
+        lifetime_ms: Some(4000),
+        must_be_fresh: true,
+        ..Interest::new(Name::from_uri(uri).unwrap(), nonce.to_be_bytes())
+    }
+    .to_wire()
+}
+
+/// The kinds of what the engine sent for an Interest of `uri` that L2 answers.
+fn ask(e: &mut Engine, tier: &SharedL2Tier, now: u64, pkt: &[u8]) -> Vec<(FaceId, SendKind)> {
+    assert!(process(e, now, DOWNSTREAM, pkt).is_empty(), "parked on L2");
+    let (sent, prefetched) = complete(e, tier, now + 1);
+    assert_eq!(prefetched, 0, "a one-chunk batch");
+    sent.iter().map(|(f, k, _)| (*f, *k)).collect()
+}
+
+#[test]
+fn must_be_fresh_interests_are_served_from_l2_only_by_fresh_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, tier) = tier_in(dir.path());
+    // Fresh for an hour, written now.
+    let uri = "/v/new/seg=0";
+    assert_eq!(
+        tier.admit(&name_value(uri), &data_fresh(uri)),
+        Admit::Writing
+    );
+    tier.lock().l2_mut().flush();
+    drop(tier);
+    // Fresh for an hour too, but written in 1970; and one written before slots carried a
+    // write time (0: unknown). No index file: the next open scans.
+    let l2 = L2File::open(&cfg).unwrap();
+    let old = data_fresh("/v/old/seg=0");
+    craft_slot_at(&cfg, &l2, 5, "/v/old/seg=0", &old, Some(1_000));
+    craft_slot(
+        &cfg,
+        &l2,
+        6,
+        "/v/untimed/seg=0",
+        &data_fresh("/v/untimed/seg=0"),
+    );
+    drop(l2);
+    let data = [(DOWNSTREAM, SendKind::Data)];
+    let upstream = [(UPSTREAM, SendKind::Interest)];
+    for reopen in ["scan", "index file"] {
+        let tier = SharedL2Tier::new(L2Tier::new(L2File::open(&cfg).unwrap(), 256));
+        assert_eq!(tier.lock().l2().stored_chunks(), 3, "{reopen}");
+        assert_eq!(
+            tier.lock().l2().counters().loaded_index_file,
+            reopen == "index file"
+        );
+        let mut e = engine_with(&tier);
+        assert_eq!(ask(&mut e, &tier, 1000, &interest_mbf(uri, 1)), data);
+        // Stale, or of unknown age: MustBeFresh goes upstream, and the RAM CS does not get
+        // the chunk...
+        for (i, u) in ["/v/old/seg=0", "/v/untimed/seg=0"].iter().enumerate() {
+            let n = 10 + i as u32;
+            assert_eq!(
+                ask(&mut e, &tier, 1000, &interest_mbf(u, n)),
+                upstream,
+                "{u}"
+            );
+        }
+        assert_eq!(tier.lock().counters().stale, 2);
+        // ...while an Interest without MustBeFresh takes it from L2.
+        for (i, u) in ["/v/old/seg=0", "/v/untimed/seg=0"].iter().enumerate() {
+            let n = 20 + i as u32;
+            assert_eq!(ask(&mut e, &tier, 1000, &interest(u, n)), data, "{u}");
+        }
+        drop(e);
+        // A clean stop writes the index file; the write times stay in the slots.
+        let tier = tier.into_inner().expect("the last handle");
+        tier.close().unwrap();
+    }
 }

@@ -46,6 +46,7 @@ fn full_file_parses() {
         decision = "2lru"
         admission = "write-back"
         prefetch_ahead = false
+        back_pressure = false
         "#,
     )
     .unwrap();
@@ -79,6 +80,7 @@ fn full_file_parses() {
     assert_eq!(Store::default().admission, L2Admission::WriteThrough);
     assert!(!c.store.prefetch_ahead);
     assert!(Store::default().prefetch_ahead);
+    assert!(!c.store.back_pressure && Store::default().back_pressure);
     let nb = Config::from_toml(
         "[store]\nbloom = true\nbloom_fp_rate = 0.001\nbloom_capacity = 5000\n\
          aqm = true\nbypass_threshold = 400\nio = \"blocking\"\n",

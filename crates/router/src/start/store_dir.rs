@@ -7,12 +7,13 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt as _, OpenOptionsExt as _};
 use std::path::Path;
+use std::sync::Arc;
 
 use engine::hash::HashKey;
 use wire::fill_random;
 
 use crate::config::{self, Config};
-use crate::dispatch::WorkerMapping;
+use crate::dispatch::{L2Prefixes, WorkerMapping};
 
 /// Why the L2 store, or one worker's file in it, cannot be used.
 #[derive(Debug)]
@@ -207,16 +208,40 @@ fn new_key(path: &Path, workers: usize, code: u8, batch: u32) -> Result<HashKey,
     Ok(HashKey::from_bytes(k))
 }
 
+/// False-positive rate of each worker's prefix filter with as many distinct prefixes as its
+/// L2 can link (4 per extent; real stores hold far fewer, many extents sharing a content's).
+const L2_PREFIX_FP_RATE: f64 = 0.01;
+
+/// With several workers, one filter per worker of the name prefixes its L2 answers CanBePrefix
+/// Interests for, read by the dispatchers to send such an Interest to a worker that may answer
+/// it ([`crate::dispatch::Dispatcher::with_l2_prefixes`]). Sized for the per-worker L2's
+/// most prefixes ([`store::l2::PREFIX_LEVELS`] per extent).
+pub(crate) fn l2_prefix_filters(cfg: &Config, workers: usize) -> Option<L2Prefixes> {
+    if workers < 2 {
+        return None;
+    }
+    let s = &cfg.store;
+    let extents = (s.l2_capacity.div_ceil(workers as u64)).div_ceil(u64::from(s.batch.max(1)));
+    let names = extents.max(1) * store::l2::PREFIX_LEVELS as u64;
+    let filters = (0..workers)
+        .map(|_| store::CountingBloom::with_fp_rate(names, L2_PREFIX_FP_RATE).map(Arc::new))
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    Some(filters.into())
+}
+
 /// Opens worker `i`'s L2 file (`<l2_path>/l2-w<i>.dat`): an existing file is reopened with
 /// its index (or rebuilt from its slot headers after a crash). A bad configuration, a
 /// geometry that differs or someone else's file is refused; an I/O error or a damaged
 /// superblock is a storage fault. With `filter`, the file keeps the names of its chunks in the
-/// worker's CS filter.
+/// worker's CS filter; with `prefixes`, the prefixes it answers CanBePrefix Interests for in
+/// the worker's prefix filter ([`l2_prefix_filters`]).
 pub(crate) fn open_l2(
     cfg: &Config,
     i: usize,
     workers: usize,
     filter: Option<store::FilterLink>,
+    prefixes: Option<store::FilterLink>,
 ) -> Result<store::L2Tier, StoreError> {
     let s = &cfg.store;
     let dir = Path::new(&s.l2_path);
@@ -246,7 +271,7 @@ pub(crate) fn open_l2(
         },
     };
     c.seed = i as u64 + 1;
-    let file = store::L2File::open_with_filter(&c, filter).map_err(|e| {
+    let file = store::L2File::open_with_filters(&c, filter, prefixes).map_err(|e| {
         let line = format!("store: {}: {e}", c.path.display());
         match e {
             store::L2Error::Io(..)

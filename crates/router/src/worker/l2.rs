@@ -82,6 +82,9 @@ pub struct L2 {
     /// parked on L2 has completed, as a classic content router waits for its storage (the
     /// seed's cases A and C of Pan et al., NB-Cache); otherwise it polls and goes on.
     pub blocking: bool,
+    /// `[store] back_pressure`: hold input while the backlog is long (else chunks past the
+    /// backlog are dropped, counted in `admit_dropped`).
+    pub back_pressure: bool,
 }
 
 impl L2 {
@@ -112,6 +115,7 @@ impl L2 {
             dir_lock,
             fault_logged: false,
             blocking: false,
+            back_pressure: true,
         }
     }
 
@@ -199,9 +203,9 @@ impl L2 {
 
     /// Whether the worker should take no new input now: its backlog is past
     /// [`ADMIT_HOLD_CHUNKS`], so the disk is behind (only this worker's own writes count, which
-    /// always progress: workers never wait for one another).
+    /// always progress: workers never wait for one another). Never with `back_pressure` off.
     pub fn holds_input(&self) -> bool {
-        self.backlog.len() >= ADMIT_HOLD_CHUNKS
+        self.back_pressure && self.backlog.len() >= ADMIT_HOLD_CHUNKS
     }
 
     /// Retries backlogged chunks while the write queue has room, and queued hand-overs while
@@ -356,5 +360,85 @@ impl Worker {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::WorkerMapping;
+    use engine::hash::HashKey;
+    use wire::{Data, Name};
+
+    /// A worker's L2 on a store whose write queue holds one write.
+    fn l2(dir: &std::path::Path, back_pressure: bool) -> L2 {
+        let cfg = store::L2Config {
+            slot_bytes: 1024,
+            batch: 4,
+            queue_depth: 1,
+            ..store::L2Config::new(dir.join("l2"), 4096)
+        };
+        let tier = L2Tier::new(store::L2File::open(&cfg).unwrap(), 256);
+        let limits = Limits::default();
+        let d = Dispatcher::new(HashKey::fixed(1, 2), 1, WorkerMapping::Content, limits);
+        let peers = vec![Arc::new(WorkerLink::new(64))];
+        let mut l2 = L2::new(
+            SharedL2Tier::new(tier),
+            d,
+            limits,
+            peers,
+            false,
+            Arc::new(AtomicUsize::new(0)),
+            None,
+        );
+        l2.back_pressure = back_pressure;
+        l2
+    }
+
+    /// Offers `n` new chunks without letting a write complete: returns the loop iterations in
+    /// which the worker held its input back.
+    fn offer(l2: &mut L2, n: usize) -> usize {
+        let handle = l2.tier.clone();
+        let mut held = 0;
+        for s in 0..n {
+            let name = Name::from_uri(&format!("/bp/seg={s}")).unwrap();
+            let data = Data::new(name.clone(), vec![7; 100]).to_wire();
+            l2.admit(&mut handle.lock(), &name.to_wire()[2..], &data);
+            held += usize::from(l2.holds_input());
+        }
+        held
+    }
+
+    #[test]
+    fn back_pressure_holds_input_while_the_backlog_is_long_and_can_be_turned_off() {
+        let dir = std::env::temp_dir().join(format!("cascade-bp-{}", std::process::id()));
+        for d in ["on", "off"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        let total = ADMIT_BACKLOG_CHUNKS + 100;
+        let mut on = l2(&dir.join("on"), true);
+        // One write in flight, the rest in the backlog: held from the 128th backlogged chunk.
+        let held = offer(&mut on, ADMIT_HOLD_CHUNKS + 1);
+        assert_eq!((on.backlog.len(), held), (ADMIT_HOLD_CHUNKS, 1));
+        assert_eq!(on.admit_dropped, 0);
+        // Off: never held, and what overflows the backlog is dropped, counted.
+        let mut off = l2(&dir.join("off"), false);
+        assert_eq!(offer(&mut off, total), 0);
+        assert_eq!(off.backlog.len(), ADMIT_BACKLOG_CHUNKS);
+        assert_eq!(off.admit_dropped, (total - 1 - ADMIT_BACKLOG_CHUNKS) as u64);
+        // The disk catches up: the backlog drains into the store.
+        let pool = Pool::new(4, 2048);
+        for _ in 0..total {
+            off.retry(&pool);
+            if off.backlog.is_empty() {
+                break;
+            }
+            off.tier.lock().l2_mut().wait_one(|_| {});
+        }
+        assert!(off.backlog.is_empty());
+        off.tier.lock().l2_mut().flush();
+        let stored = off.tier.lock().l2().stored_chunks();
+        assert_eq!(stored, (ADMIT_BACKLOG_CHUNKS + 1) as u64);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,9 +10,22 @@
 //! the chunk checks that its name starts with the prefix asked for. The index is kept with the
 //! slot index and rebuilt at start-up (from the rebuild scan, or after loading the index file by
 //! reading the first chunk of every extent in use).
+//!
+//! With a prefix filter ([`L2File::open_with_filters`]) the index's hashes are the engine's
+//! full-name hashes of the prefixes ([`value_hash`] under the router's key), and every prefix
+//! the index has a list for is also in that filter (a counting Bloom filter of this worker's
+//! L2 prefixes, written by this worker only): a prefix enters it when its list is created and
+//! leaves it when its list's last extent is unlinked, so each distinct prefix counts once. The
+//! dispatcher reads the filters of every worker's L2 and sends a CanBePrefix Interest to a
+//! worker whose L2 may hold chunks under its name, when the worker that owns the name holds
+//! none.
 
 use super::persist::read_full;
 use super::*;
+
+use engine::hash::{value_hash, HashKey};
+
+use crate::bloom::CountingBloom;
 
 /// Prefix lengths indexed per extent: the longest ones of its batch's name prefix.
 pub const PREFIX_LEVELS: usize = 4;
@@ -36,13 +49,31 @@ const UNUSED: Link = Link {
 pub(super) struct Prefixes {
     heads: KeyMap,
     links: Vec<[Link; PREFIX_LEVELS]>,
+    /// The filter every linked prefix is counted in, and the key of its hashes.
+    filter: Option<(Arc<CountingBloom>, HashKey)>,
 }
 
 impl Prefixes {
-    pub(super) fn new(extents: u32) -> Self {
+    pub(super) fn new(extents: u32, filter: Option<FilterLink>) -> Self {
         Prefixes {
             heads: KeyMap::with_capacity_and_hasher(extents as usize, Default::default()),
             links: vec![[UNUSED; PREFIX_LEVELS]; extents as usize],
+            filter: filter.map(|f| (f.filter, f.key)),
+        }
+    }
+
+    /// Every linked prefix leaves the filter, which is no longer updated (a storage fault:
+    /// the store serves nothing more).
+    pub(super) fn filter_off(&mut self) {
+        self.filter_remove_all();
+        self.filter = None;
+    }
+
+    fn filter_remove_all(&self) {
+        if let Some((f, _)) = &self.filter {
+            for &hash in self.heads.keys() {
+                f.remove(hash);
+            }
         }
     }
 
@@ -62,6 +93,9 @@ impl Prefixes {
                 continue;
             }
             let next = self.heads.insert(hash, e).unwrap_or(NIL);
+            if let (NIL, Some((f, _))) = (next, &self.filter) {
+                f.insert(hash); // a new list
+            }
             if next != NIL {
                 let l = self.level_of(next, hash);
                 self.links[next as usize][l].prev = e;
@@ -91,12 +125,16 @@ impl Prefixes {
                 self.heads.insert(hash, next);
             } else {
                 self.heads.remove(&hash);
+                if let Some((f, _)) = &self.filter {
+                    f.remove(hash); // the list's last extent
+                }
             }
             self.links[e as usize][level] = UNUSED;
         }
     }
 
     pub(super) fn clear(&mut self) {
+        self.filter_remove_all();
         self.heads.clear();
         self.links.fill([UNUSED; PREFIX_LEVELS]);
     }
@@ -115,8 +153,12 @@ impl Prefixes {
 }
 
 impl L2File {
-    /// The keyed hash of a name prefix (name TLV value) in the prefix index (never 0).
+    /// The keyed hash of a name prefix (name TLV value) in the prefix index (never 0): with a
+    /// prefix filter, the engine's full-name hash of the prefix.
     fn prefix_hash(&self, prefix: &[u8]) -> u64 {
+        if let Some((_, key)) = &self.prefixes.filter {
+            return value_hash(*key, prefix).max(1);
+        }
         let mut k0 = [0u8; 8];
         let mut k1 = [0u8; 8];
         k0.copy_from_slice(&self.sb.hash_key[..8]);

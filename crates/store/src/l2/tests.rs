@@ -651,3 +651,59 @@ fn a_corrupt_slot_and_a_storage_fault_take_names_out_of_the_filter() {
     assert_eq!(l.filter.stats().underflows, 0);
     l2.close().unwrap();
 }
+
+/// Whether the prefix filter may hold the prefix of content `c` (`/t/c=<c>`), or `/t` if `None`.
+fn holds_prefix(f: &crate::bloom::CountingBloom, c: Option<u32>) -> bool {
+    let n = name(c.unwrap_or(0), 0);
+    let len = if c.is_some() { n.len() - 10 } else { 3 };
+    f.may_contain(engine::hash::value_hash(FILTER_KEY, &n[..len]))
+}
+
+#[test]
+fn the_prefix_filter_holds_the_prefixes_the_prefix_index_answers_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 4);
+    let l = link();
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(l.clone())).unwrap();
+    fill(&mut l2, 2, 8); // 4 extents: contents 0 and 1, two batches each
+    let f = &l.filter;
+    assert!(holds_prefix(f, None) && holds_prefix(f, Some(0)) && holds_prefix(f, Some(1)));
+    assert!(!holds_prefix(f, Some(2)));
+    // The index answers by the same (engine) hashes.
+    let n = name(1, 0);
+    assert!(matches!(
+        l2.read_prefix(&n[..n.len() - 10]),
+        ReadStart::Pending { .. }
+    ));
+    l2.flush();
+    // Content 0 is evicted, batch by batch: its prefix leaves the filter with its last batch.
+    fill_one(&mut l2, 2, 4);
+    assert!(holds_prefix(f, Some(0)));
+    fill_one(&mut l2, 3, 4);
+    assert_eq!(l2.counters().evictions, 2);
+    assert!(!holds_prefix(f, Some(0)));
+    assert!(holds_prefix(f, Some(3)) && holds_prefix(f, None));
+    l2.close().unwrap();
+    // A clean restart (index file, then a read of each extent's first slot) and a crash (the
+    // scan) link the same prefixes into a new filter.
+    for loaded in [true, false] {
+        let l = link();
+        let l2 = L2File::open_with_filters(&cfg, None, Some(l.clone())).unwrap();
+        assert_eq!(l2.counters().loaded_index_file, loaded);
+        let held: Vec<bool> = (0..4).map(|c| holds_prefix(&l.filter, Some(c))).collect();
+        assert_eq!(held, [false, true, true, true]);
+        assert!(holds_prefix(&l.filter, None));
+        if loaded {
+            drop(l2); // no index file: the next open scans
+        } else {
+            // A storage fault: every prefix leaves the filter at once.
+            let mut l2 = l2;
+            l2.fail_next_io(IoKind::Read, libc::EIO);
+            read(&mut l2, 1, 0);
+            assert!(l2.fault().is_some());
+            assert!((0..4).all(|c| !holds_prefix(&l.filter, Some(c))));
+            assert!(!holds_prefix(&l.filter, None));
+            assert_eq!(l.filter.stats().underflows, 0);
+        }
+    }
+}

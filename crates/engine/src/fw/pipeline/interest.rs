@@ -347,8 +347,13 @@ impl Engine {
             return false;
         };
         let name = i.name().value();
-        let pending = tier.lookup(full, name)
-            || (i.can_be_prefix() && tier.lookup_prefix(full, name, i.must_be_fresh()));
+        let exact = if i.must_be_fresh() {
+            tier.lookup_fresh(full, name)
+        } else {
+            tier.lookup(full, name)
+        };
+        let pending =
+            exact || (i.can_be_prefix() && tier.lookup_prefix(full, name, i.must_be_fresh()));
         if !pending {
             return false;
         }

@@ -316,6 +316,13 @@ pub trait SlowTier {
     /// Starts looking up exactly these name components; `true` means pending.
     fn lookup(&mut self, full_hash: u64, name_value: &[u8]) -> bool;
 
+    /// [`SlowTier::lookup`] for an Interest with MustBeFresh: the completion carries a Data
+    /// only if it is still fresh, else none (the engine forwards the Interest). Default:
+    /// [`SlowTier::lookup`].
+    fn lookup_fresh(&mut self, full_hash: u64, name_value: &[u8]) -> bool {
+        self.lookup(full_hash, name_value)
+    }
+
     /// Starts looking up, for a CanBePrefix Interest named `name_value` (`full_hash` its
     /// hash), any stored Data whose name starts with these components, only a fresh one if
     /// `must_be_fresh`; `true` means pending, and the completion names the Interest
