@@ -245,6 +245,13 @@ impl AsfTable {
         Some(&self.slots[slot].faces[i])
     }
 
+    /// The measurements of `face` in namespace `slot` as they stand (a due timeout not
+    /// applied yet).
+    pub fn peek(&self, slot: usize, face: FaceId, now_ms: u64) -> Option<&FaceMeasure> {
+        let i = self.face_index(slot, face, now_ms)?;
+        Some(&self.slots[slot].faces[i])
+    }
+
     fn face_index(&self, slot: usize, face: FaceId, now_ms: u64) -> Option<usize> {
         self.slots[slot]
             .faces

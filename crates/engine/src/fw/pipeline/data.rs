@@ -97,8 +97,22 @@ impl Engine {
                 // entry goes, so the name entry turns into a CS entry in place.
                 self.table.cs_insert_indirect(owner, target);
             }
-            self.table.pit_remove(p, |_| {});
-            self.counters.satisfied += 1;
+            // ASF keeps the entry a little longer while another upstream (a probe) may still
+            // answer, so that its RTT is measured.
+            let pe = self.table.pit(p);
+            let linger = pe.asf
+                && pe
+                    .out_records
+                    .iter()
+                    .any(|r| r.face != face && r.nack.is_none() && r.expiry_ms >= now_ms);
+            if linger {
+                self.table.pit_mut(p).out_records.retain(|r| r.face != face);
+                self.table
+                    .linger(p, now_ms.saturating_add(asf::ASF_PROBE_GRACE_MS));
+            } else {
+                self.table.pit_remove(p, |_| {});
+                self.counters.satisfied += 1;
+            }
         }
         self.pits_scratch = pits;
     }
@@ -147,8 +161,15 @@ impl Engine {
             .iter()
             .filter_map(|r| r.nack)
             .fold(reason, strategy::less_severe);
-        // Every upstream Nacked: Nack each downstream with its own Interest (its nonce).
+        // Every upstream Nacked: Nack each downstream with its own Interest (its nonce). The
+        // entry ends unsatisfied, as NFD's (unless it was satisfied and only kept for a late
+        // Data).
         self.nack_in_records(now_ms, p, least, Some(i.wire()));
+        if self.table.pit(p).satisfied() {
+            self.counters.satisfied += 1;
+        } else {
+            self.counters.unsatisfied += 1;
+        }
         let dnl = &mut self.dnl;
         self.table
             .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));

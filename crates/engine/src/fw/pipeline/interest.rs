@@ -3,6 +3,7 @@
 
 use super::nbcc::Upstream;
 use super::*;
+use crate::fw::strategy::{RetxDecision, RetxSuppression, Strategy};
 
 impl Engine {
     #[allow(clippy::too_many_arguments)]
@@ -37,15 +38,26 @@ impl Engine {
             return self.drop_packet(DropReason::Loop);
         }
         let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
-        let entry = self.table.find(full, name.value());
+        let mut entry = self.table.find(full, name.value());
         // A pending PIT entry for the same Interest: loop and retransmission handling.
-        let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
+        let mut pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
         let mut filter = Filtered::NotAsked;
         if let Some(p) = pending {
             if self.is_loop(p, nonce, face, info.multi_access) {
                 self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
+            if self.table.pit(p).satisfied() {
+                // An entry ASF kept after its Data: it ends now (satisfied), and the Interest
+                // is a new one (the CS is asked first, as NFD asks it for an entry with no
+                // downstream).
+                self.table.pit_remove(p, |_| {});
+                self.counters.satisfied += 1;
+                entry = self.table.find(full, name.value());
+                pending = None;
+            }
+        }
+        if pending.is_some() {
         } else if !self.cs_serve {
             // Serving off: no tier of the CS is asked (NFD's CS_ENABLE_SERVE).
             filter = Filtered::Absent;
@@ -394,17 +406,26 @@ impl Engine {
             // another downstream's Interest) within it of the first is not forwarded.
             self.table.pit_mut(f.p).retx_interval_ms = strategy.retx.initial_ms;
         }
-        let (had_route, probe) = match entry {
+        let d = match entry {
             Some(e) if strategy.kind == StrategyKind::Asf && f.next_hop.is_none() => {
-                let c = self.asf_select(&f, e, &strategy, &mut chosen);
-                (c.had_route, c.probe)
+                self.asf_select(&f, e, &strategy, &mut chosen)
             }
-            _ => (self.select(&f, entry, strategy.kind, &mut chosen), None),
+            _ => {
+                let draw = match strategy.kind {
+                    StrategyKind::Random => self.random(),
+                    _ => 0,
+                };
+                self.select(&f, entry, &strategy, draw, &mut chosen)
+            }
         };
+        if d.grow_entry_interval {
+            let pe = self.table.pit_mut(f.p);
+            pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
+        }
         if chosen.is_empty() {
             self.faces_scratch = chosen;
-            if f.is_new && !had_route {
-                // No route: reject the Interest.
+            if d.reject {
+                // No route: reject the Interest (NFD's `rejectPendingInterest`: unsatisfied).
                 if f.stored {
                     self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute, None);
                 } else {
@@ -418,74 +439,108 @@ impl Engine {
                     );
                 }
                 self.table.pit_remove(f.p, |_| {});
+                self.counters.unsatisfied += 1;
                 return self.drop_packet(DropReason::NoRoute);
             }
             return self.drop_packet(DropReason::Suppressed);
         }
-        if !f.is_new {
-            let pe = self.table.pit_mut(f.p);
-            pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
-        }
+        // Multicast and ASF suppress per upstream: a retransmission forwarded to an upstream
+        // already tried grows that out-record's interval.
+        let per_upstream = matches!(strategy.kind, StrategyKind::Multicast | StrategyKind::Asf)
+            && f.next_hop.is_none();
         for &out_face in &chosen {
+            let again = per_upstream
+                && self
+                    .table
+                    .pit(f.p)
+                    .out_records
+                    .iter()
+                    .any(|r| r.face == out_face);
             self.table
                 .add_out_record(f.p, out_face, f.nonce, f.now_ms, f.expiry);
+            if again {
+                let pe = self.table.pit_mut(f.p);
+                if let Some(r) = pe.out_records.iter_mut().find(|r| r.face == out_face) {
+                    strategy.retx.grow_upstream(r);
+                }
+            }
             self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
         }
         self.faces_scratch = chosen;
-        if let Some(face) = probe {
+        if let Some(face) = d.probe {
             self.asf_send_probe(&f, face);
         }
     }
 
-    /// Best-route's and multicast's choice for Interest `f` (or its NextHopFaceId): pushes the
-    /// faces to forward to onto `chosen`; answers whether any upstream was eligible.
+    /// Best-route's, multicast's and random's choice for Interest `f` (or its NextHopFaceId):
+    /// pushes the faces to forward to onto `chosen`. `draw` is random's random number.
     fn select(
         &self,
         f: &Forward<'_, '_>,
         entry: Option<&crate::table::fib::FibEntry>,
-        kind: StrategyKind,
+        strategy: &Strategy,
+        draw: u64,
         chosen: &mut Vec<FaceId>,
-    ) -> bool {
+    ) -> Decision {
         let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
         // A bypassed Interest goes only to upstreams that have not sent a Nack-α.
         let available = |nh: FaceId| !f.bypass || self.bypass_available(nh, f.now_ms);
         let eligible = |nh: FaceId| nh != f.face && in_scope(nh) && available(nh);
         let pe = self.table.pit(f.p);
-        let interval = pe.retx_interval_ms;
-        let recently = |r: &crate::table::pit_cs::OutRecord| {
-            strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
+        let had_route = match f.next_hop {
+            Some(nh) => in_scope(nh),
+            None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
+        };
+        let mut d = Decision {
+            reject: f.is_new && !had_route,
+            ..Decision::default()
         };
         if let Some(nh) = f.next_hop {
             if in_scope(nh) {
                 chosen.push(nh);
             }
-        } else if let Some(entry) = entry {
-            let hops = entry
-                .nexthops()
-                .iter()
-                .map(|n| n.face)
-                .filter(|&x| eligible(x));
-            match kind {
-                // ASF without its table (a choice made through `strategies_mut`) goes as
-                // best-route.
-                StrategyKind::BestRoute | StrategyKind::Asf => {
-                    if f.is_new || pe.out_records.is_empty() {
+            return d;
+        }
+        let Some(entry) = entry else {
+            return d;
+        };
+        let hops = entry
+            .nexthops()
+            .iter()
+            .map(|n| n.face)
+            .filter(|&x| eligible(x));
+        let (out, now) = (&pe.out_records[..], f.now_ms);
+        match strategy.kind {
+            // ASF without its table (a choice made through `strategies_mut`) goes as
+            // best-route.
+            StrategyKind::BestRoute | StrategyKind::Asf => {
+                match RetxSuppression::decide_per_entry(out, pe.retx_interval_ms, now) {
+                    RetxDecision::New => {
                         chosen.extend(hops.take(1));
-                    } else if !pe.out_records.iter().any(recently) {
-                        chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
+                        d.reject = !had_route;
                     }
-                }
-                StrategyKind::Multicast => {
-                    chosen.extend(hops.filter(|x| {
-                        f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
-                    }));
+                    RetxDecision::Forward => {
+                        d.grow_entry_interval = true;
+                        chosen.extend(strategy::best_route_retx(hops, out, now));
+                    }
+                    RetxDecision::Suppress => {}
                 }
             }
+            StrategyKind::Multicast => {
+                let retx = strategy.retx;
+                chosen.extend(hops.filter(|&x| {
+                    let rec = out.iter().find(|r| r.face == x);
+                    retx.decide_per_upstream(rec, now) != RetxDecision::Suppress
+                }));
+            }
+            StrategyKind::Random => {
+                let n = hops.clone().count() as u64;
+                chosen.extend(hops.clone().nth((draw % n.max(1)) as usize));
+                // NFD's random strategy rejects any Interest it cannot forward.
+                d.reject = !had_route;
+            }
         }
-        match f.next_hop {
-            Some(nh) => in_scope(nh),
-            None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
-        }
+        d
     }
 
     /// After a CS hit on `name_value`: asks the slow tier (if any) whether to read ahead,
@@ -508,6 +563,17 @@ impl Engine {
         }
         self.ahead_name = next;
     }
+}
+
+/// What a strategy decided for an Interest, besides the faces it chose.
+#[derive(Debug, Default)]
+pub(super) struct Decision {
+    /// Nothing chosen: Nack the downstream with NoRoute and remove the PIT entry.
+    pub(super) reject: bool,
+    /// A retransmission forwarded per PIT entry: grow the entry's suppression interval.
+    pub(super) grow_entry_interval: bool,
+    /// ASF: the face to probe, besides the chosen one.
+    pub(super) probe: Option<FaceId>,
 }
 
 /// Arguments of [`Engine::forward`].

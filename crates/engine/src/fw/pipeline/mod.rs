@@ -280,9 +280,11 @@ pub struct Counters {
     pub out_data: u64,
     /// Nacks sent.
     pub out_nacks: u64,
-    /// PIT entries satisfied by Data.
+    /// PIT entries satisfied by Data (NFD's nSatisfiedInterests, less the CS hits, which the
+    /// table counts).
     pub satisfied: u64,
-    /// PIT entries that expired unsatisfied.
+    /// PIT entries that ended unsatisfied (NFD's nUnsatisfiedInterests): expired, rejected for
+    /// want of a route, or Nacked by every upstream.
     pub unsatisfied: u64,
     /// FIB lookups and probes.
     pub lpm: LpmStats,
@@ -436,6 +438,8 @@ pub struct Engine {
     expired: Vec<u32>,
     pits_scratch: Vec<(u32, bool)>,
     faces_scratch: Vec<FaceId>,
+    /// The random strategy's draws (xorshift64*, seeded from the hash key).
+    rng: u64,
 }
 
 impl core::fmt::Debug for Engine {
@@ -516,6 +520,7 @@ impl Engine {
             expired: Vec::with_capacity(1024),
             pits_scratch: Vec::with_capacity(16),
             faces_scratch: Vec::with_capacity(16),
+            rng: crate::hash::value_hash(key, b"random") | 1,
         }
     }
 
@@ -628,6 +633,16 @@ impl Engine {
         self.config.prefetch = on;
     }
 
+    /// The next random number (xorshift64*).
+    fn random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
     fn drop_packet(&mut self, reason: DropReason) {
         self.counters.drops[reason.index()] += 1;
     }
@@ -638,6 +653,12 @@ impl Engine {
         let mut expired = std::mem::take(&mut self.expired);
         self.table.expire(now_ms, &mut expired);
         for &p in &expired {
+            if self.table.pit(p).satisfied() {
+                // Kept for a slower upstream's Data (ASF): satisfied, as NFD finalizes it.
+                self.table.pit_remove(p, |_| {});
+                self.counters.satisfied += 1;
+                continue;
+            }
             let full_hash = self.table.name_entry(self.table.pit(p).owner).hash_value();
             let dnl = &mut self.dnl;
             self.table.pit_remove(p, |nonce| {

@@ -155,6 +155,10 @@ pub struct OutRecord {
     pub expiry_ms: u64,
     /// The Nack the upstream answered with, if any.
     pub nack: Option<NackReason>,
+    /// Per-upstream retransmission suppression (multicast, ASF): the interval grown by the
+    /// retransmissions forwarded here; 0 until the first, the strategy's initial interval
+    /// applying (NFD keeps it on the out-record).
+    pub retx_interval_ms: u32,
 }
 
 /// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
@@ -202,6 +206,16 @@ pub struct PitEntry {
     /// The Interest stored for a pending slower-tier lookup (wire bytes), for Nacks and for
     /// forwarding after it completes; empty otherwise.
     pub interest: Vec<u8>,
+}
+
+impl PitEntry {
+    /// Satisfied, and kept a little longer for a slower upstream's Data ([`PitCs::linger`]): its
+    /// downstreams were answered and their in-records went (any other entry has one from its
+    /// creation on).
+    #[inline]
+    pub fn satisfied(&self) -> bool {
+        self.in_records.is_empty()
+    }
 }
 
 /// Bytes of a [`PitEntry`] a new Interest writes: through the first in-record's token length
@@ -863,8 +877,20 @@ impl PitCs {
             last_sent_ms: now_ms,
             expiry_ms,
             nack: None,
+            retx_interval_ms: 0,
         });
         true
+    }
+
+    /// Marks PIT entry `p` satisfied and keeps it until `until_ms` with no downstream (its
+    /// in-records go): a Data still due from another upstream then finds it (ASF keeps an entry
+    /// 50 ms for a probe's Data, as NFD's `setExpiryTimer` after satisfaction).
+    pub fn linger(&mut self, p: u32, until_ms: u64) {
+        let pe = &mut self.pits[p as usize];
+        for r in pe.in_records.drain(..) {
+            self.shares.remove(r.face);
+        }
+        self.schedule(p, until_ms);
     }
 
     /// Keeps a copy of the Interest wire in PIT entry `p`.
