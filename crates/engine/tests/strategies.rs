@@ -541,3 +541,58 @@ fn random_spreads_interests_and_never_suppresses() {
     assert_eq!(back[0].1, SendKind::Nack(NackReason::NoRoute));
     assert_eq!(e.counters().unsatisfied, 1);
 }
+
+#[test]
+fn access_goes_to_the_last_working_next_hop_then_to_the_others_after_its_rto() {
+    let mut e = engine(Strategy::new(StrategyKind::Access));
+    let sorted = |sent: &[(FaceId, SendKind, Vec<u8>)]| {
+        let mut up = upstreams(sent);
+        up.sort();
+        up
+    };
+    // Nothing measured: every next hop.
+    assert_eq!(
+        sorted(&step(&mut e, 0, &[(DOWN, interest("/a/1", 1))])),
+        [UP_A, UP_B]
+    );
+    // UP_B answers first (30 ms): it becomes /a's last working next hop.
+    let back = step(&mut e, 30, &[(UP_B, data("/a/1"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(e.measurements_len(30), 1);
+    assert_eq!(
+        upstreams(&step(&mut e, 100, &[(DOWN, interest("/a/2", 2))])),
+        [UP_B]
+    );
+    // UP_B is silent: after its RTO (one 30 ms sample: 200 ms, the minimum) the Interest goes
+    // to the other next hops (not back to UP_B, nor to the downstream).
+    assert!(step(&mut e, 299, &[]).is_empty());
+    let rto = step(&mut e, 300, &[]);
+    assert_eq!(upstreams(&rto), [UP_A]);
+    let i = InterestView::decode(&rto[0].2, &Limits::default()).unwrap();
+    assert_eq!(i.name().to_name(), n("/a/2"));
+    // UP_A answers: now it is the last working next hop.
+    let back = step(&mut e, 320, &[(UP_A, data("/a/2"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(
+        upstreams(&step(&mut e, 400, &[(DOWN, interest("/a/3", 3))])),
+        [UP_A]
+    );
+    // A Data before the RTO: no timer fires.
+    step(&mut e, 410, &[(UP_A, data("/a/3"))]);
+    assert!(step(&mut e, 700, &[]).is_empty());
+    // A retransmission: suppressed within 10 ms (per PIT entry), then to every next hop.
+    assert_eq!(
+        upstreams(&step(&mut e, 800, &[(DOWN, interest("/a/4", 4))])),
+        [UP_A]
+    );
+    assert!(upstreams(&step(&mut e, 805, &[(DOWN, interest("/a/4", 5))])).is_empty());
+    assert_eq!(
+        sorted(&step(&mut e, 810, &[(DOWN, interest("/a/4", 6))])),
+        [UP_A, UP_B]
+    );
+    // Nowhere to go: rejected without a Nack (NFD's access strategy), unsatisfied.
+    let before = e.counters().unsatisfied;
+    e.set_strategy(&n("/"), Some(Strategy::new(StrategyKind::Access)));
+    assert!(step(&mut e, 900, &[(DOWN, interest("/b/x", 7))]).is_empty());
+    assert_eq!(e.counters().unsatisfied, before + 1);
+}

@@ -12,8 +12,8 @@
 //! are `<name>~<value>` components, read and checked as NFD 24.07 reads them
 //! ([`parse_parameters`]): every strategy takes `retx-suppression-initial`, `-max` (in
 //! milliseconds) and `-multiplier`; ASF also `probing-interval` (milliseconds, at least 1 s) and
-//! `max-timeouts`; `random` takes none (409, as NFD). Unknown parameters are ignored, as NFD
-//! does. The workers apply them
+//! `max-timeouts`; `random` and `access` take none (409, as NFD). Unknown parameters are
+//! ignored, as NFD does. The workers apply them
 //! ([`Forwarder::set_strategy_instance`]).
 
 use std::collections::BTreeMap;
@@ -26,12 +26,18 @@ use crate::forwarder::Forwarder;
 
 /// The strategies Cascade has, as NFD registers them: name, version, kind, NFD's class name;
 /// in NFD's registry order (names in canonical order: a shorter component first).
-const REGISTRY: [(&str, u64, StrategyKind, &str); 4] = [
+const REGISTRY: [(&str, u64, StrategyKind, &str); 5] = [
     (
         "/localhost/nfd/strategy/asf",
         5,
         StrategyKind::Asf,
         "AsfStrategy",
+    ),
+    (
+        "/localhost/nfd/strategy/access",
+        1,
+        StrategyKind::Access,
+        "AccessStrategy",
     ),
     (
         "/localhost/nfd/strategy/random",
@@ -261,9 +267,9 @@ pub fn parse_instance(input: &Name) -> Result<(Strategy, Name), ControlResponse>
     Ok((strategy, input.clone()))
 }
 
-/// Whether a strategy takes parameters (NFD's random strategy refuses any).
+/// Whether a strategy takes parameters (NFD's random and access strategies refuse any).
 fn takes_parameters(kind: StrategyKind) -> bool {
-    kind != StrategyKind::Random
+    !matches!(kind, StrategyKind::Random | StrategyKind::Access)
 }
 
 /// Reads a strategy written in the configuration file: a short name (`best-route`,
@@ -379,6 +385,18 @@ mod tests {
             ))
         );
         assert_eq!(parse(&format!("{rnd}/v=2")).unwrap_err().0, 404);
+        let acc = "/localhost/nfd/strategy/access";
+        assert_eq!(parse(acc), Ok((Access, format!("{acc}/v=1"))));
+        assert_eq!(
+            parse(&format!("{acc}/v=1/x~1")).unwrap_err().1,
+            "Error instantiating strategy: AccessStrategy does not accept parameters"
+        );
+        assert_eq!(
+            parse("/localhost/nfd/strategy/self-learning")
+                .unwrap_err()
+                .0,
+            404
+        );
         // Older version: the strategy refuses it; newer or unknown: not registered.
         assert_eq!(
             parse(&format!("{br}/v=4")),

@@ -9,6 +9,9 @@
 //!   with the lowest smoothed RTT, and probe another now and then ([`crate::fw::asf`]).
 //! - **random**: forward every Interest, a retransmission too, to one eligible next hop drawn at
 //!   random; none eligible: Nack NoRoute (NFD's random strategy).
+//! - **access**: a new Interest goes to the next hop that last brought Data under its longest
+//!   measured prefix, and after that prefix's RTO to every other next hop; unmeasured, and a
+//!   retransmission, to every next hop (NFD's access strategy, [`crate::fw::access`]).
 //!
 //! Retransmission suppression is NFD 24.07's: best-route decides per PIT entry (a new Interest
 //! when no out-record is pending; a retransmission within the entry's interval of the last
@@ -46,6 +49,8 @@ pub enum StrategyKind {
     Asf,
     /// An eligible next hop drawn at random, every Interest (no suppression).
     Random,
+    /// The last next hop that answered under the prefix, then every next hop after its RTO.
+    Access,
 }
 
 impl StrategyKind {
@@ -56,6 +61,7 @@ impl StrategyKind {
             StrategyKind::Multicast => "/localhost/nfd/strategy/multicast",
             StrategyKind::Asf => "/localhost/nfd/strategy/asf",
             StrategyKind::Random => "/localhost/nfd/strategy/random",
+            StrategyKind::Access => "/localhost/nfd/strategy/access",
         }
     }
 
@@ -80,6 +86,7 @@ impl StrategyKind {
             b"multicast" => Some(StrategyKind::Multicast),
             b"asf" => Some(StrategyKind::Asf),
             b"random" => Some(StrategyKind::Random),
+            b"access" => Some(StrategyKind::Access),
             _ => None,
         }
     }

@@ -6,6 +6,7 @@ use super::*;
 use crate::fw::asf::{AsfTable, Candidate};
 use crate::fw::strategy::{RetxDecision, Strategy};
 use crate::table::fib::{FibEntry, MAX_NEXTHOPS};
+use crate::table::pit_cs::MeasuredBy;
 
 /// How long ASF keeps a satisfied PIT entry for another upstream's Data (a probe's, or the
 /// Interest's when the probe answered first): NFD's `setExpiryTimer(pitEntry, 50_ms)` in
@@ -23,6 +24,7 @@ impl Engine {
                     let seed = crate::hash::value_hash(self.key, b"asf");
                     self.asf = Some(AsfTable::new(self.config.asf_namespaces, seed));
                 }
+                self.access_table_for(s.kind);
                 self.strategies.set_instance(prefix, s);
             }
             None => {
@@ -32,9 +34,10 @@ impl Engine {
     }
 
     /// Live entries of this engine's measurements tables (NFD's `NMeasurementsEntries`, for
-    /// this worker): ASF's namespaces.
+    /// this worker): ASF's namespaces and the access strategy's prefixes.
     pub fn measurements_len(&self, now_ms: u64) -> usize {
         self.asf.as_ref().map_or(0, |t| t.len(now_ms))
+            + self.access.as_ref().map_or(0, |t| t.len(now_ms))
     }
 
     /// ASF's measurements (`None` until a prefix chooses ASF).
@@ -75,7 +78,7 @@ impl Engine {
         let name_hash = self.hashes[f.idx].full();
         let depth = usize::from(entry.depth);
         let slot = asf.get_or_create(entry.hash, depth, now, strategy.max_timeouts);
-        self.table.pit_mut(f.p).asf = true;
+        self.table.pit_mut(f.p).measured_by = MeasuredBy::Asf;
         let pe = self.table.pit(f.p);
         if !pending {
             let Some(best) = asf.best(slot, cands, now) else {

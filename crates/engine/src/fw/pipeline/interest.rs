@@ -324,7 +324,7 @@ impl Engine {
 
     /// Whether `face` may carry an Interest restricted to local faces (`restrict_local`).
     #[inline]
-    fn in_scope(&self, restrict_local: bool, face: FaceId) -> bool {
+    pub(super) fn in_scope(&self, restrict_local: bool, face: FaceId) -> bool {
         !restrict_local || self.face(face).local
     }
 
@@ -410,6 +410,9 @@ impl Engine {
             Some(e) if strategy.kind == StrategyKind::Asf && f.next_hop.is_none() => {
                 self.asf_select(&f, e, &strategy, &mut chosen)
             }
+            _ if strategy.kind == StrategyKind::Access && f.next_hop.is_none() => {
+                self.access_select(&f, entry, &mut chosen)
+            }
             _ => {
                 let draw = match strategy.kind {
                     StrategyKind::Random => self.random(),
@@ -426,7 +429,8 @@ impl Engine {
             self.faces_scratch = chosen;
             if d.reject {
                 // No route: reject the Interest (NFD's `rejectPendingInterest`: unsatisfied).
-                if f.stored {
+                if d.silent {
+                } else if f.stored {
                     self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute, None);
                 } else {
                     self.nack_input(
@@ -466,9 +470,13 @@ impl Engine {
             }
             self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
         }
+        let first = chosen.first().copied();
         self.faces_scratch = chosen;
         if let Some(face) = d.probe {
             self.asf_send_probe(&f, face);
+        }
+        if let (Some(rto_ms), Some(face)) = (d.rto_ms, first) {
+            self.access_arm(&f, face, rto_ms);
         }
     }
 
@@ -511,9 +519,9 @@ impl Engine {
             .filter(|&x| eligible(x));
         let (out, now) = (&pe.out_records[..], f.now_ms);
         match strategy.kind {
-            // ASF without its table (a choice made through `strategies_mut`) goes as
-            // best-route.
-            StrategyKind::BestRoute | StrategyKind::Asf => {
+            // ASF or access without its table (a choice made through `strategies_mut`), or with
+            // a NextHopFaceId, goes as best-route.
+            StrategyKind::BestRoute | StrategyKind::Asf | StrategyKind::Access => {
                 match RetxSuppression::decide_per_entry(out, pe.retx_interval_ms, now) {
                     RetxDecision::New => {
                         chosen.extend(hops.take(1));
@@ -568,8 +576,13 @@ impl Engine {
 /// What a strategy decided for an Interest, besides the faces it chose.
 #[derive(Debug, Default)]
 pub(super) struct Decision {
-    /// Nothing chosen: Nack the downstream with NoRoute and remove the PIT entry.
+    /// Nothing chosen: Nack the downstream with NoRoute (unless `silent`) and remove the PIT
+    /// entry.
     pub(super) reject: bool,
+    /// Reject without a Nack (the access strategy's way).
+    pub(super) silent: bool,
+    /// Access: the RTO (ms) after which the Interest goes to the other next hops.
+    pub(super) rto_ms: Option<u64>,
     /// A retransmission forwarded per PIT entry: grow the entry's suppression interval.
     pub(super) grow_entry_interval: bool,
     /// ASF: the face to probe, besides the chosen one.

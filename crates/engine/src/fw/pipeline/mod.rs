@@ -49,6 +49,7 @@ pub use crate::table::cs_filter::CsFilter;
 use wire::lp::{NackReason, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
+mod access;
 mod asf;
 mod data;
 mod interest;
@@ -114,7 +115,8 @@ pub struct EngineConfig {
     /// Congestion notification of the store: plain ECN or NB-CC (Pan et al.); off by default.
     pub congestion: CongestionConfig,
     /// Capacity of ASF's measurements table, in name prefixes (allocated when a prefix first
-    /// chooses ASF; see [`crate::fw::asf`]).
+    /// chooses ASF; see [`crate::fw::asf`]); the access strategy's table has as many prefixes
+    /// and RTO timers ([`crate::fw::access`]).
     pub asf_namespaces: usize,
 }
 
@@ -419,6 +421,8 @@ pub struct Engine {
     strategies: StrategyChoice,
     /// ASF's measurements, once a prefix chose ASF.
     asf: Option<AsfTable>,
+    /// The access strategy's measurements and timers, once a prefix chose it.
+    access: Option<crate::fw::access::AccessTable>,
     /// The CS admits Data (NFD's CS_ENABLE_ADMIT).
     cs_admit: bool,
     /// The CS serves Interests (NFD's CS_ENABLE_SERVE).
@@ -506,6 +510,7 @@ impl Engine {
             dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
             strategies: StrategyChoice::new(key),
             asf: None,
+            access: None,
             cs_admit: true,
             cs_serve: true,
             faces: Vec::new(),
@@ -667,6 +672,7 @@ impl Engine {
             self.counters.unsatisfied += 1;
         }
         self.expired = expired;
+        self.access_timers(now_ms);
     }
 
     /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.

@@ -161,6 +161,19 @@ pub struct OutRecord {
     pub retx_interval_ms: u32,
 }
 
+/// Which strategy's measurements a PIT entry's Data and Nacks feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum MeasuredBy {
+    /// None (best-route, multicast, random).
+    #[default]
+    None,
+    /// ASF's ([`crate::fw::asf`]).
+    Asf,
+    /// The access strategy's ([`crate::fw::access`]).
+    Access,
+}
+
 /// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
 ///
 /// Laid out on whole cache lines, in the order a new Interest writes them: the scalar fields,
@@ -191,8 +204,8 @@ pub struct PitEntry {
     /// Congestion notification: the Data that satisfies this entry is sent with a
     /// CongestionMark (the Interest met a congested store; see `fw::pipeline::CongestionConfig`).
     pub cc_mark: bool,
-    /// Strategy state: forwarded by ASF (its Data and Nacks feed ASF's measurements).
-    pub asf: bool,
+    /// Strategy state: the strategy whose measurements its Data and Nacks feed.
+    pub measured_by: MeasuredBy,
     is_digest: bool,
     in_use: bool,
     /// `interest` holds a stored Interest (cleared with it when the entry is removed, so that
@@ -795,7 +808,7 @@ impl PitCs {
         pe.retx_interval_ms = 0;
         pe.cs_pending = false;
         pe.cc_mark = false;
-        pe.asf = false;
+        pe.measured_by = MeasuredBy::None;
         pe.is_digest = is_digest;
         pe.in_use = true;
         self.pit_len += 1;
@@ -880,6 +893,11 @@ impl PitCs {
             retx_interval_ms: 0,
         });
         true
+    }
+
+    /// Whether PIT entry `p` is in use (not free).
+    pub fn pit_in_use(&self, p: u32) -> bool {
+        self.pits.get(p as usize).is_some_and(|pe| pe.in_use)
     }
 
     /// Marks PIT entry `p` satisfied and keeps it until `until_ms` with no downstream (its
