@@ -123,19 +123,11 @@ impl AccessTable {
     /// face's estimator; the prefix lives 8 s more.
     pub fn data(&mut self, hash: u64, depth: usize, face: FaceId, rtt_ms: u64, now_ms: u64) {
         let rtt_us = rtt_ms.saturating_mul(1000);
-        let fi = Self::window(
-            FACE_SLOTS,
-            u64::from(face).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        )
-        .find(|&i| self.faces[i].0 == face)
-        .or_else(|| {
-            Self::window(
-                FACE_SLOTS,
-                u64::from(face).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            )
-            .find(|&i| self.faces[i].0 == NONE)
-        })
-        .unwrap_or((face as usize) & (FACE_SLOTS - 1));
+        let key = u64::from(face).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let fi = Self::window(FACE_SLOTS, key)
+            .find(|&i| self.faces[i].0 == face)
+            .or_else(|| Self::window(FACE_SLOTS, key).find(|&i| self.faces[i].0 == NONE))
+            .unwrap_or(key as usize & (FACE_SLOTS - 1));
         if self.faces[fi].0 != face {
             self.faces[fi] = (face, RttEstimator::NEW);
         }

@@ -411,15 +411,20 @@ impl AsfTable {
         (self.random() as u32).to_be_bytes()
     }
 
-    /// xorshift64*: the probing draws (deterministic for a seed).
+    /// The probing draws (deterministic for a seed).
     fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift(&mut self.rng)
     }
+}
+
+/// xorshift64*: the next number from `state` (non-zero), which it advances.
+pub(crate) fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 #[cfg(test)]

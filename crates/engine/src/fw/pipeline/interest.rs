@@ -47,17 +47,13 @@ impl Engine {
                 self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
-            if self.table.pit(p).satisfied() {
-                // An entry ASF kept after its Data: it ends now (satisfied), and the Interest
-                // is a new one (the CS is asked first, as NFD asks it for an entry with no
-                // downstream).
-                self.table.pit_remove(p, |_| {});
-                self.counters.satisfied += 1;
+            if self.end_if_kept(p) {
                 entry = self.table.find(full, name.value());
                 pending = None;
             }
         }
         if pending.is_some() {
+            // Pending: not asked of the CS.
         } else if !self.cs_serve {
             // Serving off: no tier of the CS is asked (NFD's CS_ENABLE_SERVE).
             filter = Filtered::Absent;
@@ -70,14 +66,7 @@ impl Engine {
                 self.counters.bypass.filter_skips += 1;
             } else if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms)
             {
-                let mark = u64::from(self.ecn_marks_all());
-                self.counters.congestion.data_marked += mark;
-                let data = self.table.data(e).unwrap_or(&[]);
-                let start = self.out.len() as u32;
-                self.out.extend_from_slice(data);
-                let range = start..self.out.len() as u32;
-                self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
-                return self.read_ahead(name.value());
+                return self.answer_from_cs(face, e, token, name.value());
             }
         }
         let Some((p, is_new, expiry)) = self.pit_insert(now_ms, idx, face, wire, i, entry, token)
@@ -135,6 +124,32 @@ impl Engine {
             planned,
             guard,
         });
+    }
+
+    /// Answers an Interest from `face` (with its PIT `token`) with the Data of CS entry `e`,
+    /// then lets the slow tier read ahead of `name_value`.
+    #[inline(always)]
+    fn answer_from_cs(&mut self, face: FaceId, e: u32, token: Option<&[u8]>, name_value: &[u8]) {
+        let mark = u64::from(self.ecn_marks_all());
+        self.counters.congestion.data_marked += mark;
+        let data = self.table.data(e).unwrap_or(&[]);
+        let start = self.out.len() as u32;
+        self.out.extend_from_slice(data);
+        let range = start..self.out.len() as u32;
+        self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
+        self.read_ahead(name_value)
+    }
+
+    /// Ends PIT entry `p` if it is one ASF kept after its Data (satisfied): an Interest for it
+    /// is then a new one, asked of the CS first (as NFD asks it for an entry with no
+    /// downstream). Whether it ended.
+    fn end_if_kept(&mut self, p: u32) -> bool {
+        if !self.table.pit(p).satisfied() {
+            return false;
+        }
+        self.table.pit_remove(p, |_| {});
+        self.counters.satisfied += 1;
+        true
     }
 
     /// Whether an Interest with `nonce` from `face` that matches pending PIT entry `p` loops:

@@ -640,12 +640,7 @@ impl Engine {
 
     /// The next random number (xorshift64*).
     fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        crate::fw::asf::xorshift(&mut self.rng)
     }
 
     fn drop_packet(&mut self, reason: DropReason) {
