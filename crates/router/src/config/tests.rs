@@ -260,7 +260,10 @@ fn strategy_names() {
         parse_strategy("/localhost/nfd/strategy/asf/v=5"),
         Some(StrategyKind::Asf)
     );
-    assert_eq!(parse_strategy("/localhost/nfd/strategy/self-learning"), None);
+    assert_eq!(
+        parse_strategy("/localhost/nfd/strategy/self-learning"),
+        None
+    );
 }
 
 #[test]
