@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use engine::fw::asf::LastRtt;
 use engine::fw::pipeline::{DropReason, Engine, EngineConfig, SendKind};
 use engine::fw::strategy::{RetxSuppression, Strategy, StrategyKind};
 use engine::hash::HashKey;
@@ -353,4 +354,245 @@ fn asf_probes_every_probing_interval() {
     };
     assert_eq!(count_probes(1_000), 24);
     assert!(count_probes(60_000) <= 1);
+}
+
+/// An engine whose FIB sends /t to faces 1, 2 and 3 (cost 0 each), `strategy` at /t.
+fn three_faces(strategy: Strategy) -> Engine {
+    let fib = Arc::new(Fib::new(KEY, 64, 2));
+    for f in [1, 2, 3] {
+        fib.add_nexthop(&n("/t"), f, 0).unwrap();
+    }
+    let mut e = Engine::new(KEY, fib, EngineConfig::default());
+    e.set_strategy(&n("/t"), Some(strategy));
+    e
+}
+
+#[test]
+fn multicast_suppresses_each_upstream_on_its_own_out_record() {
+    // NFD's MulticastStrategy RetxSuppression test: the same Interest (new nonces) from
+    // faces 1, 2, 3 in turn; each upstream's out-record has its own interval (10 ms, doubling).
+    let mut e = three_faces(Strategy::new(StrategyKind::Multicast));
+    let mut at = |t: u64, from: FaceId, nonce: u32| {
+        let mut up = upstreams(&step(&mut e, t, &[(from, interest("/t/x", nonce))]));
+        up.sort();
+        up
+    };
+    assert_eq!(at(0, 1, 1), [2, 3]);
+    // Face 1 is new (no out-record); face 3 within its 10 ms.
+    assert_eq!(at(5, 2, 2), [1]);
+    // Face 1 sent 7 ms ago: suppressed; face 2 past its 10 ms: forwarded, its interval 20 ms.
+    assert_eq!(at(12, 3, 3), [2]);
+    // Face 1 past its 10 ms (interval now 20); face 2 within its 20 ms.
+    assert_eq!(at(30, 3, 4), [1]);
+    // Face 2 past its 20 ms; face 3, sent at 0 with its interval never grown, too.
+    assert_eq!(at(33, 1, 5), [2, 3]);
+}
+
+#[test]
+fn asf_suppresses_per_upstream_and_tries_an_unused_face_at_once() {
+    let mut e = engine(Strategy::new(StrategyKind::Asf));
+    let got = retransmit(&mut e, &[0, 5, 8, 10, 15, 20, 29, 30]);
+    let expect: Vec<(u64, Vec<FaceId>)> = vec![
+        (0, vec![UP_A]),
+        // A retransmission goes to the unused upstream without waiting.
+        (5, vec![UP_B]),
+        // Both used: the one tried longest ago, once past its own interval (10, then 20 ms).
+        (8, vec![]),
+        (10, vec![UP_A]),
+        (15, vec![UP_B]),
+        (20, vec![]),
+        (29, vec![]),
+        (30, vec![UP_A]),
+    ];
+    assert_eq!(got, expect);
+}
+
+#[test]
+fn best_route_takes_an_interest_as_new_once_no_out_record_is_pending() {
+    let mut e = engine(Strategy::new(StrategyKind::BestRoute));
+    let short = Interest {
+        lifetime_ms: Some(100),
+        ..Interest::new(n("/a/x"), [0, 0, 0, 1])
+    }
+    .to_wire();
+    assert_eq!(upstreams(&step(&mut e, 0, &[(DOWN, short)])), [UP_A]);
+    // Another downstream's Interest within the interval: suppressed (the entry lives on with
+    // its 4 s in-record).
+    assert!(upstreams(&step(&mut e, 5, &[(2, interest("/a/x", 2))])).is_empty());
+    // UP_A's out-record expired at 100 ms: the next Interest is new, to the cheapest upstream
+    // again (as a retransmission it would have gone to the unused UP_B).
+    assert_eq!(
+        upstreams(&step(&mut e, 200, &[(2, interest("/a/x", 3))])),
+        [UP_A]
+    );
+    // Now a retransmission: to UP_B, unused.
+    assert_eq!(
+        upstreams(&step(&mut e, 230, &[(2, interest("/a/x", 4))])),
+        [UP_B]
+    );
+}
+
+#[test]
+fn asf_keeps_a_satisfied_entry_50_ms_for_the_probe_data() {
+    let hash = engine::hash::name_hash(KEY, &n("/a"));
+    let last_rtt = |s: &Sim, face| {
+        let asf = s.e.asf().unwrap();
+        let slot = asf.find(hash, 1, 6_000).unwrap();
+        asf.peek(slot, face, 6_000).map(|m| m.last_rtt)
+    };
+    // UP_A answers in 20 ms, UP_B (probed) in 60: the probe's Data, 40 ms after UP_A's
+    // satisfied the Interest, still finds the PIT entry and is measured.
+    let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 60);
+    s.run(0, 6_000, 50);
+    assert!(s.log.iter().any(|l| l.1 == UP_B), "UP_B probed");
+    let c = s.e.counters();
+    assert_eq!(c.drops[DropReason::Unsolicited.index()], 0);
+    // Each PIT entry satisfied once (the kept one when it ends).
+    assert_eq!((s.satisfied, c.satisfied, c.unsatisfied), (120, 120, 0));
+    assert_eq!(last_rtt(&s, UP_B), Some(LastRtt::Measured(60_000)));
+    // UP_B answering in 100 ms, 80 ms after UP_A's Data: too late, unsolicited, not measured.
+    let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 100);
+    s.run(0, 6_000, 50);
+    assert_eq!(s.e.counters().drops[DropReason::Unsolicited.index()], 1);
+    assert_eq!(last_rtt(&s, UP_B), Some(LastRtt::None));
+}
+
+#[test]
+fn an_interest_for_a_kept_entry_is_new_and_the_cs_answers_it() {
+    let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 60);
+    s.run(0, 6_000, 50);
+    let p = s.log.iter().find(|l| l.1 == UP_B).unwrap().0;
+    let name = format!("/a/{}", p / 50 + 1);
+    // The same run up to 30 ms after the probe: UP_A's Data came at +20, the entry is kept
+    // until +70. An Interest for it now ends it (satisfied) and the CS answers.
+    let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 60);
+    s.run(0, p + 30, 50);
+    let before = s.e.counters().satisfied;
+    let back = step(&mut s.e, p + 30, &[(DOWN, interest(&name, 999))]);
+    assert_eq!(back.len(), 1);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(s.e.counters().satisfied, before + 1);
+    // The probe's Data then finds no entry.
+    s.run(p + 31, p + 100, 1_000);
+    assert_eq!(s.e.counters().drops[DropReason::Unsolicited.index()], 1);
+}
+
+#[test]
+fn unsatisfied_counts_every_entry_that_ends_without_data_as_nfd() {
+    let mut e = engine(Strategy::new(StrategyKind::Multicast));
+    let c = |e: &Engine| (e.counters().satisfied, e.counters().unsatisfied);
+    // No route: rejected with a Nack, unsatisfied.
+    let back = step(&mut e, 0, &[(DOWN, interest("/b/x", 1))]);
+    assert_eq!(back[0].1, SendKind::Nack(NackReason::NoRoute));
+    assert_eq!(c(&e), (0, 1));
+    // Every upstream Nacks: the downstream gets a Nack and the entry is unsatisfied.
+    let sent = step(&mut e, 1, &[(DOWN, interest("/a/n", 2))]);
+    assert_eq!(upstreams(&sent).len(), 2);
+    let nacks: Vec<(FaceId, Vec<u8>)> = sent
+        .iter()
+        .map(|(f, _, b)| {
+            (
+                *f,
+                LpPacket::nack(b.clone(), NackReason::Congestion).to_wire(),
+            )
+        })
+        .collect();
+    step(&mut e, 2, &nacks[..1]);
+    assert_eq!(c(&e), (0, 1), "one upstream still pending");
+    let back = step(&mut e, 3, &nacks[1..]);
+    assert_eq!(back[0].1, SendKind::Nack(NackReason::Congestion));
+    assert_eq!(c(&e), (0, 2));
+    // Data: satisfied; no answer: unsatisfied when the entry expires.
+    let sent = step(&mut e, 4, &[(DOWN, interest("/a/d", 3))]);
+    step(&mut e, 5, &[(sent[0].0, data("/a/d"))]);
+    step(&mut e, 6, &[(DOWN, interest("/a/e", 4))]);
+    assert_eq!(c(&e), (1, 2));
+    step(&mut e, 6 + 4_000, &[]);
+    assert_eq!(c(&e), (1, 3));
+}
+
+#[test]
+fn random_spreads_interests_and_never_suppresses() {
+    let mut e = engine(Strategy::new(StrategyKind::Random));
+    let mut hits = BTreeMap::<FaceId, u32>::new();
+    for i in 0..200u32 {
+        for f in upstreams(&step(
+            &mut e,
+            u64::from(i),
+            &[(DOWN, interest(&format!("/a/{i}"), i))],
+        )) {
+            *hits.entry(f).or_default() += 1;
+        }
+    }
+    // One upstream each, both drawn often.
+    assert_eq!(hits.values().sum::<u32>(), 200);
+    assert!(hits[&UP_A] > 50 && hits[&UP_B] > 50, "{hits:?}");
+    // A retransmission 1 ms later is forwarded (NFD's random strategy has no suppression).
+    let got = retransmit(&mut e, &[1_000, 1_001, 1_002]);
+    assert!(got.iter().all(|(_, f)| f.len() == 1), "{got:?}");
+    // No eligible upstream (the only next hop is the downstream): Nack NoRoute.
+    let back = step(&mut e, 1_010, &[(UP_A, interest("/a/only", 77))]);
+    assert_eq!(upstreams(&back), [UP_B]);
+    let fib = Arc::new(Fib::new(KEY, 64, 2));
+    fib.add_nexthop(&n("/a"), UP_A, 1).unwrap();
+    let mut e = Engine::new(KEY, fib, EngineConfig::default());
+    e.set_strategy(&n("/a"), Some(Strategy::new(StrategyKind::Random)));
+    let back = step(&mut e, 0, &[(UP_A, interest("/a/x", 1))]);
+    assert_eq!(back[0].1, SendKind::Nack(NackReason::NoRoute));
+    assert_eq!(e.counters().unsatisfied, 1);
+}
+
+#[test]
+fn access_goes_to_the_last_working_next_hop_then_to_the_others_after_its_rto() {
+    let mut e = engine(Strategy::new(StrategyKind::Access));
+    let sorted = |sent: &[(FaceId, SendKind, Vec<u8>)]| {
+        let mut up = upstreams(sent);
+        up.sort();
+        up
+    };
+    // Nothing measured: every next hop.
+    assert_eq!(
+        sorted(&step(&mut e, 0, &[(DOWN, interest("/a/1", 1))])),
+        [UP_A, UP_B]
+    );
+    // UP_B answers first (30 ms): it becomes /a's last working next hop.
+    let back = step(&mut e, 30, &[(UP_B, data("/a/1"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(e.measurements_len(30), 1);
+    assert_eq!(
+        upstreams(&step(&mut e, 100, &[(DOWN, interest("/a/2", 2))])),
+        [UP_B]
+    );
+    // UP_B is silent: after its RTO (one 30 ms sample: 200 ms, the minimum) the Interest goes
+    // to the other next hops (not back to UP_B, nor to the downstream).
+    assert!(step(&mut e, 299, &[]).is_empty());
+    let rto = step(&mut e, 300, &[]);
+    assert_eq!(upstreams(&rto), [UP_A]);
+    let i = InterestView::decode(&rto[0].2, &Limits::default()).unwrap();
+    assert_eq!(i.name().to_name(), n("/a/2"));
+    // UP_A answers: now it is the last working next hop.
+    let back = step(&mut e, 320, &[(UP_A, data("/a/2"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(
+        upstreams(&step(&mut e, 400, &[(DOWN, interest("/a/3", 3))])),
+        [UP_A]
+    );
+    // A Data before the RTO: no timer fires.
+    step(&mut e, 410, &[(UP_A, data("/a/3"))]);
+    assert!(step(&mut e, 700, &[]).is_empty());
+    // A retransmission: suppressed within 10 ms (per PIT entry), then to every next hop.
+    assert_eq!(
+        upstreams(&step(&mut e, 800, &[(DOWN, interest("/a/4", 4))])),
+        [UP_A]
+    );
+    assert!(upstreams(&step(&mut e, 805, &[(DOWN, interest("/a/4", 5))])).is_empty());
+    assert_eq!(
+        sorted(&step(&mut e, 810, &[(DOWN, interest("/a/4", 6))])),
+        [UP_A, UP_B]
+    );
+    // Nowhere to go: rejected without a Nack (NFD's access strategy), unsatisfied.
+    let before = e.counters().unsatisfied;
+    e.set_strategy(&n("/"), Some(Strategy::new(StrategyKind::Access)));
+    assert!(step(&mut e, 900, &[(DOWN, interest("/b/x", 7))]).is_empty());
+    assert_eq!(e.counters().unsatisfied, before + 1);
 }

@@ -139,6 +139,8 @@ pub struct WorkerStats {
     /// alone (`workers` = 1), which [`CsTierInfo::merged`] sums (or takes the maximum of) over
     /// workers.
     pub l2: Option<CsTierInfo>,
+    /// Live entries of the worker's strategy measurements tables (ASF's namespaces).
+    pub measurements: usize,
     /// Upstream faces this worker holds unavailable to bypassed Interests now (under a
     /// Nack-α of NB-CC).
     pub nbcc_unavailable_faces: u64,

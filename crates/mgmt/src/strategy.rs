@@ -12,7 +12,8 @@
 //! are `<name>~<value>` components, read and checked as NFD 24.07 reads them
 //! ([`parse_parameters`]): every strategy takes `retx-suppression-initial`, `-max` (in
 //! milliseconds) and `-multiplier`; ASF also `probing-interval` (milliseconds, at least 1 s) and
-//! `max-timeouts`. Unknown parameters are ignored, as NFD does. The workers apply them
+//! `max-timeouts`; `random` and `access` take none (409, as NFD). Unknown parameters are
+//! ignored, as NFD does. The workers apply them
 //! ([`Forwarder::set_strategy_instance`]).
 
 use std::collections::BTreeMap;
@@ -23,8 +24,9 @@ use wire::{tt, Component, Name};
 
 use crate::forwarder::Forwarder;
 
-/// The strategies Cascade has, as NFD registers them: name, version, kind, NFD's class name.
-const REGISTRY: [(&str, u64, StrategyKind, &str); 3] = [
+/// The strategies Cascade has, as NFD registers them: name, version, kind, NFD's class name;
+/// in NFD's registry order (names in canonical order: a shorter component first).
+const REGISTRY: [(&str, u64, StrategyKind, &str); 5] = [
     (
         "/localhost/nfd/strategy/asf",
         5,
@@ -32,16 +34,28 @@ const REGISTRY: [(&str, u64, StrategyKind, &str); 3] = [
         "AsfStrategy",
     ),
     (
-        "/localhost/nfd/strategy/best-route",
-        5,
-        StrategyKind::BestRoute,
-        "BestRouteStrategy",
+        "/localhost/nfd/strategy/access",
+        1,
+        StrategyKind::Access,
+        "AccessStrategy",
+    ),
+    (
+        "/localhost/nfd/strategy/random",
+        1,
+        StrategyKind::Random,
+        "RandomStrategy",
     ),
     (
         "/localhost/nfd/strategy/multicast",
         5,
         StrategyKind::Multicast,
         "MulticastStrategy",
+    ),
+    (
+        "/localhost/nfd/strategy/best-route",
+        5,
+        StrategyKind::BestRoute,
+        "BestRouteStrategy",
     ),
 ];
 
@@ -243,8 +257,19 @@ pub fn parse_instance(input: &Name) -> Result<(Strategy, Name), ControlResponse>
             "{class} does not support version {v}"
         )));
     }
-    let strategy = parse_parameters(*kind, &comps[i + 1..]).map_err(|e| cannot_instantiate(&e))?;
+    let params = &comps[i + 1..];
+    if !params.is_empty() && !takes_parameters(*kind) {
+        return Err(cannot_instantiate(&format!(
+            "{class} does not accept parameters"
+        )));
+    }
+    let strategy = parse_parameters(*kind, params).map_err(|e| cannot_instantiate(&e))?;
     Ok((strategy, input.clone()))
+}
+
+/// Whether a strategy takes parameters (NFD's random and access strategies refuse any).
+fn takes_parameters(kind: StrategyKind) -> bool {
+    !matches!(kind, StrategyKind::Random | StrategyKind::Access)
 }
 
 /// Reads a strategy written in the configuration file: a short name (`best-route`,
@@ -346,8 +371,32 @@ mod tests {
         // Parameters are kept in the instance name.
         let with = format!("{mc}/v=5/retx-suppression-initial~20/retx-suppression-max~500");
         assert_eq!(parse(&with), Ok((Multicast, with.clone())));
-        // A prefix of a registered name finds the last one it starts (NFD's lookup).
-        assert_eq!(parse("/localhost/nfd/strategy").unwrap().0, Multicast);
+        // A prefix of a registered name finds the last one it starts, in NFD's registry
+        // order (canonical: best-route's longer component after multicast's).
+        assert_eq!(parse("/localhost/nfd/strategy").unwrap().0, BestRoute);
+        // Random, as NFD 24.07 registers it: version 1, no parameters.
+        let rnd = "/localhost/nfd/strategy/random";
+        assert_eq!(parse(rnd), Ok((Random, format!("{rnd}/v=1"))));
+        assert_eq!(
+            parse(&format!("{rnd}/v=1/retx-suppression-initial~20")),
+            Err((
+                409,
+                "Error instantiating strategy: RandomStrategy does not accept parameters".into()
+            ))
+        );
+        assert_eq!(parse(&format!("{rnd}/v=2")).unwrap_err().0, 404);
+        let acc = "/localhost/nfd/strategy/access";
+        assert_eq!(parse(acc), Ok((Access, format!("{acc}/v=1"))));
+        assert_eq!(
+            parse(&format!("{acc}/v=1/x~1")).unwrap_err().1,
+            "Error instantiating strategy: AccessStrategy does not accept parameters"
+        );
+        assert_eq!(
+            parse("/localhost/nfd/strategy/self-learning")
+                .unwrap_err()
+                .0,
+            404
+        );
         // Older version: the strategy refuses it; newer or unknown: not registered.
         assert_eq!(
             parse(&format!("{br}/v=4")),

@@ -365,6 +365,7 @@ impl Forwarder for Channels {
                 cs_misses: s.cs_misses,
                 l2: s.l2.as_ref().map(tier_info),
                 nbcc_unavailable_faces: s.nbcc_unavailable_faces,
+                measurements: s.measurements,
                 latency: s.latency,
             })
             .collect()

@@ -127,6 +127,8 @@ pub struct Snapshot {
     pub l2: Option<L2Snapshot>,
     /// Upstream faces under a Nack-α now (NB-CC).
     pub nbcc_unavailable_faces: u64,
+    /// Live strategy measurements entries (ASF's namespaces).
+    pub measurements: usize,
     /// Latency histograms: the batch time, and with an L2 its loop and storage times.
     pub latency: Vec<mgmt::LatencyHistogram>,
 }
@@ -831,6 +833,7 @@ impl Worker {
                     cs_misses: t.counters.cs_misses,
                     l2: l2.or(off_at_open),
                     nbcc_unavailable_faces: self.engine.unavailable_faces(self.now_ms()),
+                    measurements: self.engine.measurements_len(self.now_ms()),
                     latency: std::iter::once(self.batch_times.histogram())
                         .chain(self.stalls.iter().flat_map(|st| st.histograms()))
                         .collect(),

@@ -437,6 +437,51 @@ fn status_general(threads: router::Threads) {
     r.join();
 }
 
+#[test]
+fn status_general_counts_an_interest_every_upstream_nacked_unsatisfied() {
+    for threads in [router::Threads::IoWorkers, router::Threads::Sharded] {
+        let dir = tmp_dir(&format!("status-nack-{}", threads.name()));
+        let mut c = Config::default();
+        c.listen.unix = dir.0.join("nfd.sock").display().to_string();
+        c.listen.tcp = String::new();
+        c.listen.websocket = String::new();
+        c.listen.udp = String::new();
+        c.workers.count = 2;
+        c.workers.threads = threads;
+        let r = Router::start(&c).unwrap();
+        let mut producer = unix_face(&r);
+        producer.register(&Name::from_uri("/n").unwrap()).unwrap();
+        let serve = std::thread::spawn(move || {
+            let Ok(Some(Received::Interest(ip))) = producer.recv(Duration::from_secs(10)) else {
+                panic!("no Interest");
+            };
+            producer
+                .put_nack(&ip, wire::lp::NackReason::NoRoute)
+                .unwrap();
+            producer
+        });
+        let mut consumer = unix_face(&r);
+        let before = Controller::new(&mut consumer).forwarder_status().unwrap();
+        let mut interest = Interest::new(Name::from_uri("/n/1").unwrap(), nonce(1));
+        interest.lifetime_ms = Some(4000);
+        assert!(consumer.fetch(&interest).is_err(), "Nacked");
+        let _producer = serve.join().unwrap();
+        let after = Controller::new(&mut consumer).forwarder_status().unwrap();
+        // Its only upstream Nacked: the PIT entry ends unsatisfied, as in NFD's forwarder.
+        assert_eq!(
+            after.n_unsatisfied_interests - before.n_unsatisfied_interests,
+            1
+        );
+        assert_eq!(
+            after.n_satisfied_interests - before.n_satisfied_interests,
+            1,
+            "only the first status request"
+        );
+        r.stop_handle().stop();
+        r.join();
+    }
+}
+
 /// A router listening on TCP `tcp` only (besides its Unix socket in `dir`).
 fn peer_on(dir: &Path, tcp: std::net::SocketAddr) -> Router {
     let mut c = Config::default();

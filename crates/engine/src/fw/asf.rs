@@ -20,6 +20,7 @@
 //! would have. The table's capacity is fixed when it is built: a namespace that finds no room
 //! in its probe window replaces the one expiring first (counted in [`AsfTable::evicted`]).
 
+use crate::fw::rtt::RttEstimator;
 use crate::table::pit_cs::{FaceId, NONE};
 
 /// Face records per namespace (more next hops than this are ranked unmeasured).
@@ -36,11 +37,6 @@ pub const MEASUREMENTS_LIFETIME_MS: u64 = 300_000;
 
 /// The first probe of a namespace is due within this long of its first use (NFD: 0–5 s).
 const FIRST_PROBE_WITHIN_MS: u64 = 5_000;
-
-/// RTT estimator options (ndn-cxx's defaults): initial RTO, bounds, gains.
-const INITIAL_RTO_US: u64 = 1_000_000;
-const MIN_RTO_US: u64 = 200_000;
-const MAX_RTO_US: u64 = 60_000_000;
 
 /// A face's last RTT: NFD's RTT_NO_MEASUREMENT, RTT_TIMEOUT, or a measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -63,11 +59,8 @@ pub struct FaceMeasure {
     pub expiry_ms: u64,
     /// The last RTT.
     pub last_rtt: LastRtt,
-    /// Smoothed RTT (microseconds; 0 before the first sample).
-    pub srtt_us: u64,
-    rttvar_us: u64,
-    rto_us: u64,
-    samples: u32,
+    /// The RTT estimator (smoothed RTT, RTO).
+    pub rtt: RttEstimator,
     /// Timeouts counted since the last Data or recorded timeout.
     pub n_timeouts: u32,
     /// The running retransmission timeout: when it fires, and the full-name hash of the
@@ -80,32 +73,21 @@ impl FaceMeasure {
         face: NONE,
         expiry_ms: 0,
         last_rtt: LastRtt::None,
-        srtt_us: 0,
-        rttvar_us: 0,
-        rto_us: INITIAL_RTO_US,
-        samples: 0,
+        rtt: RttEstimator::NEW,
         n_timeouts: 0,
         timeout: None,
     };
 
-    /// ndn-cxx's `RttEstimator::addMeasurement` (α = 1/8, β = 1/4, K = 4).
+    /// A Data measured `rtt_us`.
     fn record_rtt(&mut self, rtt_us: u64) {
         self.last_rtt = LastRtt::Measured(rtt_us);
-        if self.samples == 0 {
-            self.srtt_us = rtt_us;
-            self.rttvar_us = rtt_us / 2;
-        } else {
-            self.rttvar_us = (self.rttvar_us * 3 + self.srtt_us.abs_diff(rtt_us)) / 4;
-            self.srtt_us = (self.srtt_us * 7 + rtt_us) / 8;
-        }
-        self.samples = self.samples.saturating_add(1);
-        self.rto_us = (self.srtt_us + 4 * self.rttvar_us).clamp(MIN_RTO_US, MAX_RTO_US);
+        self.rtt.add(rtt_us);
     }
 
     /// The rank for forwarding (lower is better): working by SRTT, unmeasured, timed out.
     fn forwarding_group(&self) -> (u8, u64) {
         match self.last_rtt {
-            LastRtt::Measured(_) => (1, self.srtt_us),
+            LastRtt::Measured(_) => (1, self.rtt.srtt_us),
             LastRtt::None => (2, u64::MAX),
             LastRtt::Timeout => (3, u64::MAX),
         }
@@ -115,7 +97,7 @@ impl FaceMeasure {
     fn probing_group(&self) -> (u8, u64) {
         match self.last_rtt {
             LastRtt::None => (1, u64::MAX),
-            LastRtt::Measured(_) => (2, self.srtt_us),
+            LastRtt::Measured(_) => (2, self.rtt.srtt_us),
             LastRtt::Timeout => (3, u64::MAX),
         }
     }
@@ -245,6 +227,13 @@ impl AsfTable {
         Some(&self.slots[slot].faces[i])
     }
 
+    /// The measurements of `face` in namespace `slot` as they stand (a due timeout not
+    /// applied yet).
+    pub fn peek(&self, slot: usize, face: FaceId, now_ms: u64) -> Option<&FaceMeasure> {
+        let i = self.face_index(slot, face, now_ms)?;
+        Some(&self.slots[slot].faces[i])
+    }
+
     fn face_index(&self, slot: usize, face: FaceId, now_ms: u64) -> Option<usize> {
         self.slots[slot]
             .faces
@@ -307,7 +296,7 @@ impl AsfTable {
         let f = &mut self.slots[slot].faces[i];
         f.expiry_ms = now_ms.saturating_add(MEASUREMENTS_LIFETIME_MS);
         if f.timeout.is_none() {
-            f.timeout = Some((now_ms.saturating_add(f.rto_us / 1000), name_hash));
+            f.timeout = Some((now_ms.saturating_add(f.rtt.rto_us / 1000), name_hash));
         }
     }
 
@@ -422,15 +411,20 @@ impl AsfTable {
         (self.random() as u32).to_be_bytes()
     }
 
-    /// xorshift64*: the probing draws (deterministic for a seed).
+    /// The probing draws (deterministic for a seed).
     fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift(&mut self.rng)
     }
+}
+
+/// xorshift64*: the next number from `state` (non-zero), which it advances.
+pub(crate) fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 #[cfg(test)]
@@ -496,19 +490,6 @@ mod tests {
             LastRtt::Measured(30_000)
         );
         assert_eq!(t.face(s, 1, now + rto_ms).unwrap().n_timeouts, 1);
-    }
-
-    #[test]
-    fn srtt_and_rto_as_ndn_cxx() {
-        let mut f = FaceMeasure::FREE;
-        f.record_rtt(100_000);
-        assert_eq!(
-            (f.srtt_us, f.rttvar_us, f.rto_us),
-            (100_000, 50_000, 300_000)
-        );
-        f.record_rtt(200_000);
-        assert_eq!((f.srtt_us, f.rttvar_us), (112_500, 62_500));
-        assert_eq!(f.rto_us, 112_500 + 4 * 62_500);
     }
 
     #[test]

@@ -3,10 +3,20 @@
 //! - **best-route**: forward a new Interest to the lowest-cost eligible next hop; a
 //!   retransmission (new nonce, same pending Interest) is suppressed while within an exponentially
 //!   growing interval (10 ms doubling up to 250 ms, as NFD's best-route), otherwise it goes to the
-//!   next unused next hop, or the one tried longest ago.
+//!   next unused next hop (no unexpired out-record), or the one tried longest ago.
 //! - **multicast**: forward to every eligible next hop, each subject to the same suppression.
 //! - **asf** (NFD's Adaptive Smoothed RTT-based Forwarding): forward to the working next hop
 //!   with the lowest smoothed RTT, and probe another now and then ([`crate::fw::asf`]).
+//! - **random**: forward every Interest, a retransmission too, to one eligible next hop drawn at
+//!   random; none eligible: Nack NoRoute (NFD's random strategy).
+//! - **access**: a new Interest goes to the next hop that last brought Data under its longest
+//!   measured prefix, and after that prefix's RTO to every other next hop; unmeasured, and a
+//!   retransmission, to every next hop (NFD's access strategy, [`crate::fw::access`]).
+//!
+//! Retransmission suppression is NFD 24.07's: best-route decides per PIT entry (a new Interest
+//! when no out-record is pending; a retransmission within the entry's interval of the last
+//! transmission is suppressed), multicast and ASF per upstream (each out-record keeps its own
+//! interval, grown by each retransmission forwarded to it).
 //!
 //! Each choice carries its parameters ([`Strategy`]): the retransmission-suppression interval's
 //! start, cap and multiplier (NFD's `retx-suppression-initial`, `-max`, `-multiplier`), and
@@ -37,6 +47,10 @@ pub enum StrategyKind {
     Multicast,
     /// Adaptive Smoothed RTT-based Forwarding.
     Asf,
+    /// An eligible next hop drawn at random, every Interest (no suppression).
+    Random,
+    /// The last next hop that answered under the prefix, then every next hop after its RTO.
+    Access,
 }
 
 impl StrategyKind {
@@ -46,6 +60,8 @@ impl StrategyKind {
             StrategyKind::BestRoute => "/localhost/nfd/strategy/best-route",
             StrategyKind::Multicast => "/localhost/nfd/strategy/multicast",
             StrategyKind::Asf => "/localhost/nfd/strategy/asf",
+            StrategyKind::Random => "/localhost/nfd/strategy/random",
+            StrategyKind::Access => "/localhost/nfd/strategy/access",
         }
     }
 
@@ -69,6 +85,8 @@ impl StrategyKind {
             b"best-route" => Some(StrategyKind::BestRoute),
             b"multicast" => Some(StrategyKind::Multicast),
             b"asf" => Some(StrategyKind::Asf),
+            b"random" => Some(StrategyKind::Random),
+            b"access" => Some(StrategyKind::Access),
             _ => None,
         }
     }
@@ -298,23 +316,87 @@ pub fn next_interval(interval_ms: u32) -> u32 {
     RetxSuppression::DEFAULT.next(interval_ms)
 }
 
+/// Whether PIT entry out-records `out` hold one still pending: unexpired and not Nacked (NFD's
+/// `hasPendingOutRecords`). An entry without one takes a new Interest as new, not as a
+/// retransmission.
+#[inline]
+pub fn has_pending(out: &[OutRecord], now_ms: u64) -> bool {
+    out.iter()
+        .any(|r| r.expiry_ms >= now_ms && r.nack.is_none())
+}
+
+/// NFD's retransmission-suppression decision for an Interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetxDecision {
+    /// Not a retransmission (to this upstream): forward, the interval unchanged.
+    New,
+    /// A retransmission past the interval: forward, and grow the interval.
+    Forward,
+    /// A retransmission within the interval: do not forward.
+    Suppress,
+}
+
+impl RetxSuppression {
+    /// NFD's `decidePerPitEntry` (best-route): new when no out-record is pending; else
+    /// suppressed within `interval_ms` (the entry's) of the last transmission to any upstream.
+    #[inline]
+    pub fn decide_per_entry(out: &[OutRecord], interval_ms: u32, now_ms: u64) -> RetxDecision {
+        if !has_pending(out, now_ms) {
+            return RetxDecision::New;
+        }
+        let last = out.iter().map(|r| r.last_sent_ms).max().unwrap_or(0);
+        if suppressed(last, interval_ms, now_ms) {
+            RetxDecision::Suppress
+        } else {
+            RetxDecision::Forward
+        }
+    }
+
+    /// NFD's `decidePerUpstream` (multicast, ASF): new when the upstream has no out-record;
+    /// else suppressed within the out-record's own interval of its last transmission.
+    #[inline]
+    pub fn decide_per_upstream(&self, rec: Option<&OutRecord>, now_ms: u64) -> RetxDecision {
+        match rec {
+            None => RetxDecision::New,
+            Some(r) if suppressed(r.last_sent_ms, self.upstream_interval(r), now_ms) => {
+                RetxDecision::Suppress
+            }
+            Some(_) => RetxDecision::Forward,
+        }
+    }
+
+    /// An out-record's suppression interval: the initial one until a retransmission to it grew
+    /// it.
+    #[inline]
+    pub fn upstream_interval(&self, r: &OutRecord) -> u32 {
+        if r.retx_interval_ms == 0 {
+            self.initial_ms
+        } else {
+            r.retx_interval_ms
+        }
+    }
+
+    /// Grows out-record `r`'s interval after a retransmission was forwarded to it (NFD's
+    /// `incrementIntervalForOutRecord`).
+    #[inline]
+    pub fn grow_upstream(&self, r: &mut OutRecord) {
+        r.retx_interval_ms = self.next(self.upstream_interval(r));
+    }
+}
+
 /// Best-route's choice for a retransmission: the first eligible next hop (by cost) without an
-/// out-record, else the eligible one whose out-record is the oldest.
+/// unexpired out-record, else the eligible one whose out-record was renewed longest ago (NFD's
+/// `isNextHopEligible` wanting an unused one, then `findEligibleNextHopWithEarliestOutRecord`).
 pub fn best_route_retx(
     eligible: impl Iterator<Item = FaceId> + Clone,
     out_records: &[OutRecord],
+    now_ms: u64,
 ) -> Option<FaceId> {
+    let record = |f: FaceId| out_records.iter().find(|r| r.face == f);
     let unused = eligible
         .clone()
-        .find(|f| !out_records.iter().any(|r| r.face == *f));
-    unused.or_else(|| {
-        eligible.min_by_key(|f| {
-            out_records
-                .iter()
-                .find(|r| r.face == *f)
-                .map_or(0, |r| r.last_sent_ms)
-        })
-    })
+        .find(|&f| record(f).is_none_or(|r| r.expiry_ms <= now_ms));
+    unused.or_else(|| eligible.min_by_key(|&f| record(f).map_or(0, |r| r.last_sent_ms)))
 }
 
 #[cfg(test)]
@@ -402,13 +484,37 @@ mod tests {
             face,
             nonce: [0; 4],
             last_sent_ms: t,
-            expiry_ms: 0,
+            expiry_ms: 1_000,
             nack: None,
+            retx_interval_ms: 0,
         };
         let outs = [rec(1, 50), rec(2, 20)];
-        assert_eq!(best_route_retx([1, 2, 3].into_iter(), &outs), Some(3));
-        assert_eq!(best_route_retx([1, 2].into_iter(), &outs), Some(2));
-        assert_eq!(best_route_retx([].into_iter(), &outs), None);
+        assert_eq!(best_route_retx([1, 2, 3].into_iter(), &outs, 60), Some(3));
+        assert_eq!(best_route_retx([1, 2].into_iter(), &outs, 60), Some(2));
+        assert_eq!(best_route_retx([].into_iter(), &outs, 60), None);
+        // An expired out-record counts as unused.
+        assert_eq!(best_route_retx([1, 2].into_iter(), &outs, 1_000), Some(1));
+        // Per entry: new once nothing is pending; per upstream: each record's own interval.
+        let d = RetxSuppression::DEFAULT;
+        assert_eq!(
+            RetxSuppression::decide_per_entry(&outs, 10, 55),
+            RetxDecision::Suppress
+        );
+        assert_eq!(
+            RetxSuppression::decide_per_entry(&outs, 10, 60),
+            RetxDecision::Forward
+        );
+        assert_eq!(
+            RetxSuppression::decide_per_entry(&outs, 10, 1_001),
+            RetxDecision::New
+        );
+        let mut r = rec(3, 100);
+        assert_eq!(d.decide_per_upstream(None, 0), RetxDecision::New);
+        assert_eq!(d.decide_per_upstream(Some(&r), 109), RetxDecision::Suppress);
+        assert_eq!(d.decide_per_upstream(Some(&r), 110), RetxDecision::Forward);
+        d.grow_upstream(&mut r);
+        assert_eq!(r.retx_interval_ms, 20);
+        assert_eq!(d.decide_per_upstream(Some(&r), 119), RetxDecision::Suppress);
         assert_eq!(
             less_severe(NackReason::NoRoute, NackReason::Congestion),
             NackReason::Congestion

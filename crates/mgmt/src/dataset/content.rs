@@ -4,7 +4,6 @@
 
 use std::time::Instant;
 
-use engine::fw::pipeline::DropReason;
 use face::{FaceCounters, FaceDesc};
 use wire::nfd::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
@@ -124,8 +123,9 @@ pub(crate) fn strategy_choices(
 /// packet in from and out to a face, its internal face (management) included: here, the faces'
 /// counters (those open and those closed) plus management's own traffic. Satisfied Interests
 /// are the PIT entries Data satisfied and the Interests the CS answered (NFD satisfies those
-/// too), plus management's answers; unsatisfied ones, the PIT entries that expired and the
-/// Interests rejected for want of a route, plus the management Interests left unanswered.
+/// too), plus management's answers; unsatisfied ones, the PIT entries that ended without Data
+/// (expired, rejected for want of a route, Nacked by every upstream), plus the management
+/// Interests left unanswered. Measurements entries: the workers' tables summed.
 fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
     forwarder_status(s, &s.forwarder.stats(), &s.forwarder.faces()).encode(out);
 }
@@ -150,7 +150,7 @@ pub(crate) fn forwarder_status<F>(
         n_name_tree_entries: name_tree_entries(names) + sum(|s| s.pit_len as u64),
         n_fib_entries: s.rib.fib().real_len() as u64,
         n_pit_entries: sum(|s| s.pit_len as u64),
-        n_measurements_entries: 0,
+        n_measurements_entries: sum(|s| s.measurements as u64),
         n_cs_entries: sum(|s| s.cs_len as u64),
         n_in_interests: faces.in_interests,
         n_in_data: faces.in_data + s.traffic.data,
@@ -159,9 +159,7 @@ pub(crate) fn forwarder_status<F>(
         n_out_data: faces.out_data,
         n_out_nacks: faces.out_nacks,
         n_satisfied_interests: sum(|s| s.counters.satisfied + s.cs_hits) + s.traffic.satisfied,
-        n_unsatisfied_interests: sum(|s| {
-            s.counters.unsatisfied + s.counters.drops[DropReason::NoRoute.index()]
-        }) + s.traffic.unanswered,
+        n_unsatisfied_interests: sum(|s| s.counters.unsatisfied) + s.traffic.unanswered,
     }
 }
 

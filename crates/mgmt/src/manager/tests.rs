@@ -626,9 +626,12 @@ fn status_general_counts_as_nfd_forwarder_does() {
     let mut w = WorkerStats {
         pit_len: 4,
         cs_hits: 10,
+        measurements: 3,
         ..WorkerStats::default()
     };
     w.counters.satisfied = 5;
+    // The engine counts every PIT entry that ended unsatisfied (expired, rejected for want of
+    // a route, Nacked by every upstream) as NFD's forwarder does; its drop counts are not added.
     w.counters.unsatisfied = 2;
     w.counters.drops[engine::fw::pipeline::DropReason::NoRoute.index()] = 3;
     // Worker counts of packets are not NFD's (a Data goes to every worker): the faces' are used.
@@ -692,7 +695,9 @@ fn status_general_counts_as_nfd_forwarder_does() {
     // request's answer comes after).
     assert_eq!(counts, (20 + 9, 40 + 7 + 4, 60, 80 + 6, 100, 120));
     assert_eq!(s.n_satisfied_interests, 2 * (5 + 10) + 3);
-    assert_eq!(s.n_unsatisfied_interests, 2 * (2 + 3) + 1);
+    assert_eq!(s.n_unsatisfied_interests, 2 * 2 + 1);
+    // Each worker's measurements table, summed.
+    assert_eq!(s.n_measurements_entries, 2 * 3);
     // The name tree: /, /a, /a/b, /a/c, /m, the default strategy choices' /localhost,
     // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
     assert_eq!(s.n_name_tree_entries, 9 + 8);

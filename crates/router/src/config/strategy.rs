@@ -64,7 +64,7 @@ mod tests {
                 "initial interval must be > 0",
             ),
             ("/localhost/nfd/strategy/asf/v=5/nonsense", "format is"),
-            ("random", "Strategy not registered"),
+            ("self-learning", "Strategy not registered"),
             ("/localhost/nfd/strategy/multicast/v=4", "version 4"),
         ] {
             let e = entry(s).instance().unwrap_err();

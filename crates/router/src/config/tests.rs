@@ -166,8 +166,8 @@ fn errors_are_one_line_and_name_the_problem() {
             "not one of",
         ),
         (
-            "[[strategy]]\nprefix = \"/\"\nstrategy = \"random\"\n",
-            "strategy /: \"random\": Strategy not registered",
+            "[[strategy]]\nprefix = \"/\"\nstrategy = \"self-learning\"\n",
+            "strategy /: \"self-learning\": Strategy not registered",
         ),
         ("[[face]]\nuri = \"ether://x\"\n", "unsupported scheme"),
         (
@@ -262,7 +262,10 @@ fn strategy_names() {
         parse_strategy("/localhost/nfd/strategy/asf/v=5"),
         Some(StrategyKind::Asf)
     );
-    assert_eq!(parse_strategy("/localhost/nfd/strategy/random"), None);
+    assert_eq!(
+        parse_strategy("/localhost/nfd/strategy/self-learning"),
+        None
+    );
 }
 
 #[test]

@@ -1,21 +1,17 @@
 //! ASF in the pipeline: the forwarding choice, the probe, and the measurements a Data or a
 //! Nack brings back ([`crate::fw::asf`] holds the table).
 
-use super::interest::Forward;
+use super::interest::{Decision, Forward};
 use super::*;
 use crate::fw::asf::{AsfTable, Candidate};
-use crate::fw::strategy::Strategy;
+use crate::fw::strategy::{RetxDecision, Strategy};
 use crate::table::fib::{FibEntry, MAX_NEXTHOPS};
-use crate::table::pit_cs::OutRecord;
+use crate::table::pit_cs::MeasuredBy;
 
-/// What ASF chose for an Interest.
-#[derive(Debug, Default)]
-pub(super) struct AsfChoice {
-    /// An eligible next hop exists.
-    pub(super) had_route: bool,
-    /// The face to probe, besides the chosen one.
-    pub(super) probe: Option<FaceId>,
-}
+/// How long ASF keeps a satisfied PIT entry for another upstream's Data (a probe's, or the
+/// Interest's when the probe answered first): NFD's `setExpiryTimer(pitEntry, 50_ms)` in
+/// `beforeSatisfyInterest`.
+pub const ASF_PROBE_GRACE_MS: u64 = 50;
 
 impl Engine {
     /// Sets (`Some`) or unsets (`None`) the strategy of `prefix`, with its parameters. The first
@@ -28,12 +24,20 @@ impl Engine {
                     let seed = crate::hash::value_hash(self.key, b"asf");
                     self.asf = Some(AsfTable::new(self.config.asf_namespaces, seed));
                 }
+                self.access_table_for(s.kind);
                 self.strategies.set_instance(prefix, s);
             }
             None => {
                 self.strategies.unset(prefix);
             }
         }
+    }
+
+    /// Live entries of this engine's measurements tables (NFD's `NMeasurementsEntries`, for
+    /// this worker): ASF's namespaces and the access strategy's prefixes.
+    pub fn measurements_len(&self, now_ms: u64) -> usize {
+        self.asf.as_ref().map_or(0, |t| t.len(now_ms))
+            + self.access.as_ref().map_or(0, |t| t.len(now_ms))
     }
 
     /// ASF's measurements (`None` until a prefix chooses ASF).
@@ -49,7 +53,7 @@ impl Engine {
         entry: &FibEntry,
         strategy: &Strategy,
         chosen: &mut Vec<FaceId>,
-    ) -> AsfChoice {
+    ) -> Decision {
         let mut cands: [Candidate; MAX_NEXTHOPS] = [(0, 0); MAX_NEXTHOPS];
         let mut n = 0;
         for nh in entry.nexthops().iter().take(MAX_NEXTHOPS) {
@@ -61,23 +65,21 @@ impl Engine {
             }
         }
         let cands = &cands[..n];
-        let mut choice = AsfChoice {
-            had_route: n > 0,
-            probe: None,
+        let now = f.now_ms;
+        let pending = strategy::has_pending(&self.table.pit(f.p).out_records, now);
+        // New (nothing pending) and no eligible face: Nack NoRoute (NFD's `sendNoRouteNack`).
+        let mut choice = Decision {
+            reject: !pending && n == 0,
+            ..Decision::default()
         };
         let Some(asf) = self.asf.as_mut() else {
             return choice;
         };
-        let now = f.now_ms;
         let name_hash = self.hashes[f.idx].full();
         let depth = usize::from(entry.depth);
         let slot = asf.get_or_create(entry.hash, depth, now, strategy.max_timeouts);
-        self.table.pit_mut(f.p).asf = true;
+        self.table.pit_mut(f.p).measured_by = MeasuredBy::Asf;
         let pe = self.table.pit(f.p);
-        let pending = pe
-            .out_records
-            .iter()
-            .any(|r| r.expiry_ms >= now && r.nack.is_none());
         if !pending {
             let Some(best) = asf.best(slot, cands, now) else {
                 return choice;
@@ -99,13 +101,11 @@ impl Engine {
             }
             return choice;
         }
-        // A retransmission: the best face without a pending out-record, else the one tried
-        // longest ago, each unless suppressed.
+        // A retransmission: the best face without an unexpired out-record, else the one tried
+        // longest ago, each unless suppressed on that upstream (its out-record's interval).
         let record = |face: FaceId| pe.out_records.iter().find(|r| r.face == face);
-        let interval = pe.retx_interval_ms;
-        let suppressed = |r: Option<&OutRecord>| {
-            r.is_some_and(|r| strategy::suppressed(r.last_sent_ms, interval, now))
-        };
+        let allowed =
+            |face| strategy.retx.decide_per_upstream(record(face), now) != RetxDecision::Suppress;
         let mut unused: [Candidate; MAX_NEXTHOPS] = [(0, 0); MAX_NEXTHOPS];
         let mut m = 0;
         for &c in cands {
@@ -115,7 +115,7 @@ impl Engine {
             }
         }
         if let Some(face) = asf.best(slot, &unused[..m], now) {
-            if !suppressed(record(face)) {
+            if allowed(face) {
                 chosen.push(face);
                 asf.forwarded(slot, face, name_hash, now);
             }
@@ -124,7 +124,7 @@ impl Engine {
             .filter(|c| record(c.0).is_some())
             .min_by_key(|c| record(c.0).map_or(0, |r| r.last_sent_ms))
         {
-            if !suppressed(record(face)) {
+            if allowed(face) {
                 chosen.push(face);
             }
         }

@@ -1,6 +1,7 @@
 //! The Data and Nack paths, and the slower CS tier's completions.
 
 use super::*;
+use crate::table::pit_cs::MeasuredBy;
 
 impl Engine {
     pub(super) fn on_data(
@@ -85,8 +86,10 @@ impl Engine {
             self.table.cs_insert(e, d.wire(), fresh, now_ms);
         }
         for &(p, _) in &pits {
-            if self.table.pit(p).asf {
-                self.asf_on_data(now_ms, idx, face, &name, p);
+            match self.table.pit(p).measured_by {
+                MeasuredBy::None => {}
+                MeasuredBy::Asf => self.asf_on_data(now_ms, idx, face, &name, p),
+                MeasuredBy::Access => self.access_on_data(now_ms, idx, face, &name, p),
             }
         }
         for &(p, exact) in &pits {
@@ -97,8 +100,22 @@ impl Engine {
                 // entry goes, so the name entry turns into a CS entry in place.
                 self.table.cs_insert_indirect(owner, target);
             }
-            self.table.pit_remove(p, |_| {});
-            self.counters.satisfied += 1;
+            // ASF keeps the entry a little longer while another upstream (a probe) may still
+            // answer, so that its RTT is measured.
+            let pe = self.table.pit(p);
+            let linger = pe.measured_by == MeasuredBy::Asf
+                && pe
+                    .out_records
+                    .iter()
+                    .any(|r| r.face != face && r.nack.is_none() && r.expiry_ms >= now_ms);
+            if linger {
+                self.table.pit_mut(p).out_records.retain(|r| r.face != face);
+                self.table
+                    .linger(p, now_ms.saturating_add(asf::ASF_PROBE_GRACE_MS));
+            } else {
+                self.table.pit_remove(p, |_| {});
+                self.counters.satisfied += 1;
+            }
         }
         self.pits_scratch = pits;
     }
@@ -131,7 +148,7 @@ impl Engine {
             return self.drop_packet(DropReason::NackUnmatched);
         };
         rec.nack = Some(reason);
-        if pe.asf {
+        if pe.measured_by == MeasuredBy::Asf {
             self.asf_on_nack(now_ms, idx, face, &name);
         }
         let pe = self.table.pit_mut(p);
@@ -147,8 +164,15 @@ impl Engine {
             .iter()
             .filter_map(|r| r.nack)
             .fold(reason, strategy::less_severe);
-        // Every upstream Nacked: Nack each downstream with its own Interest (its nonce).
+        // Every upstream Nacked: Nack each downstream with its own Interest (its nonce). The
+        // entry ends unsatisfied, as NFD's (unless it was satisfied and only kept for a late
+        // Data).
         self.nack_in_records(now_ms, p, least, Some(i.wire()));
+        if self.table.pit(p).satisfied() {
+            self.counters.satisfied += 1;
+        } else {
+            self.counters.unsatisfied += 1;
+        }
         let dnl = &mut self.dnl;
         self.table
             .pit_remove(p, |n| dnl.insert(dead_nonce_key(full, n), now_ms));
@@ -295,6 +319,28 @@ impl Engine {
         }
     }
 
+    /// A stored Interest `i` (wire `stored`) to send upstream: a copy in the output buffer with
+    /// its HopLimit decremented, and whether it may go only to local faces (`from_remote`: a
+    /// downstream is not local).
+    pub(super) fn stored_outgoing(
+        &mut self,
+        stored: &[u8],
+        i: &InterestView<'_>,
+        from_remote: bool,
+    ) -> (PacketRef, bool) {
+        let start = self.out.len();
+        self.out.extend_from_slice(stored);
+        if let Some(off) = i.hop_limit_value_offset() {
+            self.out[start + off] = self.out[start + off].saturating_sub(1);
+        }
+        let outgoing = PacketRef::Out(start as u32..self.out.len() as u32);
+        let name = i.name();
+        let restrict_local = i.hop_limit() == Some(1)
+            || (from_remote && is_under(&name, b"localhop"))
+            || is_under(&name, b"localhost");
+        (outgoing, restrict_local)
+    }
+
     /// Forwards the Interest stored in PIT entry `p` (after a slower-tier miss).
     pub(super) fn forward_stored(&mut self, now_ms: u64, p: u32) {
         let stored = self.table.pit(p).interest.clone();
@@ -316,16 +362,7 @@ impl Engine {
             .in_records
             .iter()
             .any(|r| !self.face(r.face).local);
-        let start = self.out.len();
-        self.out.extend_from_slice(&stored);
-        if let Some(off) = i.hop_limit_value_offset() {
-            self.out[start + off] -= 1;
-        }
-        let outgoing = PacketRef::Out(start as u32..self.out.len() as u32);
-        let name = i.name();
-        let restrict_local = i.hop_limit() == Some(1)
-            || (from_remote && is_under(&name, b"localhop"))
-            || is_under(&name, b"localhost");
+        let (outgoing, restrict_local) = self.stored_outgoing(&stored, &i, from_remote);
         let guard = crossbeam_epoch::pin();
         self.forward(Forward {
             now_ms,

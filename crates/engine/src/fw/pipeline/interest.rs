@@ -3,6 +3,7 @@
 
 use super::nbcc::Upstream;
 use super::*;
+use crate::fw::strategy::{RetxDecision, RetxSuppression, Strategy};
 
 impl Engine {
     #[allow(clippy::too_many_arguments)]
@@ -37,15 +38,22 @@ impl Engine {
             return self.drop_packet(DropReason::Loop);
         }
         let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
-        let entry = self.table.find(full, name.value());
+        let mut entry = self.table.find(full, name.value());
         // A pending PIT entry for the same Interest: loop and retransmission handling.
-        let pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
+        let mut pending = entry.and_then(|e| self.table.pit_of(e, cbp, mbf));
         let mut filter = Filtered::NotAsked;
         if let Some(p) = pending {
             if self.is_loop(p, nonce, face, info.multi_access) {
                 self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
                 return self.drop_packet(DropReason::Loop);
             }
+            if self.end_if_kept(p) {
+                entry = self.table.find(full, name.value());
+                pending = None;
+            }
+        }
+        if pending.is_some() {
+            // Pending: not asked of the CS.
         } else if !self.cs_serve {
             // Serving off: no tier of the CS is asked (NFD's CS_ENABLE_SERVE).
             filter = Filtered::Absent;
@@ -58,14 +66,7 @@ impl Engine {
                 self.counters.bypass.filter_skips += 1;
             } else if let CsMatch::Hit(e) = self.table.cs_lookup(&name, h, entry, cbp, mbf, now_ms)
             {
-                let mark = u64::from(self.ecn_marks_all());
-                self.counters.congestion.data_marked += mark;
-                let data = self.table.data(e).unwrap_or(&[]);
-                let start = self.out.len() as u32;
-                self.out.extend_from_slice(data);
-                let range = start..self.out.len() as u32;
-                self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
-                return self.read_ahead(name.value());
+                return self.answer_from_cs(face, e, token, name.value());
             }
         }
         let Some((p, is_new, expiry)) = self.pit_insert(now_ms, idx, face, wire, i, entry, token)
@@ -123,6 +124,32 @@ impl Engine {
             planned,
             guard,
         });
+    }
+
+    /// Answers an Interest from `face` (with its PIT `token`) with the Data of CS entry `e`,
+    /// then lets the slow tier read ahead of `name_value`.
+    #[inline(always)]
+    fn answer_from_cs(&mut self, face: FaceId, e: u32, token: Option<&[u8]>, name_value: &[u8]) {
+        let mark = u64::from(self.ecn_marks_all());
+        self.counters.congestion.data_marked += mark;
+        let data = self.table.data(e).unwrap_or(&[]);
+        let start = self.out.len() as u32;
+        self.out.extend_from_slice(data);
+        let range = start..self.out.len() as u32;
+        self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
+        self.read_ahead(name_value)
+    }
+
+    /// Ends PIT entry `p` if it is one ASF kept after its Data (satisfied): an Interest for it
+    /// is then a new one, asked of the CS first (as NFD asks it for an entry with no
+    /// downstream). Whether it ended.
+    fn end_if_kept(&mut self, p: u32) -> bool {
+        if !self.table.pit(p).satisfied() {
+            return false;
+        }
+        self.table.pit_remove(p, |_| {});
+        self.counters.satisfied += 1;
+        true
     }
 
     /// Whether an Interest with `nonce` from `face` that matches pending PIT entry `p` loops:
@@ -312,7 +339,7 @@ impl Engine {
 
     /// Whether `face` may carry an Interest restricted to local faces (`restrict_local`).
     #[inline]
-    fn in_scope(&self, restrict_local: bool, face: FaceId) -> bool {
+    pub(super) fn in_scope(&self, restrict_local: bool, face: FaceId) -> bool {
         !restrict_local || self.face(face).local
     }
 
@@ -399,18 +426,31 @@ impl Engine {
             // another downstream's Interest) within it of the first is not forwarded.
             self.table.pit_mut(f.p).retx_interval_ms = strategy.retx.initial_ms;
         }
-        let (had_route, probe) = match entry {
+        let d = match entry {
             Some(e) if strategy.kind == StrategyKind::Asf && f.next_hop.is_none() => {
-                let c = self.asf_select(&f, e, &strategy, &mut chosen);
-                (c.had_route, c.probe)
+                self.asf_select(&f, e, &strategy, &mut chosen)
             }
-            _ => (self.select(&f, entry, strategy.kind, &mut chosen), None),
+            _ if strategy.kind == StrategyKind::Access && f.next_hop.is_none() => {
+                self.access_select(&f, entry, &mut chosen)
+            }
+            _ => {
+                let draw = match strategy.kind {
+                    StrategyKind::Random => self.random(),
+                    _ => 0,
+                };
+                self.select(&f, entry, &strategy, draw, &mut chosen)
+            }
         };
+        if d.grow_entry_interval {
+            let pe = self.table.pit_mut(f.p);
+            pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
+        }
         if chosen.is_empty() {
             self.faces_scratch = chosen;
-            if f.is_new && !had_route {
-                // No route: reject the Interest.
-                if f.stored {
+            if d.reject {
+                // No route: reject the Interest (NFD's `rejectPendingInterest`: unsatisfied).
+                if d.silent {
+                } else if f.stored {
                     self.nack_in_records(f.now_ms, f.p, NackReason::NoRoute, None);
                 } else {
                     self.nack_input(
@@ -423,74 +463,112 @@ impl Engine {
                     );
                 }
                 self.table.pit_remove(f.p, |_| {});
+                self.counters.unsatisfied += 1;
                 return self.drop_packet(DropReason::NoRoute);
             }
             return self.drop_packet(DropReason::Suppressed);
         }
-        if !f.is_new {
-            let pe = self.table.pit_mut(f.p);
-            pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
-        }
+        // Multicast and ASF suppress per upstream: a retransmission forwarded to an upstream
+        // already tried grows that out-record's interval.
+        let per_upstream = matches!(strategy.kind, StrategyKind::Multicast | StrategyKind::Asf)
+            && f.next_hop.is_none();
         for &out_face in &chosen {
+            let again = per_upstream
+                && self
+                    .table
+                    .pit(f.p)
+                    .out_records
+                    .iter()
+                    .any(|r| r.face == out_face);
             self.table
                 .add_out_record(f.p, out_face, f.nonce, f.now_ms, f.expiry);
+            if again {
+                let pe = self.table.pit_mut(f.p);
+                if let Some(r) = pe.out_records.iter_mut().find(|r| r.face == out_face) {
+                    strategy.retx.grow_upstream(r);
+                }
+            }
             self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
         }
+        let first = chosen.first().copied();
         self.faces_scratch = chosen;
-        if let Some(face) = probe {
+        if let Some(face) = d.probe {
             self.asf_send_probe(&f, face);
+        }
+        if let (Some(rto_ms), Some(face)) = (d.rto_ms, first) {
+            self.access_arm(&f, face, rto_ms);
         }
     }
 
-    /// Best-route's and multicast's choice for Interest `f` (or its NextHopFaceId): pushes the
-    /// faces to forward to onto `chosen`; answers whether any upstream was eligible.
+    /// Best-route's, multicast's and random's choice for Interest `f` (or its NextHopFaceId):
+    /// pushes the faces to forward to onto `chosen`. `draw` is random's random number.
     fn select(
         &self,
         f: &Forward<'_, '_>,
         entry: Option<&crate::table::fib::FibEntry>,
-        kind: StrategyKind,
+        strategy: &Strategy,
+        draw: u64,
         chosen: &mut Vec<FaceId>,
-    ) -> bool {
+    ) -> Decision {
         let in_scope = |nh: FaceId| self.in_scope(f.restrict_local, nh);
         // A bypassed Interest goes only to upstreams that have not sent a Nack-α.
         let available = |nh: FaceId| !f.bypass || self.bypass_available(nh, f.now_ms);
         let eligible = |nh: FaceId| nh != f.face && in_scope(nh) && available(nh);
         let pe = self.table.pit(f.p);
-        let interval = pe.retx_interval_ms;
-        let recently = |r: &crate::table::pit_cs::OutRecord| {
-            strategy::suppressed(r.last_sent_ms, interval, f.now_ms)
+        let had_route = match f.next_hop {
+            Some(nh) => in_scope(nh),
+            None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
+        };
+        let mut d = Decision {
+            reject: f.is_new && !had_route,
+            ..Decision::default()
         };
         if let Some(nh) = f.next_hop {
             if in_scope(nh) {
                 chosen.push(nh);
             }
-        } else if let Some(entry) = entry {
-            let hops = entry
-                .nexthops()
-                .iter()
-                .map(|n| n.face)
-                .filter(|&x| eligible(x));
-            match kind {
-                // ASF without its table (a choice made through `strategies_mut`) goes as
-                // best-route.
-                StrategyKind::BestRoute | StrategyKind::Asf => {
-                    if f.is_new || pe.out_records.is_empty() {
+            return d;
+        }
+        let Some(entry) = entry else {
+            return d;
+        };
+        let hops = entry
+            .nexthops()
+            .iter()
+            .map(|n| n.face)
+            .filter(|&x| eligible(x));
+        let (out, now) = (&pe.out_records[..], f.now_ms);
+        match strategy.kind {
+            // ASF or access without its table (a choice made through `strategies_mut`), or with
+            // a NextHopFaceId, goes as best-route.
+            StrategyKind::BestRoute | StrategyKind::Asf | StrategyKind::Access => {
+                match RetxSuppression::decide_per_entry(out, pe.retx_interval_ms, now) {
+                    RetxDecision::New => {
                         chosen.extend(hops.take(1));
-                    } else if !pe.out_records.iter().any(recently) {
-                        chosen.extend(strategy::best_route_retx(hops, &pe.out_records));
+                        d.reject = !had_route;
                     }
-                }
-                StrategyKind::Multicast => {
-                    chosen.extend(hops.filter(|x| {
-                        f.is_new || !pe.out_records.iter().any(|r| r.face == *x && recently(r))
-                    }));
+                    RetxDecision::Forward => {
+                        d.grow_entry_interval = true;
+                        chosen.extend(strategy::best_route_retx(hops, out, now));
+                    }
+                    RetxDecision::Suppress => {}
                 }
             }
+            StrategyKind::Multicast => {
+                let retx = strategy.retx;
+                chosen.extend(hops.filter(|&x| {
+                    let rec = out.iter().find(|r| r.face == x);
+                    retx.decide_per_upstream(rec, now) != RetxDecision::Suppress
+                }));
+            }
+            StrategyKind::Random => {
+                let n = hops.clone().count() as u64;
+                chosen.extend(hops.clone().nth((draw % n.max(1)) as usize));
+                // NFD's random strategy rejects any Interest it cannot forward.
+                d.reject = !had_route;
+            }
         }
-        match f.next_hop {
-            Some(nh) => in_scope(nh),
-            None => entry.is_some_and(|e| e.nexthops().iter().any(|n| eligible(n.face))),
-        }
+        d
     }
 
     /// After a CS hit on `name_value`: asks the slow tier (if any) whether to read ahead,
@@ -513,6 +591,22 @@ impl Engine {
         }
         self.ahead_name = next;
     }
+}
+
+/// What a strategy decided for an Interest, besides the faces it chose.
+#[derive(Debug, Default)]
+pub(super) struct Decision {
+    /// Nothing chosen: Nack the downstream with NoRoute (unless `silent`) and remove the PIT
+    /// entry.
+    pub(super) reject: bool,
+    /// Reject without a Nack (the access strategy's way).
+    pub(super) silent: bool,
+    /// Access: the RTO (ms) after which the Interest goes to the other next hops.
+    pub(super) rto_ms: Option<u64>,
+    /// A retransmission forwarded per PIT entry: grow the entry's suppression interval.
+    pub(super) grow_entry_interval: bool,
+    /// ASF: the face to probe, besides the chosen one.
+    pub(super) probe: Option<FaceId>,
 }
 
 /// Arguments of [`Engine::forward`].

@@ -49,6 +49,7 @@ pub use crate::table::cs_filter::CsFilter;
 use wire::lp::{NackReason, NbccSignal, CACHE_POLICY_NO_CACHE};
 use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketView};
 
+mod access;
 mod asf;
 mod data;
 mod interest;
@@ -114,7 +115,8 @@ pub struct EngineConfig {
     /// Congestion notification of the store: plain ECN or NB-CC (Pan et al.); off by default.
     pub congestion: CongestionConfig,
     /// Capacity of ASF's measurements table, in name prefixes (allocated when a prefix first
-    /// chooses ASF; see [`crate::fw::asf`]).
+    /// chooses ASF; see [`crate::fw::asf`]); the access strategy's table has as many prefixes
+    /// and RTO timers ([`crate::fw::access`]).
     pub asf_namespaces: usize,
 }
 
@@ -280,9 +282,11 @@ pub struct Counters {
     pub out_data: u64,
     /// Nacks sent.
     pub out_nacks: u64,
-    /// PIT entries satisfied by Data.
+    /// PIT entries satisfied by Data (NFD's nSatisfiedInterests, less the CS hits, which the
+    /// table counts).
     pub satisfied: u64,
-    /// PIT entries that expired unsatisfied.
+    /// PIT entries that ended unsatisfied (NFD's nUnsatisfiedInterests): expired, rejected for
+    /// want of a route, or Nacked by every upstream.
     pub unsatisfied: u64,
     /// FIB lookups and probes.
     pub lpm: LpmStats,
@@ -424,6 +428,8 @@ pub struct Engine {
     strategies: StrategyChoice,
     /// ASF's measurements, once a prefix chose ASF.
     asf: Option<AsfTable>,
+    /// The access strategy's measurements and timers, once a prefix chose it.
+    access: Option<crate::fw::access::AccessTable>,
     /// The CS admits Data (NFD's CS_ENABLE_ADMIT).
     cs_admit: bool,
     /// The CS serves Interests (NFD's CS_ENABLE_SERVE).
@@ -443,6 +449,8 @@ pub struct Engine {
     expired: Vec<u32>,
     pits_scratch: Vec<(u32, bool)>,
     faces_scratch: Vec<FaceId>,
+    /// The random strategy's draws (xorshift64*, seeded from the hash key).
+    rng: u64,
 }
 
 impl core::fmt::Debug for Engine {
@@ -509,6 +517,7 @@ impl Engine {
             dnl: DeadNonceList::new(config.dead_nonce_capacity, config.dead_nonce_lifetime_ms),
             strategies: StrategyChoice::new(key),
             asf: None,
+            access: None,
             cs_admit: true,
             cs_serve: true,
             faces: Vec::new(),
@@ -523,6 +532,7 @@ impl Engine {
             expired: Vec::with_capacity(1024),
             pits_scratch: Vec::with_capacity(16),
             faces_scratch: Vec::with_capacity(16),
+            rng: crate::hash::value_hash(key, b"random") | 1,
         }
     }
 
@@ -635,6 +645,11 @@ impl Engine {
         self.config.prefetch = on;
     }
 
+    /// The next random number (xorshift64*).
+    fn random(&mut self) -> u64 {
+        crate::fw::asf::xorshift(&mut self.rng)
+    }
+
     fn drop_packet(&mut self, reason: DropReason) {
         self.counters.drops[reason.index()] += 1;
     }
@@ -645,6 +660,12 @@ impl Engine {
         let mut expired = std::mem::take(&mut self.expired);
         self.table.expire(now_ms, &mut expired);
         for &p in &expired {
+            if self.table.pit(p).satisfied() {
+                // Kept for a slower upstream's Data (ASF): satisfied, as NFD finalizes it.
+                self.table.pit_remove(p, |_| {});
+                self.counters.satisfied += 1;
+                continue;
+            }
             let full_hash = self.table.name_entry(self.table.pit(p).owner).hash_value();
             let dnl = &mut self.dnl;
             self.table.pit_remove(p, |nonce| {
@@ -653,6 +674,7 @@ impl Engine {
             self.counters.unsatisfied += 1;
         }
         self.expired = expired;
+        self.access_timers(now_ms);
     }
 
     /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.

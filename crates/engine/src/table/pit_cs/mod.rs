@@ -155,6 +155,23 @@ pub struct OutRecord {
     pub expiry_ms: u64,
     /// The Nack the upstream answered with, if any.
     pub nack: Option<NackReason>,
+    /// Per-upstream retransmission suppression (multicast, ASF): the interval grown by the
+    /// retransmissions forwarded here; 0 until the first, the strategy's initial interval
+    /// applying (NFD keeps it on the out-record).
+    pub retx_interval_ms: u32,
+}
+
+/// Which strategy's measurements a PIT entry's Data and Nacks feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum MeasuredBy {
+    /// None (best-route, multicast, random).
+    #[default]
+    None,
+    /// ASF's ([`crate::fw::asf`]).
+    Asf,
+    /// The access strategy's ([`crate::fw::access`]).
+    Access,
 }
 
 /// A pending Interest (aggregated by Name + CanBePrefix + MustBeFresh).
@@ -187,8 +204,8 @@ pub struct PitEntry {
     /// Congestion notification: the Data that satisfies this entry is sent with a
     /// CongestionMark (the Interest met a congested store; see `fw::pipeline::CongestionConfig`).
     pub cc_mark: bool,
-    /// Strategy state: forwarded by ASF (its Data and Nacks feed ASF's measurements).
-    pub asf: bool,
+    /// Strategy state: the strategy whose measurements its Data and Nacks feed.
+    pub measured_by: MeasuredBy,
     is_digest: bool,
     in_use: bool,
     /// `interest` holds a stored Interest (cleared with it when the entry is removed, so that
@@ -202,6 +219,16 @@ pub struct PitEntry {
     /// The Interest stored for a pending slower-tier lookup (wire bytes), for Nacks and for
     /// forwarding after it completes; empty otherwise.
     pub interest: Vec<u8>,
+}
+
+impl PitEntry {
+    /// Satisfied, and kept a little longer for a slower upstream's Data ([`PitCs::linger`]): its
+    /// downstreams were answered and their in-records went (any other entry has one from its
+    /// creation on).
+    #[inline]
+    pub fn satisfied(&self) -> bool {
+        self.in_records.is_empty()
+    }
 }
 
 /// Bytes of a [`PitEntry`] a new Interest writes: through the first in-record's token length
@@ -781,7 +808,7 @@ impl PitCs {
         pe.retx_interval_ms = 0;
         pe.cs_pending = false;
         pe.cc_mark = false;
-        pe.asf = false;
+        pe.measured_by = MeasuredBy::None;
         pe.is_digest = is_digest;
         pe.in_use = true;
         self.pit_len += 1;
@@ -863,8 +890,25 @@ impl PitCs {
             last_sent_ms: now_ms,
             expiry_ms,
             nack: None,
+            retx_interval_ms: 0,
         });
         true
+    }
+
+    /// Whether PIT entry `p` is in use (not free).
+    pub fn pit_in_use(&self, p: u32) -> bool {
+        self.pits.get(p as usize).is_some_and(|pe| pe.in_use)
+    }
+
+    /// Marks PIT entry `p` satisfied and keeps it until `until_ms` with no downstream (its
+    /// in-records go): a Data still due from another upstream then finds it (ASF keeps an entry
+    /// 50 ms for a probe's Data, as NFD's `setExpiryTimer` after satisfaction).
+    pub fn linger(&mut self, p: u32, until_ms: u64) {
+        let pe = &mut self.pits[p as usize];
+        for r in pe.in_records.drain(..) {
+            self.shares.remove(r.face);
+        }
+        self.schedule(p, until_ms);
     }
 
     /// Keeps a copy of the Interest wire in PIT entry `p`.
