@@ -147,6 +147,7 @@ impl Forwarder for SimForwarder {
                 l2: None,
                 nbcc_unavailable_faces: s.nbcc_unavailable_faces,
                 latency: s.latency,
+                measurements: s.measurements,
             })
             .collect()
     }
