@@ -173,7 +173,8 @@ impl FaceTable {
             }
             FaceIo::Udp(u) => {
                 let ratio = self.cfg.bounds.unproven_send_ratio;
-                if f.quota && !unproven_may_send(&f.counters, bytes.len(), ratio) {
+                let unproven = f.quota && !u.proof.proven;
+                if unproven && !unproven_may_send(&f.counters, bytes.len(), ratio) {
                     self.on_demand.counters.unproven_send_dropped += 1;
                     return true;
                 }
@@ -190,7 +191,7 @@ impl FaceTable {
                 let FaceIo::Udp(u) = &mut f.io else {
                     return true;
                 };
-                if f.quota && !u.proof.proven {
+                if unproven {
                     let face = (&mut u.proof, &mut f.counters);
                     let tag = u.rel.is_none();
                     let to = (&mut *sock, u.remote);
