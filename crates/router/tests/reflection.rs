@@ -74,7 +74,9 @@ fn a_source_that_never_reads_is_bounded_and_a_client_that_acks_is_not() {
     let n = 200;
     for k in 0..n {
         let name = Name::from_uri(&format!("/p/forged/{k}")).unwrap();
-        victim.send_to(&Interest::new(name, [3; 4]).to_wire(), udp).unwrap();
+        victim
+            .send_to(&Interest::new(name, [3; 4]).to_wire(), udp)
+            .unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
     // Every Interest is answered, or dropped at the budget.

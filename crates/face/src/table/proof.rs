@@ -350,7 +350,11 @@ mod tests {
         assert_eq!(lp.tx_sequence, Some(9));
         assert!(lp.nack.is_some() && lp.non_discovery);
         assert_eq!(lp.fragment(), Some(&i[..]));
-        assert!(!tag_packet(&mut buf, &wire::LpPacket::default().to_wire(), 1));
+        assert!(!tag_packet(
+            &mut buf,
+            &wire::LpPacket::default().to_wire(),
+            1
+        ));
         probe(&mut buf, 5);
         let lp = LpPacketView::decode(&buf, &lim).unwrap();
         assert_eq!((lp.tx_sequence, lp.fragment()), (Some(5), None));
