@@ -37,7 +37,7 @@ pub struct FaceBounds {
     /// byte received from it; 0: no bound.
     pub unproven_send_ratio: u64,
     /// Bytes per second that all faces whose address is unproven are sent together (a token
-    /// bucket of this table's share, 100 ms of burst; see [`super::proof`]); 0: no bound.
+    /// bucket of this table's share, 100 ms of burst; see [`super::Face::proven`]); 0: no bound.
     pub unproven_send_bytes_per_s: u64,
     /// How long a closed face's id waits before it names a new face: longer than any PIT
     /// entry lives.
