@@ -59,6 +59,9 @@ pub struct FaceCounters {
     /// Data a UDP face marked itself (NDNLPv2 CongestionMark) because its socket's receive
     /// queue was congested.
     pub self_marked: u64,
+    /// NDNLPv2 Acks a UDP face sent for the TxSequences it received (a forwarder numbers what
+    /// it sends to a remote whose address it has not yet seen proven; the Ack proves it).
+    pub acks_sent: u64,
 }
 
 enum Link {
@@ -447,6 +450,9 @@ impl Face {
                     match s.recv(&mut self.udp_buf) {
                         Ok(n) => {
                             self.counters.received_bytes += n as u64;
+                            if ack_tx_sequence(s, &self.udp_buf[..n], &mut self.scratch) {
+                                self.counters.acks_sent += 1;
+                            }
                             let now_ms = self.epoch.elapsed().as_millis() as u64;
                             match decode_incoming(
                                 &self.udp_buf[..n],
@@ -600,6 +606,32 @@ fn fill(framer: &mut Option<StreamFramer>, mut s: StreamRef<'_>) -> io::Result<u
         Some(f) => f.fill_from(&mut s),
         None => Err(io::Error::other("stream face without framer")),
     }
+}
+
+/// If `datagram` is an LpPacket with a TxSequence, acknowledges it on `s` at once, in an IDLE
+/// LpPacket (encoded in `scratch`): true if the Ack went out. A forwarder numbers what it sends
+/// only until an Ack proves the address, so these are few.
+fn ack_tx_sequence(s: &UdpSocket, datagram: &[u8], scratch: &mut Vec<u8>) -> bool {
+    if datagram.first() != Some(&(wire::tt::LP_PACKET as u8)) {
+        return false;
+    }
+    let limits = Limits {
+        max_packet_bytes: datagram.len(),
+        ..Limits::default()
+    };
+    let Some(tx) = wire::LpPacketView::decode(datagram, &limits)
+        .ok()
+        .and_then(|lp| lp.tx_sequence)
+    else {
+        return false;
+    };
+    let ack = wire::LpPacket {
+        acks: vec![tx],
+        ..wire::LpPacket::default()
+    };
+    scratch.clear();
+    scratch.extend_from_slice(&ack.to_wire());
+    s.send(scratch).is_ok()
 }
 
 /// Decodes one received element (or datagram) into a network packet, through the reassembler
@@ -1023,6 +1055,33 @@ mod tests {
             .contains("outstanding"));
         // A zero lifetime has already expired: the outcome is a timeout, without waiting.
         assert_eq!(c.next_outcome().unwrap(), Some((id, Outcome::Timeout)));
+    }
+
+    #[test]
+    fn udp_faces_acknowledge_tx_sequences() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.connect(a.local_addr().unwrap()).unwrap();
+        let mut fa = Face::from_udp_socket(a, 1452, "a").unwrap();
+        let d = data("/p", b"x");
+        let numbered = LpPacket {
+            tx_sequence: Some(0xfeed),
+            fragment: Some(d.clone()),
+            ..LpPacket::default()
+        };
+        b.send(&numbered.to_wire()).unwrap();
+        b.send(&d).unwrap(); // bare: nothing to acknowledge
+        for _ in 0..2 {
+            assert!(matches!(fa.recv(WAIT).unwrap(), Some(Received::Data(r)) if r.wire == d));
+        }
+        assert_eq!(fa.counters().acks_sent, 1);
+        let mut buf = [0u8; 64];
+        b.set_read_timeout(Some(WAIT)).unwrap();
+        let n = b.recv(&mut buf).unwrap();
+        let lp = wire::LpPacketView::decode(&buf[..n], &Limits::default()).unwrap();
+        assert_eq!(lp.acks().collect::<Vec<_>>(), vec![0xfeed]);
+        assert!(lp.fragment().is_none(), "an IDLE packet");
     }
 
     #[test]

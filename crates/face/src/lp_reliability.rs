@@ -537,7 +537,7 @@ pub fn with_sequence(frame: &[u8], seq: u64) -> Option<Vec<u8>> {
 
 /// Where in `fields` (encoded header fields, in TLV-TYPE order) the first field of TLV-TYPE
 /// `typ` or above starts.
-fn split_fields(fields: &[u8], typ: u32) -> usize {
+pub(crate) fn split_fields(fields: &[u8], typ: u32) -> usize {
     let mut r = Reader::new(fields);
     let start = r.offset();
     loop {
@@ -550,7 +550,7 @@ fn split_fields(fields: &[u8], typ: u32) -> usize {
 }
 
 /// Writes a field of TLV-TYPE `typ` holding `n` in 8 octets.
-fn write_seq(buf: &mut Vec<u8>, typ: u32, n: u64) {
+pub(crate) fn write_seq(buf: &mut Vec<u8>, typ: u32, n: u64) {
     write_var_number(buf, u64::from(typ));
     write_var_number(buf, 8);
     buf.extend_from_slice(&n.to_be_bytes());

@@ -7,3 +7,5 @@ const UDP_RX: face::UdpRx = face::UdpRx::Recvmmsg;
 mod support;
 
 include!("table/suite.rs");
+
+include!("table/proof.rs");

@@ -24,6 +24,7 @@ pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
 mod face_system;
 mod limits_stream;
 mod local;
+mod reflection;
 pub use local::Local;
 pub mod listen6;
 mod strategy;
@@ -521,6 +522,9 @@ pub struct Faces {
     /// Bytes sent to an on-demand UDP face per byte received from it, until it has sent a
     /// Data or a Nack (0: no bound).
     pub unproven_send_ratio: u64,
+    /// Bytes per second all on-demand UDP faces with an unproven address are sent together
+    /// (0: no bound); see `config/reflection.rs`.
+    pub unproven_send_bytes_per_s: u64,
 }
 
 impl Default for Faces {
@@ -536,6 +540,7 @@ impl Default for Faces {
             max_on_demand_per_host: b.max_on_demand_per_host,
             reassembly_budget_bytes: b.reassembly_budget_bytes,
             unproven_send_ratio: b.unproven_send_ratio,
+            unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
         }
     }
 }
@@ -782,6 +787,7 @@ impl Config {
             max_on_demand_per_host: f.max_on_demand_per_host,
             reassembly_budget_bytes: f.reassembly_budget_bytes,
             unproven_send_ratio: f.unproven_send_ratio,
+            unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
             face_id_quarantine_ms: self.pit.max_lifetime_ms.saturating_add(10_000),
         }
     }
@@ -826,7 +832,7 @@ impl Config {
             0,
             1 << 20,
         )?;
-        Ok(())
+        reflection::validate(&self.faces)
     }
 
     /// The checks of `[store]`: the L2 keys when there is an L2, NB-Cache's always.

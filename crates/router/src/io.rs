@@ -259,6 +259,7 @@ impl IoConfig {
             b.max_on_demand_faces = (b.max_on_demand_faces / n).max(1);
         }
         b.reassembly_budget_bytes = b.reassembly_budget_bytes.div_ceil(n);
+        b.unproven_send_bytes_per_s = b.unproven_send_bytes_per_s.div_ceil(n as u64);
         c.stream.send_queue_budget_bytes = self.stream.send_queue_budget_bytes.div_ceil(n);
         c
     }

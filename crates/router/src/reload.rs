@@ -50,13 +50,14 @@ impl Statics {
 }
 
 /// The `[faces]` keys a reload applies while forwarding.
-pub const RUNTIME_FACES_KEYS: [&str; 6] = [
+pub const RUNTIME_FACES_KEYS: [&str; 7] = [
     "faces.send_queue_bytes",
     "faces.udp_idle_timeout_s",
     "faces.malformed_limit",
     "faces.max_on_demand_faces",
     "faces.max_on_demand_per_host",
     "faces.unproven_send_ratio",
+    "faces.unproven_send_bytes_per_s",
 ];
 
 /// `[faces]`' limits that change while forwarding, for the I/O loops together.
@@ -68,6 +69,7 @@ pub fn runtime_limits(f: &Faces) -> face::table::RuntimeLimits {
         max_on_demand_faces: f.max_on_demand_faces,
         max_on_demand_per_host: f.max_on_demand_per_host,
         unproven_send_ratio: f.unproven_send_ratio,
+        unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
     }
 }
 
@@ -81,6 +83,7 @@ pub fn with_runtime_keys(running: &Faces, new: &Faces) -> Faces {
         max_on_demand_faces: new.max_on_demand_faces,
         max_on_demand_per_host: new.max_on_demand_per_host,
         unproven_send_ratio: new.unproven_send_ratio,
+        unproven_send_bytes_per_s: new.unproven_send_bytes_per_s,
         ..running.clone()
     }
 }
@@ -95,6 +98,7 @@ pub fn runtime_changes(old: &Faces, new: &Faces) -> Vec<&'static str> {
         o.max_on_demand_faces != n.max_on_demand_faces,
         o.max_on_demand_per_host != n.max_on_demand_per_host,
         o.unproven_send_ratio != n.unproven_send_ratio,
+        o.unproven_send_bytes_per_s != n.unproven_send_bytes_per_s,
     ];
     (RUNTIME_FACES_KEYS.iter().zip(changed))
         .filter(|(_, c)| *c)
@@ -548,7 +552,8 @@ mod tests {
         let old = Config::default();
         let text = "[faces]\nsend_queue_bytes = 65536\nudp_idle_timeout_s = 30\n\
                     malformed_limit = 3\nmax_on_demand_faces = 10\n\
-                    max_on_demand_per_host = 2\nunproven_send_ratio = 7\n";
+                    max_on_demand_per_host = 2\nunproven_send_ratio = 7\n\
+                    unproven_send_bytes_per_s = 65536\n";
         let new = Config::from_toml(text).unwrap();
         assert!(restart_sections(&old, &new).is_empty());
         assert_eq!(runtime_changes(&old.faces, &new.faces), RUNTIME_FACES_KEYS);

@@ -200,9 +200,6 @@ pub(crate) struct Peers {
     next: usize,
     /// The UDP group's address, when every loop holds a socket of it.
     group: Option<SocketAddr>,
-    /// `[faces] unproven_send_ratio`: while it bounds them, faces of the on-demand quota are
-    /// not mirrored (their owner alone knows what they received).
-    unproven_send_ratio: u64,
     /// What the mirrors sent, per owner, gathered for the next message.
     counts: Vec<Vec<(FaceId, FaceCounters)>>,
 }
@@ -215,7 +212,6 @@ impl Peers {
         loops: &[IoHandle],
         owners: FaceOwners,
         group: Option<SocketAddr>,
-        unproven_send_ratio: u64,
     ) -> Self {
         Peers {
             me,
@@ -225,7 +221,6 @@ impl Peers {
             owners,
             next: 0,
             group,
-            unproven_send_ratio,
             counts: vec![Vec::new(); loops.len()],
         }
     }
@@ -251,12 +246,13 @@ impl Peers {
     }
 
     /// A face of this loop came or changed: a UDP face on the group's socket is mirrored by
-    /// every other loop (unless the unproven-send bound applies to it).
+    /// every other loop once its address is proven (until then its owner alone numbers and
+    /// bounds what it is sent).
     pub(crate) fn announce(&self, face: &Face) {
         let Some(link) = face.udp_link() else {
             return;
         };
-        let bounded = face.in_quota() && self.unproven_send_ratio > 0;
+        let bounded = face.in_quota() && !face.proven();
         if self.group != Some(link.local) || bounded {
             return;
         }
@@ -384,6 +380,10 @@ impl IoHandles {
                 all.on_demand_refused_malformed += b.on_demand_refused_malformed;
                 all.on_demand_refused_full += b.on_demand_refused_full;
                 all.unproven_send_dropped += b.unproven_send_dropped;
+                all.unproven_budget_dropped += b.unproven_budget_dropped;
+                all.unproven_probes += b.unproven_probes;
+                all.proven_by_ack += b.proven_by_ack;
+                all.on_demand_refused_ids += b.on_demand_refused_ids;
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;

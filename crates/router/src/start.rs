@@ -229,9 +229,8 @@ impl Shared {
                 .collect();
             // Mirrors need a socket of the group in every loop.
             let group = loops[0].bound().udp.filter(|_| steering.sockets() == n);
-            let ratio = share.bounds.unproven_send_ratio;
             for (i, io) in loops.iter_mut().enumerate() {
-                let peers = Peers::new(i, &handles, owners, group, ratio);
+                let peers = Peers::new(i, &handles, owners, group);
                 io.join_shards(i, shards.clone(), owners, peers);
             }
         }

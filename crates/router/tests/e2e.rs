@@ -1001,7 +1001,10 @@ fn sharded_loops_send_on_each_others_udp_faces_from_their_own_sockets() {
         stats.iter().map(|s| s.direct_out).sum::<u64>() > 0,
         "{stats:?}"
     );
-    assert!(stats.iter().all(|s| s.crossed_out == 0), "{stats:?}");
+    // The consumer's on-demand face is its owner's alone until it proves its address (its
+    // client acknowledges the first numbered Data); then the other loop sends on it directly.
+    let crossed: u64 = stats.iter().map(|s| s.crossed_out).sum();
+    assert!(crossed < 10, "{stats:?}");
     // One face per remote, and its counters hold what both loops sent (the mirrors' counts
     // reach the owner within a few turns).
     let t0 = std::time::Instant::now();

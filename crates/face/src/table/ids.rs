@@ -7,8 +7,11 @@
 //! the quarantine (longer than any PIT entry lives, so no in-record, out-record or route of the
 //! closed face is still live when its id names a new face) before it is given out again; fresh
 //! ids are used while the range lasts. If every id of the range is in use or in quarantine (more
-//! than `(FACE_IDS_PER_FACE − 1) × max_faces` faces closed within one quarantine), the id that
-//! has waited longest is reused early, and counted.
+//! than `(FACE_IDS_PER_FACE − 1) × max_faces` faces closed within one quarantine), a new
+//! on-demand face is refused (the table asks [`FaceIds::available`] first, and counts the
+//! refusal): remotes that come and go faster than the quarantine cannot make an id name two
+//! faces within it. Only a face the router itself needs (a local connection, a face management
+//! creates) then takes the id that has waited longest, early, and counted.
 
 use std::collections::VecDeque;
 
@@ -52,6 +55,15 @@ impl FaceIds {
     /// One past the largest id ever given out.
     pub(super) fn end(&self) -> FaceId {
         self.end
+    }
+
+    /// Whether an id is free at `now_ms` without cutting a quarantine short.
+    pub(super) fn available(&self, now_ms: u64) -> bool {
+        self.next < self.end
+            || self
+                .freed
+                .front()
+                .is_some_and(|&(_, closed)| now_ms.saturating_sub(closed) >= self.quarantine_ms)
     }
 
     /// An id for a new face at `now_ms` (the caller has checked that the table has room).
@@ -101,8 +113,12 @@ mod tests {
             ids.take(120).unwrap();
         }
         assert_eq!(ids.take(120), None, "nothing closed");
+        assert!(!ids.available(120));
         ids.give_back(b, 130);
         ids.give_back(a, 131);
+        // In quarantine, not available (an on-demand face is refused) ...
+        assert!(!ids.available(229));
+        assert!(ids.available(230), "b's quarantine is over");
         assert_eq!(ids.take(140), Some(b));
         assert_eq!(ids.reused_early, 1);
         // A range of its own, as a shard's table has.

@@ -27,6 +27,7 @@ mod local;
 mod mirror;
 mod multicast;
 mod on_demand;
+mod proof;
 mod redial;
 mod reliable;
 mod reuseport;
@@ -67,6 +68,7 @@ pub use mirror::UdpLink;
 pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
 use on_demand::OnDemand;
 pub use on_demand::{BoundCounters, FaceBounds};
+pub use proof::{PROBE_BYTES, PROOF_WINDOW};
 pub use redial::{next_redial_ms, INITIAL_REDIAL_MS, MAX_REDIAL_MS, REDIAL_MULTIPLIER};
 pub use reuseport::{bind_tcp6_listener, bind_udp6_group, bind_udp_group, UdpSteering, MAX_GROUP};
 pub use runtime::RuntimeLimits;
@@ -351,6 +353,8 @@ struct UdpIo {
     frag: Fragmenter,
     /// NDNLPv2 reliability, when LpReliabilityEnabled.
     rel: Option<Box<reliable::Reliable>>,
+    /// Its proof of address (an on-demand face's is in question until it answers).
+    proof: proof::Proof,
 }
 
 enum FaceIo {
@@ -662,6 +666,8 @@ pub struct FaceTable {
     queued_bytes: usize,
     /// What the connection limits refused.
     stream_counters: StreamLimitCounters,
+    /// The bound on what faces with an unproven address are sent.
+    unproven: proof::Unproven,
     /// Accepted TCP and WebSocket connections per remote address.
     conns_per_ip: HashMap<std::net::IpAddr, usize>,
     /// An `accept` failed for want of file descriptors: the listeners are tried again at the
@@ -707,6 +713,10 @@ impl FaceTable {
             mark_buf: Vec::with_capacity(cfg.max_packet_bytes + crate::link::MARK_OVERHEAD),
             queued_bytes: 0,
             stream_counters: StreamLimitCounters::default(),
+            unproven: proof::Unproven::new(
+                cfg.bounds.unproven_send_bytes_per_s,
+                cfg.max_packet_bytes,
+            ),
             conns_per_ip: HashMap::new(),
             accept_stalled: false,
             cfg,
@@ -832,6 +842,7 @@ impl FaceTable {
             reasm: self.new_reassembler(),
             frag,
             rel: None,
+            proof: proof::Proof::new(quota),
         }));
         let uris = (
             FaceUri::udp(remote).to_string(),

@@ -9,7 +9,9 @@
 //! remote over the quota evicts the least recently active on-demand face, in second-chance
 //! order: faces wait in a queue stamped with their last receive time; the one at the front is
 //! evicted unless it has received since it was stamped, in which case it goes to the back with
-//! a new stamp. One host (an IPv4 address, an IPv6 /64) varying its source port holds at most
+//! a new stamp. Faces that proved their address ([`super::proof`]) wait in a second queue and
+//! go only when no unproven face is left, so a consumer that answers keeps its face however
+//! many forged remotes come and go. One host (an IPv4 address, an IPv6 /64) varying its source port holds at most
 //! [`FaceBounds::max_on_demand_per_host`] of them.
 
 use std::collections::{HashMap, VecDeque};
@@ -34,10 +36,17 @@ pub struct FaceBounds {
     /// router sends it, so its address is real), at most this many bytes are sent to it per
     /// byte received from it; 0: no bound.
     pub unproven_send_ratio: u64,
+    /// Bytes per second that all faces whose address is unproven are sent together (a token
+    /// bucket of this table's share, 100 ms of burst; see [`super::Face::proven`]); 0: no bound.
+    pub unproven_send_bytes_per_s: u64,
     /// How long a closed face's id waits before it names a new face: longer than any PIT
     /// entry lives.
     pub face_id_quarantine_ms: u64,
 }
+
+/// [`FaceBounds::unproven_send_bytes_per_s`] unless configured: 32 MiB/s, far above what a
+/// consumer fetches before it has answered once, far below what a router sends.
+pub const DEFAULT_UNPROVEN_SEND_BYTES_PER_S: u64 = 32 << 20;
 
 impl Default for FaceBounds {
     fn default() -> Self {
@@ -46,6 +55,7 @@ impl Default for FaceBounds {
             max_on_demand_per_host: 16,
             reassembly_budget_bytes: 16 << 20,
             unproven_send_ratio: 0,
+            unproven_send_bytes_per_s: DEFAULT_UNPROVEN_SEND_BYTES_PER_S,
             face_id_quarantine_ms: 130_000,
         }
     }
@@ -68,6 +78,15 @@ pub struct BoundCounters {
     /// Packets not sent to an on-demand UDP face whose address is unproven: past
     /// [`FaceBounds::unproven_send_ratio`].
     pub unproven_send_dropped: u64,
+    /// Packets not sent to a face whose address is unproven: past
+    /// [`FaceBounds::unproven_send_bytes_per_s`].
+    pub unproven_budget_dropped: u64,
+    /// Proof probes sent in place of packets dropped at the budget.
+    pub unproven_probes: u64,
+    /// On-demand UDP faces that proved their address by acknowledging a TxSequence.
+    pub proven_by_ack: u64,
+    /// Datagrams from unknown remotes dropped: every face id was in use or in quarantine.
+    pub on_demand_refused_ids: u64,
     /// Fragments refused at the reassembly budget (with their packets).
     pub reassembly_refused: u64,
     /// Bytes the reassemblers hold now.
@@ -87,9 +106,11 @@ pub struct BoundCounters {
 
 impl BoundCounters {
     /// The counts of what was refused or evicted (not of what was created or is held).
-    pub fn refusals(&self) -> [u64; 8] {
+    pub fn refusals(&self) -> [u64; 10] {
         [
             self.on_demand_evicted,
+            self.on_demand_refused_ids,
+            self.unproven_budget_dropped,
             self.on_demand_refused_host,
             self.on_demand_refused_malformed,
             self.on_demand_refused_full,
@@ -104,9 +125,11 @@ impl BoundCounters {
 /// The quota's state.
 #[derive(Debug, Default)]
 pub(super) struct OnDemand {
-    /// On-demand UDP faces with the receive time they were stamped with, in eviction order.
-    /// May hold ids of faces that have closed since; they are skipped, and compacted away.
-    queue: VecDeque<(FaceId, u64)>,
+    /// On-demand UDP faces with the receive time they were stamped with, in eviction order:
+    /// `queues[0]` the unproven, `queues[1]` those that proved their address (evicted only
+    /// when the first is empty). May hold ids of faces that have closed or moved since; they
+    /// are skipped, and compacted away.
+    queues: [VecDeque<(FaceId, u64)>; 2],
     count: usize,
     per_host: HashMap<u128, u32>,
     pub(super) counters: BoundCounters,
@@ -153,6 +176,13 @@ pub(super) fn unproven_may_send(c: &FaceCounters, bytes: usize, ratio: u64) -> b
         || c.out_bytes + bytes as u64 <= c.in_bytes.saturating_mul(ratio)
 }
 
+impl OnDemand {
+    /// Face `id`, stamped `now`, proved its address: it moves to the queue of the proven.
+    pub(super) fn proven_joined(&mut self, id: FaceId, now: u64) {
+        self.queues[1].push_back((id, now));
+    }
+}
+
 impl FaceTable {
     /// A datagram from `from`, a remote without a face, on listening socket `socket`, which
     /// is a well-formed packet or not ([`well_formed`]): creates its on-demand face within the
@@ -166,6 +196,10 @@ impl FaceTable {
     ) -> Option<FaceId> {
         if !well_formed {
             self.on_demand.counters.on_demand_refused_malformed += 1;
+            return None;
+        }
+        if !self.ids.available(sink.now_ms()) {
+            self.on_demand.counters.on_demand_refused_ids += 1;
             return None;
         }
         let host = host_key(&from);
@@ -208,30 +242,42 @@ impl FaceTable {
         let od = &mut self.on_demand;
         od.count += 1;
         *od.per_host.entry(host).or_insert(0) += 1;
-        od.queue.push_back((id, now));
+        od.queues[0].push_back((id, now));
         od.counters.on_demand_created += 1;
     }
 
-    /// Closes the least recently active on-demand UDP face (second-chance order); false if
-    /// there is none.
+    /// Closes the least recently active on-demand UDP face (second-chance order), an unproven
+    /// one if there is any; false if there is none.
     pub(super) fn evict_on_demand(&mut self, sink: &mut impl FaceSink) -> bool {
+        for class in 0..2 {
+            if let Some(id) = self.eviction_victim(class) {
+                self.on_demand.counters.on_demand_evicted += 1;
+                self.close(id, "evicted: on-demand face quota", sink);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The face of queue `class` (0: unproven, 1: proven) to evict, in second-chance order.
+    fn eviction_victim(&mut self, class: usize) -> Option<FaceId> {
+        let queue = &mut self.on_demand.queues[class];
         // Two passes at most: after one, every live face's stamp is its last receive time.
-        for _ in 0..=2 * self.on_demand.queue.len() {
-            let Some((id, stamp)) = self.on_demand.queue.pop_front() else {
-                return false;
-            };
+        for _ in 0..=2 * queue.len() {
+            let (id, stamp) = queue.pop_front()?;
             let Some(f) = self.faces.get(&id).filter(|f| f.quota) else {
                 continue; // closed or made persistent since
             };
+            if (class == 0) == f.proven() {
+                continue; // proved since: it waits in the other queue
+            }
             if f.last_rx_ms > stamp {
-                self.on_demand.queue.push_back((id, f.last_rx_ms));
+                queue.push_back((id, f.last_rx_ms));
                 continue;
             }
-            self.on_demand.counters.on_demand_evicted += 1;
-            self.close(id, "evicted: on-demand face quota", sink);
-            return true;
+            return Some(id);
         }
-        false
+        None
     }
 
     /// Face `id` leaves the quota if management made it other than on-demand.
@@ -263,16 +309,24 @@ impl FaceTable {
             }
         }
         // The queue keeps the id until it is popped; compacted when mostly stale.
-        if od.queue.len() > 2 * od.count + 64 {
-            let faces = &self.faces;
-            od.queue
-                .retain(|(id, _)| faces.get(id).is_some_and(|f| f.quota));
+        for (class, queue) in od.queues.iter_mut().enumerate() {
+            if queue.len() > 2 * od.count + 64 {
+                let faces = &self.faces;
+                queue.retain(|(id, _)| {
+                    faces
+                        .get(id)
+                        .is_some_and(|f| f.quota && (class == 1) == f.proven())
+                });
+            }
         }
     }
 
     /// What the bounds did so far.
     pub fn bound_counters(&self) -> BoundCounters {
         BoundCounters {
+            unproven_budget_dropped: self.unproven.budget_dropped,
+            unproven_probes: self.unproven.probes,
+            proven_by_ack: self.unproven.proven_by_ack,
             reassembly_refused: self.reasm_budget.refused(),
             reassembly_bytes: self.reasm_budget.used() as u64,
             face_ids_reused_early: self.ids.reused_early,

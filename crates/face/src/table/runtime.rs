@@ -21,6 +21,8 @@ pub struct RuntimeLimits {
     pub max_on_demand_per_host: usize,
     /// [`super::FaceBounds::unproven_send_ratio`].
     pub unproven_send_ratio: u64,
+    /// [`super::FaceBounds::unproven_send_bytes_per_s`] (of this table: its share).
+    pub unproven_send_bytes_per_s: u64,
 }
 
 impl RuntimeLimits {
@@ -30,6 +32,9 @@ impl RuntimeLimits {
         if self.max_on_demand_faces > 0 {
             self.max_on_demand_faces = (self.max_on_demand_faces / tables.max(1)).max(1);
         }
+        self.unproven_send_bytes_per_s = self
+            .unproven_send_bytes_per_s
+            .div_ceil(tables.max(1) as u64);
         self
     }
 }
@@ -45,6 +50,7 @@ impl FaceTable {
             max_on_demand_faces: b.max_on_demand_faces,
             max_on_demand_per_host: b.max_on_demand_per_host,
             unproven_send_ratio: b.unproven_send_ratio,
+            unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
         }
     }
 
@@ -58,6 +64,10 @@ impl FaceTable {
         c.bounds.max_on_demand_faces = l.max_on_demand_faces;
         c.bounds.max_on_demand_per_host = l.max_on_demand_per_host;
         c.bounds.unproven_send_ratio = l.unproven_send_ratio;
+        c.bounds.unproven_send_bytes_per_s = l.unproven_send_bytes_per_s;
+        if self.unproven.budget.rate() != l.unproven_send_bytes_per_s {
+            self.unproven.budget.set_rate(l.unproven_send_bytes_per_s);
+        }
         let sized = ws_config(c.max_packet_bytes, c.send_queue_bytes);
         for f in self.faces.values_mut() {
             if let FaceIo::Ws(w) = &mut f.io {

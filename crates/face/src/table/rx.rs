@@ -217,6 +217,8 @@ impl FaceTable {
                     if self.penalty.len() < PENALTY_CAPACITY {
                         self.penalty.insert(from, now + PENALTY_MS);
                     }
+                } else if let Some(by) = f.proves(bytes) {
+                    self.proved(id, by, sink);
                 }
             }
         }

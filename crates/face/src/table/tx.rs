@@ -173,7 +173,8 @@ impl FaceTable {
             }
             FaceIo::Udp(u) => {
                 let ratio = self.cfg.bounds.unproven_send_ratio;
-                if f.quota && !unproven_may_send(&f.counters, bytes.len(), ratio) {
+                let unproven = f.quota && !u.proof.proven;
+                if unproven && !unproven_may_send(&f.counters, bytes.len(), ratio) {
                     self.on_demand.counters.unproven_send_dropped += 1;
                     return true;
                 }
@@ -190,6 +191,15 @@ impl FaceTable {
                 let FaceIo::Udp(u) = &mut f.io else {
                     return true;
                 };
+                if unproven {
+                    let face = (&mut u.proof, &mut f.counters);
+                    let tag = u.rel.is_none();
+                    let to = (&mut *sock, u.remote);
+                    match self.unproven.admit(face, to, bytes, tag, now_ns) {
+                        Some(b) => bytes = b,
+                        None => return true,
+                    }
+                }
                 match u.rel.as_mut() {
                     Some(r) => r.send(
                         sock,
@@ -325,6 +335,7 @@ fn send_udp(
     }
 }
 
+/// Stages datagram `d` for `to` on `sock` (flushing it first if it is full).
 pub(super) fn stage(sock: &mut UdpSock, d: &[u8], to: SocketAddr) {
     if sock.staged.len() >= sock.max_stage || sock.stage.len() + d.len() > sock.stage.capacity() {
         flush_udp(sock);

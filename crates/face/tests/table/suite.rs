@@ -545,7 +545,10 @@ fn an_unproven_face_gets_at_most_ratio_times_what_it_sent() {
     d.table.flush(&mut d.sink);
     let mut buf = [0u8; 9000];
     let n = victim.recv(&mut buf).unwrap();
-    assert_eq!(&buf[..n], &small[..]);
+    // Unproven: in an LpPacket with a TxSequence.
+    let lp = wire::LpPacketView::decode(&buf[..n], &wire::Limits::default()).unwrap();
+    assert!(lp.tx_sequence.is_some());
+    assert_eq!(lp.fragment(), Some(&small[..]));
     assert_eq!(d.table.bound_counters().unproven_send_dropped, 1);
     assert_eq!(d.table.get(id).unwrap().counters().out_data, 0);
     // Once the remote answers with a Data, its address is proven: no bound.

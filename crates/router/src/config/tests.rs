@@ -31,6 +31,7 @@ fn full_file_parses() {
         max_on_demand_per_host = 4
         reassembly_budget_bytes = 1048576
         unproven_send_ratio = 3
+        unproven_send_bytes_per_s = 1000000
         [[face]]
         uri = "udp://127.0.0.1:6364"
         [[route]]
@@ -71,6 +72,7 @@ fn full_file_parses() {
         (b.reassembly_budget_bytes, b.unproven_send_ratio),
         (1 << 20, 3)
     );
+    assert_eq!(b.unproven_send_bytes_per_s, 1_000_000);
     assert_eq!(Pit::default().max_lifetime_ms, 120_000);
     assert_eq!(c.routes[0].cost, 10);
     assert_eq!(c.listen.tcp, "");

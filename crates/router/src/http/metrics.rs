@@ -481,12 +481,14 @@ fn content_store(m: &mut Families, f: &Figures) {
 }
 
 /// What the face tables' bounds refused: packets dropped, by reason.
-fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 5] {
+fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 7] {
     [
         ("on_demand_refused_host", b.on_demand_refused_host),
         ("on_demand_refused_malformed", b.on_demand_refused_malformed),
         ("on_demand_refused_full", b.on_demand_refused_full),
+        ("on_demand_refused_ids", b.on_demand_refused_ids),
         ("unproven_send", b.unproven_send_dropped),
+        ("unproven_budget", b.unproven_budget_dropped),
         ("reassembly_refused", b.reassembly_refused),
     ]
 }
@@ -512,6 +514,8 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("on_demand_created", b.on_demand_created),
             ("on_demand_evicted", b.on_demand_evicted),
             ("face_ids_reused_early", b.face_ids_reused_early),
+            ("unproven_probes", b.unproven_probes),
+            ("proven_by_ack", b.proven_by_ack),
             ("unix_peer_refused", b.unix_peer_refused),
         ])
         .map(|(e, v)| (vec![("event", e.to_owned())], v))

@@ -81,6 +81,7 @@ fn figures() -> Figures {
         input_ring_full: vec![6],
         bounds: face::table::BoundCounters {
             on_demand_refused_full: 5,
+            unproven_budget_dropped: 4,
             on_demand_created: 2,
             ws: face::table::WsCounters {
                 handshakes_accepted: 9,
@@ -204,6 +205,8 @@ fn metrics_render_every_part_of_the_snapshot() {
         ),
         Some(5.0)
     );
+    let budget = r#"cascade_face_table_bounds_total{event="unproven_budget"}"#;
+    assert_eq!(sample(&text, budget), Some(4.0));
 }
 
 #[test]
