@@ -668,6 +668,7 @@ impl Config {
         self.listen.validate_ws()?;
         self.face_system.validate()?;
         self.local.validate()?;
+        self.rib.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(
