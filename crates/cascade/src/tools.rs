@@ -18,6 +18,7 @@ use std::time::Duration;
 use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
+use client::face::{satisfies, Received};
 use client::producer::{segment_data, serve_content, serve_one, ServeOptions};
 use client::rtt::RttOptions;
 use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
@@ -40,7 +41,7 @@ pub struct TransportArg {
     transport: Option<String>,
 }
 
-/// `cascade peek` arguments.
+/// `cascade peek` arguments (ndnpeek's).
 #[derive(Args, Debug)]
 pub struct PeekArgs {
     /// Name of the Interest.
@@ -54,12 +55,33 @@ pub struct PeekArgs {
     /// Set MustBeFresh.
     #[arg(short = 'f', long, visible_alias = "fresh")]
     must_be_fresh: bool,
-    /// HopLimit.
+    /// Add a ForwardingHint delegation name (repeatable).
+    #[arg(short = 'F', long = "fwhint", value_name = "NAME")]
+    fwhint: Vec<String>,
+    /// HopLimit (0-255).
     #[arg(short = 'H', long)]
     hop_limit: Option<u8>,
-    /// Print the payload only (ndnpeek's `-p`; it is all `cascade peek` prints).
+    /// ApplicationParameters, as a base64 string.
+    #[arg(
+        short = 'A',
+        long,
+        value_name = "BASE64",
+        conflicts_with = "app_params_file"
+    )]
+    app_params: Option<String>,
+    /// ApplicationParameters, read from this file.
+    #[arg(long, value_name = "FILE")]
+    app_params_file: Option<PathBuf>,
+    /// Print the Data's payload only (for a Nack: its reason and a newline), instead of the
+    /// whole packet (for a Nack: its NackHeader).
     #[arg(short = 'p', long)]
     payload: bool,
+    /// Give up after this many milliseconds (default: when the Interest's lifetime ends).
+    #[arg(short = 'w', long, value_name = "MS")]
+    timeout: Option<u64>,
+    /// Print the Interest, and the outcome with its RTT, on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -296,29 +318,145 @@ pub fn peek(args: &PeekArgs) -> ExitCode {
 }
 
 fn peek_inner(args: &PeekArgs) -> Result<(), Failure> {
+    let i = peek_interest(args)?;
+    let mut face = connect(&args.transport)?;
+    if args.verbose {
+        eprintln!("INTEREST: {}", describe_interest(&i));
+    }
+    let sent = std::time::Instant::now();
+    let rtt = || format!("RTT: {} ms", sent.elapsed().as_millis());
+    // `-w`: the Interest keeps its lifetime on the wire; only the wait is cut.
+    let wait_ms = args.timeout.map_or(args.lifetime, |w| w.min(args.lifetime));
+    let outcome = express_within(&mut face, &i, Duration::from_millis(wait_ms))?;
+    let mut out = std::io::stdout().lock();
+    let written = match outcome {
+        Outcome::Data(d) => {
+            if args.verbose {
+                eprintln!("DATA: {}\n{}", d.name, rtt());
+            }
+            let bytes = if args.payload { d.content() } else { &d.wire };
+            out.write_all(bytes)
+        }
+        Outcome::Nack(n) => {
+            if args.verbose {
+                eprintln!("NACK: {}\n{}", nack_reason_str(n.reason), rtt());
+            }
+            let r = if args.payload {
+                writeln!(out, "{}", nack_reason_str(n.reason))
+            } else {
+                out.write_all(&nack_header(n.reason))
+            };
+            r.and_then(|()| out.flush())
+                .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))?;
+            return Err(Failure(
+                EXIT_NACK,
+                format!("Nack: {}", nack_reason_str(n.reason)),
+            ));
+        }
+        Outcome::Timeout => {
+            if args.verbose {
+                eprintln!("TIMEOUT");
+            }
+            return Err(Failure(EXIT_TIMEOUT, "timeout".into()));
+        }
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))
+}
+
+/// Sends `i` and waits up to `wait` for the Data or Nack answering it.
+fn express_within(face: &mut Face, i: &Interest, wait: Duration) -> Result<Outcome, Failure> {
+    let w = face.send_interest(i)?;
+    let name = wire::InterestView::decode(&w, &wire::Limits::default())
+        .map_err(|e| Failure(1, format!("the Interest does not decode: {e}")))?
+        .name()
+        .to_name();
+    let deadline = std::time::Instant::now() + wait;
+    while let Some(r) = face.recv_until(deadline)? {
+        match r {
+            Received::Data(d) if satisfies(&name, i.can_be_prefix, &d.name, &d.wire) => {
+                return Ok(Outcome::Data(d));
+            }
+            Received::Nack(n) if n.interest.name == name && n.interest.nonce == i.nonce => {
+                return Ok(Outcome::Nack(n));
+            }
+            _ => {}
+        }
+    }
+    Ok(Outcome::Timeout)
+}
+
+/// The Interest `cascade peek` expresses, from its flags (ndnpeek's construction).
+fn peek_interest(args: &PeekArgs) -> Result<Interest, Failure> {
     let name = parse_name(&args.name, "name")?;
     if args.lifetime == 0 {
         return Err(bad("--lifetime must be at least 1 ms"));
     }
-    let mut face = connect(&args.transport)?;
     let mut i = Interest::new(name, client::random_nonce());
     i.can_be_prefix = args.can_be_prefix;
     i.must_be_fresh = args.must_be_fresh;
     i.lifetime_ms = Some(args.lifetime);
     i.hop_limit = args.hop_limit;
-    match face.express(&i)? {
-        Outcome::Data(d) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(d.content())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))
-        }
-        Outcome::Nack(n) => Err(Failure(
-            EXIT_NACK,
-            format!("Nack: {}", nack_reason_str(n.reason)),
-        )),
-        Outcome::Timeout => Err(Failure(EXIT_TIMEOUT, "timeout".into())),
+    for h in &args.fwhint {
+        i.forwarding_hint.push(parse_name(h, "--fwhint")?);
     }
+    if let Some(b64) = &args.app_params {
+        let v = data_encoding::BASE64
+            .decode(b64.trim().as_bytes())
+            .map_err(|e| bad(format!("invalid ApplicationParameters string: {e}")))?;
+        i.app_params = Some(v);
+    }
+    if let Some(f) = &args.app_params_file {
+        let v = std::fs::read(f)
+            .map_err(|e| bad(format!("cannot open '{}' for reading: {e}", f.display())))?;
+        i.app_params = Some(v);
+    }
+    Ok(i)
+}
+
+/// An Interest as ndn-cxx prints one: its name, then its fields as query parameters.
+fn describe_interest(i: &Interest) -> String {
+    // The name as encoded (with the parameters digest where there are parameters).
+    let w = i.to_wire();
+    let encoded = wire::InterestView::decode(&w, &wire::Limits::default());
+    let mut s = encoded.map_or_else(|_| i.name.to_string(), |v| v.name().to_name().to_string());
+    let mut sep = '?';
+    let mut add = |s: &mut String, field: String| {
+        s.push(sep);
+        s.push_str(&field);
+        sep = '&';
+    };
+    if i.can_be_prefix {
+        add(&mut s, "CanBePrefix".into());
+    }
+    if i.must_be_fresh {
+        add(&mut s, "MustBeFresh".into());
+    }
+    if let Some(n) = i.nonce {
+        add(
+            &mut s,
+            format!("Nonce={}", data_encoding::HEXLOWER.encode(&n)),
+        );
+    }
+    if let Some(l) = i.lifetime_ms {
+        add(&mut s, format!("Lifetime={l}"));
+    }
+    if let Some(h) = i.hop_limit {
+        add(&mut s, format!("HopLimit={h}"));
+    }
+    s
+}
+
+/// A NackHeader (0x0320) holding this reason (NackReason 0x0321), as ndnpeek writes a Nack.
+fn nack_header(reason: Option<wire::NackReason>) -> Vec<u8> {
+    let mut out = Vec::new();
+    wire::tlv::write_nested(&mut out, wire::tt::LP_NACK, |o| {
+        if let Some(r) = reason {
+            wire::tlv::write_nni_tlv(o, wire::tt::LP_NACK_REASON, r.code());
+        }
+    });
+    out
 }
 
 /// Runs `cascade poke`.

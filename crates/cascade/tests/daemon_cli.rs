@@ -313,7 +313,7 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
     }
     let t0 = Instant::now();
     let out = loop {
-        let out = d.tool(&["peek", "/hello/world", "--lifetime", "1000"]);
+        let out = d.tool(&["peek", "/hello/world", "--lifetime", "1000", "-p"]);
         if out.status.success() || t0.elapsed() > Duration::from_secs(10) {
             break out;
         }
@@ -327,7 +327,7 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
     assert_eq!(out.stdout, b"hi there");
     let _ = poke.wait();
     // No producer: NoRoute Nack, a distinct non-zero exit.
-    let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000"]);
+    let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000", "-p"]);
     assert!(!nack.status.success());
     assert!(
         String::from_utf8_lossy(&nack.stdout).contains("NoRoute")
@@ -661,6 +661,7 @@ fn put_answers_rdr_metadata_and_get_discovers_the_version_through_it() {
         "/files/rdr/32=metadata",
         "--can-be-prefix",
         "--must-be-fresh",
+        "--payload",
     ]);
     assert!(
         meta.status.success(),

@@ -142,6 +142,7 @@ fn peek_prints_content_and_exits_0() {
             "--must-be-fresh",
             "--lifetime",
             "1234",
+            "--payload",
             "--transport",
             &uri,
         ],
@@ -150,6 +151,93 @@ fn peek_prints_content_and_exits_0() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(o.stdout, b"payload");
     f.thread.join().unwrap();
+}
+
+/// ndnpeek's Interest construction flags (-F, -H, -A, --app-params-file), its default output
+/// (the whole Data packet), -v on stderr, and -w cutting the wait short of the lifetime.
+#[test]
+fn peek_builds_the_interest_and_prints_the_packet_as_ndnpeek() {
+    // One peek against a forwarder that answers with a Data: its output, and the Interest.
+    let peek = |extra: &[&str]| {
+        let f = fake(None, |seen: &mut Option<Interest>, face, r| {
+            let Received::Interest(i) = r else {
+                return true;
+            };
+            let d = signed(i.interest.name.clone(), b"payload", None);
+            face.put_data(&d, i.pit_token).unwrap();
+            *seen = Some(i.interest);
+            false
+        });
+        let mut a = vec![
+            "peek",
+            "/a",
+            "-F",
+            "/hint/one",
+            "--fwhint",
+            "/hint/two",
+            "-H",
+            "7",
+        ];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--transport", &f.uri]);
+        let o = cascade(&a, b"");
+        (o, f.thread.join().unwrap().unwrap())
+    };
+    let dir = TempDir::new();
+    let params = dir.0.join("params");
+    std::fs::write(&params, b"from a file").unwrap();
+    let (o, seen) = peek(&["-A", "aGVsbG8=", "-v"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The whole Data packet, as received.
+    let d = DataView::decode(&o.stdout, &Limits::default()).unwrap();
+    assert_eq!(d.content(), Some(&b"payload"[..]));
+    let err = stderr(&o);
+    assert!(err.starts_with("INTEREST: /a/params-sha256="), "{err}");
+    assert!(err.contains("HopLimit=7") && err.contains("\nDATA: /a/params-sha256="));
+    assert!(err.contains("\nRTT: ") && err.ends_with(" ms\n"), "{err}");
+    let hints = vec![name("/hint/one"), name("/hint/two")];
+    assert_eq!(seen.forwarding_hint, hints);
+    assert_eq!(seen.hop_limit, Some(7));
+    assert_eq!(seen.app_params.as_deref(), Some(&b"hello"[..]));
+    let (o, seen) = peek(&["--app-params-file", params.to_str().unwrap(), "-p"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"payload");
+    assert_eq!(seen.app_params.as_deref(), Some(&b"from a file"[..]));
+    // Bad parameters: exit 2, before any connection.
+    let o = cascade(&["peek", "/a", "-A", "not base64!"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("invalid ApplicationParameters string"));
+    let o = cascade(
+        &["peek", "/a", "-A", "aGk=", "--app-params-file", "/x"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+
+    // -w: the Interest keeps its 10 s lifetime, the wait ends after 50 ms.
+    let f = fake(None, |lifetime: &mut Option<u64>, _, r| {
+        if let Received::Interest(i) = r {
+            *lifetime = i.interest.lifetime_ms;
+        }
+        true
+    });
+    let o = cascade(
+        &[
+            "peek",
+            "/x",
+            "-l",
+            "10000",
+            "-w",
+            "50",
+            "-v",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("TIMEOUT\n"));
+    drop(o);
+    assert_eq!(f.thread.join().unwrap(), Some(10_000));
 }
 
 #[test]
@@ -164,6 +252,19 @@ fn peek_nack_exits_4_and_timeout_exits_3() {
     let o = cascade(&["peek", "/x", "--transport", &f.uri], b"");
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(one_line(&o), "cascade peek: Nack: Congestion\n");
+    // ndnpeek writes the NackHeader (0x0320) holding NackReason 50 (0x0321).
+    assert_eq!(o.stdout, [0xfd, 0x03, 0x20, 5, 0xfd, 0x03, 0x21, 1, 50]);
+    f.thread.join().unwrap();
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        nack(face, &i, NackReason::NoRoute);
+        false
+    });
+    let o = cascade(&["peek", "/x", "-p", "--transport", &f.uri], b"");
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(o.stdout, b"NoRoute\n");
     f.thread.join().unwrap();
 
     // A forwarder that never answers: the Interest's lifetime runs out.
