@@ -19,7 +19,7 @@ use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
 use client::face::{satisfies, Received};
-use client::producer::{segment_data, serve_content, serve_one, ServeOptions};
+use client::producer::{segment_data, serve_content, serve_one_seeing, ServeOptions};
 use client::rtt::RttOptions;
 use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
@@ -86,7 +86,7 @@ pub struct PeekArgs {
     transport: TransportArg,
 }
 
-/// `cascade poke` arguments.
+/// `cascade poke` arguments (ndnpoke's).
 #[derive(Args, Debug)]
 pub struct PokeArgs {
     /// Name of the Data (also the prefix registered).
@@ -97,11 +97,21 @@ pub struct PokeArgs {
     freshness: Option<u64>,
     /// Give up after this many milliseconds without a matching Interest (default: wait until
     /// SIGINT or SIGTERM).
-    #[arg(short = 'w', long, value_name = "MS")]
+    #[arg(short = 'w', long, value_name = "MS", conflicts_with = "unsolicited")]
     timeout: Option<u64>,
     /// Set FinalBlockId to the last component of the name.
     #[arg(short = 'F', long)]
     r#final: bool,
+    /// Send the Data at once, unsolicited, without registering or waiting for an Interest.
+    #[arg(short = 'u', long)]
+    unsolicited: bool,
+    /// How to sign, as ndn-cxx's SigningInfo: "" or `id:/localhost/identity/digest-sha256`
+    /// (DigestSha256, all Cascade signs with).
+    #[arg(short = 'S', long, value_name = "SIGNING-INFO", default_value = "")]
+    signing_info: String,
+    /// Print each Interest, the registration and the Data sent on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -143,6 +153,12 @@ pub struct PutArgs {
     /// SIGTERM).
     #[arg(long)]
     once: bool,
+    /// How to sign, as ndn-cxx's SigningInfo (see `cascade poke -S`).
+    #[arg(short = 'S', long, value_name = "SIGNING-INFO", default_value = "")]
+    signing_info: String,
+    /// Naming convention of the version and segment components: `typed` (the only one).
+    #[arg(short = 'N', long, value_name = "CONVENTION")]
+    naming_convention: Option<String>,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -158,6 +174,9 @@ pub struct GetArgs {
     /// Set MustBeFresh on every Interest.
     #[arg(short = 'f', long)]
     fresh: bool,
+    /// Naming convention of the version and segment components: `typed` (the only one).
+    #[arg(short = 'N', long, value_name = "CONVENTION")]
+    naming_convention: Option<String>,
     /// InterestLifetime in milliseconds.
     #[arg(short = 'l', long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
@@ -466,6 +485,7 @@ pub fn poke(args: &PokeArgs) -> ExitCode {
 
 fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
+    check_signing_info(&args.signing_info)?;
     let limit = wire::MAX_NDN_PACKET_BYTES;
     let mut content = Vec::new();
     std::io::stdin()
@@ -473,6 +493,7 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
         .take(limit as u64 + 1)
         .read_to_end(&mut content)
         .map_err(|e| Failure(1, format!("cannot read stdin: {e}")))?;
+    let content_len = content.len();
     let mut d = Data::new(name.clone(), content);
     let final_block_id = args
         .r#final
@@ -493,17 +514,86 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
             wire.len()
         )));
     }
+    let verbose_data = || {
+        if args.verbose {
+            eprintln!("DATA: Name: {name}\nContent: ({content_len} bytes)");
+        }
+    };
+    if args.unsolicited {
+        let mut face = connect(&args.transport)?;
+        face.put_data(&wire, None)?;
+        verbose_data();
+        return Ok(());
+    }
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     register(&mut face, &name)?;
+    if args.verbose {
+        eprintln!("Prefix registration successful");
+    }
     let fresh = args.freshness.is_some_and(|f| f > 0);
     let timeout = args.timeout.map(Duration::from_millis);
-    match serve_one(&mut face, &name, &wire, fresh, false, timeout, &stop)? {
-        Some(_) => Ok(()),
-        None if timeout.is_some() && !stop.load(std::sync::atomic::Ordering::Relaxed) => Err(
-            Failure(EXIT_TIMEOUT, format!("timeout: no Interest for {name}")),
-        ),
+    let seen = |i: &client::InterestPacket, answered: bool| {
+        if args.verbose {
+            eprintln!("INTEREST: {}", describe_interest(&i.interest));
+            if !answered {
+                eprintln!("Interest cannot be satisfied");
+            }
+        }
+    };
+    match serve_one_seeing(&mut face, &name, &wire, fresh, timeout, &stop, seen)? {
+        Some(_) => {
+            verbose_data();
+            Ok(())
+        }
+        None if timeout.is_some() && !stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            if args.verbose {
+                eprintln!("TIMEOUT");
+            }
+            Err(Failure(
+                EXIT_TIMEOUT,
+                format!("timeout: no Interest for {name}"),
+            ))
+        }
         None => Err(Failure(1, "interrupted before an Interest came".into())),
+    }
+}
+
+/// Checks `-N`/`--naming-convention` as ndnputchunks and ndncatchunks read it: `typed` is
+/// Cascade's (and their default); `marker`, the older convention, is not supported (2).
+fn check_naming_convention(c: Option<&str>) -> Result<(), Failure> {
+    match c {
+        None | Some("typed") => Ok(()),
+        Some("marker") => Err(bad(
+            "--naming-convention marker is not supported (typed components only)",
+        )),
+        Some(other) => Err(bad(format!("'{other}' is not a valid naming convention"))),
+    }
+}
+
+/// Checks a `-S`/`--signing-info` string as ndn-cxx's SigningInfo reads it: "" (the default)
+/// and `id:/localhost/identity/digest-sha256` sign DigestSha256, which is all Cascade signs
+/// with; `id:`, `key:` and `cert:` naming a signer are well-formed but need a key chain Cascade
+/// does not have (1, as ndn-cxx fails to find the signer); anything else is bad (2).
+pub(crate) fn check_signing_info(s: &str) -> Result<(), Failure> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    let Some((scheme, arg)) = s.split_once(':') else {
+        return Err(bad(format!(
+            "Invalid signing string cannot represent SigningInfo: {s}"
+        )));
+    };
+    match scheme {
+        "id" if arg == "/localhost/identity/digest-sha256" => Ok(()),
+        "id" | "key" | "cert" => Err(Failure(
+            1,
+            format!(
+                "cannot sign with {s}: Cascade has no key chain and signs DigestSha256 only \
+                 (id:/localhost/identity/digest-sha256)"
+            ),
+        )),
+        _ => Err(bad(format!("Invalid signing string scheme: {scheme}"))),
     }
 }
 
@@ -514,6 +604,8 @@ pub fn put(args: &PutArgs) -> ExitCode {
 
 fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     let prefix = parse_name(&args.prefix, "prefix")?;
+    check_signing_info(&args.signing_info)?;
+    check_naming_convention(args.naming_convention.as_deref())?;
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));
     }
@@ -708,6 +800,7 @@ fn describe_pipeline(opts: &FetchOptions) -> String {
 
 fn get_inner(args: &GetArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
+    check_naming_convention(args.naming_convention.as_deref())?;
     let opts = fetch_options(args)?;
     if args.verbose && !args.quiet {
         eprint!("{}", describe_pipeline(&opts));

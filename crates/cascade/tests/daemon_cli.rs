@@ -239,7 +239,19 @@ fn ndn_tools_short_options_of_put_get_poke_and_peek() {
     let mut put = Command::new(BIN)
         .args(["put", "/short/file"])
         .arg(&src)
-        .args(["-p", "-q", "-s", "4000", "-f", "5000", "--version", "77"])
+        .args([
+            "-p",
+            "-q",
+            "-s",
+            "4000",
+            "-f",
+            "5000",
+            "--version",
+            "77",
+            "-N",
+            "typed",
+        ])
+        .args(["-S", "id:/localhost/identity/digest-sha256"])
         .args(["--transport", &d.transport()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -256,6 +268,8 @@ fn ndn_tools_short_options_of_put_get_poke_and_peek() {
         "get",
         "/short/file/v=77",
         "-D",
+        "-N",
+        "typed",
         "-p",
         "aimd",
         "-o",

@@ -307,6 +307,20 @@ fn bad_arguments_exit_2_and_unreachable_forwarder_exits_1() {
     let o = cascade(&["put", "/x", "/dev/null", "--segment-size", "9000"], b"");
     assert_eq!(o.status.code(), Some(2));
     assert!(one_line(&o).contains("8800-byte packet limit"));
+    // ndnputchunks' and ndncatchunks' -N: typed only; ndnputchunks' -S as ndnpoke's.
+    for tool in [
+        &["put", "/x", "/dev/null"][..],
+        &["get", "/x", "-o", "/dev/null"][..],
+    ] {
+        let o = cascade(&[tool, &["-N", "marker"]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2));
+        assert!(one_line(&o).contains("not supported"));
+        let o = cascade(&[tool, &["--naming-convention", "other"]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2));
+    }
+    let o = cascade(&["put", "/x", "/dev/null", "-S", "cert:/c"], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(one_line(&o).contains("no key chain"));
 }
 
 /// Answers management commands: `rib/register` with 200 (parameters echoed), anything else
@@ -483,6 +497,78 @@ fn poke_registers_and_serves_stdin_signed() {
     assert_eq!(d.freshness_ms, Some(1000));
     assert!(d.digest_valid);
     assert_eq!(d.pit_token, PitToken::new(b"tk"));
+}
+
+/// ndnpoke's -u (the Data at once, no registration), -v (the Interests, the registration, the
+/// Data sent, on stderr) and -S (ndn-cxx's SigningInfo strings).
+#[test]
+fn poke_unsolicited_verbose_and_signing_info_as_ndnpoke() {
+    // -u: the first packet the forwarder sees is the Data.
+    let f = fake(None, |got: &mut Option<client::DataPacket>, _, r| {
+        if let Received::Data(d) = r {
+            *got = Some(d);
+        }
+        false
+    });
+    let o = cascade(
+        &["poke", "/u/data", "-u", "-v", "--transport", &f.uri],
+        b"pushed",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("DATA: Name: /u/data\n"),
+        "{}",
+        stderr(&o)
+    );
+    let d = f
+        .thread
+        .join()
+        .unwrap()
+        .expect("the Data, before any Interest");
+    assert_eq!(
+        (d.name.clone(), d.content()),
+        (name("/u/data"), &b"pushed"[..])
+    );
+    // -v: an Interest the Data cannot satisfy (MustBeFresh, no freshness), then one it can.
+    let f = fake(Vec::new(), |cmds, face, r| match r {
+        Received::Interest(i) => {
+            management(cmds, face, &i);
+            let mut fresh = Interest::new(name("/v/data"), [1, 1, 1, 1]);
+            fresh.must_be_fresh = true;
+            face.send_packet(&fresh.to_wire(), &LpHeaders::default())
+                .unwrap();
+            let plain = Interest::new(name("/v/data"), [2, 2, 2, 2]);
+            face.send_packet(&plain.to_wire(), &LpHeaders::default())
+                .unwrap();
+            true
+        }
+        _ => false,
+    });
+    let sha = "id:/localhost/identity/digest-sha256";
+    let o = cascade(
+        &["poke", "/v/data", "-v", "-S", sha, "--transport", &f.uri],
+        b"x",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    f.thread.join().unwrap();
+    let lines: Vec<String> = stderr(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "Prefix registration successful");
+    assert!(lines[1].starts_with("INTEREST: /v/data?MustBeFresh&Nonce=01010101"));
+    assert_eq!(lines[2], "Interest cannot be satisfied");
+    assert!(lines[3].starts_with("INTEREST: /v/data?Nonce=02020202"));
+    assert_eq!(lines[4], "DATA: Name: /v/data");
+    // -S naming a signer Cascade has no key for: 1; not a SigningInfo: 2; -u with -w: 2.
+    for (info, status) in [
+        ("id:/my/identity", 1),
+        ("key:/k", 1),
+        ("nonsense", 2),
+        ("x:/y", 2),
+    ] {
+        let o = cascade(&["poke", "/s", "-S", info], b"");
+        assert_eq!(o.status.code(), Some(status), "{info}: {}", stderr(&o));
+    }
+    let o = cascade(&["poke", "/s", "-u", "-w", "10"], b"");
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

@@ -226,6 +226,20 @@ pub fn serve_one(
     if register {
         face.register(name)?;
     }
+    serve_one_seeing(face, name, data, fresh, timeout, stop, |_, _| {})
+}
+
+/// As [`serve_one`] (the prefix registered already), telling `seen` of every Interest that
+/// comes and whether `data` answers it (as ndnpoke's verbose output does).
+pub fn serve_one_seeing(
+    face: &mut Face,
+    name: &Name,
+    data: &[u8],
+    fresh: bool,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&InterestPacket, bool),
+) -> Result<Option<InterestPacket>> {
     let deadline = timeout.map(|t| Instant::now() + t);
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -235,7 +249,9 @@ pub fn serve_one(
             None => POLL,
         };
         if let Some(Received::Interest(i)) = face.recv(wait)? {
-            if wants(&i.interest, name, fresh) {
+            let answered = wants(&i.interest, name, fresh);
+            seen(&i, answered);
+            if answered {
                 face.put_data(data, i.pit_token)?;
                 return Ok(Some(i));
             }
