@@ -59,9 +59,10 @@ def test_a_permanent_tcp_face_reports_down_then_up(router):
             return monitor.events.index((kind, face_id, uri))
 
         created = await seen(FaceEventKind.CREATED)
-        # The peer goes away: the connection ends, and nothing listens for the redial.
-        conn.close()
+        # The peer goes away: nothing listens for the redial any more (closed first, so that
+        # a redial cannot reach its backlog), and the connection ends.
         listener.close()
+        conn.close()
         down = await seen(FaceEventKind.DOWN)
         # The peer comes back on the same port: the face redials it and comes up.
         listener = _listen(port)
