@@ -19,7 +19,7 @@ use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
 use client::face::{satisfies, Received};
-use client::producer::{segment_data, serve_content, serve_one_seeing, ServeOptions};
+use client::producer::{segment_data, serve_content_seeing, serve_one_seeing, ServeOptions};
 use client::rtt::RttOptions;
 use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
@@ -146,6 +146,9 @@ pub struct PutArgs {
     /// No output but failures.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Print each Interest and the Data answering it on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Version number (default: now, in milliseconds since the Unix epoch).
     #[arg(long)]
     version: Option<u64>,
@@ -648,7 +651,19 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
             content.len()
         );
     }
-    let st = serve_content(&mut face, &prefix, &content, &opts, &stop)?;
+    let verbose = args.verbose && !args.quiet;
+    let seen = |i: &client::InterestPacket, data: Option<&[u8]>| {
+        if !verbose {
+            return;
+        }
+        eprintln!("Interest: {}", describe_interest(&i.interest));
+        match data.map(|d| wire::DataView::decode(d, &wire::Limits::default())) {
+            Some(Ok(d)) => eprintln!("Data: Name: {}", d.name()),
+            Some(Err(_)) => {}
+            None => eprintln!("Interest cannot be satisfied"),
+        }
+    };
+    let st = serve_content_seeing(&mut face, &prefix, &content, &opts, &stop, seen)?;
     if !args.quiet {
         eprintln!(
             "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",

@@ -623,12 +623,24 @@ fn put_once_serves_every_segment_then_exits() {
             "--version",
             "77",
             "--once",
+            "-v",
             "--transport",
             &f.uri,
         ],
         b"",
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    // -v: each Interest and the Data answering it, as ndnputchunks' verbose output.
+    let err = stderr(&o);
+    let verbose: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("cascade put:"))
+        .collect();
+    assert_eq!(verbose.len(), 6, "{err}");
+    assert!(verbose[0].starts_with("Interest: /put/file?CanBePrefix&MustBeFresh&Nonce="));
+    assert_eq!(verbose[1], "Data: Name: /put/file/v=77/seg=0");
+    assert!(verbose[4].starts_with("Interest: /put/file/v=77/seg=2?Nonce="));
+    assert_eq!(verbose[5], "Data: Name: /put/file/v=77/seg=2");
     let (_, got) = f.thread.join().unwrap();
     assert_eq!(got.len(), 3);
     let mut joined = Vec::new();

@@ -140,6 +140,19 @@ pub fn serve_content(
     opts: &ServeOptions,
     stop: &AtomicBool,
 ) -> Result<ServeStats> {
+    serve_content_seeing(face, prefix, content, opts, stop, |_, _| {})
+}
+
+/// As [`serve_content`], telling `seen` of every Interest that comes and of the Data that
+/// answered it (`None`: none did), as ndnputchunks' verbose output does.
+pub fn serve_content_seeing(
+    face: &mut Face,
+    prefix: &Name,
+    content: &[u8],
+    opts: &ServeOptions,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&InterestPacket, Option<&[u8]>),
+) -> Result<ServeStats> {
     if opts.segment_size == 0 {
         return Err(Error::Config("segment size must be at least 1 byte".into()));
     }
@@ -171,6 +184,7 @@ pub fn serve_content(
         if crate::rdr::is_metadata_interest(&i.interest, prefix) {
             let versioned = prefix.clone().with(Component::version(version));
             let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+            seen(&i, Some(&meta));
             face.put_data(&meta, i.pit_token)?;
             st.data_sent += 1;
             st.metadata_sent += 1;
@@ -178,6 +192,7 @@ pub fn serve_content(
         }
         match answering_segment(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
             Some(s) => {
+                seen(&i, Some(&segments[s as usize]));
                 face.put_data(&segments[s as usize], i.pit_token)?;
                 st.data_sent += 1;
                 if !sent[s as usize] {
@@ -185,7 +200,10 @@ pub fn serve_content(
                     unsent -= 1;
                 }
             }
-            None => st.unanswered += 1,
+            None => {
+                seen(&i, None);
+                st.unanswered += 1;
+            }
         }
     }
     Ok(st)
