@@ -162,7 +162,10 @@ def test_a_capture_route_hides_the_parents():
         await register(consumer, "/tmp/route", origin=65, expiration_period=60000)
         rib = RibStatus.parse(await dataset(consumer, "rib/list"))
         entries = {Name.to_str(e.name): e.routes for e in rib.entries}
-        assert set(entries) == {"/ndn", "/ndn/grp", "/tmp/route"}
+        # NFD's RIB also holds management's own prefix, to its internal face (FaceId 1).
+        assert set(entries) == {"/ndn", "/ndn/grp", "/tmp/route", "/localhost/nfd"}
+        (mgmt,) = entries["/localhost/nfd"]
+        assert (mgmt.face_id, mgmt.origin, mgmt.cost, mgmt.flags.value) == (1, 0, 0, CHILD_INHERIT)
         (grp,) = entries["/ndn/grp"]
         assert (grp.cost, grp.flags.value, grp.expiration_period) == (20, CAPTURE, None)
         (up,) = entries["/ndn"]

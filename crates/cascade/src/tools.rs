@@ -18,7 +18,8 @@ use std::time::Duration;
 use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
-use client::producer::{segment_data, serve_content, serve_one, ServeOptions};
+use client::face::{satisfies, Received};
+use client::producer::{segment_data, serve_content_seeing, serve_one_seeing, ServeOptions};
 use client::rtt::RttOptions;
 use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
@@ -40,7 +41,7 @@ pub struct TransportArg {
     transport: Option<String>,
 }
 
-/// `cascade peek` arguments.
+/// `cascade peek` arguments (ndnpeek's).
 #[derive(Args, Debug)]
 pub struct PeekArgs {
     /// Name of the Interest.
@@ -54,17 +55,38 @@ pub struct PeekArgs {
     /// Set MustBeFresh.
     #[arg(short = 'f', long, visible_alias = "fresh")]
     must_be_fresh: bool,
-    /// HopLimit.
+    /// Add a ForwardingHint delegation name (repeatable).
+    #[arg(short = 'F', long = "fwhint", value_name = "NAME")]
+    fwhint: Vec<String>,
+    /// HopLimit (0-255).
     #[arg(short = 'H', long)]
     hop_limit: Option<u8>,
-    /// Print the payload only (ndnpeek's `-p`; it is all `cascade peek` prints).
+    /// ApplicationParameters, as a base64 string.
+    #[arg(
+        short = 'A',
+        long,
+        value_name = "BASE64",
+        conflicts_with = "app_params_file"
+    )]
+    app_params: Option<String>,
+    /// ApplicationParameters, read from this file.
+    #[arg(long, value_name = "FILE")]
+    app_params_file: Option<PathBuf>,
+    /// Print the Data's payload only (for a Nack: its reason and a newline), instead of the
+    /// whole packet (for a Nack: its NackHeader).
     #[arg(short = 'p', long)]
     payload: bool,
+    /// Give up after this many milliseconds (default: when the Interest's lifetime ends).
+    #[arg(short = 'w', long, value_name = "MS")]
+    timeout: Option<u64>,
+    /// Print the Interest, and the outcome with its RTT, on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
 
-/// `cascade poke` arguments.
+/// `cascade poke` arguments (ndnpoke's).
 #[derive(Args, Debug)]
 pub struct PokeArgs {
     /// Name of the Data (also the prefix registered).
@@ -75,11 +97,21 @@ pub struct PokeArgs {
     freshness: Option<u64>,
     /// Give up after this many milliseconds without a matching Interest (default: wait until
     /// SIGINT or SIGTERM).
-    #[arg(short = 'w', long, value_name = "MS")]
+    #[arg(short = 'w', long, value_name = "MS", conflicts_with = "unsolicited")]
     timeout: Option<u64>,
     /// Set FinalBlockId to the last component of the name.
     #[arg(short = 'F', long)]
     r#final: bool,
+    /// Send the Data at once, unsolicited, without registering or waiting for an Interest.
+    #[arg(short = 'u', long)]
+    unsolicited: bool,
+    /// How to sign, as ndn-cxx's SigningInfo: "" or `id:/localhost/identity/digest-sha256`
+    /// (DigestSha256, all Cascade signs with).
+    #[arg(short = 'S', long, value_name = "SIGNING-INFO", default_value = "")]
+    signing_info: String,
+    /// Print each Interest, the registration and the Data sent on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -114,6 +146,9 @@ pub struct PutArgs {
     /// No output but failures.
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Print each Interest and the Data answering it on stderr.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Version number (default: now, in milliseconds since the Unix epoch).
     #[arg(long)]
     version: Option<u64>,
@@ -121,6 +156,12 @@ pub struct PutArgs {
     /// SIGTERM).
     #[arg(long)]
     once: bool,
+    /// How to sign, as ndn-cxx's SigningInfo (see `cascade poke -S`).
+    #[arg(short = 'S', long, value_name = "SIGNING-INFO", default_value = "")]
+    signing_info: String,
+    /// Naming convention of the version and segment components: `typed` (the only one).
+    #[arg(short = 'N', long, value_name = "CONVENTION")]
+    naming_convention: Option<String>,
     #[command(flatten)]
     transport: TransportArg,
 }
@@ -136,6 +177,9 @@ pub struct GetArgs {
     /// Set MustBeFresh on every Interest.
     #[arg(short = 'f', long)]
     fresh: bool,
+    /// Naming convention of the version and segment components: `typed` (the only one).
+    #[arg(short = 'N', long, value_name = "CONVENTION")]
+    naming_convention: Option<String>,
     /// InterestLifetime in milliseconds.
     #[arg(short = 'l', long, default_value_t = 4000, value_name = "MS")]
     lifetime: u64,
@@ -296,29 +340,145 @@ pub fn peek(args: &PeekArgs) -> ExitCode {
 }
 
 fn peek_inner(args: &PeekArgs) -> Result<(), Failure> {
+    let i = peek_interest(args)?;
+    let mut face = connect(&args.transport)?;
+    if args.verbose {
+        eprintln!("INTEREST: {}", describe_interest(&i));
+    }
+    let sent = std::time::Instant::now();
+    let rtt = || format!("RTT: {} ms", sent.elapsed().as_millis());
+    // `-w`: the Interest keeps its lifetime on the wire; only the wait is cut.
+    let wait_ms = args.timeout.map_or(args.lifetime, |w| w.min(args.lifetime));
+    let outcome = express_within(&mut face, &i, Duration::from_millis(wait_ms))?;
+    let mut out = std::io::stdout().lock();
+    let written = match outcome {
+        Outcome::Data(d) => {
+            if args.verbose {
+                eprintln!("DATA: {}\n{}", d.name, rtt());
+            }
+            let bytes = if args.payload { d.content() } else { &d.wire };
+            out.write_all(bytes)
+        }
+        Outcome::Nack(n) => {
+            if args.verbose {
+                eprintln!("NACK: {}\n{}", nack_reason_str(n.reason), rtt());
+            }
+            let r = if args.payload {
+                writeln!(out, "{}", nack_reason_str(n.reason))
+            } else {
+                out.write_all(&nack_header(n.reason))
+            };
+            r.and_then(|()| out.flush())
+                .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))?;
+            return Err(Failure(
+                EXIT_NACK,
+                format!("Nack: {}", nack_reason_str(n.reason)),
+            ));
+        }
+        Outcome::Timeout => {
+            if args.verbose {
+                eprintln!("TIMEOUT");
+            }
+            return Err(Failure(EXIT_TIMEOUT, "timeout".into()));
+        }
+    };
+    written
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))
+}
+
+/// Sends `i` and waits up to `wait` for the Data or Nack answering it.
+fn express_within(face: &mut Face, i: &Interest, wait: Duration) -> Result<Outcome, Failure> {
+    let w = face.send_interest(i)?;
+    let name = wire::InterestView::decode(&w, &wire::Limits::default())
+        .map_err(|e| Failure(1, format!("the Interest does not decode: {e}")))?
+        .name()
+        .to_name();
+    let deadline = std::time::Instant::now() + wait;
+    while let Some(r) = face.recv_until(deadline)? {
+        match r {
+            Received::Data(d) if satisfies(&name, i.can_be_prefix, &d.name, &d.wire) => {
+                return Ok(Outcome::Data(d));
+            }
+            Received::Nack(n) if n.interest.name == name && n.interest.nonce == i.nonce => {
+                return Ok(Outcome::Nack(n));
+            }
+            _ => {}
+        }
+    }
+    Ok(Outcome::Timeout)
+}
+
+/// The Interest `cascade peek` expresses, from its flags (ndnpeek's construction).
+fn peek_interest(args: &PeekArgs) -> Result<Interest, Failure> {
     let name = parse_name(&args.name, "name")?;
     if args.lifetime == 0 {
         return Err(bad("--lifetime must be at least 1 ms"));
     }
-    let mut face = connect(&args.transport)?;
     let mut i = Interest::new(name, client::random_nonce());
     i.can_be_prefix = args.can_be_prefix;
     i.must_be_fresh = args.must_be_fresh;
     i.lifetime_ms = Some(args.lifetime);
     i.hop_limit = args.hop_limit;
-    match face.express(&i)? {
-        Outcome::Data(d) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(d.content())
-                .and_then(|()| out.flush())
-                .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))
-        }
-        Outcome::Nack(n) => Err(Failure(
-            EXIT_NACK,
-            format!("Nack: {}", nack_reason_str(n.reason)),
-        )),
-        Outcome::Timeout => Err(Failure(EXIT_TIMEOUT, "timeout".into())),
+    for h in &args.fwhint {
+        i.forwarding_hint.push(parse_name(h, "--fwhint")?);
     }
+    if let Some(b64) = &args.app_params {
+        let v = data_encoding::BASE64
+            .decode(b64.trim().as_bytes())
+            .map_err(|e| bad(format!("invalid ApplicationParameters string: {e}")))?;
+        i.app_params = Some(v);
+    }
+    if let Some(f) = &args.app_params_file {
+        let v = std::fs::read(f)
+            .map_err(|e| bad(format!("cannot open '{}' for reading: {e}", f.display())))?;
+        i.app_params = Some(v);
+    }
+    Ok(i)
+}
+
+/// An Interest as ndn-cxx prints one: its name, then its fields as query parameters.
+fn describe_interest(i: &Interest) -> String {
+    // The name as encoded (with the parameters digest where there are parameters).
+    let w = i.to_wire();
+    let encoded = wire::InterestView::decode(&w, &wire::Limits::default());
+    let mut s = encoded.map_or_else(|_| i.name.to_string(), |v| v.name().to_name().to_string());
+    let mut sep = '?';
+    let mut add = |s: &mut String, field: String| {
+        s.push(sep);
+        s.push_str(&field);
+        sep = '&';
+    };
+    if i.can_be_prefix {
+        add(&mut s, "CanBePrefix".into());
+    }
+    if i.must_be_fresh {
+        add(&mut s, "MustBeFresh".into());
+    }
+    if let Some(n) = i.nonce {
+        add(
+            &mut s,
+            format!("Nonce={}", data_encoding::HEXLOWER.encode(&n)),
+        );
+    }
+    if let Some(l) = i.lifetime_ms {
+        add(&mut s, format!("Lifetime={l}"));
+    }
+    if let Some(h) = i.hop_limit {
+        add(&mut s, format!("HopLimit={h}"));
+    }
+    s
+}
+
+/// A NackHeader (0x0320) holding this reason (NackReason 0x0321), as ndnpeek writes a Nack.
+fn nack_header(reason: Option<wire::NackReason>) -> Vec<u8> {
+    let mut out = Vec::new();
+    wire::tlv::write_nested(&mut out, wire::tt::LP_NACK, |o| {
+        if let Some(r) = reason {
+            wire::tlv::write_nni_tlv(o, wire::tt::LP_NACK_REASON, r.code());
+        }
+    });
+    out
 }
 
 /// Runs `cascade poke`.
@@ -328,6 +488,7 @@ pub fn poke(args: &PokeArgs) -> ExitCode {
 
 fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
+    check_signing_info(&args.signing_info)?;
     let limit = wire::MAX_NDN_PACKET_BYTES;
     let mut content = Vec::new();
     std::io::stdin()
@@ -335,6 +496,7 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
         .take(limit as u64 + 1)
         .read_to_end(&mut content)
         .map_err(|e| Failure(1, format!("cannot read stdin: {e}")))?;
+    let content_len = content.len();
     let mut d = Data::new(name.clone(), content);
     let final_block_id = args
         .r#final
@@ -355,17 +517,86 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
             wire.len()
         )));
     }
+    let verbose_data = || {
+        if args.verbose {
+            eprintln!("DATA: Name: {name}\nContent: ({content_len} bytes)");
+        }
+    };
+    if args.unsolicited {
+        let mut face = connect(&args.transport)?;
+        face.put_data(&wire, None)?;
+        verbose_data();
+        return Ok(());
+    }
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     register(&mut face, &name)?;
+    if args.verbose {
+        eprintln!("Prefix registration successful");
+    }
     let fresh = args.freshness.is_some_and(|f| f > 0);
     let timeout = args.timeout.map(Duration::from_millis);
-    match serve_one(&mut face, &name, &wire, fresh, false, timeout, &stop)? {
-        Some(_) => Ok(()),
-        None if timeout.is_some() && !stop.load(std::sync::atomic::Ordering::Relaxed) => Err(
-            Failure(EXIT_TIMEOUT, format!("timeout: no Interest for {name}")),
-        ),
+    let seen = |i: &client::InterestPacket, answered: bool| {
+        if args.verbose {
+            eprintln!("INTEREST: {}", describe_interest(&i.interest));
+            if !answered {
+                eprintln!("Interest cannot be satisfied");
+            }
+        }
+    };
+    match serve_one_seeing(&mut face, &name, &wire, fresh, timeout, &stop, seen)? {
+        Some(_) => {
+            verbose_data();
+            Ok(())
+        }
+        None if timeout.is_some() && !stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            if args.verbose {
+                eprintln!("TIMEOUT");
+            }
+            Err(Failure(
+                EXIT_TIMEOUT,
+                format!("timeout: no Interest for {name}"),
+            ))
+        }
         None => Err(Failure(1, "interrupted before an Interest came".into())),
+    }
+}
+
+/// Checks `-N`/`--naming-convention` as ndnputchunks and ndncatchunks read it: `typed` is
+/// Cascade's (and their default); `marker`, the older convention, is not supported (2).
+fn check_naming_convention(c: Option<&str>) -> Result<(), Failure> {
+    match c {
+        None | Some("typed") => Ok(()),
+        Some("marker") => Err(bad(
+            "--naming-convention marker is not supported (typed components only)",
+        )),
+        Some(other) => Err(bad(format!("'{other}' is not a valid naming convention"))),
+    }
+}
+
+/// Checks a `-S`/`--signing-info` string as ndn-cxx's SigningInfo reads it: "" (the default)
+/// and `id:/localhost/identity/digest-sha256` sign DigestSha256, which is all Cascade signs
+/// with; `id:`, `key:` and `cert:` naming a signer are well-formed but need a key chain Cascade
+/// does not have (1, as ndn-cxx fails to find the signer); anything else is bad (2).
+pub(crate) fn check_signing_info(s: &str) -> Result<(), Failure> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    let Some((scheme, arg)) = s.split_once(':') else {
+        return Err(bad(format!(
+            "Invalid signing string cannot represent SigningInfo: {s}"
+        )));
+    };
+    match scheme {
+        "id" if arg == "/localhost/identity/digest-sha256" => Ok(()),
+        "id" | "key" | "cert" => Err(Failure(
+            1,
+            format!(
+                "cannot sign with {s}: Cascade has no key chain and signs DigestSha256 only \
+                 (id:/localhost/identity/digest-sha256)"
+            ),
+        )),
+        _ => Err(bad(format!("Invalid signing string scheme: {scheme}"))),
     }
 }
 
@@ -376,6 +607,8 @@ pub fn put(args: &PutArgs) -> ExitCode {
 
 fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     let prefix = parse_name(&args.prefix, "prefix")?;
+    check_signing_info(&args.signing_info)?;
+    check_naming_convention(args.naming_convention.as_deref())?;
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));
     }
@@ -418,7 +651,19 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
             content.len()
         );
     }
-    let st = serve_content(&mut face, &prefix, &content, &opts, &stop)?;
+    let verbose = args.verbose && !args.quiet;
+    let seen = |i: &client::InterestPacket, data: Option<&[u8]>| {
+        if !verbose {
+            return;
+        }
+        eprintln!("Interest: {}", describe_interest(&i.interest));
+        match data.map(|d| wire::DataView::decode(d, &wire::Limits::default())) {
+            Some(Ok(d)) => eprintln!("Data: Name: {}", d.name()),
+            Some(Err(_)) => {}
+            None => eprintln!("Interest cannot be satisfied"),
+        }
+    };
+    let st = serve_content_seeing(&mut face, &prefix, &content, &opts, &stop, seen)?;
     if !args.quiet {
         eprintln!(
             "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
@@ -570,6 +815,7 @@ fn describe_pipeline(opts: &FetchOptions) -> String {
 
 fn get_inner(args: &GetArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
+    check_naming_convention(args.naming_convention.as_deref())?;
     let opts = fetch_options(args)?;
     if args.verbose && !args.quiet {
         eprint!("{}", describe_pipeline(&opts));

@@ -239,7 +239,19 @@ fn ndn_tools_short_options_of_put_get_poke_and_peek() {
     let mut put = Command::new(BIN)
         .args(["put", "/short/file"])
         .arg(&src)
-        .args(["-p", "-q", "-s", "4000", "-f", "5000", "--version", "77"])
+        .args([
+            "-p",
+            "-q",
+            "-s",
+            "4000",
+            "-f",
+            "5000",
+            "--version",
+            "77",
+            "-N",
+            "typed",
+        ])
+        .args(["-S", "id:/localhost/identity/digest-sha256"])
         .args(["--transport", &d.transport()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -256,6 +268,8 @@ fn ndn_tools_short_options_of_put_get_poke_and_peek() {
         "get",
         "/short/file/v=77",
         "-D",
+        "-N",
+        "typed",
         "-p",
         "aimd",
         "-o",
@@ -313,7 +327,7 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
     }
     let t0 = Instant::now();
     let out = loop {
-        let out = d.tool(&["peek", "/hello/world", "--lifetime", "1000"]);
+        let out = d.tool(&["peek", "/hello/world", "--lifetime", "1000", "-p"]);
         if out.status.success() || t0.elapsed() > Duration::from_secs(10) {
             break out;
         }
@@ -327,7 +341,7 @@ fn poke_then_peek_and_ctl_through_the_daemon() {
     assert_eq!(out.stdout, b"hi there");
     let _ = poke.wait();
     // No producer: NoRoute Nack, a distinct non-zero exit.
-    let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000"]);
+    let nack = d.tool(&["peek", "/nobody/home", "--lifetime", "1000", "-p"]);
     assert!(!nack.status.success());
     assert!(
         String::from_utf8_lossy(&nack.stdout).contains("NoRoute")
@@ -701,6 +715,7 @@ fn put_answers_rdr_metadata_and_get_discovers_the_version_through_it() {
         "/files/rdr/32=metadata",
         "--can-be-prefix",
         "--must-be-fresh",
+        "--payload",
     ]);
     assert!(
         meta.status.success(),

@@ -142,6 +142,7 @@ fn peek_prints_content_and_exits_0() {
             "--must-be-fresh",
             "--lifetime",
             "1234",
+            "--payload",
             "--transport",
             &uri,
         ],
@@ -150,6 +151,93 @@ fn peek_prints_content_and_exits_0() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(o.stdout, b"payload");
     f.thread.join().unwrap();
+}
+
+/// ndnpeek's Interest construction flags (-F, -H, -A, --app-params-file), its default output
+/// (the whole Data packet), -v on stderr, and -w cutting the wait short of the lifetime.
+#[test]
+fn peek_builds_the_interest_and_prints_the_packet_as_ndnpeek() {
+    // One peek against a forwarder that answers with a Data: its output, and the Interest.
+    let peek = |extra: &[&str]| {
+        let f = fake(None, |seen: &mut Option<Interest>, face, r| {
+            let Received::Interest(i) = r else {
+                return true;
+            };
+            let d = signed(i.interest.name.clone(), b"payload", None);
+            face.put_data(&d, i.pit_token).unwrap();
+            *seen = Some(i.interest);
+            false
+        });
+        let mut a = vec![
+            "peek",
+            "/a",
+            "-F",
+            "/hint/one",
+            "--fwhint",
+            "/hint/two",
+            "-H",
+            "7",
+        ];
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["--transport", &f.uri]);
+        let o = cascade(&a, b"");
+        (o, f.thread.join().unwrap().unwrap())
+    };
+    let dir = TempDir::new();
+    let params = dir.0.join("params");
+    std::fs::write(&params, b"from a file").unwrap();
+    let (o, seen) = peek(&["-A", "aGVsbG8=", "-v"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The whole Data packet, as received.
+    let d = DataView::decode(&o.stdout, &Limits::default()).unwrap();
+    assert_eq!(d.content(), Some(&b"payload"[..]));
+    let err = stderr(&o);
+    assert!(err.starts_with("INTEREST: /a/params-sha256="), "{err}");
+    assert!(err.contains("HopLimit=7") && err.contains("\nDATA: /a/params-sha256="));
+    assert!(err.contains("\nRTT: ") && err.ends_with(" ms\n"), "{err}");
+    let hints = vec![name("/hint/one"), name("/hint/two")];
+    assert_eq!(seen.forwarding_hint, hints);
+    assert_eq!(seen.hop_limit, Some(7));
+    assert_eq!(seen.app_params.as_deref(), Some(&b"hello"[..]));
+    let (o, seen) = peek(&["--app-params-file", params.to_str().unwrap(), "-p"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"payload");
+    assert_eq!(seen.app_params.as_deref(), Some(&b"from a file"[..]));
+    // Bad parameters: exit 2, before any connection.
+    let o = cascade(&["peek", "/a", "-A", "not base64!"], b"");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("invalid ApplicationParameters string"));
+    let o = cascade(
+        &["peek", "/a", "-A", "aGk=", "--app-params-file", "/x"],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(2));
+
+    // -w: the Interest keeps its 10 s lifetime, the wait ends after 50 ms.
+    let f = fake(None, |lifetime: &mut Option<u64>, _, r| {
+        if let Received::Interest(i) = r {
+            *lifetime = i.interest.lifetime_ms;
+        }
+        true
+    });
+    let o = cascade(
+        &[
+            "peek",
+            "/x",
+            "-l",
+            "10000",
+            "-w",
+            "50",
+            "-v",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("TIMEOUT\n"));
+    drop(o);
+    assert_eq!(f.thread.join().unwrap(), Some(10_000));
 }
 
 #[test]
@@ -164,6 +252,19 @@ fn peek_nack_exits_4_and_timeout_exits_3() {
     let o = cascade(&["peek", "/x", "--transport", &f.uri], b"");
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(one_line(&o), "cascade peek: Nack: Congestion\n");
+    // ndnpeek writes the NackHeader (0x0320) holding NackReason 50 (0x0321).
+    assert_eq!(o.stdout, [0xfd, 0x03, 0x20, 5, 0xfd, 0x03, 0x21, 1, 50]);
+    f.thread.join().unwrap();
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        nack(face, &i, NackReason::NoRoute);
+        false
+    });
+    let o = cascade(&["peek", "/x", "-p", "--transport", &f.uri], b"");
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(o.stdout, b"NoRoute\n");
     f.thread.join().unwrap();
 
     // A forwarder that never answers: the Interest's lifetime runs out.
@@ -206,6 +307,20 @@ fn bad_arguments_exit_2_and_unreachable_forwarder_exits_1() {
     let o = cascade(&["put", "/x", "/dev/null", "--segment-size", "9000"], b"");
     assert_eq!(o.status.code(), Some(2));
     assert!(one_line(&o).contains("8800-byte packet limit"));
+    // ndnputchunks' and ndncatchunks' -N: typed only; ndnputchunks' -S as ndnpoke's.
+    for tool in [
+        &["put", "/x", "/dev/null"][..],
+        &["get", "/x", "-o", "/dev/null"][..],
+    ] {
+        let o = cascade(&[tool, &["-N", "marker"]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2));
+        assert!(one_line(&o).contains("not supported"));
+        let o = cascade(&[tool, &["--naming-convention", "other"]].concat(), b"");
+        assert_eq!(o.status.code(), Some(2));
+    }
+    let o = cascade(&["put", "/x", "/dev/null", "-S", "cert:/c"], b"");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(one_line(&o).contains("no key chain"));
 }
 
 /// Answers management commands: `rib/register` with 200 (parameters echoed), anything else
@@ -384,6 +499,78 @@ fn poke_registers_and_serves_stdin_signed() {
     assert_eq!(d.pit_token, PitToken::new(b"tk"));
 }
 
+/// ndnpoke's -u (the Data at once, no registration), -v (the Interests, the registration, the
+/// Data sent, on stderr) and -S (ndn-cxx's SigningInfo strings).
+#[test]
+fn poke_unsolicited_verbose_and_signing_info_as_ndnpoke() {
+    // -u: the first packet the forwarder sees is the Data.
+    let f = fake(None, |got: &mut Option<client::DataPacket>, _, r| {
+        if let Received::Data(d) = r {
+            *got = Some(d);
+        }
+        false
+    });
+    let o = cascade(
+        &["poke", "/u/data", "-u", "-v", "--transport", &f.uri],
+        b"pushed",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("DATA: Name: /u/data\n"),
+        "{}",
+        stderr(&o)
+    );
+    let d = f
+        .thread
+        .join()
+        .unwrap()
+        .expect("the Data, before any Interest");
+    assert_eq!(
+        (d.name.clone(), d.content()),
+        (name("/u/data"), &b"pushed"[..])
+    );
+    // -v: an Interest the Data cannot satisfy (MustBeFresh, no freshness), then one it can.
+    let f = fake(Vec::new(), |cmds, face, r| match r {
+        Received::Interest(i) => {
+            management(cmds, face, &i);
+            let mut fresh = Interest::new(name("/v/data"), [1, 1, 1, 1]);
+            fresh.must_be_fresh = true;
+            face.send_packet(&fresh.to_wire(), &LpHeaders::default())
+                .unwrap();
+            let plain = Interest::new(name("/v/data"), [2, 2, 2, 2]);
+            face.send_packet(&plain.to_wire(), &LpHeaders::default())
+                .unwrap();
+            true
+        }
+        _ => false,
+    });
+    let sha = "id:/localhost/identity/digest-sha256";
+    let o = cascade(
+        &["poke", "/v/data", "-v", "-S", sha, "--transport", &f.uri],
+        b"x",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    f.thread.join().unwrap();
+    let lines: Vec<String> = stderr(&o).lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "Prefix registration successful");
+    assert!(lines[1].starts_with("INTEREST: /v/data?MustBeFresh&Nonce=01010101"));
+    assert_eq!(lines[2], "Interest cannot be satisfied");
+    assert!(lines[3].starts_with("INTEREST: /v/data?Nonce=02020202"));
+    assert_eq!(lines[4], "DATA: Name: /v/data");
+    // -S naming a signer Cascade has no key for: 1; not a SigningInfo: 2; -u with -w: 2.
+    for (info, status) in [
+        ("id:/my/identity", 1),
+        ("key:/k", 1),
+        ("nonsense", 2),
+        ("x:/y", 2),
+    ] {
+        let o = cascade(&["poke", "/s", "-S", info], b"");
+        assert_eq!(o.status.code(), Some(status), "{info}: {}", stderr(&o));
+    }
+    let o = cascade(&["poke", "/s", "-u", "-w", "10"], b"");
+    assert_eq!(o.status.code(), Some(2));
+}
+
 #[test]
 fn put_once_serves_every_segment_then_exits() {
     let dir = TempDir::new();
@@ -436,12 +623,24 @@ fn put_once_serves_every_segment_then_exits() {
             "--version",
             "77",
             "--once",
+            "-v",
             "--transport",
             &f.uri,
         ],
         b"",
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    // -v: each Interest and the Data answering it, as ndnputchunks' verbose output.
+    let err = stderr(&o);
+    let verbose: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("cascade put:"))
+        .collect();
+    assert_eq!(verbose.len(), 6, "{err}");
+    assert!(verbose[0].starts_with("Interest: /put/file?CanBePrefix&MustBeFresh&Nonce="));
+    assert_eq!(verbose[1], "Data: Name: /put/file/v=77/seg=0");
+    assert!(verbose[4].starts_with("Interest: /put/file/v=77/seg=2?Nonce="));
+    assert_eq!(verbose[5], "Data: Name: /put/file/v=77/seg=2");
     let (_, got) = f.thread.join().unwrap();
     assert_eq!(got.len(), 3);
     let mut joined = Vec::new();

@@ -140,6 +140,19 @@ pub fn serve_content(
     opts: &ServeOptions,
     stop: &AtomicBool,
 ) -> Result<ServeStats> {
+    serve_content_seeing(face, prefix, content, opts, stop, |_, _| {})
+}
+
+/// As [`serve_content`], telling `seen` of every Interest that comes and of the Data that
+/// answered it (`None`: none did), as ndnputchunks' verbose output does.
+pub fn serve_content_seeing(
+    face: &mut Face,
+    prefix: &Name,
+    content: &[u8],
+    opts: &ServeOptions,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&InterestPacket, Option<&[u8]>),
+) -> Result<ServeStats> {
     if opts.segment_size == 0 {
         return Err(Error::Config("segment size must be at least 1 byte".into()));
     }
@@ -171,6 +184,7 @@ pub fn serve_content(
         if crate::rdr::is_metadata_interest(&i.interest, prefix) {
             let versioned = prefix.clone().with(Component::version(version));
             let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+            seen(&i, Some(&meta));
             face.put_data(&meta, i.pit_token)?;
             st.data_sent += 1;
             st.metadata_sent += 1;
@@ -178,6 +192,7 @@ pub fn serve_content(
         }
         match answering_segment(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
             Some(s) => {
+                seen(&i, Some(&segments[s as usize]));
                 face.put_data(&segments[s as usize], i.pit_token)?;
                 st.data_sent += 1;
                 if !sent[s as usize] {
@@ -185,7 +200,10 @@ pub fn serve_content(
                     unsent -= 1;
                 }
             }
-            None => st.unanswered += 1,
+            None => {
+                seen(&i, None);
+                st.unanswered += 1;
+            }
         }
     }
     Ok(st)
@@ -226,6 +244,20 @@ pub fn serve_one(
     if register {
         face.register(name)?;
     }
+    serve_one_seeing(face, name, data, fresh, timeout, stop, |_, _| {})
+}
+
+/// As [`serve_one`] (the prefix registered already), telling `seen` of every Interest that
+/// comes and whether `data` answers it (as ndnpoke's verbose output does).
+pub fn serve_one_seeing(
+    face: &mut Face,
+    name: &Name,
+    data: &[u8],
+    fresh: bool,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&InterestPacket, bool),
+) -> Result<Option<InterestPacket>> {
     let deadline = timeout.map(|t| Instant::now() + t);
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
@@ -235,7 +267,9 @@ pub fn serve_one(
             None => POLL,
         };
         if let Some(Received::Interest(i)) = face.recv(wait)? {
-            if wants(&i.interest, name, fresh) {
+            let answered = wants(&i.interest, name, fresh);
+            seen(&i, answered);
+            if answered {
                 face.put_data(data, i.pit_token)?;
                 return Ok(Some(i));
             }

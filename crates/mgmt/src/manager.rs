@@ -34,7 +34,7 @@ use crate::cs::CsSettings;
 use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
 use crate::notify::NotificationStream;
-use crate::rib::readvertise::Readvertise;
+use crate::rib::readvertise::{Readvertise, RETRY_DELAY_MIN_MS};
 use crate::rib::{Clocks, Rib, RibError, Route, STATIC_ORIGIN};
 use crate::strategy::StrategyChoices;
 use crate::{faces, fib, parse_command_with, response_data, rib, Command};
@@ -105,6 +105,9 @@ pub struct RibOptions {
     /// Readvertise routes of origin client to NLSR (NFD's `readvertise_nlsr`,
     /// [`crate::rib::readvertise`]).
     pub readvertise_nlsr: bool,
+    /// The first retry delay of a readvertisement NLSR refused or left unanswered, in
+    /// milliseconds; `None`: NFD's 50 s ([`crate::rib::readvertise::RETRY_DELAY_MIN_MS`]).
+    pub readvertise_retry_ms: Option<u64>,
 }
 
 /// Milliseconds since the Unix epoch (dataset versions, `status/general` timestamps).
@@ -144,7 +147,10 @@ impl<F: Forwarder> Manager<F> {
             start_wall_ms: wall_ms(),
             limits: p.limits,
             localhop: p.rib.localhop,
-            readvertise: p.rib.readvertise_nlsr.then(Readvertise::default),
+            readvertise: p.rib.readvertise_nlsr.then(|| {
+                let min = p.rib.readvertise_retry_ms;
+                Readvertise::with_retry_delay(min.unwrap_or(RETRY_DELAY_MIN_MS))
+            }),
             auth: Authorizations::default(),
         }
     }
@@ -182,11 +188,30 @@ impl<F: Forwarder> Manager<F> {
         }
         let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
         for c in &commands {
-            let interest = rv.interest(c, wall_ms());
+            let interest = rv.interest(c, now, wall_ms());
             for &(face, _) in &to {
                 self.forwarder.send(face, None, &interest);
             }
         }
+    }
+
+    /// A Data from a local face under NLSR's RIB commands: NLSR's answer to a readvertisement
+    /// (anything else is dropped).
+    fn on_nlsr_reply(&mut self, bytes: &[u8]) {
+        let now = self.now_ms();
+        let Some(rv) = self.readvertise.as_mut() else {
+            return;
+        };
+        let Ok(data) = wire::DataView::decode(bytes, &self.limits) else {
+            return;
+        };
+        let code = data
+            .content()
+            .and_then(|c| ControlResponse::decode(c).ok())
+            .map(|r| r.status_code);
+        rv.on_reply(&data.name().to_name(), code, now);
+        // A failure schedules a retry; nothing else is due at once.
+        self.readvertise_changes();
     }
 
     fn now_ms(&self) -> u64 {
@@ -340,6 +365,10 @@ impl<F: Forwarder> Manager<F> {
         } else {
             (None, bytes)
         };
+        if ibytes.first() == Some(&(tt::DATA as u8)) {
+            self.on_nlsr_reply(ibytes);
+            return;
+        }
         let Ok(interest) = InterestView::decode(ibytes, &self.limits) else {
             return;
         };
@@ -441,7 +470,21 @@ impl<F: Forwarder> Manager<F> {
             closed_faces: &self.closed_faces,
             start: self.start,
             start_wall_ms: self.start_wall_ms,
+            management_prefixes: self.management_prefixes(),
         }
+    }
+
+    /// The management prefixes NFD's RIB holds a route of: `/localhost/nfd`, and
+    /// `/localhop/nfd` when `/localhop` commands are served.
+    fn management_prefixes(&self) -> Vec<Name> {
+        let tops: &[&str] = if self.localhop {
+            &["/localhost/nfd", "/localhop/nfd"]
+        } else {
+            &["/localhost/nfd"]
+        };
+        tops.iter()
+            .map(|t| Name::from_uri(t).expect("a valid name"))
+            .collect()
     }
 
     /// Routes a command to its module (`from`: the face it came from).

@@ -682,6 +682,7 @@ impl Config {
         self.face_system.validate()?;
         self.local.validate()?;
         authorizations::load(&self.authorizations)?;
+        self.rib.validate()?;
         range("workers.count", self.workers.count, 0, 64)?;
         self.workers.check_threads()?;
         range(

@@ -165,6 +165,15 @@ fn is_generic(c: Option<wire::ComponentView<'_>>, value: &[u8]) -> bool {
     c.is_some_and(|c| u32::from(c.typ) == tt::GENERIC_COMPONENT && c.value == value)
 }
 
+/// True for names under `/localhost/nlsr/rib/register` or `.../unregister`: NLSR's answers
+/// to the router's readvertisements, which go to management.
+pub fn is_nlsr_answer(name: &NameView<'_>) -> bool {
+    is_generic(name.get(0), b"localhost")
+        && is_generic(name.get(1), b"nlsr")
+        && is_generic(name.get(2), b"rib")
+        && (is_generic(name.get(3), b"register") || is_generic(name.get(3), b"unregister"))
+}
+
 /// True for names under `/localhost/nfd` or `/localhop/nfd`.
 pub fn is_management(name: &NameView<'_>) -> bool {
     let first = name.get(0);
@@ -329,6 +338,9 @@ impl Dispatcher {
         if kind == PktKind::Interest && is_management(&name) {
             let localhost = is_generic(name.get(0), b"localhost");
             return (Route::Mgmt { localhost }, kind, None);
+        }
+        if kind == PktKind::Data && is_nlsr_answer(&name) {
+            return (Route::Mgmt { localhost: true }, kind, None);
         }
         let hash = full_name_hash(self.key, &name);
         let full = Some(hash);
@@ -583,6 +595,17 @@ mod tests {
             dd.route(&interest("/localhost/other")),
             Route::Worker(_)
         ));
+        // NLSR's answers to readvertisements go to management; its other Data, and Interests
+        // for its commands, are forwarded.
+        for verb in ["register", "unregister"] {
+            let answer = data(&format!("/localhost/nlsr/rib/{verb}/params"));
+            assert_eq!(dd.route(&answer), Route::Mgmt { localhost: true });
+            let cmd = interest(&format!("/localhost/nlsr/rib/{verb}/params"));
+            assert!(matches!(dd.route(&cmd), Route::Worker(_)));
+        }
+        for other in ["/localhost/nlsr/lsdb/list", "/localhost/nlsr/rib/list"] {
+            assert!(!matches!(dd.route(&data(other)), Route::Mgmt { .. }));
+        }
         assert_eq!(dd.route(&LpPacket::default().to_wire()), Route::Idle);
         let frag = LpPacket {
             sequence: Some(1),

@@ -1068,7 +1068,7 @@ fn route_packet(
         }
         Route::Idle => {}
         Route::Mgmt { localhost } => {
-            c.in_interests += 1;
+            count_kind(c, kind);
             ctx.mgmt.interest(face, local, localhost, || link.to_vec());
         }
         Route::Worker(w) => {

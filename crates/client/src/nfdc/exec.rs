@@ -57,7 +57,8 @@ fn fetch_failed(what: &str) -> impl Fn(Error) -> Failure + '_ {
 pub(super) fn execute(cmd: Command, c: &mut Controller<'_>, json: bool) -> Result<String, Failure> {
     Ok(match cmd {
         Command::Help(_) | Command::Version | Command::Batch { .. } => String::new(),
-        Command::StatusReport => render::report(&report(c)?, json),
+        Command::StatusReport { xml: true } => super::xml::report(&report(c)?),
+        Command::StatusReport { xml: false } => render::report(&report(c)?, json),
         Command::Status => render::status(
             &c.forwarder_status()
                 .map_err(fetch_failed("general status"))?,

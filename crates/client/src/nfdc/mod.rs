@@ -15,6 +15,7 @@ mod exec;
 mod grammar;
 mod nbcache;
 mod render;
+mod xml;
 
 use std::fmt;
 
@@ -153,7 +154,10 @@ pub enum Command {
         commands: Vec<(usize, Command)>,
     },
     /// Every section nfdc's `status report` prints.
-    StatusReport,
+    StatusReport {
+        /// In nfdc's XML format (`status report xml`), rather than text.
+        xml: bool,
+    },
     /// The forwarder's general status (status/general).
     Status,
     /// Listening channels (faces/channels).
@@ -266,15 +270,9 @@ pub fn parse(tokens: &[String]) -> Result<Command, Failure> {
     let face = |k: &str| a.face(k).cloned();
     let origin = a.u64("origin");
     Ok(match (def.noun, def.verb) {
-        ("status", "report") => {
-            if a.str("format") == Some("xml") {
-                return Err(Failure::new(
-                    status::USAGE,
-                    "status report: the xml format is not supported, only text",
-                ));
-            }
-            Command::StatusReport
-        }
+        ("status", "report") => Command::StatusReport {
+            xml: a.str("format") == Some("xml"),
+        },
         ("status", _) => Command::Status,
         ("channel", _) => Command::ChannelList,
         ("fib", _) => Command::FibList,
@@ -531,7 +529,15 @@ mod tests {
                 origin: 0
             })
         );
-        assert_eq!(cmd("status report xml").err().unwrap().status, 2);
+        assert_eq!(
+            cmd("status report xml").ok(),
+            Some(Command::StatusReport { xml: true })
+        );
+        assert_eq!(
+            cmd("status report").ok(),
+            Some(Command::StatusReport { xml: false })
+        );
+        assert_eq!(cmd("status report html").err().unwrap().status, 2);
         assert_eq!(
             cmd("route").ok(),
             Some(Command::RouteList {

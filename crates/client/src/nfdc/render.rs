@@ -88,7 +88,7 @@ fn onoff(b: bool) -> &'static str {
     }
 }
 
-fn scope_str(s: FaceScope) -> String {
+pub(super) fn scope_str(s: FaceScope) -> String {
     match s {
         FaceScope::NonLocal => "non-local".into(),
         FaceScope::Local => "local".into(),
@@ -96,7 +96,7 @@ fn scope_str(s: FaceScope) -> String {
     }
 }
 
-fn persistency_str(p: FacePersistency) -> String {
+pub(super) fn persistency_str(p: FacePersistency) -> String {
     match p {
         FacePersistency::Persistent => "persistent".into(),
         FacePersistency::OnDemand => "on-demand".into(),
@@ -106,7 +106,7 @@ fn persistency_str(p: FacePersistency) -> String {
     }
 }
 
-fn link_str(l: LinkType) -> String {
+pub(super) fn link_str(l: LinkType) -> String {
     match l {
         LinkType::PointToPoint => "point-to-point".into(),
         LinkType::MultiAccess => "multi-access".into(),
@@ -152,7 +152,7 @@ fn route_flags_str(flags: u64) -> String {
 
 /// A UTC time in milliseconds since the epoch as ndn-cxx's `toIsoString`:
 /// `YYYYMMDDTHHMMSS.ffffff`, the fraction left out when it is zero.
-fn iso_time(ms: u64) -> String {
+pub(super) fn iso_time(ms: u64) -> String {
     let secs = ms / 1000;
     let days = (secs / 86_400) as i64;
     let sod = secs % 86_400;

@@ -2,12 +2,13 @@
 //! back to back, in the order NFD lists them (FIB, RIB and strategy choices by name, faces by
 //! the forwarder's order).
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use face::{FaceCounters, FaceDesc};
 use wire::nfd::{
     ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    RibEntry, Route as RibRoute, StrategyChoice,
+    RibEntry, Route as RibRoute, StrategyChoice, ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::Name;
 
@@ -39,6 +40,9 @@ pub(crate) struct Sources<'a, F> {
     pub start: Instant,
     /// When the manager started, in milliseconds since the Unix epoch.
     pub start_wall_ms: u64,
+    /// The management prefixes `rib/list` shows a route of (`/localhost/nfd`, and
+    /// `/localhop/nfd` when it is served), as NFD's RIB holds them.
+    pub management_prefixes: Vec<Name>,
 }
 
 impl Dataset {
@@ -220,12 +224,31 @@ pub(crate) fn fib_entries(rib: &Rib) -> impl Iterator<Item = FibEntry> + '_ {
         })
 }
 
-/// The RIB's prefixes with their routes, expiration periods counted from now; next hops of
-/// `fib/add-nexthop` are left out, and so is a prefix that has no other route.
+/// The FaceId NFD lists for its management's own routes: its internal face's
+/// (`FACEID_INTERNAL_FACE`).
+pub const INTERNAL_FACE_ID: u64 = 1;
+
+/// The RIB's prefixes with their routes, in name order, expiration periods counted from now;
+/// next hops of `fib/add-nexthop` are left out, and so is a prefix that has no other route.
+/// As NFD's RIB service inserts them at start-up, `/localhost/nfd` (and `/localhop/nfd` when
+/// `/localhop` commands are served) has a route to the internal face, origin app, cost 0,
+/// ChildInherit, never expiring, listed first among the prefix's routes (Cascade's management
+/// sits behind no face: the route is listed only, and reaches no FIB).
 fn rib_list<F>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
     let now = s.start.elapsed().as_millis() as u64;
+    let mut entries: BTreeMap<&Name, Vec<RibRoute>> = BTreeMap::new();
+    let internal = RibRoute {
+        face_id: INTERNAL_FACE_ID,
+        origin: 0,
+        cost: 0,
+        flags: ROUTE_FLAG_CHILD_INHERIT,
+        expiration_period: None,
+    };
+    for top in &s.management_prefixes {
+        entries.insert(top, vec![internal]);
+    }
     for (name, routes) in s.rib.iter() {
-        let routes: Vec<RibRoute> = routes
+        let listed = routes
             .iter()
             .filter(|r| r.origin != FIB_ORIGIN)
             .map(|r| RibRoute {
@@ -234,8 +257,10 @@ fn rib_list<F>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
                 cost: r.cost,
                 flags: r.flags,
                 expiration_period: r.expires_ms.map(|e| e.saturating_sub(now)),
-            })
-            .collect();
+            });
+        entries.entry(name).or_default().extend(listed);
+    }
+    for (name, routes) in entries {
         if !routes.is_empty() {
             RibEntry {
                 name: name.clone(),

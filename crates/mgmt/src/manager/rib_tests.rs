@@ -223,7 +223,102 @@ fn registrations_below_an_uplink_keep_it() {
     let listed =
         wire::nfd::decode_dataset(&dataset(&mut m, "rib/list"), RibEntry::from_element).unwrap();
     let names: Vec<String> = listed.iter().map(|e| e.name.to_string()).collect();
-    assert_eq!(names, ["/ndn", "/ndn/grp"]);
+    assert_eq!(names, ["/ndn", "/ndn/grp", "/localhost/nfd"]);
     assert_eq!(listed[1].routes.len(), 1);
     assert_eq!(listed[1].routes[0].flags, ROUTE_FLAG_CAPTURE);
+}
+
+#[test]
+fn nlsr_answers_reach_the_readvertisement_they_answer() {
+    let opts = RibOptions {
+        readvertise_nlsr: true,
+        readvertise_retry_ms: Some(1_000),
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    m.forwarder().faces.borrow_mut().push(face(3, true));
+    let reg = |prefix: &str, origin: u64| ControlParameters {
+        name: Some(name(prefix)),
+        origin: Some(origin),
+        ..ControlParameters::default()
+    };
+    command_sending(&mut m, 3, "rib/register", reg("/localhost/nlsr", 0));
+    command_sending(&mut m, 1, "rib/register", reg("/app", 65));
+    command_sending(&mut m, 1, "rib/register", reg("/grp", 65));
+    // The commands' names, as NLSR sees them.
+    let sent: Vec<wire::Name> = m
+        .forwarder()
+        .sent
+        .borrow()
+        .iter()
+        .filter_map(|(_, _, b)| InterestView::decode(b, &Limits::default()).ok())
+        .map(|i| i.name().to_name())
+        .filter(|n| name("/localhost/nlsr/rib/register").is_prefix_of(n))
+        .collect();
+    assert_eq!(sent.len(), 2);
+    // NLSR accepts /app and refuses /grp: one success, one refusal (a retry scheduled).
+    m.on_interest(
+        3,
+        true,
+        &response_data(&sent[0], &ControlResponse::new(200, "OK")),
+    );
+    let refused = ControlResponse::new(403, "no");
+    m.on_interest(3, true, &response_data(&sent[1], &refused));
+    // An answer to nothing awaited, and a Data that is no answer, change nothing.
+    m.on_interest(
+        3,
+        true,
+        &response_data(&sent[0], &ControlResponse::new(500, "late")),
+    );
+    m.on_interest(
+        3,
+        true,
+        &response_data(&name("/localhost/nlsr/rib/register/x"), &refused),
+    );
+    let c = m.readvertise().unwrap().counters();
+    assert_eq!((c.sent, c.succeeded, c.refused, c.timed_out), (2, 1, 1, 0));
+}
+
+#[test]
+fn rib_list_shows_managements_own_routes_as_nfd_rib_holds_them() {
+    let internal = wire::nfd::Route {
+        face_id: 1,
+        origin: 0,
+        cost: 0,
+        flags: wire::nfd::ROUTE_FLAG_CHILD_INHERIT,
+        expiration_period: None,
+    };
+    let list = |m: &mut Manager<Fake>| {
+        wire::nfd::decode_dataset(&dataset(m, "rib/list"), RibEntry::from_element).unwrap()
+    };
+    // A fresh router: /localhost/nfd to the internal face, origin app, ChildInherit.
+    let mut m = manager(Fake::default());
+    let fresh = list(&mut m);
+    assert_eq!(fresh.len(), 1);
+    assert_eq!(fresh[0].name, name("/localhost/nfd"));
+    assert_eq!(fresh[0].routes, [internal]);
+    // A route registered on it is listed after the internal one; it reaches no FIB.
+    let p = ControlParameters {
+        name: Some(name("/localhost/nfd")),
+        cost: Some(7),
+        ..ControlParameters::default()
+    };
+    command(&mut m, 1, "rib/register", p);
+    let merged = list(&mut m);
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0].routes.len(), 2);
+    assert_eq!(merged[0].routes[0], internal);
+    assert_eq!(
+        (merged[0].routes[1].face_id, merged[0].routes[1].cost),
+        (1, 7)
+    );
+    assert_eq!(m.rib().next_hops(&name("/localhost/nfd")), &[(1, 7)]);
+    // With /localhop commands served, /localhop/nfd too.
+    let opts = RibOptions {
+        localhop: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    let names: Vec<String> = list(&mut m).iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(names, ["/localhop/nfd", "/localhost/nfd"]);
 }

@@ -43,9 +43,10 @@ fn rib_register_and_unregister() {
     let route = &m.rib().routes(&name("/b"))[0];
     assert_eq!((route.face, route.origin), (1, 65));
     assert!(route.expires_ms.is_some_and(|e| e >= 60_000));
-    // rib/list lists both, in name order.
+    // rib/list lists both, in name order (and management's own route, as NFD).
     let listed = decode_dataset(&dataset(&mut m, "rib/list"), RibEntry::from_element).unwrap();
-    assert_eq!(listed.len(), 2);
+    assert_eq!(listed.len(), 3);
+    assert_eq!(listed[2].name, name("/localhost/nfd"));
     assert_eq!(listed[0].name, name("/a"));
     assert_eq!(listed[1].routes[0].origin, 65);
     assert!(listed[1].routes[0].expiration_period.unwrap() <= 60_000);
@@ -156,7 +157,8 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
         (FIB_ORIGIN, 0, None)
     );
     assert_eq!(m.rib().next_hops(&name("/n")), &[(2, 3)]);
-    assert!(dataset(&mut m, "rib/list").is_empty());
+    let listed = decode_dataset(&dataset(&mut m, "rib/list"), RibEntry::from_element).unwrap();
+    assert!(listed.iter().all(|e| e.name != name("/n")));
     assert!(!dataset(&mut m, "fib/list").is_empty());
     let remove = ControlParameters { cost: None, ..p };
     assert_eq!(

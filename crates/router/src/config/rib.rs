@@ -12,6 +12,10 @@ pub struct Rib {
     /// Readvertise routes of origin client (65) to NLSR through `/localhost/nlsr/rib/register`
     /// (NFD's `readvertise_nlsr yes`). Default off.
     pub readvertise_nlsr: bool,
+    /// The first retry delay of a readvertisement NLSR refused or left unanswered, in
+    /// milliseconds (doubling before each retry up to an hour). Default 50,000 (NFD's, which
+    /// it does not let one set); 1,000 to 3,600,000.
+    pub readvertise_retry_ms: Option<u64>,
 }
 
 impl Rib {
@@ -20,6 +24,17 @@ impl Rib {
         mgmt::RibOptions {
             localhop: self.localhop,
             readvertise_nlsr: self.readvertise_nlsr,
+            readvertise_retry_ms: self.readvertise_retry_ms,
+        }
+    }
+
+    /// Checks the ranges: one line naming the key on error.
+    pub fn validate(&self) -> Result<(), String> {
+        match self.readvertise_retry_ms {
+            Some(ms) if !(1_000..=3_600_000).contains(&ms) => Err(format!(
+                "rib.readvertise_retry_ms: {ms} is outside 1000..=3600000"
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -35,6 +50,12 @@ mod tests {
         assert!(c.rib.localhop && c.rib.readvertise_nlsr);
         let d = Config::default();
         assert!(!d.rib.localhop && !d.rib.readvertise_nlsr);
+        assert_eq!(d.rib.options().readvertise_retry_ms, None);
+        let r: Config = toml::from_str("[rib]\nreadvertise_retry_ms = 999\n").unwrap();
+        let e = r.validate().unwrap_err();
+        assert!(e.starts_with("rib.readvertise_retry_ms"), "{e}");
+        let r: Config = toml::from_str("[rib]\nreadvertise_retry_ms = 1000\n").unwrap();
+        assert_eq!(r.rib.options().readvertise_retry_ms, Some(1000));
         let e = toml::from_str::<Config>("[rib]\nlocalhopp = true\n").unwrap_err();
         assert!(e.to_string().contains("localhopp"), "{e}");
     }
