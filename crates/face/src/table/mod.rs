@@ -61,7 +61,7 @@ pub use listen::{
     bind_unix, bind_unix_with, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener,
     UNIX_IN_USE, UNIX_NOT_A_SOCKET,
 };
-pub use local::{peer_cred, LocalPolicy, PeerCred};
+pub use local::{peer_cred, peer_groups, LocalPolicy, PeerCred};
 use mirror::Mirror;
 pub use mirror::UdpLink;
 pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
@@ -124,6 +124,10 @@ pub struct FaceConfig {
     pub stream: StreamLimits,
     /// Who may connect to the Unix socket; whether loopback TCP is local.
     pub local: LocalPolicy,
+    /// CongestionMarkingEnabled of the faces the table makes itself (on-demand and multicast
+    /// faces) and the default of those management makes (NFD's
+    /// `face_system.general.enable_congestion_marking`).
+    pub congestion_marking: bool,
 }
 
 /// How a face table's UDP sockets receive.
@@ -466,6 +470,7 @@ impl Face {
                 remote: u.remote,
                 local: u.local,
                 mtu: u.frag.mtu(),
+                options: self.options,
             }),
             FaceIo::Stream(_) | FaceIo::Ws(_) | FaceIo::Ether(_) => None,
         }
@@ -567,6 +572,9 @@ pub enum Notice<'a> {
     AcceptFailed(&'a io::Error),
     /// A connection was refused: the table is full.
     FaceLimit,
+    /// A TCP or WebSocket connection was refused: its address holds
+    /// [`StreamLimits::max_connections_per_address`] connections already.
+    AddressLimit(std::net::IpAddr),
     /// Receiving on a UDP socket failed (ICMP errors surface here; not fatal).
     RecvFailed(&'a io::Error),
     /// Remotes are kept out for sending garbage.
@@ -664,6 +672,8 @@ pub struct FaceTable {
     stream_counters: StreamLimitCounters,
     /// Accepted TCP and WebSocket connections per remote address.
     conns_per_ip: HashMap<std::net::IpAddr, usize>,
+    /// The address the per-address limit refused last, not noticed yet.
+    address_refused: Option<std::net::IpAddr>,
     /// An `accept` failed for want of file descriptors: the listeners are tried again at the
     /// next sweep.
     accept_stalled: bool,
@@ -708,6 +718,7 @@ impl FaceTable {
             queued_bytes: 0,
             stream_counters: StreamLimitCounters::default(),
             conns_per_ip: HashMap::new(),
+            address_refused: None,
             accept_stalled: false,
             cfg,
         }

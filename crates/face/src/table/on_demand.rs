@@ -174,9 +174,8 @@ impl FaceTable {
         }
         let mtu = self.cfg.udp_mtu;
         let params = FaceParams {
-            persistency: FacePersistency::OnDemand,
             mtu: Some(mtu),
-            ..FaceParams::default()
+            ..self.own_params(FacePersistency::OnDemand)
         };
         let id = self.add_udp_face(socket, from, &params, true, sink)?;
         self.joined_quota(id, host, sink.now_ms());

@@ -2,12 +2,18 @@
 //! read where they apply, at each packet, datagram or sweep, so a new value holds from the next
 //! one on. Faces already open keep what they hold (a send queue longer than a lowered bound
 //! drains; on-demand faces beyond a lowered quota are evicted as new remotes come).
+//!
+//! The connection limits ([`StreamLimits`]) and who is local ([`LocalPolicy`]) change the same
+//! way: a lowered send-queue budget refuses packets until the queues drain below it, the
+//! timeouts hold from the next sweep, the per-address limit and the allow-lists from the next
+//! connection accepted (the connections open stay), and the scope of loopback TCP and
+//! WebSocket faces from the next face made (the open faces keep theirs).
 
 use super::ws::ws_config;
-use super::{FaceIo, FaceTable};
+use super::{FaceIo, FaceTable, LocalPolicy, StreamLimits};
 
 /// The limits of a [`FaceTable`] that [`FaceTable::set_runtime_limits`] changes while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RuntimeLimits {
     /// [`super::FaceConfig::send_queue_bytes`]: the stream and WebSocket faces' send queues.
     pub send_queue_bytes: usize,
@@ -21,15 +27,22 @@ pub struct RuntimeLimits {
     pub max_on_demand_per_host: usize,
     /// [`super::FaceBounds::unproven_send_ratio`].
     pub unproven_send_ratio: u64,
+    /// [`super::FaceConfig::stream`] (the send-queue budget: of this table, its share).
+    pub stream: StreamLimits,
+    /// [`super::FaceConfig::local`].
+    pub local: LocalPolicy,
 }
 
 impl RuntimeLimits {
-    /// One table's share of limits meant for `tables` tables together (the on-demand quota is
-    /// divided, as at start-up).
+    /// One table's share of limits meant for `tables` tables together (the on-demand quota
+    /// and the send-queue budget are divided, as at start-up).
     pub fn share(mut self, tables: usize) -> RuntimeLimits {
+        let n = tables.max(1);
         if self.max_on_demand_faces > 0 {
-            self.max_on_demand_faces = (self.max_on_demand_faces / tables.max(1)).max(1);
+            self.max_on_demand_faces = (self.max_on_demand_faces / n).max(1);
         }
+        let budget = &mut self.stream.send_queue_budget_bytes;
+        *budget = budget.div_ceil(n);
         self
     }
 }
@@ -45,6 +58,8 @@ impl FaceTable {
             max_on_demand_faces: b.max_on_demand_faces,
             max_on_demand_per_host: b.max_on_demand_per_host,
             unproven_send_ratio: b.unproven_send_ratio,
+            stream: c.stream,
+            local: c.local.clone(),
         }
     }
 
@@ -58,6 +73,8 @@ impl FaceTable {
         c.bounds.max_on_demand_faces = l.max_on_demand_faces;
         c.bounds.max_on_demand_per_host = l.max_on_demand_per_host;
         c.bounds.unproven_send_ratio = l.unproven_send_ratio;
+        c.stream = l.stream;
+        c.local = l.local;
         let sized = ws_config(c.max_packet_bytes, c.send_queue_bytes);
         for f in self.faces.values_mut() {
             if let FaceIo::Ws(w) = &mut f.io {

@@ -58,7 +58,7 @@ use std::net::IpAddr;
 use wire::nfd::FacePersistency;
 
 use super::listen::StreamSock;
-use super::{Face, FaceId, FaceIo, FaceSink, FaceTable, LISTENER_BASE};
+use super::{Face, FaceId, FaceIo, FaceSink, FaceTable, Notice, LISTENER_BASE};
 
 impl FaceIo {
     /// The remote address of an accepted TCP or WebSocket connection (`None`: Unix, UDP).
@@ -133,10 +133,20 @@ impl FaceTable {
         let n = self.conns_per_ip.entry(ip).or_insert(0);
         if max > 0 && *n >= max {
             self.stream_counters.per_address_refused += 1;
+            self.address_refused = Some(ip);
             return false;
         }
         *n += 1;
         true
+    }
+
+    /// An accepted connection could not become a face: noticed as the per-address limit's
+    /// refusal if that was why, else as the face limit's.
+    pub(super) fn notice_refused(&mut self, sink: &mut impl FaceSink) {
+        match self.address_refused.take() {
+            Some(ip) => sink.notice(Notice::AddressLimit(ip)),
+            None => sink.notice(Notice::FaceLimit),
+        }
     }
 
     /// Uncounts a connection from `ip`.

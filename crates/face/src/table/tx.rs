@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use mio::{Interest, Token};
 
-use super::congestion::{kernel_send_queue, send_buffer_bytes, threshold_bytes, Marker};
+use super::congestion::{kernel_send_queue, marked, send_buffer_bytes, threshold_bytes, Marker};
 use super::on_demand::unproven_may_send;
 use super::{
     FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, LinkOptions, PacketKind, FACE_BASE,
@@ -41,6 +41,9 @@ pub(super) struct UdpSock {
     /// takes; and what the kernel held in it after the last flush.
     sndbuf_bytes: usize,
     kernel_queue_bytes: usize,
+    /// A face that marks congestion staged a datagram since the last flush: the flush reads
+    /// the kernel's queue (`SIOCOUTQ`) for it.
+    marking: bool,
 }
 
 impl UdpSock {
@@ -74,6 +77,7 @@ impl UdpSock {
             runs: Vec::with_capacity(n),
             sndbuf_bytes,
             kernel_queue_bytes: 0,
+            marking: false,
         }
     }
 
@@ -109,6 +113,8 @@ impl FaceTable {
                 return false;
             };
             let sock = &mut self.udp[m.socket];
+            let (o, c, buf) = (&m.options, &mut m.counters, &mut self.mark_buf);
+            let bytes = mark_udp(sock, (o, &mut m.marker), c, buf, bytes, self.now_ns);
             send_udp(sock, &mut m.frag, m.remote, &mut m.counters, kind, bytes);
             return true;
         };
@@ -160,15 +166,10 @@ impl FaceTable {
                 self.queued_bytes += n;
                 f.counters.count_out(kind, n);
             }
-            FaceIo::Ws(w) => {
-                if FaceTable::queue_ws(w, bytes) {
-                    f.counters.count_out(kind, bytes.len());
-                    if !w.dirty {
-                        w.dirty = true;
-                        self.dirty.push(id);
-                    }
-                } else {
-                    f.counters.drop_queue_full += 1;
+            FaceIo::Ws(_) => {
+                let cap = self.cfg.send_queue_bytes;
+                if super::ws::send_ws(f, (kind, bytes), &mut self.mark_buf, cap, now_ns) {
+                    self.dirty.push(id);
                 }
             }
             FaceIo::Udp(u) => {
@@ -178,15 +179,8 @@ impl FaceTable {
                     return true;
                 }
                 let sock = &mut self.udp[u.socket];
-                let queue = sock.stage.len() + sock.kernel_queue_bytes;
-                let mut bytes = bytes;
-                if marks(&f.options, &mut f.marker, queue, sock.sndbuf_bytes, now_ns) {
-                    self.mark_buf.clear();
-                    if append_marked(&mut self.mark_buf, bytes).is_some() {
-                        f.counters.congestion_marks += 1;
-                        bytes = &self.mark_buf;
-                    }
-                }
+                let (o, c, buf) = (&f.options, &mut f.counters, &mut self.mark_buf);
+                let bytes = mark_udp(sock, (o, &mut f.marker), c, buf, bytes, now_ns);
                 let FaceIo::Udp(u) = &mut f.io else {
                     return true;
                 };
@@ -395,7 +389,31 @@ fn flush_udp(sock: &mut UdpSock) {
     }
     sock.stage.clear();
     sock.staged.clear();
-    sock.kernel_queue_bytes = kernel_send_queue(sock.batch.socket().as_raw_fd(), false);
+    sock.kernel_queue_bytes = if std::mem::take(&mut sock.marking) {
+        kernel_send_queue(sock.batch.socket().as_raw_fd(), false)
+    } else {
+        0
+    };
+}
+
+/// What a UDP face (or a mirror of one) with options and marker `(o, m)` stages on `sock`
+/// now: `bytes`, or `bytes` with a CongestionMark (in `mark_buf`, counted in `counters`) when
+/// the socket's queue is congested (see `congestion`).
+#[inline]
+fn mark_udp<'a>(
+    sock: &mut UdpSock,
+    (o, m): (&LinkOptions, &mut Marker),
+    counters: &mut FaceCounters,
+    mark_buf: &'a mut Vec<u8>,
+    bytes: &'a [u8],
+    now_ns: u64,
+) -> &'a [u8] {
+    if !o.congestion_marking {
+        return bytes;
+    }
+    sock.marking = true;
+    let queue = sock.stage.len() + sock.kernel_queue_bytes;
+    marked((o, m), (queue, sock.sndbuf_bytes), now_ns, counters, mark_buf, bytes)
 }
 
 /// Whether the packet a face with options `o` and marker `m` queues now is to carry a CongestionMark, its queue holding

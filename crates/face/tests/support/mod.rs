@@ -100,6 +100,7 @@ pub fn config() -> FaceConfig {
             ..face::StreamLimits::default()
         },
         local: Default::default(),
+        congestion_marking: true,
     }
 }
 
