@@ -400,7 +400,7 @@ impl IoHandles {
     pub fn set_runtime_limits(&self, limits: face::table::RuntimeLimits) {
         let share = limits.share(self.loops.len());
         for l in &self.loops {
-            l.send(IoCommand::Limits(share));
+            l.send(IoCommand::Limits(share.clone()));
         }
     }
 

@@ -14,9 +14,7 @@ use wire::nfd::FacePersistency;
 use super::tx::UdpSock;
 use super::ws::{ws_uri, WsConn};
 use super::ws_tls::WsTls;
-use super::{
-    FaceId, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE,
-};
+use super::{FaceId, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
 use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
 use crate::uri::FaceUri;

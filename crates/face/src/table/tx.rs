@@ -413,7 +413,14 @@ fn mark_udp<'a>(
     }
     sock.marking = true;
     let queue = sock.stage.len() + sock.kernel_queue_bytes;
-    marked((o, m), (queue, sock.sndbuf_bytes), now_ns, counters, mark_buf, bytes)
+    marked(
+        (o, m),
+        (queue, sock.sndbuf_bytes),
+        now_ns,
+        counters,
+        mark_buf,
+        bytes,
+    )
 }
 
 /// Whether the packet a face with options `o` and marker `m` queues now is to carry a CongestionMark, its queue holding

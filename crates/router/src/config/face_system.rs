@@ -18,10 +18,30 @@ pub const NFD_ETHER_GROUP: &str = "01:00:5e:00:17:aa";
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaceSystem {
+    /// What applies to every kind of face (`[face_system.general]`).
+    pub general: General,
     /// UDP multicast faces (`[face_system.udp]`).
     pub udp: UdpMcast,
     /// Ethernet faces (`[face_system.ether]`).
     pub ether: EtherMcast,
+}
+
+/// `[face_system.general]`, as NFD's `face_system.general`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct General {
+    /// CongestionMarkingEnabled of the faces the router makes (on-demand, multicast and
+    /// static faces) and of those `faces/create` makes without the flag: their send queues
+    /// mark packets while congested. Default true (NFD's). Read at start.
+    pub enable_congestion_marking: bool,
+}
+
+impl Default for General {
+    fn default() -> Self {
+        General {
+            enable_congestion_marking: true,
+        }
+    }
 }
 
 /// `[face_system.udp]`: UDP multicast faces.
