@@ -613,4 +613,41 @@ mod tests {
         let new = Config::from_toml("[limits]\nmax_packet_bytes = 4000\n").unwrap();
         assert_eq!(restart_sections(&old, &new), ["limits"]);
     }
+
+    #[test]
+    fn connections_and_local_change_without_a_restart_and_face_system_needs_one() {
+        let old = Config::default();
+        let text = "[connections]\nsend_queue_budget_bytes = 33554432\nidle_timeout_s = 30\n\
+                    first_packet_timeout_s = 2\nunix_timeouts = true\nmax_per_address = 3\n\
+                    [local]\nallow_uids = [7]\nallow_gids = [8]\nloopback_tcp_is_local = true\n";
+        let new = Config::from_toml(text).unwrap();
+        assert!(restart_sections(&old, &new).is_empty());
+        assert_eq!(runtime_changes(&old, &new), RUNTIME_CONNECTION_KEYS);
+        let mut running = old.clone();
+        keep_runtime_keys(&mut running, &new);
+        assert_eq!(
+            (&running.connections, &running.local),
+            (&new.connections, &new.local)
+        );
+        let l = Statics::of(&new).limits;
+        assert_eq!(
+            (
+                l.stream.idle_timeout_ms,
+                l.stream.max_connections_per_address
+            ),
+            (30_000, 3)
+        );
+        assert_eq!(
+            (l.local.allow_gids, l.local.loopback_tcp_is_local),
+            (vec![8], true)
+        );
+        // Each of four loops takes a quarter of the budget, as at start-up.
+        assert_eq!(l.clone().share(4).stream.send_queue_budget_bytes, 8 << 20);
+        let new = Config::from_toml("[local]\nallow_gids = [9]\n").unwrap();
+        assert_eq!(runtime_changes(&old, &new), ["local.allow_gids"]);
+        let text = "[face_system.general]\nenable_congestion_marking = false\n";
+        let new = Config::from_toml(text).unwrap();
+        assert_eq!(restart_sections(&old, &new), ["face_system"]);
+        assert!(runtime_changes(&old, &new).is_empty());
+    }
 }

@@ -243,9 +243,9 @@ pub struct LinkOptions {
 }
 
 impl Default for LinkOptions {
-    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (NFD's
-    /// `face_system.general.congestion_marking`, which its Unix, TCP and UDP channels apply to
-    /// faces whose creation leaves the flag unset); the other flags off.
+    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (the default of NFD's
+    /// `face_system.general.enable_congestion_marking`, which its channels apply to faces
+    /// whose creation leaves the flag unset); the other flags off.
     fn default() -> Self {
         LinkOptions {
             local_fields: false,

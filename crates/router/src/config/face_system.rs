@@ -199,6 +199,17 @@ mod tests {
     fn multicast_is_off_by_default_with_nfds_groups() {
         let d = Config::default().face_system;
         assert!(!d.udp.mcast && !d.ether.mcast);
+        assert!(d.general.enable_congestion_marking, "NFD's default");
+        let off = "[face_system.general]\nenable_congestion_marking = false\n";
+        assert!(
+            !Config::from_toml(off)
+                .unwrap()
+                .face_system
+                .general
+                .enable_congestion_marking
+        );
+        let bad = "[face_system.general]\ncongestion_marking = false\n";
+        assert!(Config::from_toml(bad).is_err());
         let g: Vec<String> = d.udp.groups().iter().map(|g| g.to_string()).collect();
         assert_eq!(g, ["224.0.23.170:56363", "[ff02::1234]:56363"]);
         assert_eq!(d.ether.group().to_string(), "01:00:5e:00:17:aa");
