@@ -638,8 +638,8 @@ mod tests {
             (30_000, 3)
         );
         assert_eq!(
-            (l.local.allow_gids, l.local.loopback_tcp_is_local),
-            (vec![8], true)
+            (&l.local.allow_gids[..], l.local.loopback_tcp_is_local),
+            (&[8u32][..], true)
         );
         // Each of four loops takes a quarter of the budget, as at start-up.
         assert_eq!(l.clone().share(4).stream.send_queue_budget_bytes, 8 << 20);
