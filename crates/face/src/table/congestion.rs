@@ -19,9 +19,13 @@
 //! was last seen empty plus what the kernel holds (`SIOCOUTQNSD`), of at most the send queue
 //! bound. The mirrors of UDP faces in a sharded router mark by their own socket's queue.
 //!
-//! A UDP socket's kernel queue is read at a flush only if a face that marks staged a datagram
-//! on it since the last flush: with marking off (`face_system.general.enable_congestion_marking
-//! = false` and no face turned on by `faces/update`), the hot path makes no `ioctl`.
+//! A UDP socket's kernel queue is read when a face that marks queues a packet and the queue
+//! could be above its threshold: the kernel holds at most what it held at the last reading
+//! plus what was sent since, so below that bound no reading is needed to decide (at most one
+//! reading per flush, as often as before, while the queue stays long; one per threshold's
+//! worth of bytes sent while it stays short). With marking off
+//! (`face_system.general.enable_congestion_marking = false` and no face turned on by
+//! `faces/update`) the send path makes no `ioctl`.
 
 use std::os::fd::RawFd;
 

@@ -38,12 +38,13 @@ pub(super) struct UdpSock {
     order: Vec<u32>,
     runs: Vec<Segments>,
     /// The socket's send buffer (`SO_SNDBUF`): the capacity its faces' congestion marking
-    /// takes; and what the kernel held in it after the last flush.
+    /// takes; what the kernel held in it at the last reading (`SIOCOUTQ`), the bytes sent
+    /// since, and the flushes made and the one of the last reading (see [`mark_udp`]).
     sndbuf_bytes: usize,
     kernel_queue_bytes: usize,
-    /// A face that marks congestion staged a datagram since the last flush: the flush reads
-    /// the kernel's queue (`SIOCOUTQ`) for it.
-    marking: bool,
+    sent_unread_bytes: usize,
+    flushes: u64,
+    read_at_flush: u64,
 }
 
 impl UdpSock {
@@ -77,7 +78,9 @@ impl UdpSock {
             runs: Vec::with_capacity(n),
             sndbuf_bytes,
             kernel_queue_bytes: 0,
-            marking: false,
+            sent_unread_bytes: 0,
+            flushes: 0,
+            read_at_flush: 0,
         }
     }
 
@@ -387,18 +390,20 @@ fn flush_udp(sock: &mut UdpSock) {
             }
         }
     }
+    sock.sent_unread_bytes = sock.sent_unread_bytes.saturating_add(sock.stage.len());
+    sock.flushes += 1;
     sock.stage.clear();
     sock.staged.clear();
-    sock.kernel_queue_bytes = if std::mem::take(&mut sock.marking) {
-        kernel_send_queue(sock.batch.socket().as_raw_fd(), false)
-    } else {
-        0
-    };
 }
 
 /// What a UDP face (or a mirror of one) with options and marker `(o, m)` stages on `sock`
 /// now: `bytes`, or `bytes` with a CongestionMark (in `mark_buf`, counted in `counters`) when
 /// the socket's queue is congested (see `congestion`).
+///
+/// The kernel's queue is read (`SIOCOUTQ`) only when it could put the queue above the face's
+/// threshold: it holds at most what it held at the last reading plus what was sent since, so
+/// while that bound leaves the queue at or below the threshold the decision is the one a
+/// reading would give. At most one reading per flush; none with marking off.
 #[inline]
 fn mark_udp<'a>(
     sock: &mut UdpSock,
@@ -411,7 +416,14 @@ fn mark_udp<'a>(
     if !o.congestion_marking {
         return bytes;
     }
-    sock.marking = true;
+    let bound = sock
+        .kernel_queue_bytes
+        .saturating_add(sock.sent_unread_bytes);
+    let over = sock.stage.len().saturating_add(bound) > threshold_bytes(o, sock.sndbuf_bytes);
+    if over && sock.read_at_flush != sock.flushes {
+        sock.kernel_queue_bytes = kernel_send_queue(sock.batch.socket().as_raw_fd(), false);
+        (sock.sent_unread_bytes, sock.read_at_flush) = (0, sock.flushes);
+    }
     let queue = sock.stage.len() + sock.kernel_queue_bytes;
     marked(
         (o, m),
