@@ -81,7 +81,6 @@ fn the_switch_sets_the_marking_of_new_faces() {
         c.command("faces", "create", &create(&a, None)).unwrap();
         c.command("faces", "create", &create(&b, Some(true)))
             .unwrap();
-        drop(c);
         assert_eq!(
             marking_of(&r, &format!("udp4://{}", a.local_addr().unwrap())),
             marking
