@@ -391,6 +391,7 @@ impl IoHandles {
                 all.ether += b.ether;
                 all.reliability += b.reliability;
                 all.unix_peer_refused += b.unix_peer_refused;
+                all.connections += b.connections;
             }
         }
         all

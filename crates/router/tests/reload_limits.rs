@@ -106,7 +106,7 @@ fn a_reload_changes_the_on_demand_bound_of_a_running_router() {
 fn tcp_config(max_per_address: usize) -> Config {
     let text = format!(
         "[listen]\nunix = \"\"\ntcp = \"127.0.0.1:0\"\nudp = \"\"\nwebsocket = \"\"\n\
-         [http]\nlisten = \"\"\n[connections]\nmax_per_address = {max_per_address}\n"
+         [http]\nlisten = \"127.0.0.1:0\"\n[connections]\nmax_per_address = {max_per_address}\n"
     );
     Config::from_toml(&text).unwrap()
 }
@@ -155,6 +155,8 @@ fn a_reload_changes_the_connections_per_address_of_a_running_router() {
         assert!(t0.elapsed() < Duration::from_secs(10), "never refused");
     }
     drop(kept);
+    // Counted apart from the face limit.
+    assert!(bounds(r.http_addr().unwrap(), "connection_refused_address") >= 1);
     // Lifted again: a new connection is a face.
     let done = r.reload(&tcp_config(0)).unwrap();
     assert_eq!(done.limits_applied, ["connections.max_per_address"]);

@@ -83,6 +83,8 @@ pub struct BoundCounters {
     pub reliability: crate::lp_reliability::ReliabilityCounters,
     /// Unix connections refused: their peer's credentials are not in the allow-lists.
     pub unix_peer_refused: u64,
+    /// What the connection limits refused or closed.
+    pub connections: super::StreamLimitCounters,
 }
 
 impl BoundCounters {
@@ -278,6 +280,7 @@ impl FaceTable {
             ws: self.handshakes.counters,
             ether: self.ether_counters(),
             reliability: self.reliability_totals(),
+            connections: self.stream_counters,
             ..self.on_demand.counters
         }
     }

@@ -51,6 +51,16 @@ pub struct StreamLimitCounters {
     pub accept_fd_exhausted: u64,
 }
 
+impl std::ops::AddAssign for StreamLimitCounters {
+    fn add_assign(&mut self, o: StreamLimitCounters) {
+        self.budget_refused += o.budget_refused;
+        self.first_packet_timeouts += o.first_packet_timeouts;
+        self.idle_timeouts += o.idle_timeouts;
+        self.per_address_refused += o.per_address_refused;
+        self.accept_fd_exhausted += o.accept_fd_exhausted;
+    }
+}
+
 use std::collections::hash_map::Entry;
 use std::io;
 use std::net::IpAddr;
