@@ -463,3 +463,51 @@ fn completions_and_man_pages_come_from_the_command_line() {
     let out = Command::new(BIN).args(["man", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Waits until the daemon has logged `n` lines containing `what`; the last of them.
+fn until_logged(s: &Scratch, what: &str, n: usize) -> String {
+    let t0 = Instant::now();
+    loop {
+        let err = s.stderr();
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains(what)).collect();
+        if lines.len() >= n {
+            return lines[n - 1].to_string();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "{err}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits until `ctl status` succeeds (`admitted`) or fails.
+fn until_status(s: &Scratch, admitted: bool) {
+    let t0 = Instant::now();
+    while s.ctl(&["status"]).status.success() != admitted {
+        assert!(t0.elapsed() < Duration::from_secs(10), "{}", s.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_sighup_applies_local_and_connections_while_running() {
+    let s = Scratch::new("reload-local");
+    let cfg = s.config("");
+    let d = s.start(&mut s.command(&cfg));
+    // Only another user may connect: this one is refused; the log names the keys applied.
+    // SAFETY: geteuid has no preconditions.
+    let other = unsafe { libc::geteuid() }.wrapping_add(4242);
+    let text = format!("[local]\nallow_uids = [{other}]\n[connections]\nidle_timeout_s = 30\n");
+    std::fs::write(&cfg, text).unwrap();
+    d.signal(libc::SIGHUP);
+    let line = until_logged(&s, "reloaded", 1);
+    for key in ["local.allow_uids", "connections.idle_timeout_s"] {
+        assert!(line.contains(key), "{line}");
+    }
+    assert!(!s.stderr().contains("need a restart"), "{}", s.stderr());
+    until_status(&s, false);
+    // Everyone again.
+    std::fs::write(&cfg, "").unwrap();
+    d.signal(libc::SIGHUP);
+    until_logged(&s, "reloaded", 2);
+    until_status(&s, true);
+    assert!(d.stop().success());
+}

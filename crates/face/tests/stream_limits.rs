@@ -262,6 +262,8 @@ fn one_address_holds_at_most_its_connections() {
     let mut c = TcpStream::connect(addr).unwrap();
     d.until(|d| d.table.stream_limit_counters().per_address_refused == 1);
     assert!(closed(&mut c));
+    // Noticed as the per-address limit's refusal, not the face limit's.
+    assert_eq!(d.sink.refused, [Some(addr.ip())]);
     assert_eq!(d.table.list().len(), 2);
     // One goes: room for another.
     drop(b);

@@ -62,6 +62,7 @@ fn a_refused_ring_falls_back_to_recvmmsg() {
         udp_rx: UdpRx::Uring { gro: false },
         stream: face::StreamLimits::default(),
         local: Default::default(),
+        congestion_marking: true,
     };
     let mut table = FaceTable::new(poll.registry().try_clone().unwrap(), cfg);
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();

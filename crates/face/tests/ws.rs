@@ -23,7 +23,12 @@ type Client = WebSocket<TcpStream>;
 /// A table with a WebSocket listener on a loopback port; the driver and the listener's
 /// address.
 fn listening() -> (Driver, SocketAddr) {
-    let mut d = Driver::new(config());
+    listening_with(config())
+}
+
+/// [`listening`] with `cfg`.
+fn listening_with(cfg: face::FaceConfig) -> (Driver, SocketAddr) {
+    let mut d = Driver::new(cfg);
     let l = mio::net::TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = l.local_addr().unwrap();
     d.table.add_listener(Listener::Ws(l, addr)).unwrap();
@@ -214,4 +219,46 @@ fn a_face_whose_pong_is_late_is_closed() {
     d.sink.now += WS_PONG_TIMEOUT_MS + 1;
     d.table.sweep(d.sink.now, &mut d.sink);
     assert!(d.sink.down.contains(&(id, "pong timeout".to_string())));
+}
+
+/// Queued and not flushed, packets of 4,000 bytes fill a face's queue past the threshold
+/// (65,536 bytes): the first packet that finds it so is marked, and only that one; with the
+/// table's default off (`face_system.general.enable_congestion_marking = false`) the face
+/// marks none.
+#[test]
+fn a_congested_websocket_face_marks_unless_the_default_is_off() {
+    let mut pkt = wire::Data::new(wire::Name::from_uri("/ws/big").unwrap(), vec![7; 4000]);
+    pkt.sign_digest_sha256();
+    let pkt = pkt.to_wire();
+    for marking in [true, false] {
+        let (mut d, addr) = listening_with(face::FaceConfig {
+            congestion_marking: marking,
+            ..config()
+        });
+        let (mut ws, id) = connect(&mut d, addr);
+        let desc = d.table.get(id).unwrap().desc();
+        assert_eq!(desc.options.congestion_marking, marking);
+        for _ in 0..40 {
+            assert!(d.table.send(id, PacketKind::Data, &pkt));
+        }
+        let marks = d.table.get(id).unwrap().counters().congestion_marks;
+        assert_eq!(marks, u64::from(marking));
+        let mut marked = 0;
+        for _ in 0..40 {
+            let Message::Binary(b) = recv(&mut d, &mut ws) else {
+                panic!("not binary");
+            };
+            if b[0] == 0x64 {
+                let lp = wire::LpPacketView::decode(&b, &wire::Limits::default()).unwrap();
+                assert_eq!(
+                    (lp.congestion_mark, lp.fragment()),
+                    (Some(1), Some(&pkt[..]))
+                );
+                marked += 1;
+            } else {
+                assert_eq!(&b[..], &pkt[..]);
+            }
+        }
+        assert_eq!(marked, marks);
+    }
 }

@@ -8,7 +8,7 @@
 use engine::fw::pipeline::Counters;
 use engine::fw::strategy::{Strategy, StrategyKind};
 use engine::table::pit_cs::{CsPolicy, FaceId};
-use face::{CreateError, FaceDesc, FaceParams, FaceUpdate};
+use face::{CreateError, FaceDesc, FaceParams, FaceUpdate, LinkOptions};
 use wire::Name;
 
 use crate::CsTierInfo;
@@ -30,6 +30,13 @@ pub trait Forwarder {
     /// that remote that exists already, whatever its persistency, is
     /// [`CreateFaceError::Exists`], and is left as it is.
     fn create_face(&self, uri: &str, params: &FaceParams) -> Result<FaceDesc, CreateFaceError>;
+
+    /// The link options of a face `faces/create` makes where the command leaves them unset
+    /// (CongestionMarkingEnabled: `face_system.general.enable_congestion_marking`, as NFD's
+    /// channels take it). By default NFD's.
+    fn link_defaults(&self) -> LinkOptions {
+        LinkOptions::default()
+    }
 
     /// Creates a unicast Ethernet face to `remote` on the Ethernet channel of interface
     /// `ifname` (NFD: 504 "No channels available to connect" when there is none). By default

@@ -241,6 +241,8 @@ pub struct IoConfig {
     pub stream: face::StreamLimits,
     /// Who may connect to the Unix socket; loopback TCP's scope (`[local]`).
     pub local: face::table::LocalPolicy,
+    /// `face_system.general.enable_congestion_marking`.
+    pub congestion_marking: bool,
 }
 
 impl IoConfig {
@@ -360,6 +362,7 @@ impl Io {
                 udp_rx: cfg.udp_rx,
                 stream: cfg.stream,
                 local: cfg.local.clone(),
+                congestion_marking: cfg.congestion_marking,
             },
             cfg.first_face_id,
         );
@@ -904,6 +907,9 @@ impl FaceSink for Rx {
         match notice {
             Notice::AcceptFailed(e) => tracing::warn!("accept: {e}"),
             Notice::FaceLimit => tracing::warn!("face limit reached: connection refused"),
+            Notice::AddressLimit(ip) => {
+                tracing::warn!(%ip, "per-address connection limit reached: connection refused")
+            }
             // ICMP errors surface here on unconnected sockets: not fatal.
             Notice::RecvFailed(e) => tracing::trace!("udp recv: {e}"),
             Notice::Penalized { remotes, dropped } => {

@@ -209,6 +209,7 @@ impl Router {
             cs_policy,
             limits,
             rib: cfg.rib.options(),
+            congestion_marking: cfg.face_system.general.enable_congestion_marking,
         });
         let router = Router {
             stop: handle,
@@ -267,8 +268,8 @@ impl Router {
             .recv_timeout(RELOAD_TIMEOUT)
             .map_err(|_| format!("management did not answer within {RELOAD_TIMEOUT:?}"))??;
         done.need_restart = reload::restart_sections(&self.running, new);
-        done.limits_applied = reload::runtime_changes(&self.running.faces, &new.faces);
-        self.running.faces = reload::with_runtime_keys(&self.running.faces, &new.faces);
+        done.limits_applied = reload::runtime_changes(&self.running, new);
+        reload::keep_runtime_keys(&mut self.running, new);
         self.running.static_faces = new.static_faces.clone();
         self.running.routes = new.routes.clone();
         self.running.strategies = new.strategies.clone();

@@ -61,6 +61,8 @@ pub struct ManagerParts {
     pub limits: Limits,
     /// The RIB's options.
     pub rib: mgmt::RibOptions,
+    /// `face_system.general.enable_congestion_marking`.
+    pub congestion_marking: bool,
 }
 
 /// The management thread's state: the manager and its input.
@@ -79,6 +81,7 @@ impl Manager {
             workers: p.workers,
             worker_ctl: p.worker_ctl,
             io: p.io,
+            congestion_marking: p.congestion_marking,
         };
         let parts = mgmt::ManagerParts {
             fib: p.fib,
@@ -139,6 +142,7 @@ pub struct Channels {
     workers: Vec<Arc<WorkerLink>>,
     worker_ctl: Vec<Sender<Control>>,
     io: Arc<IoHandles>,
+    congestion_marking: bool,
 }
 
 impl WorkerControls for Channels {
@@ -237,6 +241,13 @@ fn created(r: Option<Result<FaceDesc, CreateError>>) -> Result<FaceDesc, CreateF
 impl Forwarder for Channels {
     fn faces(&self) -> Vec<FaceDesc> {
         self.io.faces()
+    }
+
+    fn link_defaults(&self) -> face::LinkOptions {
+        face::LinkOptions {
+            congestion_marking: self.congestion_marking,
+            ..face::LinkOptions::default()
+        }
     }
 
     fn channels(&self) -> Vec<String> {

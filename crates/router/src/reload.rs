@@ -6,11 +6,13 @@
 //!
 //! New faces and routes go in before old ones go out; if a face cannot be created or a route
 //! cannot be added, what this reload did is undone and the running configuration stays. Then
-//! management gives the I/O loops the `[faces]` limits that can change while they run
-//! ([`RUNTIME_FACES_KEYS`], [`face::table::RuntimeLimits`]): the send queues' bound, the idle
-//! timeout of on-demand UDP faces, the malformed packet limit, the on-demand quota and its
-//! per-host bound, the unproven send ratio. The other sections and keys size tables and
-//! threads at start-up: a change to them is reported as needing a restart
+//! management gives the I/O loops the limits that can change while they run
+//! ([`RUNTIME_FACES_KEYS`], [`RUNTIME_CONNECTION_KEYS`], [`face::table::RuntimeLimits`]): of
+//! `[faces]`, the send queues' bound, the idle timeout of on-demand UDP faces, the malformed
+//! packet limit, the on-demand quota and its per-host bound, the unproven send ratio; all of
+//! `[connections]` (the send-queue budget, the timeouts, the per-address limit) and of
+//! `[local]` (the allow-lists, the scope of loopback TCP). The other sections and keys size
+//! tables and threads at start-up: a change to them is reported as needing a restart
 //! ([`restart_sections`]) and the running values stay.
 
 use std::collections::HashMap;
@@ -33,7 +35,7 @@ pub struct Statics {
     pub routes: Vec<Route>,
     /// `[[strategy]]`.
     pub strategies: Vec<StrategyEntry>,
-    /// `[faces]`' limits that change while forwarding (for the I/O loops together).
+    /// The limits that change while forwarding (for the I/O loops together).
     pub limits: face::table::RuntimeLimits,
 }
 
@@ -44,7 +46,7 @@ impl Statics {
             faces: cfg.static_faces.clone(),
             routes: cfg.routes.clone(),
             strategies: cfg.strategies.clone(),
-            limits: runtime_limits(&cfg.faces),
+            limits: runtime_limits(cfg),
         }
     }
 }
@@ -60,8 +62,21 @@ pub const RUNTIME_FACES_KEYS: [&str; 7] = [
     "faces.unproven_send_bytes_per_s",
 ];
 
-/// `[faces]`' limits that change while forwarding, for the I/O loops together.
-pub fn runtime_limits(f: &Faces) -> face::table::RuntimeLimits {
+/// The `[connections]` and `[local]` keys a reload applies while forwarding (all of them).
+pub const RUNTIME_CONNECTION_KEYS: [&str; 8] = [
+    "connections.send_queue_budget_bytes",
+    "connections.idle_timeout_s",
+    "connections.first_packet_timeout_s",
+    "connections.unix_timeouts",
+    "connections.max_per_address",
+    "local.allow_uids",
+    "local.allow_gids",
+    "local.loopback_tcp_is_local",
+];
+
+/// The limits that change while forwarding, for the I/O loops together.
+pub fn runtime_limits(cfg: &Config) -> face::table::RuntimeLimits {
+    let f = &cfg.faces;
     face::table::RuntimeLimits {
         send_queue_bytes: f.send_queue_bytes,
         udp_idle_timeout_ms: f.udp_idle_timeout_s.saturating_mul(1000),
@@ -70,7 +85,17 @@ pub fn runtime_limits(f: &Faces) -> face::table::RuntimeLimits {
         max_on_demand_per_host: f.max_on_demand_per_host,
         unproven_send_ratio: f.unproven_send_ratio,
         unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
+        stream: cfg.connections.limits(),
+        local: cfg.local.policy(),
     }
+}
+
+/// Makes `running` what a reload to `new` leaves running: the keys of
+/// [`RUNTIME_FACES_KEYS`] and [`RUNTIME_CONNECTION_KEYS`] as in `new`.
+pub fn keep_runtime_keys(running: &mut Config, new: &Config) {
+    running.faces = with_runtime_keys(&running.faces, &new.faces);
+    running.connections = new.connections.clone();
+    running.local = new.local.clone();
 }
 
 /// `running` with the keys of [`RUNTIME_FACES_KEYS`] as in `new` (what a reload leaves
@@ -88,10 +113,22 @@ pub fn with_runtime_keys(running: &Faces, new: &Faces) -> Faces {
     }
 }
 
-/// The keys of [`RUNTIME_FACES_KEYS`] that differ from `old` to `new`.
-pub fn runtime_changes(old: &Faces, new: &Faces) -> Vec<&'static str> {
+/// The keys of [`RUNTIME_FACES_KEYS`] and [`RUNTIME_CONNECTION_KEYS`] that differ from `old`
+/// to `new`.
+pub fn runtime_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (o, n) = (runtime_limits(old), runtime_limits(new));
-    let changed = [
+    let (oc, nc, ol, nl) = (&old.connections, &new.connections, &old.local, &new.local);
+    let connections = [
+        oc.send_queue_budget_bytes != nc.send_queue_budget_bytes,
+        oc.idle_timeout_s != nc.idle_timeout_s,
+        oc.first_packet_timeout_s != nc.first_packet_timeout_s,
+        oc.unix_timeouts != nc.unix_timeouts,
+        oc.max_per_address != nc.max_per_address,
+        ol.allow_uids != nl.allow_uids,
+        ol.allow_gids != nl.allow_gids,
+        ol.loopback_tcp_is_local != nl.loopback_tcp_is_local,
+    ];
+    let faces = [
         o.send_queue_bytes != n.send_queue_bytes,
         o.udp_idle_timeout_ms != n.udp_idle_timeout_ms,
         o.malformed_limit != n.malformed_limit,
@@ -100,7 +137,8 @@ pub fn runtime_changes(old: &Faces, new: &Faces) -> Vec<&'static str> {
         o.unproven_send_ratio != n.unproven_send_ratio,
         o.unproven_send_bytes_per_s != n.unproven_send_bytes_per_s,
     ];
-    (RUNTIME_FACES_KEYS.iter().zip(changed))
+    let keys = RUNTIME_FACES_KEYS.iter().chain(&RUNTIME_CONNECTION_KEYS);
+    (keys.zip(faces.into_iter().chain(connections)))
         .filter(|(_, c)| *c)
         .map(|(k, _)| *k)
         .collect()
@@ -124,13 +162,15 @@ pub struct Reloaded {
     /// Sections that changed but take effect only at a restart (they keep running as they
     /// are).
     pub need_restart: Vec<&'static str>,
-    /// `[faces]` keys that changed and that the I/O loops now apply ([`RUNTIME_FACES_KEYS`]).
+    /// Keys that changed and that the I/O loops now apply ([`RUNTIME_FACES_KEYS`],
+    /// [`RUNTIME_CONNECTION_KEYS`]).
     pub limits_applied: Vec<&'static str>,
 }
 
 /// The sections that changed from `old` to `new` and that only a restart applies: the
 /// listeners, the threads, the tables' sizes, the packet limits, the face limits other than
-/// [`RUNTIME_FACES_KEYS`], the L2 store, the user.
+/// [`RUNTIME_FACES_KEYS`], the L2 store, the user, `[face_system]` (the multicast faces and
+/// the congestion marking default).
 pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
     let changed = [
         ("listen", old.listen != new.listen),
@@ -144,6 +184,7 @@ pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
             with_runtime_keys(&old.faces, &new.faces) != new.faces,
         ),
         ("store", old.store != new.store),
+        ("face_system", old.face_system != new.face_system),
         (
             "general.user",
             (&old.general.user, &old.general.group) != (&new.general.user, &new.general.group),
@@ -254,6 +295,7 @@ fn add<F: Forwarder>(
 ) -> Result<NewState, String> {
     let permanent = FaceParams {
         persistency: FacePersistency::Permanent,
+        options: m.forwarder().link_defaults(),
         ..FaceParams::default()
     };
     let mut faces = HashMap::new();
@@ -556,7 +598,7 @@ mod tests {
                     unproven_send_bytes_per_s = 65536\n";
         let new = Config::from_toml(text).unwrap();
         assert!(restart_sections(&old, &new).is_empty());
-        assert_eq!(runtime_changes(&old.faces, &new.faces), RUNTIME_FACES_KEYS);
+        assert_eq!(runtime_changes(&old, &new), RUNTIME_FACES_KEYS);
         let running = with_runtime_keys(&old.faces, &new.faces);
         assert_eq!(running, new.faces);
         assert_eq!(
@@ -571,9 +613,46 @@ mod tests {
         ] {
             let new = Config::from_toml(&format!("[faces]\n{key}\n")).unwrap();
             assert_eq!(restart_sections(&old, &new), ["faces"], "{key}");
-            assert!(runtime_changes(&old.faces, &new.faces).is_empty(), "{key}");
+            assert!(runtime_changes(&old, &new).is_empty(), "{key}");
         }
         let new = Config::from_toml("[limits]\nmax_packet_bytes = 4000\n").unwrap();
         assert_eq!(restart_sections(&old, &new), ["limits"]);
+    }
+
+    #[test]
+    fn connections_and_local_change_without_a_restart_and_face_system_needs_one() {
+        let old = Config::default();
+        let text = "[connections]\nsend_queue_budget_bytes = 33554432\nidle_timeout_s = 30\n\
+                    first_packet_timeout_s = 2\nunix_timeouts = true\nmax_per_address = 3\n\
+                    [local]\nallow_uids = [7]\nallow_gids = [8]\nloopback_tcp_is_local = true\n";
+        let new = Config::from_toml(text).unwrap();
+        assert!(restart_sections(&old, &new).is_empty());
+        assert_eq!(runtime_changes(&old, &new), RUNTIME_CONNECTION_KEYS);
+        let mut running = old.clone();
+        keep_runtime_keys(&mut running, &new);
+        assert_eq!(
+            (&running.connections, &running.local),
+            (&new.connections, &new.local)
+        );
+        let l = Statics::of(&new).limits;
+        assert_eq!(
+            (
+                l.stream.idle_timeout_ms,
+                l.stream.max_connections_per_address
+            ),
+            (30_000, 3)
+        );
+        assert_eq!(
+            (&l.local.allow_gids[..], l.local.loopback_tcp_is_local),
+            (&[8u32][..], true)
+        );
+        // Each of four loops takes a quarter of the budget, as at start-up.
+        assert_eq!(l.clone().share(4).stream.send_queue_budget_bytes, 8 << 20);
+        let new = Config::from_toml("[local]\nallow_gids = [9]\n").unwrap();
+        assert_eq!(runtime_changes(&old, &new), ["local.allow_gids"]);
+        let text = "[face_system.general]\nenable_congestion_marking = false\n";
+        let new = Config::from_toml(text).unwrap();
+        assert_eq!(restart_sections(&old, &new), ["face_system"]);
+        assert!(runtime_changes(&old, &new).is_empty());
     }
 }

@@ -391,6 +391,7 @@ impl IoHandles {
                 all.ether += b.ether;
                 all.reliability += b.reliability;
                 all.unix_peer_refused += b.unix_peer_refused;
+                all.connections += b.connections;
             }
         }
         all
@@ -400,7 +401,7 @@ impl IoHandles {
     pub fn set_runtime_limits(&self, limits: face::table::RuntimeLimits) {
         let share = limits.share(self.loops.len());
         for l in &self.loops {
-            l.send(IoCommand::Limits(share));
+            l.send(IoCommand::Limits(share.clone()));
         }
     }
 

@@ -176,6 +176,7 @@ impl Shared {
             unix_access: crate::privileges::socket_access(cfg)?,
             stream: cfg.connections.limits(),
             local: cfg.local.policy(),
+            congestion_marking: cfg.face_system.general.enable_congestion_marking,
         };
         let share = whole.share(n);
         let owners = FaceOwners::new(n, share.max_faces);

@@ -102,3 +102,71 @@ fn a_reload_changes_the_on_demand_bound_of_a_running_router() {
     r.stop_handle().stop();
     r.join();
 }
+
+fn tcp_config(max_per_address: usize) -> Config {
+    let text = format!(
+        "[listen]\nunix = \"\"\ntcp = \"127.0.0.1:0\"\nudp = \"\"\nwebsocket = \"\"\n\
+         [http]\nlisten = \"127.0.0.1:0\"\n[connections]\nmax_per_address = {max_per_address}\n"
+    );
+    Config::from_toml(&text).unwrap()
+}
+
+/// A new TCP connection to `r`: whether it became a face (waits until it is one, or until the
+/// router closed it).
+fn connect(r: &Router) -> (TcpStream, bool) {
+    let s = TcpStream::connect(r.bound().tcp.unwrap()).unwrap();
+    let uri = format!("tcp4://{}", s.local_addr().unwrap());
+    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let t0 = Instant::now();
+    loop {
+        if r.faces().iter().any(|f| f.uri == uri) {
+            return (s, true);
+        }
+        let mut buf = [0u8; 16];
+        if matches!((&s).read(&mut buf), Ok(0)) {
+            return (s, false);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "neither face nor close"
+        );
+    }
+}
+
+#[test]
+fn a_reload_changes_the_connections_per_address_of_a_running_router() {
+    let mut r = Router::start(&tcp_config(0)).unwrap();
+    let (_a, ok_a) = connect(&r);
+    let (_b, ok_b) = connect(&r);
+    assert!(ok_a && ok_b);
+    // Two connections from 127.0.0.1 already: a limit of 2 refuses the third.
+    let done = r.reload(&tcp_config(2)).unwrap();
+    assert_eq!(done.limits_applied, ["connections.max_per_address"]);
+    assert!(done.need_restart.is_empty(), "{:?}", done.need_restart);
+    let t0 = Instant::now();
+    // The loop takes the new limit with its next command: retry until it holds.
+    let mut kept = Vec::new();
+    loop {
+        let (c, ok) = connect(&r);
+        if !ok {
+            break;
+        }
+        kept.push(c);
+        assert!(t0.elapsed() < Duration::from_secs(10), "never refused");
+    }
+    drop(kept);
+    // Counted apart from the face limit.
+    assert!(bounds(r.http_addr().unwrap(), "connection_refused_address") >= 1);
+    // Lifted again: a new connection is a face.
+    let done = r.reload(&tcp_config(0)).unwrap();
+    assert_eq!(done.limits_applied, ["connections.max_per_address"]);
+    let t0 = Instant::now();
+    while !connect(&r).1 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the lifted limit never held"
+        );
+    }
+    r.stop_handle().stop();
+    r.join();
+}

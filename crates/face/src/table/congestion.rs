@@ -14,12 +14,25 @@
 //! threshold. NFD waits one interval before its first mark; Cascade marks at once, so that a
 //! consumer in slow start (its window doubling every round trip) hears of the queue before it
 //! has filled it, not 100 ms later: marks come well before drops. Faces with
-//! CongestionMarkingEnabled only; WebSocket faces report no queue length and are never marked,
-//! as NFD's WebSocket transport.
+//! CongestionMarkingEnabled only. WebSocket faces mark too (NFD's WebSocket transport reports
+//! no queue length and never marks): their queue is what `tungstenite` holds since its buffer
+//! was last seen empty plus what the kernel holds (`SIOCOUTQNSD`), of at most the send queue
+//! bound. The mirrors of UDP faces in a sharded router mark by their own socket's queue.
+//!
+//! A UDP socket's kernel queue is read when a face that marks queues a packet and the queue
+//! could be above its threshold: the kernel holds at most what it held at the last reading
+//! plus what was sent since, so below that bound no reading is needed to decide (at most one
+//! reading per flush, as often as before, while the queue stays long; one per threshold's
+//! worth of bytes sent while it stays short). With marking off
+//! (`face_system.general.enable_congestion_marking = false` and no face turned on by
+//! `faces/update`) the send path makes no `ioctl`.
 
 use std::os::fd::RawFd;
 
-use super::LinkOptions;
+use wire::nfd::FacePersistency;
+
+use super::{FaceCounters, FaceParams, FaceTable, LinkOptions};
+use crate::link::append_marked;
 
 /// `SIOCOUTQNSD`: bytes in a TCP socket's send queue not sent yet.
 const SIOCOUTQNSD: libc::c_ulong = 0x894B;
@@ -77,6 +90,45 @@ impl Marker {
     pub(super) fn marking(&self) -> bool {
         self.next_mark_ns != u64::MAX
     }
+}
+
+impl FaceTable {
+    /// The parameters of a face the table makes itself (on-demand, multicast), with
+    /// `persistency`: the link options' defaults, congestion marking as configured
+    /// ([`super::FaceConfig::congestion_marking`], as NFD's channels apply
+    /// `face_system.general.enable_congestion_marking`).
+    pub(super) fn own_params(&self, persistency: FacePersistency) -> FaceParams {
+        let mut p = FaceParams {
+            persistency,
+            ..FaceParams::default()
+        };
+        p.options.congestion_marking = self.cfg.congestion_marking;
+        p
+    }
+}
+
+/// `bytes`, or `bytes` with a CongestionMark (in `mark_buf`, counted in `counters`) if the
+/// face with options and marker `(o, m)` marks the packet it queues now, its queue holding
+/// `queue_bytes` of at most `capacity_bytes`.
+#[inline]
+pub(super) fn marked<'a>(
+    (o, m): (&LinkOptions, &mut Marker),
+    (queue_bytes, capacity_bytes): (usize, usize),
+    now_ns: u64,
+    counters: &mut FaceCounters,
+    mark_buf: &'a mut Vec<u8>,
+    bytes: &'a [u8],
+) -> &'a [u8] {
+    let t = threshold_bytes(o, capacity_bytes);
+    let interval_ns = o.base_congestion_marking_interval_ns;
+    if o.congestion_marking && m.check(queue_bytes, t, interval_ns, now_ns) {
+        mark_buf.clear();
+        if append_marked(mark_buf, bytes).is_some() {
+            counters.congestion_marks += 1;
+            return mark_buf;
+        }
+    }
+    bytes
 }
 
 /// The threshold of a face whose queue holds at most `capacity_bytes`.

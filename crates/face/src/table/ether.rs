@@ -149,10 +149,7 @@ impl FaceTable {
                 return Err(CreateError::Exists(Box::new(f.desc())));
             }
         }
-        let params = FaceParams {
-            persistency: FacePersistency::Permanent,
-            ..FaceParams::default()
-        };
+        let params = self.own_params(FacePersistency::Permanent);
         let id = self.add_ether_face(port, group, &params, sink)?;
         self.ether[port].group = Some((group, id));
         Ok(self.faces[&id].desc())
@@ -202,10 +199,7 @@ impl FaceTable {
         if !self.on_demand_room(host, sink) {
             return None;
         }
-        let params = FaceParams {
-            persistency: FacePersistency::OnDemand,
-            ..FaceParams::default()
-        };
+        let params = self.own_params(FacePersistency::OnDemand);
         let id = self.add_ether_face(port, remote, &params, sink).ok()?;
         if let Some(f) = self.faces.get_mut(&id) {
             f.quota = true;

@@ -14,9 +14,7 @@ use wire::nfd::FacePersistency;
 use super::tx::UdpSock;
 use super::ws::{ws_uri, WsConn};
 use super::ws_tls::WsTls;
-use super::{
-    FaceId, FaceParams, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE,
-};
+use super::{FaceId, FaceSink, FaceTable, Notice, UdpRx, ETHER_BASE, LISTENER_BASE, UDP_BASE};
 use crate::udp::UdpBatch;
 use crate::udp_ring::{UdpRing, UdpRingCounters, DEFAULT_RING_BUFFERS};
 use crate::uri::FaceUri;
@@ -404,10 +402,7 @@ impl FaceTable {
     /// on-demand face of this table; its id, or `None` if the table is full (noticed) or the
     /// connection is a WebSocket one, which becomes a face once its handshake is done.
     pub fn adopt(&mut self, conn: Accepted, sink: &mut impl FaceSink) -> Option<FaceId> {
-        let params = FaceParams {
-            persistency: FacePersistency::OnDemand,
-            ..FaceParams::default()
-        };
+        let params = self.own_params(FacePersistency::OnDemand);
         let Accepted {
             sock,
             uri,
@@ -432,7 +427,7 @@ impl FaceTable {
         let io = self.stream_io(sock);
         let id = self.add_stream_face(io, uri, local_uri, local, &params, sink);
         match (id, peer) {
-            (None, _) => sink.notice(Notice::FaceLimit),
+            (None, _) => self.notice_refused(sink),
             (Some(id), Some(p)) => sink.notice(Notice::UnixPeer(id, p)),
             (Some(_), None) => {}
         }

@@ -1,5 +1,5 @@
-//! Who is local: the peer credentials of Unix connections (`SO_PEERCRED`) checked against an
-//! allow-list, and whether TCP and WebSocket faces between loopback addresses have local scope
+//! Who is local: the peer credentials of Unix connections (`SO_PEERCRED`, and the peer's
+//! supplementary groups, `SO_PEERGROUPS`) checked against an allow-list, and whether TCP and WebSocket faces between loopback addresses have local scope
 //! (and so may carry `/localhost` management Interests).
 
 use std::io;
@@ -13,8 +13,8 @@ pub struct LocalPolicy {
     /// User ids whose processes may connect to the Unix socket (with `allow_gids`: either
     /// list admits; both empty: everyone).
     pub allow_uids: Vec<u32>,
-    /// Group ids (the peer process's primary group) whose processes may connect to the Unix
-    /// socket.
+    /// Group ids whose processes may connect to the Unix socket: the peer process's effective
+    /// group or one of its supplementary groups.
     pub allow_gids: Vec<u32>,
     /// A TCP or WebSocket face between loopback addresses has local scope (NFD's behaviour);
     /// if false, only Unix faces are local.
@@ -44,6 +44,11 @@ impl LocalPolicy {
             || cred.is_some_and(|c| {
                 self.allow_uids.contains(&c.uid) || self.allow_gids.contains(&c.gid)
             })
+    }
+
+    /// Whether one of a peer's supplementary groups is in `allow_gids`.
+    pub fn admits_groups(&self, groups: &[u32]) -> bool {
+        groups.iter().any(|g| self.allow_gids.contains(g))
     }
 
     /// The scope of a TCP or WebSocket face whose ends are (`loopback`) or are not both
@@ -92,17 +97,88 @@ pub fn peer_cred(sock: &impl AsRawFd) -> io::Result<PeerCred> {
     })
 }
 
+/// `SO_PEERGROUPS` (Linux 4.13): the supplementary groups of a Unix socket's peer.
+#[cfg(not(target_arch = "sparc64"))]
+const SO_PEERGROUPS: libc::c_int = 59;
+#[cfg(target_arch = "sparc64")]
+const SO_PEERGROUPS: libc::c_int = 0x3d;
+/// Most supplementary groups read (the kernel's `NGROUPS_MAX`).
+const MAX_GROUPS: usize = 65_536;
+
+/// The supplementary groups of the peer of a connected Unix socket: `SO_PEERGROUPS` (as of
+/// its `connect`), or, on a kernel without it (before 4.13), the `Groups:` line of
+/// `/proc/<pid>/status` of the peer process `pid` (as of now).
+pub fn peer_groups(sock: &impl AsRawFd, pid: i32) -> io::Result<Vec<u32>> {
+    match so_peergroups(sock.as_raw_fd()) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOPROTOOPT) => proc_groups(pid),
+        r => r,
+    }
+}
+
+/// `SO_PEERGROUPS` of socket `fd`.
+fn so_peergroups(fd: std::os::fd::RawFd) -> io::Result<Vec<u32>> {
+    const GID: usize = std::mem::size_of::<libc::gid_t>();
+    let mut groups: Vec<libc::gid_t> = vec![0; 64];
+    // Twice at most: the first answer says how many groups there are if they did not fit.
+    for _ in 0..2 {
+        let mut len = (groups.len() * GID) as libc::socklen_t;
+        // SAFETY: a valid fd; `groups` has room for `len` bytes, which SO_PEERGROUPS fills.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                SO_PEERGROUPS,
+                groups.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        let n = len as usize / GID;
+        if r == 0 {
+            groups.truncate(n);
+            return Ok(groups);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) || n <= groups.len() || n > MAX_GROUPS {
+            return Err(e);
+        }
+        groups.resize(n, 0);
+    }
+    Err(io::Error::from_raw_os_error(libc::ERANGE))
+}
+
+/// The `Groups:` line of `/proc/<pid>/status`.
+fn proc_groups(pid: i32) -> io::Result<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = (status.lines())
+        .find_map(|l| l.strip_prefix("Groups:"))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no Groups: line"))?;
+    Ok(line
+        .split_whitespace()
+        .take(MAX_GROUPS)
+        .filter_map(|g| g.parse().ok())
+        .collect())
+}
+
 impl FaceTable {
-    /// Checks an accepted Unix connection's peer against the allow-lists: its credentials if
-    /// admitted (`Some(None)`: admitted, unknown); `None` if refused (counted and noticed; the
-    /// caller drops the connection, which closes it).
+    /// Checks an accepted Unix connection's peer against the allow-lists (its user, its group,
+    /// then its supplementary groups): its credentials if admitted (`Some(None)`: admitted,
+    /// unknown); `None` if refused (counted and noticed; the caller drops the connection,
+    /// which closes it).
     pub(super) fn check_unix_peer(
         &mut self,
         sock: &impl AsRawFd,
         sink: &mut impl FaceSink,
     ) -> Option<Option<PeerCred>> {
         let cred = peer_cred(sock).ok();
-        if self.cfg.local.admits(cred.as_ref()) {
+        let policy = &self.cfg.local;
+        if policy.admits(cred.as_ref()) {
+            return Some(cred);
+        }
+        let by_group = |c: &PeerCred| {
+            !policy.allow_gids.is_empty()
+                && peer_groups(sock, c.pid).is_ok_and(|g| policy.admits_groups(&g))
+        };
+        if cred.as_ref().is_some_and(by_group) {
             return Some(cred);
         }
         self.on_demand.counters.unix_peer_refused += 1;
@@ -139,6 +215,34 @@ mod tests {
         assert!(p.tcp_local(true) && !p.tcp_local(false));
         p.loopback_tcp_is_local = false;
         assert!(!p.tcp_local(true) && !p.tcp_local(false));
+    }
+
+    /// This process's supplementary groups (`getgroups`).
+    fn own_groups() -> Vec<u32> {
+        let mut g = vec![0 as libc::gid_t; 65_536];
+        // SAFETY: `g` has room for as many gids as its length says.
+        let n = unsafe { libc::getgroups(g.len() as libc::c_int, g.as_mut_ptr()) };
+        g.truncate(usize::try_from(n).unwrap());
+        g.sort_unstable();
+        g
+    }
+
+    #[test]
+    fn a_socket_pair_and_proc_give_this_process_groups() {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let pid = std::process::id() as i32;
+        let mut g = peer_groups(&a, pid).unwrap();
+        g.sort_unstable();
+        assert_eq!(g, own_groups());
+        let mut p = proc_groups(pid).unwrap();
+        p.sort_unstable();
+        assert_eq!(p, own_groups());
+        assert!(proc_groups(-1).is_err());
+        let p = LocalPolicy {
+            allow_gids: vec![4242],
+            ..LocalPolicy::default()
+        };
+        assert!(p.admits_groups(&[7, 4242]) && !p.admits_groups(&[7]) && !p.admits_groups(&[]));
     }
 
     #[test]

@@ -5,16 +5,18 @@
 //! mirror of another table's UDP face sends that face's packets itself, on its own socket of
 //! the group, instead of handing them to the owner's thread: the mirror has the face's remote
 //! and MTU, a fragmenter of its own (with sequence numbers apart from the owner's) and counters
-//! of what it sent, which the owner takes in ([`FaceTable::take_mirror_counts`],
+//! of what it sent (congestion marks too: it marks packets as the face does, by its own
+//! socket's queue), which the owner takes in ([`FaceTable::take_mirror_counts`],
 //! [`FaceTable::add_counts`]). It receives nothing (the owner's socket receives the remote's
 //! datagrams), is not listed, and lives until the owner says the face is gone.
 
 use std::net::SocketAddr;
 
-use super::{FaceCounters, FaceId, FaceTable, MAX_UDP_MTU, MIN_MTU};
+use super::congestion::Marker;
+use super::{FaceCounters, FaceId, FaceTable, LinkOptions, MAX_UDP_MTU, MIN_MTU};
 use crate::lp_frag::Fragmenter;
 
-/// A UDP face's link: its remote, its socket's local address and its MTU.
+/// A UDP face's link: its remote, its socket's local address, its MTU and its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpLink {
     /// The remote endpoint.
@@ -23,6 +25,8 @@ pub struct UdpLink {
     pub local: SocketAddr,
     /// The MTU.
     pub mtu: usize,
+    /// The face's link-service options (its congestion marking).
+    pub options: LinkOptions,
 }
 
 /// Another table's UDP face as this table sends to it.
@@ -31,6 +35,10 @@ pub(super) struct Mirror {
     pub(super) remote: SocketAddr,
     pub(super) frag: Fragmenter,
     pub(super) counters: FaceCounters,
+    /// The face's options and this mirror's own congestion marking state (of this table's
+    /// socket's queue).
+    pub(super) options: LinkOptions,
+    pub(super) marker: Marker,
 }
 
 impl FaceTable {
@@ -50,6 +58,7 @@ impl FaceTable {
         if let Some(m) = self.mirrors.get_mut(&id) {
             if (m.socket, m.remote) == (socket, link.remote) {
                 let _ = m.frag.set_mtu(mtu);
+                m.options = link.options;
                 return true;
             }
         }
@@ -63,6 +72,8 @@ impl FaceTable {
                 remote: link.remote,
                 frag,
                 counters: FaceCounters::default(),
+                options: link.options,
+                marker: Marker::default(),
             },
         );
         true
@@ -103,6 +114,7 @@ impl FaceTable {
             o.out_nacks += c.out_nacks;
             o.out_bytes += c.out_bytes;
             o.drop_queue_full += c.drop_queue_full;
+            o.congestion_marks += c.congestion_marks;
         }
     }
 }

@@ -62,7 +62,7 @@ pub use listen::{
     bind_unix, bind_unix_with, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener,
     UNIX_IN_USE, UNIX_NOT_A_SOCKET,
 };
-pub use local::{peer_cred, LocalPolicy, PeerCred};
+pub use local::{peer_cred, peer_groups, LocalPolicy, PeerCred};
 use mirror::Mirror;
 pub use mirror::UdpLink;
 pub use multicast::{NFD_UDP4_GROUP, NFD_UDP6_GROUP, NFD_UDP_MCAST_PORT};
@@ -126,6 +126,10 @@ pub struct FaceConfig {
     pub stream: StreamLimits,
     /// Who may connect to the Unix socket; whether loopback TCP is local.
     pub local: LocalPolicy,
+    /// CongestionMarkingEnabled of the faces the table makes itself (on-demand and multicast
+    /// faces) and the default of those management makes (NFD's
+    /// `face_system.general.enable_congestion_marking`).
+    pub congestion_marking: bool,
 }
 
 /// How a face table's UDP sockets receive.
@@ -241,9 +245,9 @@ pub struct LinkOptions {
 }
 
 impl Default for LinkOptions {
-    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (NFD's
-    /// `face_system.general.congestion_marking`, which its Unix, TCP and UDP channels apply to
-    /// faces whose creation leaves the flag unset); the other flags off.
+    /// NFD's defaults: 100 ms and 65,536 bytes; congestion marking on (the default of NFD's
+    /// `face_system.general.enable_congestion_marking`, which its channels apply to faces
+    /// whose creation leaves the flag unset); the other flags off.
     fn default() -> Self {
         LinkOptions {
             local_fields: false,
@@ -470,6 +474,7 @@ impl Face {
                 remote: u.remote,
                 local: u.local,
                 mtu: u.frag.mtu(),
+                options: self.options,
             }),
             FaceIo::Stream(_) | FaceIo::Ws(_) | FaceIo::Ether(_) => None,
         }
@@ -571,6 +576,9 @@ pub enum Notice<'a> {
     AcceptFailed(&'a io::Error),
     /// A connection was refused: the table is full.
     FaceLimit,
+    /// A TCP or WebSocket connection was refused: its address holds
+    /// [`StreamLimits::max_connections_per_address`] connections already.
+    AddressLimit(std::net::IpAddr),
     /// Receiving on a UDP socket failed (ICMP errors surface here; not fatal).
     RecvFailed(&'a io::Error),
     /// Remotes are kept out for sending garbage.
@@ -670,6 +678,8 @@ pub struct FaceTable {
     unproven: proof::Unproven,
     /// Accepted TCP and WebSocket connections per remote address.
     conns_per_ip: HashMap<std::net::IpAddr, usize>,
+    /// The address the per-address limit refused last, not noticed yet.
+    address_refused: Option<std::net::IpAddr>,
     /// An `accept` failed for want of file descriptors: the listeners are tried again at the
     /// next sweep.
     accept_stalled: bool,
@@ -718,6 +728,7 @@ impl FaceTable {
                 cfg.max_packet_bytes,
             ),
             conns_per_ip: HashMap::new(),
+            address_refused: None,
             accept_stalled: false,
             cfg,
         }

@@ -17,7 +17,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 
 use wire::nfd::FacePersistency;
 
-use super::{CreateError, FaceDesc, FaceParams, FaceSink, FaceTable};
+use super::{CreateError, FaceDesc, FaceSink, FaceTable};
 use crate::ether::setsockopt;
 use crate::netif::Netif;
 
@@ -55,10 +55,7 @@ impl FaceTable {
         let rx = self
             .add_udp_socket(rx, false)
             .map_err(|e| failed("receiving socket", e))?;
-        let params = FaceParams {
-            persistency: FacePersistency::Permanent,
-            ..FaceParams::default()
-        };
+        let params = self.own_params(FacePersistency::Permanent);
         let id = self
             .add_udp_face(tx, group, &params, false, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;

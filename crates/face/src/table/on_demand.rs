@@ -102,6 +102,8 @@ pub struct BoundCounters {
     pub reliability: crate::lp_reliability::ReliabilityCounters,
     /// Unix connections refused: their peer's credentials are not in the allow-lists.
     pub unix_peer_refused: u64,
+    /// What the connection limits refused or closed.
+    pub connections: super::StreamLimitCounters,
 }
 
 impl BoundCounters {
@@ -208,9 +210,8 @@ impl FaceTable {
         }
         let mtu = self.cfg.udp_mtu;
         let params = FaceParams {
-            persistency: FacePersistency::OnDemand,
             mtu: Some(mtu),
-            ..FaceParams::default()
+            ..self.own_params(FacePersistency::OnDemand)
         };
         let id = self.add_udp_face(socket, from, &params, true, sink)?;
         self.joined_quota(id, host, sink.now_ms());
@@ -333,6 +334,7 @@ impl FaceTable {
             ws: self.handshakes.counters,
             ether: self.ether_counters(),
             reliability: self.reliability_totals(),
+            connections: self.stream_counters,
             ..self.on_demand.counters
         }
     }

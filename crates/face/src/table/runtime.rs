@@ -2,12 +2,18 @@
 //! read where they apply, at each packet, datagram or sweep, so a new value holds from the next
 //! one on. Faces already open keep what they hold (a send queue longer than a lowered bound
 //! drains; on-demand faces beyond a lowered quota are evicted as new remotes come).
+//!
+//! The connection limits ([`StreamLimits`]) and who is local ([`LocalPolicy`]) change the same
+//! way: a lowered send-queue budget refuses packets until the queues drain below it, the
+//! timeouts hold from the next sweep, the per-address limit and the allow-lists from the next
+//! connection accepted (the connections open stay), and the scope of loopback TCP and
+//! WebSocket faces from the next face made (the open faces keep theirs).
 
 use super::ws::ws_config;
-use super::{FaceIo, FaceTable};
+use super::{FaceIo, FaceTable, LocalPolicy, StreamLimits};
 
 /// The limits of a [`FaceTable`] that [`FaceTable::set_runtime_limits`] changes while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RuntimeLimits {
     /// [`super::FaceConfig::send_queue_bytes`]: the stream and WebSocket faces' send queues.
     pub send_queue_bytes: usize,
@@ -23,18 +29,23 @@ pub struct RuntimeLimits {
     pub unproven_send_ratio: u64,
     /// [`super::FaceBounds::unproven_send_bytes_per_s`] (of this table: its share).
     pub unproven_send_bytes_per_s: u64,
+    /// [`super::FaceConfig::stream`] (the send-queue budget: of this table, its share).
+    pub stream: StreamLimits,
+    /// [`super::FaceConfig::local`].
+    pub local: LocalPolicy,
 }
 
 impl RuntimeLimits {
-    /// One table's share of limits meant for `tables` tables together (the on-demand quota is
-    /// divided, as at start-up).
+    /// One table's share of limits meant for `tables` tables together (the on-demand quota,
+    /// the unproven faces' send budget and the send-queue budget are divided, as at start-up).
     pub fn share(mut self, tables: usize) -> RuntimeLimits {
+        let n = tables.max(1);
         if self.max_on_demand_faces > 0 {
-            self.max_on_demand_faces = (self.max_on_demand_faces / tables.max(1)).max(1);
+            self.max_on_demand_faces = (self.max_on_demand_faces / n).max(1);
         }
-        self.unproven_send_bytes_per_s = self
-            .unproven_send_bytes_per_s
-            .div_ceil(tables.max(1) as u64);
+        self.unproven_send_bytes_per_s = self.unproven_send_bytes_per_s.div_ceil(n as u64);
+        let budget = &mut self.stream.send_queue_budget_bytes;
+        *budget = budget.div_ceil(n);
         self
     }
 }
@@ -51,6 +62,8 @@ impl FaceTable {
             max_on_demand_per_host: b.max_on_demand_per_host,
             unproven_send_ratio: b.unproven_send_ratio,
             unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
+            stream: c.stream,
+            local: c.local.clone(),
         }
     }
 
@@ -68,6 +81,8 @@ impl FaceTable {
         if self.unproven.budget.rate() != l.unproven_send_bytes_per_s {
             self.unproven.budget.set_rate(l.unproven_send_bytes_per_s);
         }
+        c.stream = l.stream;
+        c.local = l.local;
         let sized = ws_config(c.max_packet_bytes, c.send_queue_bytes);
         for f in self.faces.values_mut() {
             if let FaceIo::Ws(w) = &mut f.io {

@@ -51,6 +51,16 @@ pub struct StreamLimitCounters {
     pub accept_fd_exhausted: u64,
 }
 
+impl std::ops::AddAssign for StreamLimitCounters {
+    fn add_assign(&mut self, o: StreamLimitCounters) {
+        self.budget_refused += o.budget_refused;
+        self.first_packet_timeouts += o.first_packet_timeouts;
+        self.idle_timeouts += o.idle_timeouts;
+        self.per_address_refused += o.per_address_refused;
+        self.accept_fd_exhausted += o.accept_fd_exhausted;
+    }
+}
+
 use std::collections::hash_map::Entry;
 use std::io;
 use std::net::IpAddr;
@@ -58,7 +68,7 @@ use std::net::IpAddr;
 use wire::nfd::FacePersistency;
 
 use super::listen::StreamSock;
-use super::{Face, FaceId, FaceIo, FaceSink, FaceTable, LISTENER_BASE};
+use super::{Face, FaceId, FaceIo, FaceSink, FaceTable, Notice, LISTENER_BASE};
 
 impl FaceIo {
     /// The remote address of an accepted TCP or WebSocket connection (`None`: Unix, UDP).
@@ -133,10 +143,20 @@ impl FaceTable {
         let n = self.conns_per_ip.entry(ip).or_insert(0);
         if max > 0 && *n >= max {
             self.stream_counters.per_address_refused += 1;
+            self.address_refused = Some(ip);
             return false;
         }
         *n += 1;
         true
+    }
+
+    /// An accepted connection could not become a face: noticed as the per-address limit's
+    /// refusal if that was why, else as the face limit's.
+    pub(super) fn notice_refused(&mut self, sink: &mut impl FaceSink) {
+        match self.address_refused.take() {
+            Some(ip) => sink.notice(Notice::AddressLimit(ip)),
+            None => sink.notice(Notice::FaceLimit),
+        }
     }
 
     /// Uncounts a connection from `ip`.

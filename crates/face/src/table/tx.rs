@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use mio::{Interest, Token};
 
-use super::congestion::{kernel_send_queue, send_buffer_bytes, threshold_bytes, Marker};
+use super::congestion::{kernel_send_queue, marked, send_buffer_bytes, threshold_bytes, Marker};
 use super::on_demand::unproven_may_send;
 use super::{
     FaceCounters, FaceId, FaceIo, FaceSink, FaceTable, LinkOptions, PacketKind, FACE_BASE,
@@ -38,9 +38,13 @@ pub(super) struct UdpSock {
     order: Vec<u32>,
     runs: Vec<Segments>,
     /// The socket's send buffer (`SO_SNDBUF`): the capacity its faces' congestion marking
-    /// takes; and what the kernel held in it after the last flush.
+    /// takes; what the kernel held in it at the last reading (`SIOCOUTQ`), the bytes sent
+    /// since, and the flushes made and the one of the last reading (see [`mark_udp`]).
     sndbuf_bytes: usize,
     kernel_queue_bytes: usize,
+    sent_unread_bytes: usize,
+    flushes: u64,
+    read_at_flush: u64,
 }
 
 impl UdpSock {
@@ -74,6 +78,9 @@ impl UdpSock {
             runs: Vec::with_capacity(n),
             sndbuf_bytes,
             kernel_queue_bytes: 0,
+            sent_unread_bytes: 0,
+            flushes: 0,
+            read_at_flush: 0,
         }
     }
 
@@ -109,6 +116,8 @@ impl FaceTable {
                 return false;
             };
             let sock = &mut self.udp[m.socket];
+            let (o, c, buf) = (&m.options, &mut m.counters, &mut self.mark_buf);
+            let bytes = mark_udp(sock, (o, &mut m.marker), c, buf, bytes, self.now_ns);
             send_udp(sock, &mut m.frag, m.remote, &mut m.counters, kind, bytes);
             return true;
         };
@@ -160,15 +169,10 @@ impl FaceTable {
                 self.queued_bytes += n;
                 f.counters.count_out(kind, n);
             }
-            FaceIo::Ws(w) => {
-                if FaceTable::queue_ws(w, bytes) {
-                    f.counters.count_out(kind, bytes.len());
-                    if !w.dirty {
-                        w.dirty = true;
-                        self.dirty.push(id);
-                    }
-                } else {
-                    f.counters.drop_queue_full += 1;
+            FaceIo::Ws(_) => {
+                let cap = self.cfg.send_queue_bytes;
+                if super::ws::send_ws(f, (kind, bytes), &mut self.mark_buf, cap, now_ns) {
+                    self.dirty.push(id);
                 }
             }
             FaceIo::Udp(u) => {
@@ -179,15 +183,8 @@ impl FaceTable {
                     return true;
                 }
                 let sock = &mut self.udp[u.socket];
-                let queue = sock.stage.len() + sock.kernel_queue_bytes;
-                let mut bytes = bytes;
-                if marks(&f.options, &mut f.marker, queue, sock.sndbuf_bytes, now_ns) {
-                    self.mark_buf.clear();
-                    if append_marked(&mut self.mark_buf, bytes).is_some() {
-                        f.counters.congestion_marks += 1;
-                        bytes = &self.mark_buf;
-                    }
-                }
+                let (o, c, buf) = (&f.options, &mut f.counters, &mut self.mark_buf);
+                let bytes = mark_udp(sock, (o, &mut f.marker), c, buf, bytes, now_ns);
                 let FaceIo::Udp(u) = &mut f.io else {
                     return true;
                 };
@@ -404,9 +401,49 @@ fn flush_udp(sock: &mut UdpSock) {
             }
         }
     }
+    sock.sent_unread_bytes = sock.sent_unread_bytes.saturating_add(sock.stage.len());
+    sock.flushes += 1;
     sock.stage.clear();
     sock.staged.clear();
-    sock.kernel_queue_bytes = kernel_send_queue(sock.batch.socket().as_raw_fd(), false);
+}
+
+/// What a UDP face (or a mirror of one) with options and marker `(o, m)` stages on `sock`
+/// now: `bytes`, or `bytes` with a CongestionMark (in `mark_buf`, counted in `counters`) when
+/// the socket's queue is congested (see `congestion`).
+///
+/// The kernel's queue is read (`SIOCOUTQ`) only when it could put the queue above the face's
+/// threshold: it holds at most what it held at the last reading plus what was sent since, so
+/// while that bound leaves the queue at or below the threshold the decision is the one a
+/// reading would give. At most one reading per flush; none with marking off.
+#[inline]
+fn mark_udp<'a>(
+    sock: &mut UdpSock,
+    (o, m): (&LinkOptions, &mut Marker),
+    counters: &mut FaceCounters,
+    mark_buf: &'a mut Vec<u8>,
+    bytes: &'a [u8],
+    now_ns: u64,
+) -> &'a [u8] {
+    if !o.congestion_marking {
+        return bytes;
+    }
+    let bound = sock
+        .kernel_queue_bytes
+        .saturating_add(sock.sent_unread_bytes);
+    let over = sock.stage.len().saturating_add(bound) > threshold_bytes(o, sock.sndbuf_bytes);
+    if over && sock.read_at_flush != sock.flushes {
+        sock.kernel_queue_bytes = kernel_send_queue(sock.batch.socket().as_raw_fd(), false);
+        (sock.sent_unread_bytes, sock.read_at_flush) = (0, sock.flushes);
+    }
+    let queue = sock.stage.len() + sock.kernel_queue_bytes;
+    marked(
+        (o, m),
+        (queue, sock.sndbuf_bytes),
+        now_ns,
+        counters,
+        mark_buf,
+        bytes,
+    )
 }
 
 /// Whether the packet a face with options `o` and marker `m` queues now is to carry a CongestionMark, its queue holding

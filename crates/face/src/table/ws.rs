@@ -35,6 +35,7 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
 
 use bytes::{Bytes, BytesMut};
 use mio::net::TcpStream;
@@ -46,8 +47,9 @@ use tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tungstenite::{Error, Message, WebSocket};
 use wire::nfd::FacePersistency;
 
+use super::congestion::{kernel_send_queue, marked};
 use super::ws_tls::{close_tls, is_tls_error, WsStream, WsTls};
-use super::{FaceIo, FaceParams, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, HANDSHAKE_BASE};
+use super::{FaceIo, FaceRx, FaceSink, FaceTable, Notice, FACE_BASE, HANDSHAKE_BASE};
 use crate::stream::DEFAULT_READ_CHUNK;
 
 /// The port NFD's WebSocket channel listens on.
@@ -153,6 +155,9 @@ pub(super) struct WsIo {
     last_ping_ms: u64,
     /// When the unanswered ping was sent.
     ping_sent_ms: Option<u64>,
+    /// Bytes of messages queued since the write buffer was last seen empty (its length, or
+    /// more: congestion marking).
+    queued_bytes: usize,
 }
 
 /// `scheme://a.b.c.d:port` or `scheme://[v6]:port`.
@@ -276,10 +281,7 @@ impl FaceTable {
     }
 
     fn add_ws_face(&mut self, ws: WebSocket<WsStream>, conn: WsConn, sink: &mut impl FaceSink) {
-        let params = FaceParams {
-            persistency: FacePersistency::OnDemand,
-            ..FaceParams::default()
-        };
+        let params = self.own_params(FacePersistency::OnDemand);
         let now = sink.now_ms();
         let io = FaceIo::Ws(Box::new(WsIo {
             ws,
@@ -288,6 +290,7 @@ impl FaceTable {
             want_write: false,
             last_ping_ms: now,
             ping_sent_ms: None,
+            queued_bytes: 0,
         }));
         let id = self.add_stream_face(
             io,
@@ -298,7 +301,7 @@ impl FaceTable {
             sink,
         );
         if id.is_none() {
-            sink.notice(Notice::FaceLimit);
+            self.notice_refused(sink);
         }
     }
 
@@ -401,7 +404,10 @@ impl FaceTable {
             };
             w.dirty = false;
             let want = match w.ws.flush() {
-                Ok(()) => false,
+                Ok(()) => {
+                    w.queued_bytes = 0;
+                    false
+                }
                 Err(Error::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => true,
                 Err(Error::ConnectionClosed | Error::AlreadyClosed) => {
                     failed = Some("closed by peer");
@@ -412,6 +418,10 @@ impl FaceTable {
                     false
                 }
             };
+            if f.options.congestion_marking {
+                let fd = w.ws.get_ref().tcp_ref().as_raw_fd();
+                f.kernel_queue_bytes = kernel_send_queue(fd, true);
+            }
             if failed.is_none() && want != w.want_write {
                 w.want_write = want;
                 let interest = if want {
@@ -468,6 +478,32 @@ impl FaceTable {
             self.close(id, "pong timeout", sink);
         }
     }
+}
+
+/// Queues one packet on WebSocket face `f` (marked if its queue is congested, see
+/// `congestion`), counted; true if the face is to be put in the table's list of faces to
+/// flush (it was not in it).
+#[inline]
+pub(super) fn send_ws(
+    f: &mut super::Face,
+    (kind, bytes): (super::PacketKind, &[u8]),
+    mark_buf: &mut Vec<u8>,
+    capacity_bytes: usize,
+    now_ns: u64,
+) -> bool {
+    let FaceIo::Ws(w) = &mut f.io else {
+        return false;
+    };
+    let queue = (w.queued_bytes + f.kernel_queue_bytes, capacity_bytes);
+    let marker = (&f.options, &mut f.marker);
+    let bytes = marked(marker, queue, now_ns, &mut f.counters, mark_buf, bytes);
+    if !FaceTable::queue_ws(w, bytes) {
+        f.counters.drop_queue_full += 1;
+        return false;
+    }
+    w.queued_bytes += bytes.len();
+    f.counters.count_out(kind, bytes.len());
+    !std::mem::replace(&mut w.dirty, true)
 }
 
 /// Sends a close frame (status 1000, as NFD's "closed by NFD") on a face being closed, as far

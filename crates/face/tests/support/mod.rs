@@ -24,6 +24,9 @@ pub struct Sink {
     pub states: Vec<(FaceId, bool)>,
     pub packets: Vec<(FaceId, Vec<u8>, LpHeaders)>,
     pub bounds: Vec<BoundCounters>,
+    /// Connections refused: `Some(address)` by the per-address limit, `None` by the face
+    /// limit.
+    pub refused: Vec<Option<std::net::IpAddr>>,
 }
 
 impl FaceSink for Sink {
@@ -68,8 +71,11 @@ impl FaceSink for Sink {
         false
     }
     fn notice(&mut self, n: Notice<'_>) {
-        if let Notice::Bounds(b) = n {
-            self.bounds.push(*b);
+        match n {
+            Notice::Bounds(b) => self.bounds.push(*b),
+            Notice::AddressLimit(ip) => self.refused.push(Some(ip)),
+            Notice::FaceLimit => self.refused.push(None),
+            _ => {}
         }
     }
 }
@@ -100,6 +106,7 @@ pub fn config() -> FaceConfig {
             ..face::StreamLimits::default()
         },
         local: Default::default(),
+        congestion_marking: true,
     }
 }
 

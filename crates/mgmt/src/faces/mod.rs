@@ -112,7 +112,7 @@ fn create(forwarder: &impl Forwarder, p: &ControlParameters) -> ControlResponse 
         "tcp4" | "tcp6" => true,
         _ => return refuse(406, "Unsupported protocol"),
     };
-    let defaults = LinkOptions::default();
+    let defaults = forwarder.link_defaults();
     let params = FaceParams {
         persistency: p.face_persistency.unwrap_or_default(),
         mtu: mtu_of(p),

@@ -18,10 +18,30 @@ pub const NFD_ETHER_GROUP: &str = "01:00:5e:00:17:aa";
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaceSystem {
+    /// What applies to every kind of face (`[face_system.general]`).
+    pub general: General,
     /// UDP multicast faces (`[face_system.udp]`).
     pub udp: UdpMcast,
     /// Ethernet faces (`[face_system.ether]`).
     pub ether: EtherMcast,
+}
+
+/// `[face_system.general]`, as NFD's `face_system.general`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct General {
+    /// CongestionMarkingEnabled of the faces the router makes (on-demand, multicast and
+    /// static faces) and of those `faces/create` makes without the flag: their send queues
+    /// mark packets while congested. Default true (NFD's). Read at start.
+    pub enable_congestion_marking: bool,
+}
+
+impl Default for General {
+    fn default() -> Self {
+        General {
+            enable_congestion_marking: true,
+        }
+    }
 }
 
 /// `[face_system.udp]`: UDP multicast faces.
@@ -179,6 +199,17 @@ mod tests {
     fn multicast_is_off_by_default_with_nfds_groups() {
         let d = Config::default().face_system;
         assert!(!d.udp.mcast && !d.ether.mcast);
+        assert!(d.general.enable_congestion_marking, "NFD's default");
+        let off = "[face_system.general]\nenable_congestion_marking = false\n";
+        assert!(
+            !Config::from_toml(off)
+                .unwrap()
+                .face_system
+                .general
+                .enable_congestion_marking
+        );
+        let bad = "[face_system.general]\ncongestion_marking = false\n";
+        assert!(Config::from_toml(bad).is_err());
         let g: Vec<String> = d.udp.groups().iter().map(|g| g.to_string()).collect();
         assert_eq!(g, ["224.0.23.170:56363", "[ff02::1234]:56363"]);
         assert_eq!(d.ether.group().to_string(), "01:00:5e:00:17:aa");

@@ -517,6 +517,17 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("unproven_probes", b.unproven_probes),
             ("proven_by_ack", b.proven_by_ack),
             ("unix_peer_refused", b.unix_peer_refused),
+            (
+                "connection_refused_address",
+                b.connections.per_address_refused,
+            ),
+            ("connection_budget_refused", b.connections.budget_refused),
+            (
+                "connection_first_packet_timeout",
+                b.connections.first_packet_timeouts,
+            ),
+            ("connection_idle_timeout", b.connections.idle_timeouts),
+            ("accept_fd_exhausted", b.connections.accept_fd_exhausted),
         ])
         .map(|(e, v)| (vec![("event", e.to_owned())], v))
         .collect();
@@ -525,7 +536,7 @@ fn face_table(m: &mut Families, f: &Figures) {
         "face_table_bounds",
         "What the face tables' bounds did, by event: datagrams and fragments refused, \
          on-demand faces created and evicted, face ids reused early, Unix connections \
-         refused by `[local]`'s allow-lists.",
+         refused by `[local]`'s allow-lists, `[connections]`' refusals and timeouts.",
         events,
     );
     let ether = [

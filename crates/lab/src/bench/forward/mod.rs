@@ -156,6 +156,12 @@ pub struct ForwardBenchArgs {
     /// something scrapes it.
     #[arg(long, value_name = "ADDR", conflicts_with = "attach")]
     http: Option<String>,
+    /// A configuration file (TOML, as `cascade run` reads) the router started here starts
+    /// from: its listeners and `[http]` are replaced, and so are the keys the options above
+    /// set. To measure a setting, e.g. `[face_system.general] enable_congestion_marking =
+    /// false`.
+    #[arg(long, value_name = "FILE", conflicts_with = "attach")]
+    config: Option<PathBuf>,
     /// Interest lifetime; an Interest unanswered this long counts as a timeout.
     #[arg(long, default_value_t = 1000)]
     lifetime_ms: u64,

@@ -188,7 +188,12 @@ pub(super) fn router_endpoints(
         None => {
             let dir = std::env::temp_dir().join(format!("cascade-bench-{}", std::process::id()));
             let _ = std::fs::create_dir_all(&dir);
-            let mut cfg = router::Config::default();
+            let mut cfg = match &args.config {
+                Some(p) => std::fs::read_to_string(p)
+                    .map_err(|e| format!("--config {}: {e}", p.display()))
+                    .and_then(|t| router::Config::from_toml(&t))?,
+                None => router::Config::default(),
+            };
             cfg.listen.unix = dir.join("nfd.sock").display().to_string();
             cfg.listen.tcp = String::new();
             cfg.listen.websocket = match args.face {
