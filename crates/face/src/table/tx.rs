@@ -184,7 +184,7 @@ impl FaceTable {
                 }
                 let sock = &mut self.udp[u.socket];
                 let (o, c, buf) = (&f.options, &mut f.counters, &mut self.mark_buf);
-                let bytes = mark_udp(sock, (o, &mut f.marker), c, buf, bytes, now_ns);
+                let mut bytes = mark_udp(sock, (o, &mut f.marker), c, buf, bytes, now_ns);
                 let FaceIo::Udp(u) = &mut f.io else {
                     return true;
                 };
