@@ -383,6 +383,7 @@ impl IoHandles {
                 all.unproven_budget_dropped += b.unproven_budget_dropped;
                 all.unproven_probes += b.unproven_probes;
                 all.proven_by_ack += b.proven_by_ack;
+                all.tx_sequence_acks_sent += b.tx_sequence_acks_sent;
                 all.on_demand_refused_ids += b.on_demand_refused_ids;
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;

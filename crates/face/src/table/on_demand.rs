@@ -85,6 +85,9 @@ pub struct BoundCounters {
     pub unproven_probes: u64,
     /// On-demand UDP faces that proved their address by acknowledging a TxSequence.
     pub proven_by_ack: u64,
+    /// Acks sent for the TxSequences neighbours numbered their packets with (on UDP faces
+    /// without reliability).
+    pub tx_sequence_acks_sent: u64,
     /// Datagrams from unknown remotes dropped: every face id was in use or in quarantine.
     pub on_demand_refused_ids: u64,
     /// Fragments refused at the reassembly budget (with their packets).
@@ -328,6 +331,7 @@ impl FaceTable {
             unproven_budget_dropped: self.unproven.budget_dropped,
             unproven_probes: self.unproven.probes,
             proven_by_ack: self.unproven.proven_by_ack,
+            tx_sequence_acks_sent: self.unproven.acks_sent,
             reassembly_refused: self.reasm_budget.refused(),
             reassembly_bytes: self.reasm_budget.used() as u64,
             face_ids_reused_early: self.ids.reused_early,

@@ -154,6 +154,8 @@ pub(super) struct Unproven {
     pub(super) probes: u64,
     /// Faces that proved their address by an Ack.
     pub(super) proven_by_ack: u64,
+    /// Acks this table sent for TxSequences a neighbour numbered its packets with.
+    pub(super) acks_sent: u64,
 }
 
 impl Unproven {
@@ -373,5 +375,58 @@ mod tests {
         assert!(!b.take(1, 60_000_000_000));
         let mut off = SendBudget::new(0);
         assert!(off.take(usize::MAX, 0));
+    }
+}
+
+/// The IDLE LpPacket that acknowledges the TxSequence of `datagram`, if `datagram` is an
+/// LpPacket carrying one: a neighbour that numbers what it sends until its peer's address is
+/// proven (a Cascade router to an on-demand face, or an NFD with reliability on) hears from a
+/// forwarder that does not run reliability on the face too.
+pub(super) fn ack_for(datagram: &[u8]) -> Option<[u8; ACK_PACKET_BYTES]> {
+    if datagram.first() != Some(&(wire::tt::LP_PACKET as u8)) {
+        return None;
+    }
+    let limits = wire::Limits {
+        max_packet_bytes: datagram.len(),
+        ..wire::Limits::default()
+    };
+    let seq = wire::LpPacketView::decode(datagram, &limits)
+        .ok()?
+        .tx_sequence?;
+    let mut ack = [0u8; ACK_PACKET_BYTES];
+    // LpPacket (0x64), length 12: Ack (0x0344, as 0xFD 0x03 0x44), length 8, the sequence.
+    ack[..6].copy_from_slice(&[0x64, 12, 0xfd, 0x03, 0x44, 8]);
+    ack[6..].copy_from_slice(&seq.to_be_bytes());
+    Some(ack)
+}
+
+/// Bytes of an IDLE LpPacket holding one Ack.
+pub(super) const ACK_PACKET_BYTES: usize = 14;
+
+#[cfg(test)]
+mod ack_tests {
+    use super::*;
+
+    #[test]
+    fn a_tx_sequence_is_acknowledged_and_anything_else_is_not() {
+        let tagged = wire::LpPacket {
+            tx_sequence: Some(0x0102_0304_0506_0708),
+            ..wire::LpPacket::default()
+        }
+        .to_wire();
+        let ack = ack_for(&tagged).expect("an LpPacket with a TxSequence is acked");
+        let limits = wire::Limits::default();
+        let view = wire::LpPacketView::decode(&ack, &limits).expect("the Ack decodes");
+        assert_eq!(view.tx_sequence, None);
+        let expected = wire::LpPacket {
+            acks: vec![0x0102_0304_0506_0708],
+            ..wire::LpPacket::default()
+        }
+        .to_wire();
+        assert_eq!(ack.as_slice(), expected.as_slice());
+        let plain = wire::LpPacket::default().to_wire();
+        assert_eq!(ack_for(&plain), None);
+        assert_eq!(ack_for(&[0x05, 0x00]), None);
+        assert_eq!(ack_for(&[]), None);
     }
 }

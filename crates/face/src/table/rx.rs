@@ -194,6 +194,11 @@ impl FaceTable {
                     if u.rel.as_mut().is_some_and(|r| !r.receive(bytes, now)) {
                         continue;
                     }
+                    let unicast = known.is_none() && u.rel.is_none();
+                    if let Some(ack) = unicast.then(|| super::proof::ack_for(bytes)).flatten() {
+                        let _ = self.udp[idx].batch.socket().send_to(&ack, from);
+                        self.unproven.acks_sent += 1;
+                    }
                 }
                 let reassembler = match &mut f.io {
                     FaceIo::Udp(u) => Some(&mut u.reasm),

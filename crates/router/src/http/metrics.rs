@@ -516,6 +516,7 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("face_ids_reused_early", b.face_ids_reused_early),
             ("unproven_probes", b.unproven_probes),
             ("proven_by_ack", b.proven_by_ack),
+            ("tx_sequence_acks_sent", b.tx_sequence_acks_sent),
             ("unix_peer_refused", b.unix_peer_refused),
             (
                 "connection_refused_address",
