@@ -208,6 +208,7 @@ fn reload(args: &RunArgs, router: &mut Router, log: &Log) {
                 strategies_set = d.strategies_set,
                 strategies_unset = d.strategies_unset,
                 limits = ?d.limits_applied,
+                authorizations = d.authorizations_applied,
                 "reloaded {}",
                 path.display()
             );

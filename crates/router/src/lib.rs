@@ -273,6 +273,7 @@ impl Router {
         self.running.static_faces = new.static_faces.clone();
         self.running.routes = new.routes.clone();
         self.running.strategies = new.strategies.clone();
+        self.running.authorizations = new.authorizations.clone();
         self.running.general.log = new.general.log.clone();
         Ok(done)
     }

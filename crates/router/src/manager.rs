@@ -127,11 +127,9 @@ impl Manager {
 
     /// Start-up configuration: the authorizations, static faces, their routes (origin 255,
     /// "static", as NFD) and strategy choices. Runs before the manager thread starts; the I/O
-    /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's faces,
-    /// routes and strategies the same way (the authorizations stay as they were at start-up).
+    /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's
+    /// authorizations, faces, routes and strategies the same way.
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
-        let auth = crate::config::authorizations::load(&cfg.authorizations)?;
-        self.manager.set_authorizations(auth);
         reload::apply(&mut self.manager, &mut self.applied, &Statics::of(cfg)).map(drop)
     }
 }

@@ -37,6 +37,8 @@ pub struct Statics {
     pub strategies: Vec<StrategyEntry>,
     /// The limits that change while forwarding (for the I/O loops together).
     pub limits: face::table::RuntimeLimits,
+    /// `[[authorize]]`.
+    pub authorizations: Vec<crate::config::authorizations::AuthorizeEntry>,
 }
 
 impl Statics {
@@ -47,6 +49,7 @@ impl Statics {
             routes: cfg.routes.clone(),
             strategies: cfg.strategies.clone(),
             limits: runtime_limits(cfg),
+            authorizations: cfg.authorizations.clone(),
         }
     }
 }
@@ -165,6 +168,9 @@ pub struct Reloaded {
     /// Keys that changed and that the I/O loops now apply ([`RUNTIME_FACES_KEYS`],
     /// [`RUNTIME_CONNECTION_KEYS`]).
     pub limits_applied: Vec<&'static str>,
+    /// Whether `[[authorize]]` changed and was applied (the command-time records start anew,
+    /// as NFD's validators do when its configuration is read again).
+    pub authorizations_applied: bool,
 }
 
 /// The sections that changed from `old` to `new` and that only a restart applies: the
@@ -200,6 +206,8 @@ pub struct Applied {
     faces: HashMap<String, FaceId>,
     routes: HashMap<(Name, FaceId), u64>,
     strategies: HashMap<Name, (Strategy, Name)>,
+    /// The `[[authorize]]` entries in force (`None` before start-up applied them).
+    authorizations: Option<Vec<crate::config::authorizations::AuthorizeEntry>>,
 }
 
 /// One undo step of a reload that failed half-way.
@@ -218,6 +226,12 @@ pub fn apply<F: Forwarder>(
     new: &Statics,
 ) -> Result<Reloaded, String> {
     let mut done = Reloaded::default();
+    // The authorizations are read first (their certificate files may fail to load), so that
+    // an error leaves everything as it was; they take effect once the rest is applied.
+    let auth_changed = applied.authorizations.as_ref() != Some(&new.authorizations);
+    let auth = auth_changed
+        .then(|| crate::config::authorizations::load(&new.authorizations))
+        .transpose()?;
     let mut undo = Vec::new();
     let r = add(m, applied, new, &mut done, &mut undo);
     let (faces, routes, strategies) = match r {
@@ -270,10 +284,15 @@ pub fn apply<F: Forwarder>(
             done.faces_removed += 1;
         }
     }
+    if let Some(auth) = auth {
+        m.set_authorizations(auth);
+        done.authorizations_applied = true;
+    }
     *applied = Applied {
         faces,
         routes,
         strategies,
+        authorizations: Some(new.authorizations.clone()),
     };
     Ok(done)
 }

@@ -55,3 +55,48 @@ fn configured_strategy_parameters_are_listed_and_a_reload_changes_them() {
     r.join();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `[[authorize]]` on a reload: a module the new entries no longer grant refuses commands
+/// (403) from then on, and granting it again lets them in.
+#[test]
+fn a_reload_applies_new_authorizations() {
+    use client::control::Controller;
+    let dir = std::env::temp_dir().join(format!("cascade-auth-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let with = |privileges: &str| {
+        let mut c = config(&dir, 30_000);
+        let text = format!("[[authorize]]\ncertfile = \"any\"\nprivileges = [{privileges}]\n");
+        c.authorizations = Config::from_toml(&text).unwrap().authorizations;
+        c
+    };
+    let mut r = Router::start(&config(&dir, 30_000)).unwrap();
+    let uri = TransportUri::Unix(r.bound().unix.clone().unwrap());
+    let cs_config = || {
+        let mut face = Face::connect(&uri).unwrap();
+        let params = wire::nfd::ControlParameters::default();
+        Controller::new(&mut face)
+            .command_response("cs", "config", &params)
+            .unwrap()
+            .status_code
+    };
+    assert_eq!(cs_config(), 200, "the default grants every module");
+
+    let done = r.reload(&with("\"faces\", \"strategy-choice\"")).unwrap();
+    assert!(done.authorizations_applied);
+    assert_eq!(cs_config(), 403, "cs is no longer granted");
+
+    let done = r.reload(&with("\"faces\", \"strategy-choice\"")).unwrap();
+    assert!(
+        !done.authorizations_applied,
+        "unchanged entries are not applied again"
+    );
+    assert_eq!(cs_config(), 403);
+
+    let done = r.reload(&with("\"cs\"")).unwrap();
+    assert!(done.authorizations_applied);
+    assert_eq!(cs_config(), 200);
+    r.stop_handle().stop();
+    r.join();
+    let _ = std::fs::remove_dir_all(&dir);
+}
