@@ -366,18 +366,23 @@ impl Forwarder for Channels {
     fn stats(&self) -> Vec<WorkerStats> {
         crate::worker::snapshots(&self.worker_ctl, &self.workers, REPLY_TIMEOUT)
             .into_iter()
-            .map(|s| WorkerStats {
-                counters: s.counters,
-                pit_len: s.pit_len,
-                cs_len: s.cs_len,
-                cs_hits: s.cs_hits,
-                cs_misses: s.cs_misses,
-                l2: s.l2.as_ref().map(tier_info),
-                nbcc_unavailable_faces: s.nbcc_unavailable_faces,
-                measurements: s.measurements,
-                latency: s.latency,
-            })
+            .map(worker_stats)
             .collect()
+    }
+}
+
+/// What management reports of one worker, from its snapshot.
+pub(crate) fn worker_stats(s: crate::worker::Snapshot) -> WorkerStats {
+    WorkerStats {
+        counters: s.counters,
+        pit_len: s.pit_len,
+        cs_len: s.cs_len,
+        cs_hits: s.cs_hits,
+        cs_misses: s.cs_misses,
+        l2: s.l2.as_ref().map(tier_info),
+        nbcc_unavailable_faces: s.nbcc_unavailable_faces,
+        measurements: s.measurements,
+        latency: s.latency,
     }
 }
 

@@ -138,17 +138,7 @@ impl Forwarder for SimForwarder {
     fn stats(&self) -> Vec<WorkerStats> {
         (0..self.ctl.len())
             .filter_map(|i| snapshot(&self.ctl[i], &mut self.workers.borrow_mut()[i]))
-            .map(|s| WorkerStats {
-                counters: s.counters,
-                pit_len: s.pit_len,
-                cs_len: s.cs_len,
-                cs_hits: s.cs_hits,
-                cs_misses: s.cs_misses,
-                l2: None,
-                nbcc_unavailable_faces: s.nbcc_unavailable_faces,
-                latency: s.latency,
-                measurements: s.measurements,
-            })
+            .map(crate::manager::worker_stats)
             .collect()
     }
 }
