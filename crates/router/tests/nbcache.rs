@@ -307,8 +307,10 @@ fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
         "bypassed: R2 was still available"
     );
     assert!(snapshot(&r2).counters.congestion.alpha_sent >= 1);
+    // R2 stays congested (threshold 0) and repeats its Nack-α every round, so R1 may have had
+    // more than one by now; it made R2 unavailable once.
     let c = snapshot(&r1).counters.congestion;
-    assert_eq!((c.alpha_received, c.faces_unavailable), (1, 1));
+    assert!(c.alpha_received >= 1 && c.faces_unavailable == 1, "{c:?}");
     let r2_in = snapshot(&r2).counters.in_interests;
     for k in 9..20u32 {
         let d = fetch(&mut consumer, &format!("/nb/v=1/seg={k}"), 200 + k);
@@ -332,7 +334,6 @@ fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
         ("n_bypass_unavailable", 11),
         ("n_queue_no_upstream", 11),
         ("n_data_marked", 11),
-        ("n_alpha_received", 1),
         ("n_faces_unavailable", 1),
     ] {
         let field = format!("\"{k}\":{v}");
@@ -344,6 +345,13 @@ fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
             "{out}"
         );
     }
+    let alpha: u64 = out
+        .split("\"n_alpha_received\":")
+        .nth(1)
+        .and_then(|t| t.split([',', '}']).next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("n_alpha_received in {out}"));
+    assert!(alpha >= 1, "{out}");
     let nb = client::Controller::new(&mut consumer)
         .cs_nbcache(Duration::from_secs(2))
         .unwrap();
@@ -434,9 +442,11 @@ fn cc_pair(dir: &Path, interval_ms: u64) -> (Router, Router) {
     let mut c2 = with_cc(one_chunk_batches(&d2), false, true, false, 0);
     c2.store.nbcc_interval_ms = interval_ms;
     c2.listen.udp = "127.0.0.1:0".into();
+    c2.faces.udp_mtu = 1452;
     let r2 = Router::start(&c2).unwrap();
     let mut c1 = with_cc(one_chunk_batches(&d1), false, false, false, 1 << 20);
     c1.workers.count = 2;
+    c1.faces.udp_mtu = 1452;
     let uri = format!("udp4://{}", r2.bound().udp.unwrap());
     c1.static_faces
         .push(router::config::StaticFace { uri: uri.clone() });
