@@ -497,6 +497,11 @@ impl Default for PacketLimits {
     }
 }
 
+/// Default of `faces.udp_mtu`: NFD's `face_system.udp.unicast_mtu` default, the largest NDN
+/// packet, so that a peer that does not reassemble NDNLPv2 fragments (python-ndn) gets every
+/// Data whole, as it does from NFD.
+pub const DEFAULT_UDP_MTU: usize = wire::MAX_NDN_PACKET_BYTES;
+
 /// Face defaults.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -533,7 +538,7 @@ impl Default for Faces {
         Faces {
             max_faces: 4096,
             send_queue_bytes: 16 << 20,
-            udp_mtu: 1452,
+            udp_mtu: DEFAULT_UDP_MTU,
             udp_idle_timeout_s: 600,
             malformed_limit: 64,
             max_on_demand_faces: b.max_on_demand_faces,

@@ -184,6 +184,7 @@ fn two_routers_over_udp(spin_us: u64, threads: Threads) {
     let dir = tmp_dir(&format!("udp2-spin{spin_us}-{}", threads.tag()));
     let mut cb = config_in(&dir, "b", threads);
     cb.workers.spin_us = spin_us;
+    cb.faces.udp_mtu = 1400;
     let b = start(&cb, threads);
     let b_udp = b.bound().udp.unwrap();
     let mut ca = config_in(&dir, "a", threads);
@@ -198,8 +199,8 @@ fn two_routers_over_udp(spin_us: u64, threads: Threads) {
         cost: 0,
     });
     let a = start(&ca, threads);
-    // B's side of the link needs the MTU too: B answers on an on-demand face with its default
-    // MTU of 1452, still far below the Data size.
+    // Both sides of the link have an MTU far below the Data size: B answers on an on-demand
+    // face with its own.
     let producer = spawn_producer(unix_face(&b), "/big", 6000, 3);
     let mut consumer = unix_face(&a);
     for k in 0..3 {

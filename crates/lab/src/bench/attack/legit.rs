@@ -28,7 +28,7 @@ pub(super) const BIG_PAYLOAD_BYTES: usize = 8000;
 /// The prefix the sink registers and never answers (the PIT attack's Interests wait there).
 pub(super) const SINK_PREFIX: &str = "/sink";
 /// The UDP MTU of the consumer and the probes (the router's default).
-const MTU: usize = 1452;
+const MTU: usize = router::config::DEFAULT_UDP_MTU;
 /// One probe every this long.
 const PROBE_EVERY: Duration = Duration::from_millis(250);
 /// Lifetime of a probe's Interest.
