@@ -33,7 +33,8 @@
 //! [`auth`] decides who may send which command, as NFD's `authorizations` section and ndn-cxx's
 //! command-Interest policy do: by default anyone (NFD's `certfile any`), else signers whose
 //! certificates are trust anchors, with signing times checked against the clock and replays
-//! refused.
+//! refused; `/localhop/nfd/rib` commands from neighbours answer to NFD's `localhop_security`
+//! ([`auth::Authorizations::localhop`]).
 //!
 //! The manager's modules speak of faces as the face table describes them ([`face::FaceDesc`]),
 //! which exists on Linux only; elsewhere this crate is the command parser and the datasets'

@@ -56,6 +56,7 @@ pub struct Manager<F> {
     localhop: bool,
     readvertise: Option<Readvertise>,
     auth: Authorizations,
+    localhop_auth: Authorizations,
 }
 
 /// Management's own traffic, as NFD's forwarder counts the traffic of its internal face (the
@@ -100,7 +101,8 @@ pub struct ManagerParts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RibOptions {
     /// Accept `/localhop/nfd/rib/...` commands from non-local faces (NFD's
-    /// `localhop_security` section; signatures are not verified).
+    /// `localhop_security` section; the trust anchors are set by
+    /// [`Manager::set_localhop_security`], any signer until then).
     pub localhop: bool,
     /// Readvertise routes of origin client to NLSR (NFD's `readvertise_nlsr`,
     /// [`crate::rib::readvertise`]).
@@ -152,7 +154,16 @@ impl<F: Forwarder> Manager<F> {
                 Readvertise::with_retry_delay(min.unwrap_or(RETRY_DELAY_MIN_MS))
             }),
             auth: Authorizations::default(),
+            localhop_auth: Authorizations::localhop(None),
         }
+    }
+
+    /// Puts `auth` ([`Authorizations::localhop`]) in force for `/localhop/nfd/rib` commands
+    /// (NFD's `localhop_security`); the counts of refusals carry on.
+    pub fn set_localhop_security(&mut self, auth: Authorizations) {
+        let refused = self.localhop_auth.refused();
+        self.localhop_auth = auth;
+        self.localhop_auth.add_refused(refused);
     }
 
     /// Puts `auth` in force (the signers' last times start afresh, as NFD's validators do when
@@ -283,7 +294,7 @@ impl<F: Forwarder> Manager<F> {
     pub fn traffic(&self) -> Traffic {
         Traffic {
             unanswered: self.traffic.unanswered + self.face_events.unanswered(),
-            refused_commands: self.auth.refused(),
+            refused_commands: self.auth.refused().plus(self.localhop_auth.refused()),
             ..self.traffic
         }
     }
@@ -412,24 +423,32 @@ impl<F: Forwarder> Manager<F> {
         }
         let answer = match parse_command_with(&interest, local, self.localhop) {
             Err(r) => r,
-            // `/localhop/nfd/rib` answers to NFD's `localhop_security`, not to the
-            // authorizations (Cascade verifies no signature there).
-            Ok(cmd) if text(0) == "localhop" => self.command(face, &cmd),
-            Ok(cmd) => match self
-                .auth
-                .check(&module, &interest, wall_ms(), self.now_ms())
-            {
-                Verdict::Accept => self.command(face, &cmd),
-                Verdict::Reject => crate::unauthorized(),
-                Verdict::Drop => {
-                    self.traffic.unanswered += 1;
-                    return;
+            Ok(cmd) => {
+                let (wall, now) = (wall_ms(), self.now_ms());
+                let judge = self.authority(text(0) == "localhop" && module == "rib");
+                match judge.check(&module, &interest, wall, now) {
+                    Verdict::Accept => self.command(face, &cmd),
+                    Verdict::Reject => crate::unauthorized(),
+                    Verdict::Drop => {
+                        self.traffic.unanswered += 1;
+                        return;
+                    }
                 }
-            },
+            }
         };
         self.readvertise_changes();
         let data = response_data(&name.to_name(), &answer);
         self.answer(face, token, &data);
+    }
+
+    /// Who judges a command: `/localhop/nfd/rib` answers to NFD's `localhop_security`, the
+    /// rest to the authorizations.
+    fn authority(&mut self, localhop: bool) -> &mut Authorizations {
+        if localhop {
+            &mut self.localhop_auth
+        } else {
+            &mut self.auth
+        }
     }
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a

@@ -13,6 +13,7 @@ use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
 pub mod authorizations;
+pub mod localhop;
 mod rib;
 pub use rib::Rib;
 mod general;

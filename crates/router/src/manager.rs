@@ -130,6 +130,8 @@ impl Manager {
     /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's
     /// authorizations, faces, routes and strategies the same way.
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
+        let localhop = crate::config::localhop::load(&cfg.rib.localhop_trust_anchor)?;
+        self.manager.set_localhop_security(localhop);
         reload::apply(&mut self.manager, &mut self.applied, &Statics::of(cfg)).map(drop)
     }
 }
