@@ -33,6 +33,7 @@ pub(crate) mod tests;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+pub(crate) use key::{der, read_spki, Alg};
 pub use key::{p256_spki, Certificate};
 use wire::data::{signature_type, KeyLocatorView};
 use wire::signed::{SignedError, SignedInterestView};
