@@ -28,7 +28,7 @@ use ring::rand::SystemRandom;
 use ring::signature::{self, EcdsaKeyPair, RsaKeyPair};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use wire::data::signature_type;
-use wire::{sha256, tlv, tt, Interest, KeyLocator, Name, SignatureInfo};
+use wire::{sha256, tlv, tt, Data, DataView, Interest, KeyLocator, Limits, Name, SignatureInfo};
 
 use crate::auth::{der, read_spki, Alg};
 
@@ -129,6 +129,16 @@ impl Signer {
             key_locator: Some(KeyLocator::Name(self.key_name.clone())),
             ..SignatureInfo::default()
         }
+    }
+
+    /// Signs `data` with this key (its SignatureInfo replaced: [`Signer::signature_info`]).
+    pub fn sign_data(&self, data: &mut Data) -> Result<(), String> {
+        data.signature_info = self.signature_info();
+        data.signature_value.clear();
+        let w = data.to_wire();
+        let v = DataView::decode(&w, &Limits::default()).map_err(|e| format!("{e}"))?;
+        data.signature_value = self.sign(&[v.signed_portion()])?;
+        Ok(())
     }
 
     /// Signs `interest` in the v0.3 form with `info` (this key's [`Signer::signature_info`]
@@ -316,6 +326,28 @@ impl KeyChain {
             key: key_pair,
         }))
     }
+}
+
+/// Why no signer came of a SigningInfo string ([`load_signer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignerError {
+    /// The string is no SigningInfo (a usage error).
+    Invalid(String),
+    /// The key chain has no such signer, or cannot be read.
+    NotFound(String),
+}
+
+/// The signer a SigningInfo string names, from the user's key chain ([`locations`]); `None`
+/// for DigestSha256 (the key chain is then not opened).
+pub fn load_signer(s: &str) -> Result<Option<Signer>, SignerError> {
+    let info = SigningInfo::parse(s).map_err(SignerError::Invalid)?;
+    if info == SigningInfo::Digest {
+        return Ok(None);
+    }
+    let not_found = |e: String| SignerError::NotFound(format!("cannot sign with {s}: {e}"));
+    KeyChain::open_default()
+        .and_then(|kc| kc.signer(&info))
+        .map_err(not_found)
 }
 
 /// The TPM file name of `key`: lowercase hex SHA-256 of the name's TLV, then `.privkey`.
