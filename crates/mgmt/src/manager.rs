@@ -55,6 +55,7 @@ pub struct Manager<F> {
     limits: Limits,
     localhop: bool,
     readvertise: Option<Readvertise>,
+    propagate: Option<Readvertise>,
     auth: Authorizations,
     localhop_auth: Authorizations,
 }
@@ -153,9 +154,22 @@ impl<F: Forwarder> Manager<F> {
                 let min = p.rib.readvertise_retry_ms;
                 Readvertise::with_retry_delay(min.unwrap_or(RETRY_DELAY_MIN_MS))
             }),
+            propagate: None,
             auth: Authorizations::default(),
             localhop_auth: Authorizations::localhop(None),
         }
+    }
+
+    /// Propagates prefixes to a hub with `rv` ([`Readvertise::host_to_gateway`]), from the
+    /// routes added from now on (call it before any route is added).
+    pub fn set_propagation(&mut self, rv: Readvertise) {
+        self.rib.track_events();
+        self.propagate = Some(rv);
+    }
+
+    /// The prefix-propagation state, if it is on.
+    pub fn propagation(&self) -> Option<&Readvertise> {
+        self.propagate.as_ref()
     }
 
     /// Puts `auth` ([`Authorizations::localhop`]) in force for `/localhop/nfd/rib` commands
@@ -184,35 +198,42 @@ impl<F: Forwarder> Manager<F> {
         self.readvertise.as_ref()
     }
 
-    /// Readvertises what the RIB's last changes call for (and what is due for refresh): each
-    /// command goes to the next hops of NLSR's prefix.
+    /// Readvertises what the RIB's last changes call for (and what is due for refresh), to
+    /// NLSR and to the hub: each command goes to the next hops of the destination's `rib`.
     fn readvertise_changes(&mut self) {
-        let Some(rv) = self.readvertise.as_mut() else {
-            return;
-        };
-        let events = self.rib.take_events();
-        let available = self.rib.has_rib_entry_above(rv.destination());
-        let now = self.start.elapsed().as_millis() as u64;
-        let commands = rv.update(&events, available, now);
-        if commands.is_empty() {
+        if self.readvertise.is_none() && self.propagate.is_none() {
             return;
         }
-        let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
-        for c in &commands {
-            let interest = rv.interest(c, now, wall_ms());
-            for &(face, _) in &to {
-                self.forwarder.send(face, None, &interest);
+        let events = self.rib.take_events();
+        let now = self.start.elapsed().as_millis() as u64;
+        for rv in [self.readvertise.as_mut(), self.propagate.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            let dest = rv.destination();
+            let available = if rv.is_propagation() {
+                !self.rib.routes(dest).is_empty()
+            } else {
+                self.rib.has_rib_entry_above(dest)
+            };
+            let commands = rv.update(&events, available, now);
+            if commands.is_empty() {
+                continue;
+            }
+            let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
+            for c in &commands {
+                let interest = rv.interest(c, now, wall_ms());
+                for &(face, _) in &to {
+                    self.forwarder.send(face, None, &interest);
+                }
             }
         }
     }
 
-    /// A Data from a local face under NLSR's RIB commands: NLSR's answer to a readvertisement
-    /// (anything else is dropped).
+    /// A Data under NLSR's or a hub's RIB commands: the answer to a readvertisement or a
+    /// propagation (anything else is dropped).
     fn on_nlsr_reply(&mut self, bytes: &[u8]) {
         let now = self.now_ms();
-        let Some(rv) = self.readvertise.as_mut() else {
-            return;
-        };
         let Ok(data) = wire::DataView::decode(bytes, &self.limits) else {
             return;
         };
@@ -220,7 +241,15 @@ impl<F: Forwarder> Manager<F> {
             .content()
             .and_then(|c| ControlResponse::decode(c).ok())
             .map(|r| r.status_code);
-        rv.on_reply(&data.name().to_name(), code, now);
+        let name = data.name().to_name();
+        for rv in [self.readvertise.as_mut(), self.propagate.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            if rv.on_reply(&name, code, now) {
+                break;
+            }
+        }
         // A failure schedules a retry; nothing else is due at once.
         self.readvertise_changes();
     }
@@ -544,6 +573,8 @@ pub(crate) fn add_counters(a: &mut FaceCounters, b: &FaceCounters) {
     a.out_bytes += b.out_bytes;
 }
 
+#[cfg(test)]
+mod propagate_tests;
 #[cfg(test)]
 mod rib_tests;
 #[cfg(test)]

@@ -15,6 +15,7 @@ use serde::Deserialize;
 pub mod authorizations;
 pub mod localhop;
 mod rib;
+pub mod rib_propagate;
 pub use rib::Rib;
 mod general;
 pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};

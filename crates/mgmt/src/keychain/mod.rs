@@ -19,7 +19,7 @@
 //! KeyLocator is the key name, as ndn-cxx writes it.
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::{Path, PathBuf};
 

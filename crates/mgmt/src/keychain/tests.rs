@@ -97,6 +97,34 @@ fn add_identity(d: &Path, id: &str, k: &str, default: bool, sec1: bool) -> Certi
     Certificate::decode(&cert).unwrap()
 }
 
+/// A new P-256 key of `identity` (`<identity>/KEY/k`) and its self-signed certificate.
+pub(crate) fn test_signer(identity: &str) -> (Signer, Certificate) {
+    let rng = SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, &rng).unwrap();
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_ASN1_SIGNING, pkcs8.as_ref(), &rng).unwrap();
+    let spki = p256_spki(pair.public_key().as_ref());
+    let key_name = name(&format!("{identity}/KEY/k"));
+    let mut d = Data::new(
+        key_name
+            .clone()
+            .with_str("self")
+            .with(Component::version(1)),
+        spki.clone(),
+    );
+    d.meta_info = Some(MetaInfo {
+        content_type: Some(content_type::KEY),
+        freshness_ms: None,
+        final_block_id: None,
+    });
+    d.sign_digest_sha256();
+    let key = private_key(&spki, pkcs8.as_ref()).unwrap();
+    (
+        Signer { key_name, key },
+        Certificate::decode(&d.to_wire()).unwrap(),
+    )
+}
+
 fn name(s: &str) -> Name {
     Name::from_uri(s).unwrap()
 }

@@ -11,6 +11,9 @@ pub struct Rib {
     /// Accept `/localhop/nfd/rib/register`, `unregister` and `announce` from non-local faces
     /// (NFD: a `localhop_security` section), verified with `localhop_trust_anchor`. Default off.
     pub localhop: bool,
+    /// Prefix propagation to a hub (NFD's `auto_prefix_propagate`, [`super::rib_propagate`]);
+    /// `None`: off.
+    pub auto_prefix_propagate: Option<super::rib_propagate::Propagate>,
     /// NFD's `localhop_security` trust anchors ([`super::localhop`]); any implies `localhop`.
     /// Default none: any signer.
     pub localhop_trust_anchor: Vec<TrustAnchor>,
@@ -36,6 +39,9 @@ impl Rib {
     /// Checks the ranges: one line naming the key on error.
     pub fn validate(&self) -> Result<(), String> {
         super::localhop::load(&self.localhop_trust_anchor)?;
+        if let Some(p) = &self.auto_prefix_propagate {
+            p.validate()?;
+        }
         match self.readvertise_retry_ms {
             Some(ms) if !(1_000..=3_600_000).contains(&ms) => Err(format!(
                 "rib.readvertise_retry_ms: {ms} is outside 1000..=3600000"
