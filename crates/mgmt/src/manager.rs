@@ -210,12 +210,7 @@ impl<F: Forwarder> Manager<F> {
             .into_iter()
             .flatten()
         {
-            let dest = rv.destination();
-            let available = if rv.is_propagation() {
-                !self.rib.routes(dest).is_empty()
-            } else {
-                self.rib.has_rib_entry_above(dest)
-            };
+            let available = self.rib.has_rib_entry_above(rv.destination());
             let commands = rv.update(&events, available, now);
             if commands.is_empty() {
                 continue;

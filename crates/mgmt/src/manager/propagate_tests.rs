@@ -71,11 +71,11 @@ fn identities_prefixes_are_registered_at_the_hub_and_verified_there() {
         50_000,
     ));
     // An app's route under /a, one no identity covers, one under /localhost: nothing goes out
-    // before the hub's /localhop/nfd route exists (a default route does not count).
+    // before a route toward /localhop/nfd exists.
     send(&mut host, 5, "rib/register", reg("/a/b", 0));
     send(&mut host, 5, "rib/register", reg("/zzz", 0));
     send(&mut host, 5, "rib/register", reg("/localhost/q", 0));
-    send(&mut host, 1, "rib/register", reg("/", 7));
+    send(&mut host, 1, "rib/register", reg("/b", 7));
     assert!(propagated(&host).is_empty());
     // The hub is on face 7: /a is registered there, by /a's key, with cost 15 and origin 65.
     send(&mut host, 1, "rib/register", reg("/localhop/nfd", 7));

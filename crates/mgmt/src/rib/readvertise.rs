@@ -14,8 +14,8 @@
 //!   ([`crate::keychain`]), sent to the next hops of `/localhop/nfd/rib`;
 //! - it is refreshed every 25 s by default (NFD's `refresh_interval`), its answer awaited for
 //!   10 s (`timeout`);
-//! - the destination is available while the RIB has a route of `/localhop/nfd` itself (a
-//!   default route does not make it so).
+//! - the destination is available while the RIB has a route of a prefix of `/localhop/nfd`
+//!   (as NFD's NFD-RIB destination: a default route `/` makes it so too).
 //!
 //! - Policy: a route of origin client (65) is readvertised as its own prefix; every other
 //!   origin is not.
@@ -246,12 +246,6 @@ impl Readvertise {
         &self.nlsr
     }
 
-    /// True for propagation to a hub (whose destination is available only while the RIB has
-    /// a route of `/localhop/nfd` itself).
-    pub fn is_propagation(&self) -> bool {
-        self.gateway.is_some()
-    }
-
     /// The prefix a route event counts toward, if any.
     fn target(&self, e: &RouteEvent) -> Option<Name> {
         match &self.gateway {
@@ -398,7 +392,8 @@ impl Readvertise {
             ..ControlParameters::default()
         };
         let signer = self.gateway.as_ref().map(|g| {
-            params.cost = Some(g.cost);
+            // `rib/unregister` takes no Cost (ndn-cxx's command definition).
+            params.cost = c.register.then_some(g.cost);
             params.origin = Some(CLIENT_ORIGIN);
             g.identities
                 .iter()
