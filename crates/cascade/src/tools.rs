@@ -106,7 +106,8 @@ pub struct PokeArgs {
     #[arg(short = 'u', long)]
     unsolicited: bool,
     /// How to sign, as ndn-cxx's SigningInfo: "" or `id:/localhost/identity/digest-sha256`
-    /// (DigestSha256, all Cascade signs with).
+    /// (DigestSha256), `id:/identity`, `key:/identity/KEY/id` or `cert:/...` (a key of the
+    /// key chain in ~/.ndn, as ndn-cxx and python-ndn keep it).
     #[arg(short = 'S', long, value_name = "SIGNING-INFO", default_value = "")]
     signing_info: String,
     /// Print each Interest, the registration and the Data sent on stderr.
@@ -488,7 +489,7 @@ pub fn poke(args: &PokeArgs) -> ExitCode {
 
 fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
-    check_signing_info(&args.signing_info)?;
+    let signer = load_signer(&args.signing_info)?;
     let limit = wire::MAX_NDN_PACKET_BYTES;
     let mut content = Vec::new();
     std::io::stdin()
@@ -509,7 +510,10 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
             ..MetaInfo::default()
         });
     }
-    d.sign_digest_sha256();
+    match &signer {
+        Some(s) => s.sign_data(&mut d).map_err(|e| Failure(1, e))?,
+        None => d.sign_digest_sha256(),
+    }
     let wire = d.to_wire();
     if wire.len() > limit {
         return Err(bad(format!(
@@ -574,30 +578,16 @@ fn check_naming_convention(c: Option<&str>) -> Result<(), Failure> {
     }
 }
 
-/// Checks a `-S`/`--signing-info` string as ndn-cxx's SigningInfo reads it: "" (the default)
-/// and `id:/localhost/identity/digest-sha256` sign DigestSha256, which is all Cascade signs
-/// with; `id:`, `key:` and `cert:` naming a signer are well-formed but need a key chain Cascade
-/// does not have (1, as ndn-cxx fails to find the signer); anything else is bad (2).
-pub(crate) fn check_signing_info(s: &str) -> Result<(), Failure> {
-    if s.is_empty() {
-        return Ok(());
-    }
-    let Some((scheme, arg)) = s.split_once(':') else {
-        return Err(bad(format!(
-            "Invalid signing string cannot represent SigningInfo: {s}"
-        )));
-    };
-    match scheme {
-        "id" if arg == "/localhost/identity/digest-sha256" => Ok(()),
-        "id" | "key" | "cert" => Err(Failure(
-            1,
-            format!(
-                "cannot sign with {s}: Cascade has no key chain and signs DigestSha256 only \
-                 (id:/localhost/identity/digest-sha256)"
-            ),
-        )),
-        _ => Err(bad(format!("Invalid signing string scheme: {scheme}"))),
-    }
+/// The signer of a `-S`/`--signing-info` string as ndn-cxx's SigningInfo reads it: "" (the
+/// default) and `id:/localhost/identity/digest-sha256` sign DigestSha256 (`None`); `id:`,
+/// `key:` and `cert:` name a key of the key chain (1 if it has none, as ndn-cxx fails to find
+/// the signer); anything else is bad (2).
+pub(crate) fn load_signer(s: &str) -> Result<Option<client::keychain::Signer>, Failure> {
+    use client::keychain::SignerError;
+    client::keychain::load_signer(s).map_err(|e| match e {
+        SignerError::Invalid(m) => bad(m),
+        SignerError::NotFound(m) => Failure(1, m),
+    })
 }
 
 /// Runs `cascade put`.
@@ -607,7 +597,15 @@ pub fn put(args: &PutArgs) -> ExitCode {
 
 fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     let prefix = parse_name(&args.prefix, "prefix")?;
-    check_signing_info(&args.signing_info)?;
+    if load_signer(&args.signing_info)?.is_some() {
+        return Err(Failure(
+            1,
+            format!(
+                "cannot sign with {}: cascade put signs its segments DigestSha256 only",
+                args.signing_info
+            ),
+        ));
+    }
     check_naming_convention(args.naming_convention.as_deref())?;
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));

@@ -6,6 +6,8 @@
 //! validator wants the time), and InterestSignatureValue = SHA-256 of the signed portion (the
 //! name's components without the ParametersSha256DigestComponent, then ApplicationParameters and
 //! InterestSignatureInfo). NFD's default configuration accepts such commands from local faces.
+//! [`Controller::with_signer`] signs them with a key of the key chain instead
+//! ([`mgmt::keychain`]: SignatureSha256WithEcdsa or WithRsa, KeyLocator the key name).
 //! The answer is a Data whose Content is a ControlResponse; a StatusCode other than 200 is
 //! [`Error::Command`].
 //!
@@ -23,6 +25,7 @@ use wire::nfd::{
 };
 use wire::{sha256, tlv, tt, Component, Interest, Name, SignatureInfo};
 
+pub use mgmt::keychain::Signer;
 pub use mgmt::{CsTierInfo, NbCacheInfo};
 
 use crate::error::{Error, Result};
@@ -105,6 +108,7 @@ pub fn command_interest(
 pub struct Controller<'f> {
     face: &'f mut Face,
     timeout: Duration,
+    signer: Option<&'f Signer>,
 }
 
 impl<'f> Controller<'f> {
@@ -113,7 +117,15 @@ impl<'f> Controller<'f> {
         Controller {
             face,
             timeout: DEFAULT_TIMEOUT,
+            signer: None,
         }
+    }
+
+    /// Signs the commands with `signer` (a key of the key chain, [`mgmt::keychain`]) instead of
+    /// DigestSha256 (`None`).
+    pub fn with_signer(mut self, signer: Option<&'f Signer>) -> Self {
+        self.signer = signer;
+        self
     }
 
     /// Sets how long to wait for each answer.
@@ -144,6 +156,12 @@ impl<'f> Controller<'f> {
             crate::random_nonce(),
         );
         i.lifetime_ms = Some(self.lifetime_ms());
+        if let Some(s) = self.signer {
+            let mut info = s.signature_info();
+            info.nonce = Some(sig_nonce.to_vec());
+            info.time_ms = i.signature_info.as_ref().and_then(|d| d.time_ms);
+            s.sign_interest(&mut i, info).map_err(Error::Protocol)?;
+        }
         let what = format!("{module}/{verb}");
         match self.face.express(&i)? {
             Outcome::Data(d) => ControlResponse::decode(d.content()).map_err(|e| {

@@ -5,7 +5,8 @@
 //! [`ControlResponse`] to send back; [`response_data`] wraps a ControlResponse into the Data that
 //! answers the command. Signatures are not verified here: [`crate::auth`] judges a
 //! `/localhost` command's signature (NFD's default configuration accepts any command, signed or
-//! not); a `/localhop` command must carry one, parsed, not verified.
+//! not), and a `/localhop/nfd/rib` one's with NFD's `localhop_security`
+//! ([`crate::auth::Authorizations::localhop`]); a `/localhop` command must carry one.
 
 use wire::data::{content_type, SignatureInfoView};
 use wire::nfd::{ControlParameters, ControlResponse};
@@ -112,8 +113,8 @@ fn is_single_tlv(buf: &[u8], typ: u32) -> bool {
 ///
 /// Accepted names are `/localhost/nfd/<module>/<verb>/<ControlParameters>/...` and
 /// `/localhop/nfd/...`, where component 4 is a generic component whose value is the
-/// ControlParameters TLV. A `/localhop` command must be signed, in either form (parsed, not
-/// verified; a `/localhost` one is left to [`crate::auth`]):
+/// ControlParameters TLV. A `/localhop` command must be signed, in either form (parsed here,
+/// verified by [`crate::auth`], as a `/localhost` one):
 /// - v0.3 signed Interest: ParametersSha256Digest in the name, ApplicationParameters,
 ///   InterestSignatureInfo and InterestSignatureValue;
 /// - the older form: four components after the ControlParameters, namely timestamp, nonce,

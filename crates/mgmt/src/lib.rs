@@ -33,7 +33,11 @@
 //! [`auth`] decides who may send which command, as NFD's `authorizations` section and ndn-cxx's
 //! command-Interest policy do: by default anyone (NFD's `certfile any`), else signers whose
 //! certificates are trust anchors, with signing times checked against the clock and replays
-//! refused.
+//! refused; `/localhop/nfd/rib` commands from neighbours answer to NFD's `localhop_security`
+//! ([`auth::Authorizations::localhop`]).
+//!
+//! [`keychain`] reads the key chain ndn-cxx and python-ndn keep (`~/.ndn/pib.db` and the
+//! `tpm-file` private keys) and signs with it, for the tools and for prefix propagation.
 //!
 //! The manager's modules speak of faces as the face table describes them ([`face::FaceDesc`]),
 //! which exists on Linux only; elsewhere this crate is the command parser and the datasets'
@@ -52,6 +56,7 @@ mod fake;
 pub mod fib;
 #[cfg(target_os = "linux")]
 pub mod forwarder;
+pub mod keychain;
 #[cfg(target_os = "linux")]
 pub mod manager;
 pub mod notify;

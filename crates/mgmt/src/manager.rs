@@ -55,7 +55,9 @@ pub struct Manager<F> {
     limits: Limits,
     localhop: bool,
     readvertise: Option<Readvertise>,
+    propagate: Option<Readvertise>,
     auth: Authorizations,
+    localhop_auth: Authorizations,
 }
 
 /// Management's own traffic, as NFD's forwarder counts the traffic of its internal face (the
@@ -100,7 +102,8 @@ pub struct ManagerParts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RibOptions {
     /// Accept `/localhop/nfd/rib/...` commands from non-local faces (NFD's
-    /// `localhop_security` section; signatures are not verified).
+    /// `localhop_security` section; the trust anchors are set by
+    /// [`Manager::set_localhop_security`], any signer until then).
     pub localhop: bool,
     /// Readvertise routes of origin client to NLSR (NFD's `readvertise_nlsr`,
     /// [`crate::rib::readvertise`]).
@@ -151,8 +154,30 @@ impl<F: Forwarder> Manager<F> {
                 let min = p.rib.readvertise_retry_ms;
                 Readvertise::with_retry_delay(min.unwrap_or(RETRY_DELAY_MIN_MS))
             }),
+            propagate: None,
             auth: Authorizations::default(),
+            localhop_auth: Authorizations::localhop(None),
         }
+    }
+
+    /// Propagates prefixes to a hub with `rv` ([`Readvertise::host_to_gateway`]), from the
+    /// routes added from now on (call it before any route is added).
+    pub fn set_propagation(&mut self, rv: Readvertise) {
+        self.rib.track_events();
+        self.propagate = Some(rv);
+    }
+
+    /// The prefix-propagation state, if it is on.
+    pub fn propagation(&self) -> Option<&Readvertise> {
+        self.propagate.as_ref()
+    }
+
+    /// Puts `auth` ([`Authorizations::localhop`]) in force for `/localhop/nfd/rib` commands
+    /// (NFD's `localhop_security`); the counts of refusals carry on.
+    pub fn set_localhop_security(&mut self, auth: Authorizations) {
+        let refused = self.localhop_auth.refused();
+        self.localhop_auth = auth;
+        self.localhop_auth.add_refused(refused);
     }
 
     /// Puts `auth` in force (the signers' last times start afresh, as NFD's validators do when
@@ -173,35 +198,37 @@ impl<F: Forwarder> Manager<F> {
         self.readvertise.as_ref()
     }
 
-    /// Readvertises what the RIB's last changes call for (and what is due for refresh): each
-    /// command goes to the next hops of NLSR's prefix.
+    /// Readvertises what the RIB's last changes call for (and what is due for refresh), to
+    /// NLSR and to the hub: each command goes to the next hops of the destination's `rib`.
     fn readvertise_changes(&mut self) {
-        let Some(rv) = self.readvertise.as_mut() else {
-            return;
-        };
-        let events = self.rib.take_events();
-        let available = self.rib.has_rib_entry_above(rv.destination());
-        let now = self.start.elapsed().as_millis() as u64;
-        let commands = rv.update(&events, available, now);
-        if commands.is_empty() {
+        if self.readvertise.is_none() && self.propagate.is_none() {
             return;
         }
-        let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
-        for c in &commands {
-            let interest = rv.interest(c, now, wall_ms());
-            for &(face, _) in &to {
-                self.forwarder.send(face, None, &interest);
+        let events = self.rib.take_events();
+        let now = self.start.elapsed().as_millis() as u64;
+        for rv in [self.readvertise.as_mut(), self.propagate.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            let available = self.rib.has_rib_entry_above(rv.destination());
+            let commands = rv.update(&events, available, now);
+            if commands.is_empty() {
+                continue;
+            }
+            let to = self.rib.lookup(&rv.destination().clone().with_str("rib"));
+            for c in &commands {
+                let interest = rv.interest(c, now, wall_ms());
+                for &(face, _) in &to {
+                    self.forwarder.send(face, None, &interest);
+                }
             }
         }
     }
 
-    /// A Data from a local face under NLSR's RIB commands: NLSR's answer to a readvertisement
-    /// (anything else is dropped).
+    /// A Data under NLSR's or a hub's RIB commands: the answer to a readvertisement or a
+    /// propagation (anything else is dropped).
     fn on_nlsr_reply(&mut self, bytes: &[u8]) {
         let now = self.now_ms();
-        let Some(rv) = self.readvertise.as_mut() else {
-            return;
-        };
         let Ok(data) = wire::DataView::decode(bytes, &self.limits) else {
             return;
         };
@@ -209,7 +236,15 @@ impl<F: Forwarder> Manager<F> {
             .content()
             .and_then(|c| ControlResponse::decode(c).ok())
             .map(|r| r.status_code);
-        rv.on_reply(&data.name().to_name(), code, now);
+        let name = data.name().to_name();
+        for rv in [self.readvertise.as_mut(), self.propagate.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            if rv.on_reply(&name, code, now) {
+                break;
+            }
+        }
         // A failure schedules a retry; nothing else is due at once.
         self.readvertise_changes();
     }
@@ -283,7 +318,7 @@ impl<F: Forwarder> Manager<F> {
     pub fn traffic(&self) -> Traffic {
         Traffic {
             unanswered: self.traffic.unanswered + self.face_events.unanswered(),
-            refused_commands: self.auth.refused(),
+            refused_commands: self.auth.refused().plus(self.localhop_auth.refused()),
             ..self.traffic
         }
     }
@@ -412,24 +447,32 @@ impl<F: Forwarder> Manager<F> {
         }
         let answer = match parse_command_with(&interest, local, self.localhop) {
             Err(r) => r,
-            // `/localhop/nfd/rib` answers to NFD's `localhop_security`, not to the
-            // authorizations (Cascade verifies no signature there).
-            Ok(cmd) if text(0) == "localhop" => self.command(face, &cmd),
-            Ok(cmd) => match self
-                .auth
-                .check(&module, &interest, wall_ms(), self.now_ms())
-            {
-                Verdict::Accept => self.command(face, &cmd),
-                Verdict::Reject => crate::unauthorized(),
-                Verdict::Drop => {
-                    self.traffic.unanswered += 1;
-                    return;
+            Ok(cmd) => {
+                let (wall, now) = (wall_ms(), self.now_ms());
+                let judge = self.authority(text(0) == "localhop" && module == "rib");
+                match judge.check(&module, &interest, wall, now) {
+                    Verdict::Accept => self.command(face, &cmd),
+                    Verdict::Reject => crate::unauthorized(),
+                    Verdict::Drop => {
+                        self.traffic.unanswered += 1;
+                        return;
+                    }
                 }
-            },
+            }
         };
         self.readvertise_changes();
         let data = response_data(&name.to_name(), &answer);
         self.answer(face, token, &data);
+    }
+
+    /// Who judges a command: `/localhop/nfd/rib` answers to NFD's `localhop_security`, the
+    /// rest to the authorizations.
+    fn authority(&mut self, localhop: bool) -> &mut Authorizations {
+        if localhop {
+            &mut self.localhop_auth
+        } else {
+            &mut self.auth
+        }
     }
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a
@@ -525,6 +568,8 @@ pub(crate) fn add_counters(a: &mut FaceCounters, b: &FaceCounters) {
     a.out_bytes += b.out_bytes;
 }
 
+#[cfg(test)]
+mod propagate_tests;
 #[cfg(test)]
 mod rib_tests;
 #[cfg(test)]

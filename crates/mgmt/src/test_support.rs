@@ -1,5 +1,7 @@
 //! Helpers of the unit tests: command Interests as a client signs them.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use wire::data::signature_type;
 use wire::nfd::ControlParameters;
 use wire::{tt, Component, Data, Interest, MetaInfo, Name, SignatureInfo};
@@ -19,11 +21,19 @@ pub(crate) fn digest_sig() -> SignatureInfo {
     }
 }
 
-/// A v0.3 signed command Interest: `prefix` and the ControlParameters component.
+/// A signing time: the clock's, later than the last one given (as a client signs).
+pub(crate) fn signing_time_ms() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    LAST.fetch_max(crate::manager::wall_ms(), Ordering::Relaxed);
+    LAST.fetch_add(1, Ordering::Relaxed) + 1
+}
+
+/// A v0.3 signed command Interest: `prefix` and the ControlParameters component, signed
+/// DigestSha256 now ([`signing_time_ms`]).
 pub(crate) fn v03_interest(prefix: &str, cp: Component) -> Vec<u8> {
     let mut sig_info = digest_sig();
     sig_info.nonce = Some(vec![1, 2, 3, 4]);
-    sig_info.time_ms = Some(1_700_000_000_000);
+    sig_info.time_ms = Some(signing_time_ms());
     let mut i = Interest::new(Name::from_uri(prefix).unwrap().with(cp), [9, 9, 9, 9]);
     i.app_params = Some(Vec::new());
     i.signature_info = Some(sig_info);

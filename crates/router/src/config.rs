@@ -13,7 +13,9 @@ use face::uri::{FaceUri, ResolveError, UriErrorKind};
 use serde::Deserialize;
 
 pub mod authorizations;
+pub mod localhop;
 mod rib;
+pub mod rib_propagate;
 pub use rib::Rib;
 mod general;
 pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};

@@ -174,6 +174,15 @@ pub fn is_nlsr_answer(name: &NameView<'_>) -> bool {
         && (is_generic(name.get(3), b"register") || is_generic(name.get(3), b"unregister"))
 }
 
+/// True for names under `/localhop/nfd/rib/register` or `.../unregister`: a hub's answers to
+/// the router's prefix propagation, which go to management.
+pub fn is_hub_answer(name: &NameView<'_>) -> bool {
+    is_generic(name.get(0), b"localhop")
+        && is_generic(name.get(1), b"nfd")
+        && is_generic(name.get(2), b"rib")
+        && (is_generic(name.get(3), b"register") || is_generic(name.get(3), b"unregister"))
+}
+
 /// True for names under `/localhost/nfd` or `/localhop/nfd`.
 pub fn is_management(name: &NameView<'_>) -> bool {
     let first = name.get(0);
@@ -341,6 +350,9 @@ impl Dispatcher {
         }
         if kind == PktKind::Data && is_nlsr_answer(&name) {
             return (Route::Mgmt { localhost: true }, kind, None);
+        }
+        if kind == PktKind::Data && is_hub_answer(&name) {
+            return (Route::Mgmt { localhost: false }, kind, None);
         }
         let hash = full_name_hash(self.key, &name);
         let full = Some(hash);
@@ -603,7 +615,16 @@ mod tests {
             let cmd = interest(&format!("/localhost/nlsr/rib/{verb}/params"));
             assert!(matches!(dd.route(&cmd), Route::Worker(_)));
         }
-        for other in ["/localhost/nlsr/lsdb/list", "/localhost/nlsr/rib/list"] {
+        // A hub's answers to prefix propagation too (from a non-local face).
+        for verb in ["register", "unregister"] {
+            let answer = data(&format!("/localhop/nfd/rib/{verb}/params"));
+            assert_eq!(dd.route(&answer), Route::Mgmt { localhost: false });
+        }
+        for other in [
+            "/localhost/nlsr/lsdb/list",
+            "/localhost/nlsr/rib/list",
+            "/localhop/nfd/faces/create",
+        ] {
             assert!(!matches!(dd.route(&data(other)), Route::Mgmt { .. }));
         }
         assert_eq!(dd.route(&LpPacket::default().to_wire()), Route::Idle);

@@ -130,6 +130,15 @@ impl Manager {
     /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's
     /// authorizations, faces, routes and strategies the same way.
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
+        let localhop = crate::config::localhop::load(&cfg.rib.localhop_trust_anchor)?;
+        self.manager.set_localhop_security(localhop);
+        if let Some(p) = &cfg.rib.auto_prefix_propagate {
+            let (rv, skipped) = p.load(cfg.rib.readvertise_retry_ms)?;
+            for why in skipped {
+                tracing::warn!("prefix propagation: an identity is left out: {why}");
+            }
+            self.manager.set_propagation(rv);
+        }
         reload::apply(&mut self.manager, &mut self.applied, &Statics::of(cfg)).map(drop)
     }
 }

@@ -358,6 +358,16 @@ fn face_create(a: &grammar::Args) -> Result<FaceCreate, Failure> {
 /// runs `command` and returns the text to print (JSON if `json`). `help` and the version need no
 /// forwarder.
 pub fn run(command: Command, transport: Option<&str>, json: bool) -> Result<String, Failure> {
+    run_signed(command, transport, json, None)
+}
+
+/// [`run`], the commands signed with `signer` (a key chain's key) instead of DigestSha256.
+pub fn run_signed(
+    command: Command,
+    transport: Option<&str>,
+    json: bool,
+    signer: Option<&crate::control::Signer>,
+) -> Result<String, Failure> {
     match command {
         Command::Help(noun) => return Ok(grammar::help_list(&noun)),
         Command::Version => return Ok(format!("{}\n", env!("CARGO_PKG_VERSION"))),
@@ -365,7 +375,7 @@ pub fn run(command: Command, transport: Option<&str>, json: bool) -> Result<Stri
     }
     let uri: TransportUri = crate::transport::resolve(transport)?;
     let mut face = Face::connect(&uri)?;
-    let mut c = Controller::new(&mut face);
+    let mut c = Controller::new(&mut face).with_signer(signer);
     let Command::Batch { source, commands } = command else {
         return exec::execute(command, &mut c, json);
     };

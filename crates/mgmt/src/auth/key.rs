@@ -28,10 +28,14 @@ pub struct Certificate {
     key: Vec<u8>,
 }
 
+/// A public key's algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Alg {
+pub(crate) enum Alg {
+    /// ECDSA on P-256.
     EcdsaP256,
+    /// ECDSA on P-384.
     EcdsaP384,
+    /// RSA.
     Rsa,
 }
 
@@ -96,7 +100,7 @@ impl Certificate {
 }
 
 /// One DER element at the start of `buf`: (tag, value, the rest).
-fn der(buf: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(crate) fn der(buf: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = buf.split_first()?;
     let (&first, rest) = rest.split_first()?;
     let (len, rest) = if first < 0x80 {
@@ -114,7 +118,7 @@ fn der(buf: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 
 /// The algorithm and the key bits of a SubjectPublicKeyInfo:
 /// `SEQUENCE { SEQUENCE { OID, parameters }, BIT STRING }`.
-fn read_spki(spki: &[u8]) -> Option<(Alg, &[u8])> {
+pub(crate) fn read_spki(spki: &[u8]) -> Option<(Alg, &[u8])> {
     let (0x30, body, []) = der(spki)? else {
         return None;
     };

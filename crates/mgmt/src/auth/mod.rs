@@ -33,6 +33,7 @@ pub(crate) mod tests;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+pub(crate) use key::{der, read_spki, Alg};
 pub use key::{p256_spki, Certificate};
 use wire::data::{signature_type, KeyLocatorView};
 use wire::signed::{SignedError, SignedInterestView};
@@ -100,6 +101,20 @@ pub struct Refused {
 }
 
 impl Refused {
+    /// The counts of `self` and `r` added, reason by reason.
+    pub fn plus(self, r: Refused) -> Refused {
+        Refused {
+            no_time: self.no_time + r.no_time,
+            malformed: self.malformed + r.malformed,
+            stale: self.stale + r.stale,
+            replay: self.replay + r.replay,
+            reordered: self.reordered + r.reordered,
+            unknown_key: self.unknown_key + r.unknown_key,
+            bad_signature: self.bad_signature + r.bad_signature,
+            records_evicted: self.records_evicted + r.records_evicted,
+        }
+    }
+
     /// The reasons and their counts, named as the metrics label them.
     pub fn by_reason(&self) -> [(&'static str, u64); 7] {
         [
@@ -119,6 +134,10 @@ impl Refused {
 enum Grant {
     /// `certfile any`.
     Any,
+    /// Any signer, the command-Interest rules still applying (a validator whose trust anchor
+    /// is `type any`: ndn-cxx's command-Interest policy around a policy that bypasses the
+    /// signature).
+    AnySigner,
     /// These certificates (none: nobody).
     Anchors(Vec<Arc<Certificate>>),
 }
@@ -176,7 +195,7 @@ impl Authorizations {
                 match (&mut grants[m], &cert) {
                     (g, None) => *g = Grant::Any,
                     (Grant::Anchors(a), Some(c)) => a.push(c.clone()),
-                    (Grant::Any, Some(_)) => {}
+                    (Grant::Any | Grant::AnySigner, Some(_)) => {}
                 }
             }
         }
@@ -186,6 +205,25 @@ impl Authorizations {
         })
     }
 
+    /// NFD's `localhop_security` for the `rib` module (`/localhop/nfd/rib/...` from
+    /// neighbours), as NFD's RIB manager validates them with ndn-cxx's `ValidatorConfig`: the
+    /// command-Interest rules (signing time, grace period, replay) always; then the signature,
+    /// with the key of a trust anchor the KeyLocator designates (`anchors`), or none at all
+    /// (`None`: `trust-anchor { type any }`). Every refusal is answered 403. Certificates the
+    /// trust anchors did not sign themselves are not fetched: the KeyLocator must name a trust
+    /// anchor.
+    pub fn localhop(anchors: Option<Vec<Certificate>>) -> Self {
+        let mut a = Authorizations {
+            grants: std::array::from_fn(|_| Grant::Anchors(Vec::new())),
+            ..Self::default()
+        };
+        a.grants[RIB] = match anchors {
+            None => Grant::AnySigner,
+            Some(c) => Grant::Anchors(c.into_iter().map(Arc::new).collect()),
+        };
+        a
+    }
+
     /// Commands refused so far, by reason.
     pub fn refused(&self) -> Refused {
         self.refused
@@ -193,18 +231,11 @@ impl Authorizations {
 
     /// Adds `r` to the counts of refusals (those of the authorizations this replaces).
     pub fn add_refused(&mut self, r: Refused) {
-        let t = &mut self.refused;
-        t.no_time += r.no_time;
-        t.malformed += r.malformed;
-        t.stale += r.stale;
-        t.replay += r.replay;
-        t.reordered += r.reordered;
-        t.unknown_key += r.unknown_key;
-        t.bad_signature += r.bad_signature;
-        t.records_evicted += r.records_evicted;
+        self.refused = self.refused.plus(r);
     }
 
-    /// Whether `module` accepts any command unchecked (`certfile any`).
+    /// Whether `module` accepts any command unchecked (`certfile any`; a module granted to any
+    /// signer under [`Authorizations::localhop`] is not open: its commands' times are checked).
     pub fn is_open(&self, module: &str) -> bool {
         MODULES
             .iter()
@@ -225,11 +256,12 @@ impl Authorizations {
         let Some(m) = MODULES.iter().position(|x| *x == module) else {
             return Verdict::Accept;
         };
-        let Grant::Anchors(anchors) = &self.grants[m] else {
-            return Verdict::Accept;
+        let anchors = match &self.grants[m] {
+            Grant::Any => return Verdict::Accept,
+            Grant::AnySigner => None,
+            Grant::Anchors(a) => Some(a.clone()),
         };
-        let anchors = anchors.clone();
-        let verdict = self.check_signed(m, &anchors, interest, wall_ms, now_ms);
+        let verdict = self.check_signed(m, anchors.as_deref(), interest, wall_ms, now_ms);
         // NFD's RIB manager answers every refusal.
         if m == RIB && verdict == Verdict::Drop {
             return Verdict::Reject;
@@ -237,11 +269,12 @@ impl Authorizations {
         verdict
     }
 
-    /// The command-Interest rules, then the signature, for module `m`.
+    /// The command-Interest rules, then the signature, for module `m` (`anchors`: `None` for
+    /// any signer, the signature unchecked).
     fn check_signed(
         &mut self,
         m: usize,
-        anchors: &[Arc<Certificate>],
+        anchors: Option<&[Arc<Certificate>]>,
         interest: &InterestView<'_>,
         wall_ms: u64,
         now_ms: u64,
@@ -283,13 +316,15 @@ impl Authorizations {
             }
             _ => {}
         }
-        let Some(cert) = anchors.iter().find(|c| c.designated_by(&key)) else {
-            self.refused.unknown_key += 1;
-            return Verdict::Reject;
-        };
-        if !s.value.is_some_and(|v| cert.verifies(&s.signed, v)) {
-            self.refused.bad_signature += 1;
-            return Verdict::Reject;
+        if let Some(anchors) = anchors {
+            let Some(cert) = anchors.iter().find(|c| c.designated_by(&key)) else {
+                self.refused.unknown_key += 1;
+                return Verdict::Reject;
+            };
+            if !s.value.is_some_and(|v| cert.verifies(&s.signed, v)) {
+                self.refused.bad_signature += 1;
+                return Verdict::Reject;
+            }
         }
         self.record(m, key, s.time_ms, now_ms);
         Verdict::Accept

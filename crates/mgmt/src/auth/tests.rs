@@ -52,6 +52,11 @@ impl Signer {
         let name = Name::from_uri(&format!("/localhost/nfd/{module}/x"))
             .unwrap()
             .with(Component::generic(vec![0x68, 0]));
+        self.v03_named(name, time_ms, kl)
+    }
+
+    /// A v0.3 signed Interest named `name` (then its ParametersSha256Digest).
+    pub(crate) fn v03_named(&self, name: Name, time_ms: u64, kl: &Name) -> Vec<u8> {
         let info = SignatureInfo {
             signature_type: signature_type::SHA256_WITH_ECDSA,
             key_locator: Some(KeyLocator::Name(kl.clone())),
@@ -350,4 +355,42 @@ fn every_one_bit_change_of_a_certificate_decodes_or_fails_without_panic() {
         decoded += usize::from(Certificate::decode(&w).is_ok());
     }
     assert!(decoded > 0 && decoded < wire.len() * 8);
+}
+
+#[test]
+fn localhop_with_trust_anchor_any_checks_times_but_no_signature() {
+    let (op, other) = (signer("/op"), signer("/other"));
+    let mut a = Authorizations::localhop(None);
+    assert!(!a.is_open("rib"));
+    // Any key, even a bad signature: accepted (the policy bypasses the signature).
+    let bad = corrupt(&other.v03("rib", NOW, &op.key_name()));
+    assert_eq!(judge(&mut a, "rib", &bad, NOW), Verdict::Accept);
+    // The command-Interest rules still hold: replay, stale, unsigned, all answered 403.
+    assert_eq!(judge(&mut a, "rib", &bad, NOW), Verdict::Reject);
+    let stale = op.v03("rib", NOW - GRACE_MS - 1, &op.key_name());
+    assert_eq!(judge(&mut a, "rib", &stale, NOW), Verdict::Reject);
+    assert_eq!(judge(&mut a, "rib", &unsigned("rib"), NOW), Verdict::Reject);
+    let r = a.refused();
+    assert_eq!((r.replay, r.stale, r.no_time), (1, 1, 1));
+    // Only the RIB is served under /localhop.
+    let fib = op.v03("fib", NOW + 5, &op.key_name());
+    assert_eq!(judge(&mut a, "fib", &fib, NOW), Verdict::Reject);
+}
+
+#[test]
+fn localhop_with_trust_anchors_verifies_signatures() {
+    let (host, other) = (signer("/host"), signer("/other"));
+    let mut a = Authorizations::localhop(Some(vec![host.cert.clone()]));
+    let good = host.v03("rib", NOW, &host.key_name());
+    assert_eq!(judge(&mut a, "rib", &good, NOW), Verdict::Accept);
+    let bad = corrupt(&host.v03("rib", NOW + 1, &host.key_name()));
+    assert_eq!(judge(&mut a, "rib", &bad, NOW), Verdict::Reject);
+    let forged = other.v03("rib", NOW + 2, &host.key_name());
+    assert_eq!(judge(&mut a, "rib", &forged, NOW), Verdict::Reject);
+    let foreign = other.v03("rib", NOW, &other.key_name());
+    assert_eq!(judge(&mut a, "rib", &foreign, NOW), Verdict::Reject);
+    let r = a.refused();
+    assert_eq!((r.bad_signature, r.unknown_key), (2, 1));
+    let later = host.v03("rib", NOW + 3, &host.cert.name);
+    assert_eq!(judge(&mut a, "rib", &later, NOW), Verdict::Accept);
 }

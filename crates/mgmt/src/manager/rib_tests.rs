@@ -121,6 +121,43 @@ fn localhop_registration_from_remote_faces_when_allowed() {
     m.on_interest(2, false, &unregister);
     assert_eq!(code(&last_response(&m)).0, 200);
     assert!(m.rib().routes(&name("/remote")).is_empty());
+    // Trust anchor any still refuses a replay (403, counted).
+    m.on_interest(2, false, &unregister);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    assert_eq!(m.traffic().refused_commands.replay, 1);
+}
+
+#[test]
+fn localhop_registration_verified_with_the_trust_anchors() {
+    use crate::auth::tests::signer;
+    let (host, other) = (signer("/host"), signer("/other"));
+    let opts = RibOptions {
+        localhop: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    m.set_localhop_security(Authorizations::localhop(Some(vec![host.cert.clone()])));
+    let p = ControlParameters {
+        name: Some(name("/host")),
+        ..ControlParameters::default()
+    };
+    let command = |s: &crate::auth::tests::Signer, verb: &str, kl: &Name| {
+        let n = name(&format!("/localhop/nfd/rib/{verb}")).with(cp_component(&p));
+        s.v03_named(n, crate::test_support::signing_time_ms(), kl)
+    };
+    m.on_interest(2, false, &command(&other, "register", &host.key_name()));
+    assert_eq!(code(&last_response(&m)).0, 403);
+    m.on_interest(3, false, &command(&other, "register", &other.key_name()));
+    assert_eq!(code(&last_response(&m)).0, 403);
+    assert!(m.rib().routes(&name("/host")).is_empty());
+    let r = m.traffic().refused_commands;
+    assert_eq!((r.bad_signature, r.unknown_key), (1, 1));
+    m.on_interest(2, false, &command(&host, "register", &host.key_name()));
+    assert_eq!(code(&last_response(&m)).0, 200);
+    assert_eq!(m.rib().next_hops(&name("/host")), &[(2, 0)]);
+    // The authorizations (`/localhost`) are not the localhop trust anchors.
+    m.set_authorizations(Authorizations::default());
+    assert_eq!(m.traffic().refused_commands.bad_signature, 1);
 }
 
 /// Sends a command from local face `from` whose answer comes with NLSR commands: answers

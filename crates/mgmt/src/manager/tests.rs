@@ -736,10 +736,10 @@ fn commands_answer_to_the_authorizations() {
         face_id: Some(1),
         ..ControlParameters::default()
     };
-    // The helper's commands are DigestSha256-signed, long ago: refused.
+    // The helper's commands are DigestSha256-signed, a key no certificate is: refused.
     let r = command(&mut m, 1, "fib/add-nexthop", p.clone());
     assert_eq!(code(&r), (403, "authorization rejected"));
-    assert_eq!(m.traffic().refused_commands.stale, 1);
+    assert_eq!(m.traffic().refused_commands.unknown_key, 1);
     assert!(m.rib().iter().next().is_none());
     // rib, which no entry names, stays open as NFD's `localhost_security` default.
     assert_eq!(code(&command(&mut m, 1, "rib/register", p)).0, 200);

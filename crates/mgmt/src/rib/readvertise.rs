@@ -1,5 +1,21 @@
 //! Readvertising to NLSR, as NFD's `readvertise_nlsr` does (its `Readvertise` with the
-//! client-to-NLSR policy and the NFD-RIB destination at `/localhost/nlsr`).
+//! client-to-NLSR policy and the NFD-RIB destination at `/localhost/nlsr`), and prefix
+//! propagation to a hub, as NFD's `auto_prefix_propagate` does (the same `Readvertise` with
+//! the host-to-gateway policy and the NFD-RIB destination at `/localhop/nfd`,
+//! [`Readvertise::host_to_gateway`]).
+//!
+//! Propagation differs in these points (NFD 24.07's host-to-gateway policy):
+//! - the prefix advertised for a route is the shortest identity of the key chain that is a
+//!   prefix of the route's name (an identity ending in `nrd` stands for its name without it),
+//!   of any origin; routes under `/localhost` and of `/localhop/nfd` itself are not; a route no
+//!   identity covers is not propagated;
+//! - the command is `/localhop/nfd/rib/register` (or `unregister`) with Name, Cost (15 by
+//!   default) and Origin client (65), signed by that identity's default key
+//!   ([`crate::keychain`]), sent to the next hops of `/localhop/nfd/rib`;
+//! - it is refreshed every 25 s by default (NFD's `refresh_interval`), its answer awaited for
+//!   10 s (`timeout`);
+//! - the destination is available while the RIB has a route of a prefix of `/localhop/nfd`
+//!   (as NFD's NFD-RIB destination: a default route `/` makes it so too).
 //!
 //! - Policy: a route of origin client (65) is readvertised as its own prefix; every other
 //!   origin is not.
@@ -19,20 +35,72 @@
 //!   goes, retries and refreshes stop, the prefixes waiting for a withdrawal are forgotten,
 //!   and while it is away nothing is sent.
 //!
-//! The commands are v0.3 signed Interests (DigestSha256: Cascade has no key chain; NLSR's
-//! validator must accept them) sent to the next hops of `/localhost/nlsr` (what `/localhost`'s
+//! The commands are v0.3 signed Interests (to NLSR DigestSha256, which NLSR's validator must
+//! accept; to a hub by the identity's key) sent to the next hops of `/localhost/nlsr` (what `/localhost`'s
 //! multicast strategy does with the Interest NFD's RIB service sends). NLSR's answer Data,
 //! named as the command, reaches management through the I/O loop (a Data under
 //! `/localhost/nlsr/rib/register` or `unregister` from a local face goes to management, not
 //! to the workers); its signature is not verified.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use wire::data::signature_type;
 use wire::nfd::ControlParameters;
-use wire::{tt, Component, Interest, InterestView, Limits, Name, SignatureInfo};
+use wire::{Component, Interest, InterestView, Limits, Name, SignatureInfo};
 
 use super::{RouteEvent, CLIENT_ORIGIN};
+use crate::keychain::{digest_sign_interest, Signer};
+
+/// The prefix a hub serves its neighbours' RIB commands under.
+pub const LOCALHOP_PREFIX: &str = "/localhop/nfd";
+
+/// The cost of a propagated route at the hub (NFD's `PROPAGATE_DEFAULT_COST`).
+pub const PROPAGATE_COST: u64 = 15;
+
+/// How long a propagation command's answer is awaited (NFD's `PROPAGATE_DEFAULT_TIMEOUT`).
+pub const PROPAGATE_TIMEOUT_MS: u64 = 10_000;
+
+/// How often a propagated prefix is registered again (NFD's host-to-gateway policy's
+/// default `refresh_interval`: 25 s).
+pub const PROPAGATE_REFRESH_MS: u64 = 25_000;
+
+/// An identity name's last component that stands for no part of the prefix (NFD's `nrd`).
+const IGNORED_COMPONENT: &[u8] = b"nrd";
+
+/// The host-to-gateway policy: the key chain's identities and the commands' cost.
+#[derive(Debug, Clone)]
+pub struct HostToGateway {
+    /// Each identity's prefix (its name, a last `nrd` left out) and its default key.
+    pub identities: Vec<(Name, Arc<Signer>)>,
+    /// The Cost of the routes registered at the hub.
+    pub cost: u64,
+}
+
+impl HostToGateway {
+    /// The prefix a route of `name` propagates: the shortest identity prefix of `name`.
+    fn prefix_of(&self, name: &Name) -> Option<&(Name, Arc<Signer>)> {
+        let localhost = Name::from_uri("/localhost").expect("a valid name");
+        let localhop = Name::from_uri(LOCALHOP_PREFIX).expect("a valid name");
+        if localhost.is_prefix_of(name) || *name == localhop {
+            return None;
+        }
+        self.identities
+            .iter()
+            .filter(|(p, _)| p.is_prefix_of(name))
+            .min_by_key(|(p, _)| p.len())
+    }
+
+    /// An identity's prefix: its name, a last `nrd` component left out.
+    pub fn identity_prefix(identity: &Name) -> Name {
+        match identity.components.last() {
+            Some(c) if c.value == IGNORED_COMPONENT && c.typ == 8 => {
+                identity.prefix(identity.len() - 1)
+            }
+            _ => identity.clone(),
+        }
+    }
+}
 
 /// The prefix NLSR serves its RIB commands under.
 pub const NLSR_PREFIX: &str = "/localhost/nlsr";
@@ -121,6 +189,10 @@ pub struct ReadvertiseCounters {
 #[derive(Debug, Clone)]
 pub struct Readvertise {
     nlsr: Name,
+    /// `None`: to NLSR; else propagation to a hub.
+    gateway: Option<HostToGateway>,
+    refresh_ms: u64,
+    lifetime_ms: u64,
     rrs: BTreeMap<Name, Readvertised>,
     available: bool,
     retry_min_ms: u64,
@@ -140,6 +212,9 @@ impl Readvertise {
     pub fn with_retry_delay(retry_min_ms: u64) -> Self {
         Readvertise {
             nlsr: Name::from_uri(NLSR_PREFIX).expect("a valid name"),
+            gateway: None,
+            refresh_ms: REFRESH_MS,
+            lifetime_ms: COMMAND_LIFETIME_MS,
             rrs: BTreeMap::new(),
             available: false,
             retry_min_ms: retry_min_ms.clamp(1, RETRY_DELAY_MAX_MS),
@@ -148,9 +223,35 @@ impl Readvertise {
         }
     }
 
-    /// The destination's prefix (`/localhost/nlsr`).
+    /// Propagation to a hub with `policy`, each command awaited `timeout_ms`, each prefix
+    /// registered again every `refresh_ms` (at least 1 ms each), the first retry delay
+    /// `retry_min_ms` (NFD: [`RETRY_DELAY_MIN_MS`]).
+    pub fn host_to_gateway(
+        policy: HostToGateway,
+        timeout_ms: u64,
+        refresh_ms: u64,
+        retry_min_ms: u64,
+    ) -> Self {
+        Readvertise {
+            nlsr: Name::from_uri(LOCALHOP_PREFIX).expect("a valid name"),
+            gateway: Some(policy),
+            refresh_ms: refresh_ms.max(1),
+            lifetime_ms: timeout_ms.max(1),
+            ..Readvertise::with_retry_delay(retry_min_ms)
+        }
+    }
+
+    /// The destination's prefix (`/localhost/nlsr`, or `/localhop/nfd` for propagation).
     pub fn destination(&self) -> &Name {
         &self.nlsr
+    }
+
+    /// The prefix a route event counts toward, if any.
+    fn target(&self, e: &RouteEvent) -> Option<Name> {
+        match &self.gateway {
+            None => (e.origin == CLIENT_ORIGIN).then(|| e.name.clone()),
+            Some(g) => g.prefix_of(&e.name).map(|(p, _)| p.clone()),
+        }
     }
 
     /// The prefixes readvertised (those with a client route), in name order.
@@ -182,9 +283,13 @@ impl Readvertise {
         now_ms: u64,
     ) -> Vec<NlsrCommand> {
         let min = self.retry_min_ms;
-        for e in events.iter().filter(|e| e.origin == CLIENT_ORIGIN) {
-            if e.added {
-                let rr = self.rrs.entry(e.name.clone()).or_insert(Readvertised {
+        let targets: Vec<(bool, Name)> = events
+            .iter()
+            .filter_map(|e| Some((e.added, self.target(e)?)))
+            .collect();
+        for (added, target) in targets {
+            if added {
+                let rr = self.rrs.entry(target).or_insert(Readvertised {
                     routes: 0,
                     next_at_ms: None,
                     retry_delay_ms: min,
@@ -194,7 +299,7 @@ impl Readvertise {
                 if rr.routes == 1 {
                     rr.due_now(now_ms, min);
                 }
-            } else if let Some(rr) = self.rrs.get_mut(&e.name) {
+            } else if let Some(rr) = self.rrs.get_mut(&target) {
                 if rr.routes == 0 {
                     continue;
                 }
@@ -261,7 +366,7 @@ impl Readvertise {
                 rr.in_flight = None;
                 rr.retry_delay_ms = self.retry_min_ms;
                 if register {
-                    rr.next_at_ms = Some(now_ms + REFRESH_MS);
+                    rr.next_at_ms = Some(now_ms + self.refresh_ms);
                 } else {
                     let prefix = prefix.clone();
                     self.rrs.remove(&prefix);
@@ -276,16 +381,27 @@ impl Readvertise {
     }
 
     /// The signed command Interest for `c` (`wall_ms`: the SignatureTime), counted as sent
-    /// and awaiting its answer until `now_ms` + [`COMMAND_LIFETIME_MS`].
+    /// and awaiting its answer until `now_ms` + the command lifetime ([`COMMAND_LIFETIME_MS`],
+    /// or the propagation timeout). To NLSR: signed DigestSha256, ControlParameters the Name;
+    /// to a hub: signed by the prefix's identity, with Cost and Origin client too.
     pub fn interest(&mut self, c: &NlsrCommand, now_ms: u64, wall_ms: u64) -> Vec<u8> {
         self.counters.sent += 1;
         self.seq += 1;
-        let mut cp = Vec::new();
-        ControlParameters {
+        let mut params = ControlParameters {
             name: Some(c.prefix.clone()),
             ..ControlParameters::default()
-        }
-        .encode(&mut cp);
+        };
+        let signer = self.gateway.as_ref().map(|g| {
+            // `rib/unregister` takes no Cost (ndn-cxx's command definition).
+            params.cost = c.register.then_some(g.cost);
+            params.origin = Some(CLIENT_ORIGIN);
+            g.identities
+                .iter()
+                .find(|(p, _)| *p == c.prefix)
+                .map(|(_, s)| s.clone())
+        });
+        let mut cp = Vec::new();
+        params.encode(&mut cp);
         let verb = if c.register { "register" } else { "unregister" };
         let name = self
             .nlsr
@@ -294,26 +410,22 @@ impl Readvertise {
             .with_str(verb)
             .with(Component::generic(cp));
         let mix = splitmix(wall_ms ^ self.seq.rotate_left(32));
-        let sig_info = SignatureInfo {
-            signature_type: signature_type::DIGEST_SHA256,
-            nonce: Some(mix.to_be_bytes().to_vec()),
-            time_ms: Some(wall_ms),
-            ..SignatureInfo::default()
-        };
-        // DigestSha256 of the signed portion: the name's components (but the parameters
-        // digest), the ApplicationParameters and the InterestSignatureInfo.
-        let mut signed = Vec::new();
-        for comp in &name.components {
-            comp.encode(&mut signed);
-        }
-        wire::tlv::write_tlv(&mut signed, tt::APPLICATION_PARAMETERS, &[]);
-        sig_info.encode(&mut signed, tt::INTEREST_SIGNATURE_INFO);
         let nonce = (mix >> 32) as u32;
         let mut i = Interest::new(name, nonce.to_be_bytes());
-        i.lifetime_ms = Some(COMMAND_LIFETIME_MS);
-        i.app_params = Some(Vec::new());
-        i.signature_info = Some(sig_info);
-        i.signature_value = Some(wire::sha256(&[&signed]).to_vec());
+        i.lifetime_ms = Some(self.lifetime_ms);
+        let mut sig_info = SignatureInfo {
+            signature_type: signature_type::DIGEST_SHA256,
+            ..SignatureInfo::default()
+        };
+        if let Some(Some(s)) = &signer {
+            sig_info = s.signature_info();
+        }
+        sig_info.nonce = Some(mix.to_be_bytes().to_vec());
+        sig_info.time_ms = Some(wall_ms);
+        match signer.flatten() {
+            Some(s) if s.sign_interest(&mut i, sig_info.clone()).is_ok() => {}
+            _ => digest_sign_interest(&mut i, sig_info),
+        }
         let wire = i.to_wire();
         // The answer is named as the Interest, its parameters digest included.
         let full = InterestView::decode(&wire, &Limits::default()).map(|v| v.name().to_name());
@@ -321,7 +433,7 @@ impl Readvertise {
             rr.in_flight = Some(InFlight {
                 name,
                 register: c.register,
-                deadline_ms: now_ms + COMMAND_LIFETIME_MS,
+                deadline_ms: now_ms + self.lifetime_ms,
             });
         }
         wire

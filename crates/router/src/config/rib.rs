@@ -2,13 +2,21 @@
 
 use serde::Deserialize;
 
+use super::localhop::TrustAnchor;
+
 /// The RIB's options.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Rib {
     /// Accept `/localhop/nfd/rib/register`, `unregister` and `announce` from non-local faces
-    /// (NFD: a `localhop_security` section; Cascade verifies no signature). Default off.
+    /// (NFD: a `localhop_security` section), verified with `localhop_trust_anchor`. Default off.
     pub localhop: bool,
+    /// Prefix propagation to a hub (NFD's `auto_prefix_propagate`, [`super::rib_propagate`]);
+    /// `None`: off.
+    pub auto_prefix_propagate: Option<super::rib_propagate::Propagate>,
+    /// NFD's `localhop_security` trust anchors ([`super::localhop`]); any implies `localhop`.
+    /// Default none: any signer.
+    pub localhop_trust_anchor: Vec<TrustAnchor>,
     /// Readvertise routes of origin client (65) to NLSR through `/localhost/nlsr/rib/register`
     /// (NFD's `readvertise_nlsr yes`). Default off.
     pub readvertise_nlsr: bool,
@@ -22,7 +30,7 @@ impl Rib {
     /// The manager's options.
     pub fn options(&self) -> mgmt::RibOptions {
         mgmt::RibOptions {
-            localhop: self.localhop,
+            localhop: self.localhop || !self.localhop_trust_anchor.is_empty(),
             readvertise_nlsr: self.readvertise_nlsr,
             readvertise_retry_ms: self.readvertise_retry_ms,
         }
@@ -30,6 +38,10 @@ impl Rib {
 
     /// Checks the ranges: one line naming the key on error.
     pub fn validate(&self) -> Result<(), String> {
+        super::localhop::load(&self.localhop_trust_anchor)?;
+        if let Some(p) = &self.auto_prefix_propagate {
+            p.validate()?;
+        }
         match self.readvertise_retry_ms {
             Some(ms) if !(1_000..=3_600_000).contains(&ms) => Err(format!(
                 "rib.readvertise_retry_ms: {ms} is outside 1000..=3600000"
