@@ -14,22 +14,6 @@ use router::{Config, Router};
 use wire::data::MetaInfo;
 use wire::{Data, Interest, Name};
 
-/// A test's scratch directory, removed with its contents when the test ends.
-struct TmpDir(PathBuf);
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp_dir(tag: &str) -> TmpDir {
-    let d = std::env::temp_dir().join(format!("cascade-l2l-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TmpDir(d)
-}
-
 /// A router on a unix socket in `dir` (no other listener), with `workers` workers and an L2.
 fn config(dir: &Path, workers: usize) -> Config {
     let mut c = Config::default();
@@ -53,6 +37,24 @@ fn config(dir: &Path, workers: usize) -> Config {
 
 fn face(r: &Router) -> Face {
     Face::connect(&TransportUri::Unix(r.bound().unix.clone().unwrap())).unwrap()
+}
+
+/// A test's scratch directory, removed with its contents when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("cascade-l2l-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn interest(uri: &str, nonce: u32, can_be_prefix: bool, must_be_fresh: bool) -> Interest {
@@ -114,7 +116,7 @@ fn wait_stored(r: &Router, n: u64) {
 
 #[test]
 fn a_chunk_read_back_from_l2_is_as_stale_as_its_write_time_says() {
-    let dir = tmp_dir("fresh");
+    let dir = Scratch::new("fresh");
     let mut c = config(&dir.0, 1);
     c.cs.capacity = 2; // the RAM CS keeps the last two chunks only
     c.store.batch = 1; // an L2 read brings back the chunk asked for only
