@@ -58,7 +58,8 @@ impl RunArgs {
             Some(p) => {
                 let text = std::fs::read_to_string(p)
                     .map_err(|e| format!("cannot read config {}: {e}", p.display()))?;
-                Config::from_toml(&text).map_err(|e| format!("config {}: {e}", p.display()))?
+                Config::from_toml_in(&text, p.parent())
+                    .map_err(|e| format!("config {}: {e}", p.display()))?
             }
         };
         cfg.apply(&Overrides {

@@ -396,6 +396,20 @@ fn run_rejects_bad_config_in_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("bad.toml") && err.contains("line 2"), "{err}");
+    // A relative certfile is looked for next to the configuration file, as NFD does.
+    std::fs::write(
+        &cfg,
+        "[[authorize]]\ncertfile = \"op.ndncert\"\nprivileges = [\"fib\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--check", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = format!("cannot load certfile {}", dir.join("op.ndncert").display());
+    assert!(!out.status.success() && err.contains(&want), "{err}");
     let out = Command::new(BIN)
         .args([
             "run",

@@ -1348,6 +1348,72 @@ fn malformed_packets_and_fragments_are_counted_and_never_panic() {
 }
 
 #[test]
+fn a_slower_tiers_data_keeps_the_freshness_it_had_left() {
+    let (mut e, fib) = engine();
+    e.set_slow_tier(Box::new(Tier {
+        lookups: Arc::new(Mutex::new(Vec::new())),
+    }));
+    route(&fib, "/t", 2, 1);
+    route(&fib, "/p", 2, 1);
+    let mbf = |uri: &str, nonce: u32| Interest {
+        must_be_fresh: true,
+        ..interest(uri, nonce)
+    };
+    // Each Data is fresh for 1 s. The tier parks the first Interest (no MustBeFresh) and
+    // completes it with a copy stored 1.5 s ago: served, cached, but already stale.
+    let old = data("/t/old", Some(1000));
+    assert!(run1(&mut e, 10_000, 1, wire_of(&interest("/t/old", 1))).is_empty());
+    let n = name("/t/old");
+    let out = e.complete_pending_aged(
+        10_001,
+        name_hash(KEY, &n),
+        &n.to_wire()[2..],
+        Some(&old),
+        1500,
+    );
+    assert_eq!(out.actions.len(), 1);
+    assert_eq!(e.table().cs_len(), 1);
+    // Without MustBeFresh the cached copy answers; with it, the Interest goes upstream.
+    let sent = run1(&mut e, 10_002, 3, wire_of(&interest("/t/old", 2)));
+    assert_eq!((sent[0].face, sent[0].kind), (3, SendKind::Data));
+    // (the tier is asked again, and finds its copy stale too)
+    assert!(run1(&mut e, 10_003, 3, wire_of(&mbf("/t/old", 3))).is_empty());
+    assert_eq!(faces_of(&complete(&mut e, 10_004, "/t/old", None)), [2]);
+    // A copy stored 400 ms ago is fresh for what is left of its second: 600 ms.
+    let young = data("/t/young", Some(1000));
+    assert!(run1(&mut e, 20_000, 1, wire_of(&interest("/t/young", 4))).is_empty());
+    let n = name("/t/young");
+    e.complete_pending_aged(
+        20_000,
+        name_hash(KEY, &n),
+        &n.to_wire()[2..],
+        Some(&young),
+        400,
+    );
+    let sent = run1(&mut e, 20_599, 3, wire_of(&mbf("/t/young", 5)));
+    assert_eq!((sent[0].face, sent[0].kind), (3, SendKind::Data));
+    assert!(run1(&mut e, 20_600, 3, wire_of(&mbf("/t/young", 6))).is_empty());
+    assert_eq!(faces_of(&complete(&mut e, 20_601, "/t/young", None)), [2]);
+    // The same for a prefetched chunk nobody waited for; an unknown age is stale at once.
+    assert!(e.insert_cs_aged(30_000, &data("/p/a", Some(1000)), 999));
+    assert!(e.insert_cs_aged(30_000, &data("/p/b", Some(1000)), u64::MAX));
+    assert!(e.insert_cs_aged(30_000, &data("/p/c", Some(1000)), 0));
+    let sent = run1(&mut e, 30_000, 3, wire_of(&mbf("/p/a", 7)));
+    assert_eq!((sent[0].face, sent[0].kind), (3, SendKind::Data));
+    assert_eq!(
+        faces_of(&run1(&mut e, 30_001, 3, wire_of(&mbf("/p/a", 8)))),
+        [2]
+    );
+    assert_eq!(
+        faces_of(&run1(&mut e, 30_001, 3, wire_of(&mbf("/p/b", 9)))),
+        [2]
+    );
+    let sent = run1(&mut e, 30_999, 3, wire_of(&mbf("/p/c", 10)));
+    assert_eq!((sent[0].face, sent[0].kind), (3, SendKind::Data));
+    e.table().check_invariants().unwrap();
+}
+
+#[test]
 fn prefetched_data_inserted_without_a_pit_entry_answers_later_interests() {
     let (mut e, fib) = engine();
     route(&fib, "/p", 2, 0);

@@ -643,13 +643,20 @@ fn line_of(text: &str, offset: usize) -> usize {
 impl Config {
     /// Parses a TOML document; the error is one line naming the problem and its line.
     pub fn from_toml(text: &str) -> Result<Config, String> {
-        let c: Config = toml::from_str(text).map_err(|e| {
+        Self::from_toml_in(text, None)
+    }
+
+    /// [`Config::from_toml`] of a file in directory `dir`: relative `[[authorize]]` certfiles
+    /// are read from `dir`, as NFD reads them from its configuration file's directory.
+    pub fn from_toml_in(text: &str, dir: Option<&std::path::Path>) -> Result<Config, String> {
+        let mut c: Config = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
                 .map(|s| format!("line {}: ", line_of(text, s.start)))
                 .unwrap_or_default();
             format!("{line}{}", e.message().replace('\n', " "))
         })?;
+        authorizations::resolve_in(&mut c.authorizations, dir);
         c.validate()?;
         Ok(c)
     }

@@ -81,7 +81,7 @@ impl Manager {
             workers: p.workers,
             worker_ctl: p.worker_ctl,
             io: p.io,
-            congestion_marking: p.congestion_marking,
+            congestion_marking: AtomicBool::new(p.congestion_marking),
         };
         let parts = mgmt::ManagerParts {
             fib: p.fib,
@@ -112,9 +112,16 @@ impl Manager {
                     let _ = reply.send(Box::new(m.status_view()));
                 }
                 Ok(MgmtInput::Reload(statics, reply)) => {
+                    // The static faces this reload makes take the new marking default.
+                    let marking = &m.forwarder().congestion_marking;
+                    let before = marking.swap(statics.limits.congestion_marking, Ordering::Relaxed);
                     let done = reload::apply(m, applied, &statics);
                     if done.is_ok() {
                         m.forwarder().io.set_runtime_limits(statics.limits);
+                    } else {
+                        m.forwarder()
+                            .congestion_marking
+                            .store(before, Ordering::Relaxed);
                     }
                     let _ = reply.send(done);
                 }
@@ -149,7 +156,8 @@ pub struct Channels {
     workers: Vec<Arc<WorkerLink>>,
     worker_ctl: Vec<Sender<Control>>,
     io: Arc<IoHandles>,
-    congestion_marking: bool,
+    /// `face_system.general.enable_congestion_marking`, as a reload leaves it.
+    congestion_marking: AtomicBool,
 }
 
 impl WorkerControls for Channels {
@@ -252,7 +260,7 @@ impl Forwarder for Channels {
 
     fn link_defaults(&self) -> face::LinkOptions {
         face::LinkOptions {
-            congestion_marking: self.congestion_marking,
+            congestion_marking: self.congestion_marking.load(Ordering::Relaxed),
             ..face::LinkOptions::default()
         }
     }

@@ -11,7 +11,9 @@
 //! `[faces]`, the send queues' bound, the idle timeout of on-demand UDP faces, the malformed
 //! packet limit, the on-demand quota and its per-host bound, the unproven send ratio; all of
 //! `[connections]` (the send-queue budget, the timeouts, the per-address limit) and of
-//! `[local]` (the allow-lists, the scope of loopback TCP). The other sections and keys size
+//! `[local]` (the allow-lists, the scope of loopback TCP); and `[face_system.general]
+//! enable_congestion_marking` ([`RUNTIME_FACE_SYSTEM_KEYS`]: the faces made from then on take
+//! it, by the I/O loops and by management, as NFD's channels do). The other sections and keys size
 //! tables and threads at start-up: a change to them is reported as needing a restart
 //! ([`restart_sections`]) and the running values stay.
 
@@ -77,6 +79,9 @@ pub const RUNTIME_CONNECTION_KEYS: [&str; 8] = [
     "local.loopback_tcp_is_local",
 ];
 
+/// The `[face_system]` keys a reload applies while forwarding (to the faces made from then on).
+pub const RUNTIME_FACE_SYSTEM_KEYS: [&str; 1] = ["face_system.general.enable_congestion_marking"];
+
 /// The limits that change while forwarding, for the I/O loops together.
 pub fn runtime_limits(cfg: &Config) -> face::table::RuntimeLimits {
     let f = &cfg.faces;
@@ -90,6 +95,7 @@ pub fn runtime_limits(cfg: &Config) -> face::table::RuntimeLimits {
         unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
         stream: cfg.connections.limits(),
         local: cfg.local.policy(),
+        congestion_marking: cfg.face_system.general.enable_congestion_marking,
     }
 }
 
@@ -99,6 +105,7 @@ pub fn keep_runtime_keys(running: &mut Config, new: &Config) {
     running.faces = with_runtime_keys(&running.faces, &new.faces);
     running.connections = new.connections.clone();
     running.local = new.local.clone();
+    running.face_system.general = new.face_system.general.clone();
 }
 
 /// `running` with the keys of [`RUNTIME_FACES_KEYS`] as in `new` (what a reload leaves
@@ -140,8 +147,10 @@ pub fn runtime_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         o.unproven_send_ratio != n.unproven_send_ratio,
         o.unproven_send_bytes_per_s != n.unproven_send_bytes_per_s,
     ];
+    let face_system = [o.congestion_marking != n.congestion_marking];
     let keys = RUNTIME_FACES_KEYS.iter().chain(&RUNTIME_CONNECTION_KEYS);
-    (keys.zip(faces.into_iter().chain(connections)))
+    let keys = keys.chain(&RUNTIME_FACE_SYSTEM_KEYS);
+    (keys.zip(faces.into_iter().chain(connections).chain(face_system)))
         .filter(|(_, c)| *c)
         .map(|(k, _)| *k)
         .collect()
@@ -166,7 +175,7 @@ pub struct Reloaded {
     /// are).
     pub need_restart: Vec<&'static str>,
     /// Keys that changed and that the I/O loops now apply ([`RUNTIME_FACES_KEYS`],
-    /// [`RUNTIME_CONNECTION_KEYS`]).
+    /// [`RUNTIME_CONNECTION_KEYS`], [`RUNTIME_FACE_SYSTEM_KEYS`]).
     pub limits_applied: Vec<&'static str>,
     /// Whether `[[authorize]]` changed and was applied (the command-time records start anew,
     /// as NFD's validators do when its configuration is read again).
@@ -175,8 +184,8 @@ pub struct Reloaded {
 
 /// The sections that changed from `old` to `new` and that only a restart applies: the
 /// listeners, the threads, the tables' sizes, the packet limits, the face limits other than
-/// [`RUNTIME_FACES_KEYS`], the L2 store, the user, `[face_system]` (the multicast faces and
-/// the congestion marking default).
+/// [`RUNTIME_FACES_KEYS`], the L2 store, the user, `[face_system]` but for
+/// [`RUNTIME_FACE_SYSTEM_KEYS`] (the multicast faces).
 pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
     let changed = [
         ("listen", old.listen != new.listen),
@@ -190,7 +199,13 @@ pub fn restart_sections(old: &Config, new: &Config) -> Vec<&'static str> {
             with_runtime_keys(&old.faces, &new.faces) != new.faces,
         ),
         ("store", old.store != new.store),
-        ("face_system", old.face_system != new.face_system),
+        (
+            "face_system",
+            crate::config::FaceSystem {
+                general: new.face_system.general.clone(),
+                ..old.face_system.clone()
+            } != new.face_system,
+        ),
         (
             "general.user",
             (&old.general.user, &old.general.group) != (&new.general.user, &new.general.group),
@@ -639,7 +654,7 @@ mod tests {
     }
 
     #[test]
-    fn connections_and_local_change_without_a_restart_and_face_system_needs_one() {
+    fn connections_local_and_congestion_marking_change_without_a_restart() {
         let old = Config::default();
         let text = "[connections]\nsend_queue_budget_bytes = 33554432\nidle_timeout_s = 30\n\
                     first_packet_timeout_s = 2\nunix_timeouts = true\nmax_per_address = 3\n\
@@ -669,9 +684,27 @@ mod tests {
         assert_eq!(l.clone().share(4).stream.send_queue_budget_bytes, 8 << 20);
         let new = Config::from_toml("[local]\nallow_gids = [9]\n").unwrap();
         assert_eq!(runtime_changes(&old, &new), ["local.allow_gids"]);
+        // The congestion marking default goes to the I/O loops (and management) at once...
         let text = "[face_system.general]\nenable_congestion_marking = false\n";
         let new = Config::from_toml(text).unwrap();
+        assert!(restart_sections(&old, &new).is_empty());
+        assert_eq!(runtime_changes(&old, &new), RUNTIME_FACE_SYSTEM_KEYS);
+        assert!(old.face_system.general.enable_congestion_marking);
+        assert!(!Statics::of(&new).limits.congestion_marking);
+        let mut running = old.clone();
+        keep_runtime_keys(&mut running, &new);
+        assert_eq!(running.face_system, new.face_system);
+        // ...while the multicast faces are opened at start only.
+        let text = "[face_system.udp]\nmcast = true\n[face_system.general]\n\
+                    enable_congestion_marking = false\n";
+        let new = Config::from_toml(text).unwrap();
         assert_eq!(restart_sections(&old, &new), ["face_system"]);
-        assert!(runtime_changes(&old, &new).is_empty());
+        assert_eq!(runtime_changes(&old, &new), RUNTIME_FACE_SYSTEM_KEYS);
+        let mut running = old.clone();
+        keep_runtime_keys(&mut running, &new);
+        assert!(
+            !running.face_system.udp.mcast
+                && !running.face_system.general.enable_congestion_marking
+        );
     }
 }

@@ -714,14 +714,17 @@ impl Worker {
         let emit = &mut self.emit;
         let mut sent = 0;
         let mut tier = t.tier.lock();
+        // L2's wall clock: a chunk's freshness counts from its write to L2.
+        let unix_now = store::l2::unix_ms();
         let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
-                let out = engine.complete_pending(now, h, c.name_value, c.data);
+                let age = c.age_ms(unix_now);
+                let out = engine.complete_pending_aged(now, h, c.name_value, c.data, age);
                 sent += emit.emit(&out, &[]).0;
             }
             None => {
                 if let Some(d) = c.data {
-                    if engine.insert_cs(now, d) {
+                    if engine.insert_cs_aged(now, d, c.age_ms(unix_now)) {
                         if let Some(p) = emit.prefetch.as_mut() {
                             p.note(c.name_value);
                         }

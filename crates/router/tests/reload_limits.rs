@@ -1,6 +1,8 @@
 //! A reload changes `[faces]` limits of a running router: the per-host bound of on-demand UDP
 //! faces, lowered, refuses a new remote of the host (counted in `/metrics`), raised again,
-//! lets it in; a key only a restart applies is reported as such and changes nothing.
+//! lets it in; a key only a restart applies is reported as such and changes nothing. The
+//! congestion marking default (`[face_system.general]`) changes the faces made after the
+//! reload, and leaves the open ones as they are.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -166,6 +168,85 @@ fn a_reload_changes_the_connections_per_address_of_a_running_router() {
             t0.elapsed() < Duration::from_secs(10),
             "the lifted limit never held"
         );
+    }
+    r.stop_handle().stop();
+    r.join();
+}
+
+fn marking_config(marking: bool, static_port: Option<u16>) -> Config {
+    let mut text = format!(
+        "[listen]\nunix = \"\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"\n\
+         [http]\nlisten = \"127.0.0.1:0\"\n\
+         [face_system.general]\nenable_congestion_marking = {marking}\n"
+    );
+    if let Some(p) = static_port {
+        text += &format!("[[face]]\nuri = \"udp4://127.0.0.1:{p}\"\n");
+    }
+    Config::from_toml(&text).unwrap()
+}
+
+/// The marking flag of the face whose remote URI is `uri`, if there is one.
+fn marking_of(r: &Router, uri: &str) -> Option<bool> {
+    let faces = r.faces();
+    faces
+        .iter()
+        .find(|f| f.uri == uri)
+        .map(|f| f.options.congestion_marking)
+}
+
+/// A new on-demand UDP face's marking flag (waits for the face).
+fn on_demand_marking(r: &Router, http: SocketAddr, n: u8) -> (UdpSocket, bool) {
+    let (peer, ok) = new_remote(r, http, n);
+    assert!(ok);
+    let uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let m = marking_of(r, &uri).unwrap();
+    (peer, m)
+}
+
+#[test]
+fn a_reload_changes_the_congestion_marking_of_the_faces_made_after_it() {
+    let mut r = Router::start(&marking_config(true, None)).unwrap();
+    let http = r.http_addr().unwrap();
+    let (old, on) = on_demand_marking(&r, http, 1);
+    assert!(on, "NFD's default");
+    // Off: a [[face]] the reload makes (management) and new on-demand faces (the I/O loop)
+    // have marking off; the face made before keeps it on.
+    let statik = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = statik.local_addr().unwrap().port();
+    let done = r.reload(&marking_config(false, Some(port))).unwrap();
+    assert_eq!(
+        done.limits_applied,
+        ["face_system.general.enable_congestion_marking"]
+    );
+    assert!(done.need_restart.is_empty(), "{:?}", done.need_restart);
+    assert_eq!(done.faces_added, 1);
+    assert_eq!(
+        marking_of(&r, &format!("udp4://127.0.0.1:{port}")),
+        Some(false)
+    );
+    let t0 = Instant::now();
+    let mut n = 2;
+    // The loop takes the new default with its next command: retry with new remotes.
+    while on_demand_marking(&r, http, n).1 {
+        n += 1;
+        assert!(t0.elapsed() < Duration::from_secs(10), "marking stayed on");
+    }
+    let old_uri = format!("udp4://{}", old.local_addr().unwrap());
+    assert_eq!(
+        marking_of(&r, &old_uri),
+        Some(true),
+        "an open face keeps it"
+    );
+    // On again.
+    let done = r.reload(&marking_config(true, Some(port))).unwrap();
+    assert_eq!(
+        done.limits_applied,
+        ["face_system.general.enable_congestion_marking"]
+    );
+    let t0 = Instant::now();
+    while !on_demand_marking(&r, http, n).1 {
+        n += 1;
+        assert!(t0.elapsed() < Duration::from_secs(10), "marking stayed off");
     }
     r.stop_handle().stop();
     r.join();

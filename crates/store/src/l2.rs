@@ -1124,8 +1124,9 @@ fn untag(tag: u64) -> (u32, u32, u32) {
     )
 }
 
-/// The wall clock in ms since the Unix epoch (0 if the clock is before it).
-pub(crate) fn unix_ms() -> u64 {
+/// The wall clock in ms since the Unix epoch (0 if the clock is before it): the time L2 stamps
+/// on every slot it writes, and judges freshness by.
+pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

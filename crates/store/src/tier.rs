@@ -10,7 +10,9 @@
 //!   pending lookup is completed exactly once. A completion with
 //!   `full_hash: Some(h)` goes straight to `engine.complete_pending(now_ms, h, name_value,
 //!   data)`; one with `full_hash: None` (the batch's other chunks) to
-//!   `engine.insert_cs(now_ms, data)`.
+//!   `engine.insert_cs(now_ms, data)`. Both have an `_aged` form that takes the chunk's age
+//!   ([`TierCompletion::age_ms`]): the RAM CS then counts its FreshnessPeriod from its write to
+//!   L2, as L2 itself does for MustBeFresh lookups.
 //! - [`SharedL2Tier`] is a cloneable handle: one clone is boxed into the engine with
 //!   [`Engine::set_slow_tier`](engine::fw::pipeline::Engine::set_slow_tier), the worker keeps
 //!   another to poll and admit. Both are used from the worker's own thread, so the lock is
@@ -73,6 +75,23 @@ pub struct TierCompletion<'a> {
     /// The Data packet, or `None` when the waiting chunk could not be served (corrupt, gone,
     /// I/O error): the engine then forwards the Interest upstream.
     pub data: Option<&'a [u8]>,
+    /// When the chunk was written to L2 (wall clock, ms since the Unix epoch; 0: unknown, and
+    /// always 0 without data). Its freshness counts from then: see [`TierCompletion::age_ms`].
+    pub stored_at_ms: u64,
+}
+
+impl TierCompletion<'_> {
+    /// How long ago the chunk was stored, at `unix_now_ms` ([`crate::l2::unix_ms`]): the age to give the
+    /// engine's `complete_pending_aged` and `insert_cs_aged`, so that the RAM CS counts the
+    /// Data's FreshnessPeriod from its write to L2 (before a restart, too), not from its read.
+    /// `u64::MAX` when the write time is unknown (stale at once, as [`is_fresh`] judges it); 0
+    /// if the wall clock went back since.
+    pub fn age_ms(&self, unix_now_ms: u64) -> u64 {
+        match self.stored_at_ms {
+            0 => u64::MAX,
+            t => unix_now_ms.saturating_sub(t),
+        }
+    }
 }
 
 /// Counters of an [`L2Tier`].
@@ -390,6 +409,7 @@ impl L2Tier {
                         full_hash: Some(w.hash),
                         name_value: name,
                         data: None,
+                        stored_at_ms: 0,
                     });
                     n += 1;
                 }
@@ -421,6 +441,7 @@ impl L2Tier {
                         full_hash: Some(full_hash),
                         name_value: &buf,
                         data: None,
+                        stored_at_ms: 0,
                     });
                     n += 1;
                 }
@@ -600,6 +621,7 @@ fn deliver(
                         full_hash: Some(waits[w].hashes[c.slot as usize]),
                         name_value: c.name,
                         data: None,
+                        stored_at_ms: 0,
                     });
                     n += 1;
                     continue;
@@ -616,6 +638,7 @@ fn deliver(
             full_hash,
             name_value: c.name,
             data: Some(c.payload),
+            stored_at_ms: c.stored_at_ms,
         });
         n += 1;
     }
@@ -629,6 +652,7 @@ fn deliver(
                 full_hash: Some(waits[w].hashes[s]),
                 name_value: name_of(w, s),
                 data: None,
+                stored_at_ms: 0,
             });
             n += 1;
         }
@@ -676,6 +700,7 @@ fn deliver_prefix(
             full_hash: Some(w.hash),
             name_value: name,
             data: chunk.map(|c| c.payload),
+            stored_at_ms: chunk.map_or(0, |c| c.stored_at_ms),
         });
         n += 1;
     }

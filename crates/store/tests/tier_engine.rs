@@ -1,6 +1,7 @@
 //! The L2 tier plugged into a real forwarding engine: an Interest whose Data is only in L2 is
 //! parked (pending), the batch read completes through [`L2Tier::poll`], and each completion
-//! feeds `Engine::complete_pending` unchanged (and the rest of the batch `Engine::insert_cs`). A
+//! feeds `Engine::complete_pending_aged` with its age (and the rest of the batch
+//! `Engine::insert_cs_aged`), as the router does. A
 //! corrupt slot completes without data, so the engine forwards the Interest upstream instead
 //! of serving wrong bytes.
 
@@ -93,15 +94,18 @@ fn complete(
 ) -> (Vec<(FaceId, SendKind, Vec<u8>)>, usize) {
     let mut sent = Vec::new();
     let mut prefetched = 0;
+    let unix_now = store::l2::unix_ms();
     let mut handle = |c: TierCompletion<'_>| match c.full_hash {
         Some(h) => {
-            let out = e.complete_pending(now, h, c.name_value, c.data);
+            let age = c.age_ms(unix_now);
+            let out = e.complete_pending_aged(now, h, c.name_value, c.data, age);
             for a in out.actions {
                 sent.push((a.face, a.kind, out.bytes(a, &[]).to_vec()));
             }
         }
         None => {
-            assert!(e.insert_cs(now, c.data.expect("prefetched chunks carry data")));
+            let d = c.data.expect("prefetched chunks carry data");
+            assert!(e.insert_cs_aged(now, d, c.age_ms(unix_now)));
             prefetched += 1;
         }
     };
@@ -442,6 +446,21 @@ fn must_be_fresh_interests_are_served_from_l2_only_by_fresh_chunks() {
             let n = 20 + i as u32;
             assert_eq!(ask(&mut e, &tier, 1000, &interest(u, n)), data, "{u}");
         }
+        // The RAM CS now holds them, as stale as they were in L2 (their FreshnessPeriod counts
+        // from the write, not from the read): once the first MustBeFresh Interests' PIT entries
+        // have expired, MustBeFresh asks L2 again and goes upstream...
+        for (i, u) in ["/v/old/seg=0", "/v/untimed/seg=0"].iter().enumerate() {
+            let n = 30 + i as u32;
+            assert_eq!(
+                ask(&mut e, &tier, 10_000, &interest_mbf(u, n)),
+                upstream,
+                "{u}"
+            );
+        }
+        // ...while the fresh chunk is answered from the RAM CS.
+        let sent = process(&mut e, 10_000, DOWNSTREAM, &interest_mbf(uri, 40));
+        assert_eq!((sent[0].0, sent[0].1), (DOWNSTREAM, SendKind::Data));
+        assert_eq!(tier.lock().counters().stale, 4);
         drop(e);
         // A clean stop writes the index file; the write times stay in the slots.
         let tier = tier.into_inner().expect("the last handle");

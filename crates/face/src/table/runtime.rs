@@ -7,7 +7,9 @@
 //! way: a lowered send-queue budget refuses packets until the queues drain below it, the
 //! timeouts hold from the next sweep, the per-address limit and the allow-lists from the next
 //! connection accepted (the connections open stay), and the scope of loopback TCP and
-//! WebSocket faces from the next face made (the open faces keep theirs).
+//! WebSocket faces from the next face made (the open faces keep theirs). So does the
+//! congestion marking default ([`super::FaceConfig::congestion_marking`]): the faces made from
+//! then on take it, the open ones keep theirs (as NFD's channels do at a reload).
 
 use super::ws::ws_config;
 use super::{FaceIo, FaceTable, LocalPolicy, StreamLimits};
@@ -33,6 +35,8 @@ pub struct RuntimeLimits {
     pub stream: StreamLimits,
     /// [`super::FaceConfig::local`].
     pub local: LocalPolicy,
+    /// [`super::FaceConfig::congestion_marking`].
+    pub congestion_marking: bool,
 }
 
 impl RuntimeLimits {
@@ -64,6 +68,7 @@ impl FaceTable {
             unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
             stream: c.stream,
             local: c.local.clone(),
+            congestion_marking: c.congestion_marking,
         }
     }
 
@@ -83,6 +88,7 @@ impl FaceTable {
         }
         c.stream = l.stream;
         c.local = l.local;
+        c.congestion_marking = l.congestion_marking;
         let sized = ws_config(c.max_packet_bytes, c.send_queue_bytes);
         for f in self.faces.values_mut() {
             if let FaceIo::Ws(w) = &mut f.io {

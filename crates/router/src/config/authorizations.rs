@@ -8,8 +8,11 @@
 //!
 //! No entry: NFD's default, every module granted to `any`. A certificate file is an NDN
 //! certificate as `ndnsec cert-dump` writes it (base64, line breaks allowed) or the binary Data;
-//! a relative path is read from the working directory. What the router then checks is
+//! a relative path is read from the configuration file's directory (as NFD does; from the
+//! working directory for a configuration that is not a file). What the router then checks is
 //! [`mgmt::auth`]'s part.
+
+use std::path::Path;
 
 use data_encoding::BASE64;
 use serde::Deserialize;
@@ -41,6 +44,20 @@ pub fn read_certificate(path: &str) -> Result<Certificate, String> {
             .map_err(|e| format!("neither a binary certificate nor base64 ({e})"))?
     };
     Certificate::decode(&der)
+}
+
+/// Makes every relative certfile of `entries` relative to `dir` (the configuration file's
+/// directory), as NFD resolves them; `any`, absolute paths and `dir = None` leave them as they
+/// are.
+pub fn resolve_in(entries: &mut [AuthorizeEntry], dir: Option<&Path>) {
+    let Some(dir) = dir else {
+        return;
+    };
+    for e in entries {
+        if e.certfile != "any" && Path::new(&e.certfile).is_relative() {
+            e.certfile = dir.join(&e.certfile).display().to_string();
+        }
+    }
 }
 
 /// The authorizations `entries` grant; the error names the entry and what is wrong in one line.
@@ -106,11 +123,9 @@ mod tests {
         assert!(!e.contains('\n'), "{e}");
     }
 
-    #[test]
-    fn certificate_files_in_base64_or_binary() {
-        let dir = std::env::temp_dir().join(format!("cascade-authz-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        // A P-256 key's certificate (the point is a valid one: the generator).
+    /// A P-256 key's certificate, `/op/KEY/k/self/v=1` (binary).
+    fn certificate() -> Vec<u8> {
+        // The point is a valid one: the generator.
         let point = [
             "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296",
             "4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5",
@@ -127,7 +142,14 @@ mod tests {
             final_block_id: None,
         });
         d.sign_digest_sha256();
-        let bin = d.to_wire();
+        d.to_wire()
+    }
+
+    #[test]
+    fn certificate_files_in_base64_or_binary() {
+        let dir = std::env::temp_dir().join(format!("cascade-authz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = certificate();
         let b64 = BASE64.encode(&bin);
         let wrapped: Vec<&str> = (0..b64.len())
             .step_by(64)
@@ -143,6 +165,33 @@ mod tests {
         }
         let e = read_certificate(p3.to_str().unwrap()).unwrap_err();
         assert!(e.contains("base64"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn relative_certfiles_are_read_from_the_config_files_directory() {
+        let dir = std::env::temp_dir().join(format!("cascade-authz-rel-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("keys")).unwrap();
+        std::fs::write(dir.join("keys/op.cert"), certificate()).unwrap();
+        let text = "[[authorize]]\ncertfile = \"keys/op.cert\"\nprivileges = [\"fib\"]\n\
+                    [[authorize]]\ncertfile = \"any\"\nprivileges = [\"faces\"]\n";
+        let c = Config::from_toml_in(text, Some(&dir)).unwrap();
+        let want = dir.join("keys/op.cert").display().to_string();
+        assert_eq!(c.authorizations[0].certfile, want);
+        assert_eq!(c.authorizations[1].certfile, "any");
+        let a = load(&c.authorizations).unwrap();
+        assert!(!a.is_open("fib") && a.is_open("faces"));
+        // Not from the working directory (which has no keys/op.cert)...
+        assert!(!Path::new("keys/op.cert").exists());
+        let e = Config::from_toml(text).unwrap_err();
+        assert!(
+            e.contains("authorize[0].certfile: cannot load certfile keys/op.cert"),
+            "{e}"
+        );
+        // ...and an absolute path stays as it is, wherever the file is.
+        let abs = format!("[[authorize]]\ncertfile = \"{want}\"\nprivileges = [\"rib\"]\n");
+        let c = Config::from_toml_in(&abs, Some(Path::new("/nonexistent"))).unwrap();
+        assert_eq!(c.authorizations[0].certfile, want);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

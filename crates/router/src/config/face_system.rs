@@ -32,7 +32,8 @@ pub struct FaceSystem {
 pub struct General {
     /// CongestionMarkingEnabled of the faces the router makes (on-demand, multicast and
     /// static faces) and of those `faces/create` makes without the flag: their send queues
-    /// mark packets while congested. Default true (NFD's). Read at start.
+    /// mark packets while congested. Default true (NFD's). A reload applies it to the faces
+    /// made from then on (the open ones keep theirs).
     pub enable_congestion_marking: bool,
 }
 

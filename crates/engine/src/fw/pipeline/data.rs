@@ -217,13 +217,30 @@ impl Engine {
     }
 
     /// Completes a pending slower-tier lookup for exactly these name components: with the Data,
-    /// it satisfies the waiting Interests (and is cached in RAM); without, they are forwarded.
+    /// it satisfies the waiting Interests (and is cached in RAM, fresh for its whole
+    /// FreshnessPeriod from `now_ms`); without, they are forwarded. A Data that arrived earlier
+    /// (a slower tier's copy) goes through [`Engine::complete_pending_aged`].
     pub fn complete_pending<'e>(
         &'e mut self,
         now_ms: u64,
         full_hash: u64,
         name_value: &[u8],
         data: Option<&[u8]>,
+    ) -> Output<'e> {
+        self.complete_pending_aged(now_ms, full_hash, name_value, data, 0)
+    }
+
+    /// [`Engine::complete_pending`] for a Data that arrived `age_ms` ago (a slower tier knows
+    /// when it stored it): the RAM CS counts its FreshnessPeriod from its arrival, not from
+    /// `now_ms`, so a MustBeFresh Interest never gets a Data older than its FreshnessPeriod.
+    /// `u64::MAX`: age unknown, stale at once (still served without MustBeFresh).
+    pub fn complete_pending_aged<'e>(
+        &'e mut self,
+        now_ms: u64,
+        full_hash: u64,
+        name_value: &[u8],
+        data: Option<&[u8]>,
+        age_ms: u64,
     ) -> Output<'e> {
         self.actions.clear();
         self.out.clear();
@@ -273,18 +290,17 @@ impl Engine {
         }
         if let Some(d) = data.filter(|_| self.cs_admit) {
             if let Ok(view) = DataView::decode(d, &self.config.limits) {
+                let fresh_ms = remaining_freshness_ms(&view, age_ms);
                 if view.name().value() != name_value {
                     // A CanBePrefix answer: cached under its own name.
-                    self.insert_cs(now_ms, d);
+                    self.insert_cs_aged(now_ms, d, age_ms);
                 } else if let Some(e) = self.table.find(full_hash, name_value) {
-                    self.table
-                        .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                    self.table.cs_insert(e, view.wire(), fresh_ms, now_ms);
                 } else if let Ok(e) =
                     self.table
                         .find_or_insert(full_hash, name_value, view.name().len())
                 {
-                    self.table
-                        .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                    self.table.cs_insert(e, view.wire(), fresh_ms, now_ms);
                 }
             }
         }
@@ -298,6 +314,12 @@ impl Engine {
     /// its batch). Returns false if the packet does not decode or the table is full; a Data
     /// already cached is refreshed. Honours no PIT entry and sends nothing.
     pub fn insert_cs(&mut self, now_ms: u64, data_wire: &[u8]) -> bool {
+        self.insert_cs_aged(now_ms, data_wire, 0)
+    }
+
+    /// [`Engine::insert_cs`] for a Data that arrived `age_ms` ago: fresh only for what is left
+    /// of its FreshnessPeriod (see [`Engine::complete_pending_aged`]).
+    pub fn insert_cs_aged(&mut self, now_ms: u64, data_wire: &[u8], age_ms: u64) -> bool {
         if !self.cs_admit {
             return false;
         }
@@ -311,8 +333,8 @@ impl Engine {
             .find_or_insert(h.full(), name.value(), name.len())
         {
             Ok(e) => {
-                self.table
-                    .cs_insert(e, view.wire(), view.freshness_ms().unwrap_or(0), now_ms);
+                let fresh_ms = remaining_freshness_ms(&view, age_ms);
+                self.table.cs_insert(e, view.wire(), fresh_ms, now_ms);
                 true
             }
             Err(_) => false,
@@ -384,4 +406,9 @@ impl Engine {
             guard: &guard,
         });
     }
+}
+
+/// What is left of a Data's FreshnessPeriod `age_ms` after it arrived (0: stale now).
+fn remaining_freshness_ms(view: &DataView<'_>, age_ms: u64) -> u64 {
+    view.freshness_ms().unwrap_or(0).saturating_sub(age_ms)
 }
