@@ -525,3 +525,6 @@ pub fn plant(l2: &L2File, disk: &SimDisk, name: &ChunkName<'_>, payload: &[u8]) 
     disk.write_at(&buf, sb.slot_offset(e, slot));
     true
 }
+
+#[cfg(test)]
+mod tests;
