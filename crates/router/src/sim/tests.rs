@@ -56,13 +56,17 @@ fn faults_parse_and_refuse_unknown_words() {
     assert!(Faults::parse("hostle").unwrap_err().contains("hostle"));
 }
 
-/// More seeds, longer: `cargo test -p cascade-router --release -- --ignored many_seeds`.
+/// More seeds, longer: `cargo test -p cascade-router --release -- --ignored many_seeds`
+/// (`SIM_L2=1`: with L2 and its default faults).
 #[test]
 #[ignore]
 fn many_seeds() {
     let n: u64 = std::env::var("SIM_SEEDS").map_or(200, |s| s.parse().unwrap_or(200));
+    let l2 = std::env::var_os("SIM_L2").is_some();
     for seed in 0..n {
-        run(&SimConfig::new(seed, 10_000)).unwrap_or_else(|f| panic!("{f}"));
+        let cfg = SimConfig::new(seed, 10_000);
+        let cfg = if l2 { cfg.with_l2(L2Sim::DEFAULT) } else { cfg };
+        run(&cfg).unwrap_or_else(|f| panic!("{f}"));
     }
 }
 
