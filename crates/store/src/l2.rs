@@ -29,6 +29,10 @@
 //! - The first read or write that fails turns the store off for good ([`L2File::fault`]):
 //!   reads then miss and offers are refused, without I/O.
 //!
+//! The deterministic simulation stands a store on a simulated disk instead of a file
+//! ([`L2Config::disk`], [`crate::sim`]): the same open path, index and checks, with operations
+//! completed when the simulation steps the disk; [`L2File::reopen`] restarts a store in place.
+//!
 //! `O_DIRECT` is an option ([`L2Config::direct`]); all buffers are 4 KiB-aligned and all
 //! offsets and lengths are multiples of 512 bytes (slots) or 4 KiB (extents).
 
