@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use router::sim::{run, Faults, SimConfig};
+use router::sim::{run, Faults, L2Sim, SimConfig};
 
 /// `cascade sim` arguments.
 #[derive(clap::Args, Debug)]
@@ -18,9 +18,18 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 10_000)]
     steps: u64,
     /// Faults to inject: a comma-separated list of all, none, hostile, producers, admin,
-    /// clock, corrupt@STEP (flip a byte of a Data from that step on: the checker must fail).
+    /// clock, corrupt@STEP (flip a byte of a Data from that step on: the checker must fail),
+    /// plant@STEP (with --l2: a wrong slot that passes the store's checks; must fail).
     #[arg(long, default_value = "all")]
     faults: String,
+    /// Give every worker an L2 store on a simulated disk (RAM CS of 12 entries in all).
+    #[arg(long)]
+    l2: bool,
+    /// The L2 disks' faults (implies --l2): a comma-separated list of default, none,
+    /// read=PM, write=PM, torn=PM, lost=PM, flip=PM, crash=PM, restart=PM (per mille),
+    /// delay=STEPS, reorder, inorder, extents=N, batch=B.
+    #[arg(long, value_name = "LIST")]
+    l2_faults: Option<String>,
     /// Forwarding workers (1 to 8); by default 1 to 3, drawn from the seed.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=8))]
     workers: Option<u64>,
@@ -36,8 +45,20 @@ pub fn sim(args: &SimArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let l2 = match args.l2_faults.as_deref().map(L2Sim::parse) {
+        None => args.l2.then_some(L2Sim::DEFAULT),
+        Some(Ok(l)) => Some(l),
+        Some(Err(e)) => {
+            eprintln!("cascade sim: --l2-faults: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut total = router::sim::L2Stats::default();
     for seed in args.seed..args.seed.saturating_add(args.seeds) {
         let mut cfg = SimConfig::new(seed, args.steps);
+        if let Some(l) = l2 {
+            cfg = cfg.with_l2(l);
+        }
         cfg.faults = faults;
         if let Some(w) = args.workers {
             cfg.workers = w as usize;
@@ -64,20 +85,65 @@ pub fn sim(args: &SimArgs) -> ExitCode {
                     s.destroyed,
                     s.max_pit
                 );
+                if l2.is_some() {
+                    println!("  L2: {}", l2_line(&s.l2));
+                    total.add(&s.l2);
+                }
             }
             Err(f) => {
                 eprintln!("cascade sim: FAILED: {f}");
                 eprintln!(
-                    "replay: cascade sim --seed {} --steps {} --faults {}{}",
+                    "replay: cascade sim --seed {} --steps {} --faults {}{}{}",
                     f.seed,
                     args.steps,
                     args.faults,
                     args.workers
-                        .map_or(String::new(), |w| format!(" --workers {w}"))
+                        .map_or(String::new(), |w| format!(" --workers {w}")),
+                    match (&args.l2_faults, args.l2) {
+                        (Some(l), _) => format!(" --l2-faults {l}"),
+                        (None, true) => " --l2".into(),
+                        (None, false) => String::new(),
+                    }
                 );
                 return ExitCode::from(1);
             }
         }
     }
+    if l2.is_some() && args.seeds > 1 {
+        println!("all seeds, L2: {}", l2_line(&total));
+    }
     ExitCode::SUCCESS
+}
+
+/// What the L2 stores did, and the faults their disks injected, by kind.
+fn l2_line(l: &router::sim::L2Stats) -> String {
+    let d = &l.disk;
+    format!(
+        "{} reads, {} writes, {} served, {} failed lookups, {} checksum failures, {} times off, \
+         {} clean restarts, {} crash reopens ({} chunks recovered), {} chunks read back; \
+         faults: {} read EIO, {} write EIO, {} write ENOSPC, {} torn, {} lost, {} bit flips, \
+         {} reordered, {} delayed, {} crashes ({} writes lost, {} torn), {} failed after a crash",
+        d.reads,
+        d.writes,
+        l.served,
+        l.failed,
+        l.checksum_failures,
+        l.turned_off,
+        l.restarts,
+        l.crash_reopens,
+        l.recovered,
+        l.read_back,
+        d.read_errors,
+        d.write_eio,
+        d.write_enospc,
+        d.torn_writes,
+        d.lost_writes,
+        d.bit_flips,
+        d.reordered,
+        d.delayed,
+        d.crashes,
+        d.crash_lost,
+        d.crash_torn,
+        d.after_crash
+    )
 }

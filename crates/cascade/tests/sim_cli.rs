@@ -53,3 +53,46 @@ fn unknown_faults_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("meteor"));
 }
+
+#[test]
+fn with_l2_each_seed_prints_its_store_line_and_a_planted_slot_fails_with_its_replay() {
+    let out = cascade(&[
+        "sim", "--seed", "0", "--seeds", "2", "--steps", "1500", "--l2",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let l2: Vec<&str> = text.lines().filter(|l| l.starts_with("  L2: ")).collect();
+    assert_eq!(l2.len(), 2, "{text}");
+    assert!(
+        l2[0].contains(" writes, ") && l2[0].contains("faults: "),
+        "{text}"
+    );
+    assert!(text.contains("\nall seeds, L2: "), "{text}");
+    let args = [
+        "sim",
+        "--seed",
+        "2",
+        "--steps",
+        "1000",
+        "--l2-faults",
+        "none",
+        "--faults",
+        "all,plant@300",
+    ];
+    let out = cascade(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("FAILED: seed 2 step "), "{err}");
+    assert!(err.contains("not the producer's"), "{err}");
+    assert!(
+        err.contains("--faults all,plant@300 --l2-faults none"),
+        "{err}"
+    );
+    let bad = cascade(&["sim", "--l2-faults", "read=2,meteor"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("meteor"));
+}

@@ -161,6 +161,8 @@ pub enum ActiveBackend {
     Uring,
     /// The thread pool.
     Threads,
+    /// A simulated disk ([`crate::sim::SimDisk`]).
+    Sim,
 }
 
 /// The submission/completion engine of one store (owned by one thread).
@@ -177,6 +179,7 @@ enum Inner {
     #[cfg(target_os = "linux")]
     Uring(Box<Uring>),
     Threads(Pool),
+    Sim(crate::sim::SimDisk),
 }
 
 impl std::fmt::Debug for Io {
@@ -227,12 +230,25 @@ impl Io {
         })
     }
 
+    /// An engine whose operations complete when the simulation steps `disk`
+    /// ([`crate::sim`]).
+    pub(crate) fn sim(disk: crate::sim::SimDisk, queue_depth: usize) -> Self {
+        Io {
+            inner: Inner::Sim(disk),
+            queue_depth: queue_depth.max(1),
+            in_flight: 0,
+            #[cfg(test)]
+            fail_next: None,
+        }
+    }
+
     /// The mechanism in use.
     pub fn backend(&self) -> ActiveBackend {
         match self.inner {
             #[cfg(target_os = "linux")]
             Inner::Uring(_) => ActiveBackend::Uring,
             Inner::Threads(_) => ActiveBackend::Threads,
+            Inner::Sim(_) => ActiveBackend::Sim,
         }
     }
 
@@ -257,6 +273,10 @@ impl Io {
             #[cfg(target_os = "linux")]
             Inner::Uring(u) => u.submit(op),
             Inner::Threads(p) => p.submit(op),
+            Inner::Sim(d) => {
+                d.submit(op);
+                Ok(())
+            }
         };
         if r.is_ok() {
             self.in_flight += 1;
@@ -278,7 +298,7 @@ impl Io {
             #[cfg(target_os = "linux")]
             // SAFETY: forwarded from the caller.
             Inner::Uring(u) => unsafe { u.register_buffers(bufs) },
-            Inner::Threads(_) => false,
+            Inner::Threads(_) | Inner::Sim(_) => false,
         }
     }
 
@@ -300,6 +320,7 @@ impl Io {
             #[cfg(target_os = "linux")]
             Inner::Uring(u) => u.try_complete(),
             Inner::Threads(p) => p.try_complete(),
+            Inner::Sim(d) => d.try_complete(),
         };
         if d.is_some() {
             self.in_flight -= 1;
@@ -335,6 +356,7 @@ impl Io {
             #[cfg(target_os = "linux")]
             Inner::Uring(u) => u.wait(),
             Inner::Threads(p) => p.wait(),
+            Inner::Sim(d) => d.wait(),
         };
         if d.is_some() {
             self.in_flight -= 1;

@@ -29,6 +29,10 @@
 //! - The first read or write that fails turns the store off for good ([`L2File::fault`]):
 //!   reads then miss and offers are refused, without I/O.
 //!
+//! The deterministic simulation stands a store on a simulated disk instead of a file
+//! ([`L2Config::disk`], [`crate::sim`]): the same open path, index and checks, with operations
+//! completed when the simulation steps the disk; [`L2File::reopen`] restarts a store in place.
+//!
 //! `O_DIRECT` is an option ([`L2Config::direct`]); all buffers are 4 KiB-aligned and all
 //! offsets and lengths are multiples of 512 bytes (slots) or 4 KiB (extents).
 
@@ -51,10 +55,12 @@ use crate::layout::{
 use crate::list::{Order, NIL};
 use crate::replacement::Replacement;
 
+mod backing;
 mod members;
 mod persist;
 mod prefixes;
 
+use backing::{Backing, SlotDrop};
 pub use members::FilterLink;
 use persist::{superblock, Found};
 pub use prefixes::PREFIX_LEVELS;
@@ -131,6 +137,9 @@ pub struct L2Config {
     pub decision: Decision,
     /// Seed of the LCP coin.
     pub seed: u64,
+    /// A simulated disk to stand on instead of `path` (the deterministic simulation's, see
+    /// [`crate::sim`]); `None` for a real store.
+    pub disk: Option<crate::sim::SimDisk>,
 }
 
 impl L2Config {
@@ -150,6 +159,7 @@ impl L2Config {
             admission: Admission::WriteBack,
             decision: Decision::Always,
             seed: 1,
+            disk: None,
         }
     }
 
@@ -353,9 +363,15 @@ pub struct BatchRead<'a> {
     valid: u64,
     lens: &'a [(u16, u32)],
     segments: &'a [u64],
+    now_ms: u64,
 }
 
 impl<'a> BatchRead<'a> {
+    /// The store's clock when the read completed ([`L2File::now_ms`]), for freshness.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
     /// The verified chunk in `slot`, if any.
     pub fn chunk(&self, slot: u32) -> Option<Chunk<'a>> {
         if slot >= 64 || self.valid & (1 << slot) == 0 {
@@ -486,7 +502,7 @@ impl KeyLru {
 pub struct L2File {
     config: L2Config,
     sb: Superblock,
-    file: Arc<File>,
+    file: Backing,
     /// Declared before the buffers, so dropped first: they are registered with it.
     io: Io,
     map: KeyMap,
@@ -566,24 +582,9 @@ impl L2File {
             file_id: 0,
         };
         want.validate()?;
-        let mut opts = OpenOptions::new();
-        opts.read(true).write(true).create(true);
-        if config.direct {
-            opts.custom_flags(libc::O_DIRECT);
-        }
-        let path = &config.path;
-        let file = opts
-            .open(path)
-            .map_err(io_err(format!("cannot open L2 file {}", path.display())))?;
-        let (sb, found) = superblock(&file, path, want)?;
-        let file = Arc::new(file);
-        let io = Io::new(
-            file.clone(),
-            config.backend,
-            config.queue_depth,
-            config.io_threads,
-        )
-        .map_err(io_err("cannot start L2 I/O"))?;
+        let file = Backing::open(config)?;
+        let (sb, found) = superblock(&file, &config.path, want)?;
+        let io = file.io(config).map_err(io_err("cannot start L2 I/O"))?;
         let n = sb.extents as usize;
         let qd = config.queue_depth;
         let mut l2 = L2File {
@@ -630,10 +631,10 @@ impl L2File {
         match found {
             Found::Fresh => {
                 l2.free.extend((0..sb.extents).rev());
-                let _ = std::fs::remove_file(config.index_path());
+                let _ = l2.file.remove_index(&config.index_path());
             }
             Found::Extended => {
-                let _ = std::fs::remove_file(config.index_path());
+                let _ = l2.file.remove_index(&config.index_path());
                 l2.rebuild()?;
             }
             Found::Whole => {
@@ -861,7 +862,7 @@ impl L2File {
             payload_len: payload.len() as u32,
         };
         self.next_seq += 1;
-        header.write_stamped(buf.as_mut_slice(), name.name, payload, unix_ms());
+        header.write_stamped(buf.as_mut_slice(), name.name, payload, self.now_ms());
         self.member_written(e, slot, name.name);
         let gen = self.extents[e as usize].gen;
         let op = IoOp {
@@ -1031,28 +1032,19 @@ impl L2File {
                     continue;
                 }
                 let at = s as usize * sbytes;
-                match SlotHeader::read(&buf[at..at + sbytes]) {
-                    Ok((h, name, payload))
-                        if h.batch_key == key
-                            && h.segment % u64::from(self.sb.batch) == u64::from(s) =>
-                    {
-                        if self
-                            .payload_check
-                            .is_some_and(|check| !check(name, payload))
-                        {
-                            // Intact bytes, wrong content (a buggy writer, a crafted file).
-                            self.counters.name_mismatches += 1;
-                            self.extents[e as usize].present &= !(1 << s);
-                            self.members_changed(e, 1 << s, false);
-                            continue;
-                        }
+                match self.verify_slot(&buf[at..at + sbytes], key, s) {
+                    Ok(h) => {
                         valid |= 1 << s;
                         self.lens[s as usize] = (h.name_len, h.payload_len);
                         self.segments[s as usize] = h.segment;
                     }
-                    _ => {
-                        // Corrupt (or not what the index says): never served, dropped.
-                        self.counters.checksum_failures += 1;
+                    Err(drop) => {
+                        // Never served, dropped: corrupt (or not what the index says), or
+                        // intact bytes with the wrong content (a buggy writer, a crafted file).
+                        match drop {
+                            SlotDrop::Corrupt => self.counters.checksum_failures += 1,
+                            SlotDrop::WrongContent => self.counters.name_mismatches += 1,
+                        }
                         self.extents[e as usize].present &= !(1 << s);
                         self.members_changed(e, 1 << s, false);
                     }
@@ -1070,6 +1062,7 @@ impl L2File {
             valid,
             lens: &self.lens,
             segments: &self.segments,
+            now_ms: self.file.now_ms(),
         };
         f(&view);
         self.read_bufs.push(op.buf);

@@ -13,6 +13,9 @@
 //!   together, in front of the CS lookup (the first-stage bypass of Pan et al., "NB-Cache:
 //!   Non-Blocking In-Network Caching for High-Performance Content Routers"): the engine consults
 //!   it through its `CsFilter` ([`BloomHandle`]), L2 keeps its names in it ([`FilterLink`]);
+//! - [`sim`]: a simulated disk (an in-memory image, operations completed when the simulation
+//!   steps it, faults drawn from a seed) that an [`L2File`] can stand on instead of its file:
+//!   the router's deterministic simulation drives L2 with it;
 //! - [`emulated`]: the emulated L2 of Mansilha et al. (delay `B·|c|/τ`, busy-wait or sleep,
 //!   static or dynamic memory);
 //! - [`tier`]: the adapter that plugs an [`L2File`] behind the engine's CS as its
@@ -31,6 +34,7 @@ pub mod l2;
 pub mod layout;
 pub mod list;
 mod replacement;
+pub mod sim;
 pub mod tier;
 
 pub use bloom::{BloomHandle, CountingBloom, Geometry};

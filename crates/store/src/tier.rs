@@ -606,7 +606,7 @@ fn deliver(
         &names[at..at + usize::from(waits[w].name_lens[s])]
     };
     let mut n = 0;
-    let now_ms = crate::l2::unix_ms();
+    let now_ms = b.now_ms();
     for c in b.chunks() {
         let bit = 1u64 << c.slot;
         let full_hash = match w {
@@ -673,7 +673,7 @@ fn deliver_prefix(
     f: &mut impl FnMut(TierCompletion<'_>),
 ) -> usize {
     let mut n = 0;
-    let now_ms = crate::l2::unix_ms();
+    let now_ms = b.now_ms();
     for (i, w) in waits.iter_mut().enumerate() {
         if !w.active || w.again || w.ticket != b.ticket {
             continue;

@@ -21,10 +21,14 @@
 //!   floods, loops, unsolicited Data and Nacks, HopLimit 0, `/localhost` from a non-local
 //!   face) and an administrator (routes, strategies, `cs/erase`, `cs/config`,
 //!   `faces/destroy`).
+//! - **L2** (with [`SimConfig::l2`]): each worker's real store, lookups, write-back
+//!   admission and hand-overs, on a simulated disk ([`store::sim::SimDisk`]) that completes
+//!   operations when stepped and injects read and write errors, torn and lost writes, bit
+//!   flips, delays and reordering, crashes and clean restarts (the store reopens through its
+//!   real open path: index load or rebuild scan); see the `l2` module for its checks.
 //! - **Not covered**: the poll loop and socket faces (UDP, TCP, Unix, WebSocket, Ethernet,
-//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, and the L2 store:
-//!   its I/O completes on io_uring or a thread pool, and its only fault hook is private to its
-//!   own tests, so no L2 with injected faults is driven here.
+//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, the L2 filters
+//!   (the CS Bloom filter, the dispatcher's prefix filters), faults on the store's open path.
 //!
 //! Invariants (checked after every step): a Data reaches a face only for an Interest it
 //! sent and satisfies, at most once per Interest, with the producer's bytes and the PIT token
@@ -38,6 +42,7 @@
 mod actors;
 mod check;
 mod faces;
+mod l2;
 mod net;
 mod packets;
 pub mod rng;
@@ -45,6 +50,8 @@ mod world;
 
 use std::fmt;
 
+pub use l2::{L2Sim, L2Stats, READ_BACK_EVERY};
+pub use store::sim::{DiskCounts, DiskFaults};
 pub use world::run;
 
 /// The faults a run injects.
@@ -61,6 +68,10 @@ pub struct Faults {
     /// From this step on, the first Data delivered to a consumer has a byte flipped: the
     /// checker must catch it (a test of the checker).
     pub corrupt_at: Option<u64>,
+    /// From this step on, with L2, the first chunk a store holds gets a slot that passes every
+    /// check of the store but carries other bytes: the checker must catch it (a test of the
+    /// checker).
+    pub plant_at: Option<u64>,
 }
 
 impl Faults {
@@ -71,6 +82,7 @@ impl Faults {
         admin: true,
         clock_jumps: true,
         corrupt_at: None,
+        plant_at: None,
     };
 
     /// No fault.
@@ -80,10 +92,11 @@ impl Faults {
         admin: false,
         clock_jumps: false,
         corrupt_at: None,
+        plant_at: None,
     };
 
     /// Parses a comma-separated list: `all`, `none`, `hostile`, `producers`, `admin`,
-    /// `clock`, `corrupt@STEP`.
+    /// `clock`, `corrupt@STEP`, `plant@STEP`.
     pub fn parse(s: &str) -> Result<Faults, String> {
         let mut f = Faults::NONE;
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -91,6 +104,7 @@ impl Faults {
                 "all" => {
                     f = Faults {
                         corrupt_at: f.corrupt_at,
+                        plant_at: f.plant_at,
                         ..Faults::ALL
                     }
                 }
@@ -99,11 +113,16 @@ impl Faults {
                 "producers" => f.producers = true,
                 "admin" => f.admin = true,
                 "clock" => f.clock_jumps = true,
-                w => match w.strip_prefix("corrupt@").map(str::parse) {
-                    Some(Ok(n)) => f.corrupt_at = Some(n),
+                w => match (
+                    w.strip_prefix("corrupt@").map(str::parse),
+                    w.strip_prefix("plant@").map(str::parse),
+                ) {
+                    (Some(Ok(n)), _) => f.corrupt_at = Some(n),
+                    (_, Some(Ok(n))) => f.plant_at = Some(n),
                     _ => {
                         return Err(format!(
-                            "unknown fault {w:?} (all, none, hostile, producers, admin, clock, corrupt@STEP)"
+                            "unknown fault {w:?} (all, none, hostile, producers, admin, clock, \
+                             corrupt@STEP, plant@STEP)"
                         ))
                     }
                 },
@@ -136,6 +155,8 @@ pub struct SimConfig {
     pub mgmt_queue: usize,
     /// Capacity of a face's send queue, in packets.
     pub face_queue: usize,
+    /// Each worker's L2 store on a simulated disk, and its faults; `None`: no L2.
+    pub l2: Option<L2Sim>,
 }
 
 impl SimConfig {
@@ -153,7 +174,18 @@ impl SimConfig {
             cs_capacity: 48,
             mgmt_queue: 16,
             face_queue: 64,
+            l2: None,
         }
+    }
+}
+
+impl SimConfig {
+    /// With L2 (`l2`) on every worker, and a RAM CS of 12 entries in all, so that it evicts
+    /// into L2 often.
+    pub fn with_l2(mut self, l2: L2Sim) -> Self {
+        self.l2 = Some(l2);
+        self.cs_capacity = 12;
+        self
     }
 }
 
@@ -184,6 +216,8 @@ pub struct SimStats {
     pub batches: u64,
     /// Largest PIT seen in a worker.
     pub max_pit: u64,
+    /// What the L2 stores did (with L2).
+    pub l2: L2Stats,
 }
 
 /// A passed run.

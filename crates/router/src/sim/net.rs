@@ -184,6 +184,8 @@ pub(super) struct SimRouter {
     pub effects: Rc<RefCell<FwdEffects>>,
     /// Capacity of a worker's PIT.
     pub pit_capacity: usize,
+    /// Each worker's L2 store, when the run has L2.
+    pub l2: Vec<super::l2::SimL2>,
 }
 
 impl SimRouter {
@@ -209,6 +211,7 @@ impl SimRouter {
         let pit_capacity = cfg.pit_capacity;
         let mut ctl = Vec::new();
         let mut workers = Vec::new();
+        let mut l2 = Vec::new();
         for (i, link) in links.iter().enumerate() {
             let ecfg = EngineConfig {
                 pit_cs: PitCsConfig {
@@ -222,9 +225,17 @@ impl SimRouter {
             };
             let (tx, rx) = channel();
             ctl.push(tx);
+            let mut engine = Engine::new(key, fib.clone(), ecfg);
+            let tier = cfg.l2.map(|l| {
+                let (sim, tier) = super::l2::SimL2::open(&l, cfg.seed, i, &clock);
+                l2.push(sim);
+                engine.set_slow_tier(Box::new(tier.clone()));
+                let d = Dispatcher::new(key, n, WorkerMapping::Content, limits);
+                super::l2::SimL2::worker_l2(tier, d, limits, links.clone())
+            });
             let w = Worker::new(
                 i,
-                Engine::new(key, fib.clone(), ecfg),
+                engine,
                 link.clone(),
                 pool.clone(),
                 rx,
@@ -233,7 +244,7 @@ impl SimRouter {
                 start,
                 Duration::from_millis(10),
                 Duration::ZERO,
-                None,
+                tier,
                 false,
             );
             workers.push(w.with_clock(clock.clone()));
@@ -266,6 +277,7 @@ impl SimRouter {
             manager: mgmt::Manager::new(forwarder, parts),
             effects,
             pit_capacity,
+            l2,
         }
     }
 

@@ -43,6 +43,24 @@ pub fn content_name(rng: &mut Rng, object_only: bool) -> Name {
     }
 }
 
+/// Every content name a producer may be asked for (every segment of every object under every
+/// producer prefix).
+pub fn all_chunk_names() -> Vec<Name> {
+    let mut out = Vec::new();
+    for k in 0..PREFIXES {
+        for o in 0..OBJECTS {
+            for s in 0..SEGMENTS {
+                out.push(
+                    prefix(k)
+                        .with_str(&format!("o{o}"))
+                        .with(Component::segment(s)),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// The one Data a producer ever makes for `name`: the content is derived from the name, the
 /// signature is DigestSha256. The checker compares what a consumer gets with it.
 pub fn canonical_data(name: &Name) -> Vec<u8> {

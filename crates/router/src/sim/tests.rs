@@ -56,13 +56,17 @@ fn faults_parse_and_refuse_unknown_words() {
     assert!(Faults::parse("hostle").unwrap_err().contains("hostle"));
 }
 
-/// More seeds, longer: `cargo test -p cascade-router --release -- --ignored many_seeds`.
+/// More seeds, longer: `cargo test -p cascade-router --release -- --ignored many_seeds`
+/// (`SIM_L2=1`: with L2 and its default faults).
 #[test]
 #[ignore]
 fn many_seeds() {
     let n: u64 = std::env::var("SIM_SEEDS").map_or(200, |s| s.parse().unwrap_or(200));
+    let l2 = std::env::var_os("SIM_L2").is_some();
     for seed in 0..n {
-        run(&SimConfig::new(seed, 10_000)).unwrap_or_else(|f| panic!("{f}"));
+        let cfg = SimConfig::new(seed, 10_000);
+        let cfg = if l2 { cfg.with_l2(L2Sim::DEFAULT) } else { cfg };
+        run(&cfg).unwrap_or_else(|f| panic!("{f}"));
     }
 }
 
@@ -117,4 +121,77 @@ fn the_checker_refuses_each_broken_delivery() {
     assert!(on_delivery(&mut c, &[0x06, 0x01], &limits)
         .unwrap_err()
         .contains("undecodable"));
+}
+
+/// Seeds with L2 on every worker and every disk fault: the CI's L2 case.
+#[test]
+fn l2_with_disk_faults_keeps_every_invariant_and_replays_exactly() {
+    let mut total = L2Stats::default();
+    for seed in 0..8 {
+        let cfg = SimConfig::new(seed, 3_000).with_l2(L2Sim::DEFAULT);
+        let a = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+        assert!(a.stats.data > 0, "seed {seed}: no Data: {a:?}");
+        if seed < 2 {
+            let b = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+            assert_eq!(a, b, "seed {seed} replays to the same trace and counts");
+        }
+        let l = a.stats.l2;
+        total.served += l.served;
+        total.read_back += l.read_back;
+        total.restarts += l.restarts;
+        total.crash_reopens += l.crash_reopens;
+        total.disk.writes += l.disk.writes;
+        total.disk.torn_writes += l.disk.torn_writes + l.disk.crash_torn;
+        total.disk.lost_writes += l.disk.lost_writes + l.disk.crash_lost;
+    }
+    // L2 was used: chunks written, served from it, read back, stores reopened.
+    assert!(total.disk.writes > 0 && total.served > 0, "{total:?}");
+    assert!(total.read_back > 0, "{total:?}");
+    assert!(total.restarts + total.crash_reopens > 0, "{total:?}");
+    assert!(
+        total.disk.torn_writes + total.disk.lost_writes > 0,
+        "{total:?}"
+    );
+}
+
+#[test]
+fn without_faults_l2_serves_and_the_read_back_finds_every_chunk_whole() {
+    let mut cfg = SimConfig::new(3, 3_000).with_l2(L2Sim::NO_FAULTS);
+    cfg.faults = Faults::NONE;
+    let o = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+    let l = o.stats.l2;
+    assert!(l.served > 0, "{l:?}");
+    assert_eq!((l.checksum_failures, l.turned_off), (0, 0), "{l:?}");
+    assert_eq!(
+        l.disk,
+        DiskCounts {
+            reads: l.disk.reads,
+            writes: l.disk.writes,
+            ..DiskCounts::default()
+        }
+    );
+}
+
+#[test]
+fn a_planted_l2_slot_is_caught_with_its_seed_and_step() {
+    let mut cfg = SimConfig::new(2, 3_000).with_l2(L2Sim::NO_FAULTS);
+    cfg.faults.plant_at = Some(300);
+    let f = run(&cfg).expect_err("the planted slot must be reported");
+    assert_eq!(f.seed, 2);
+    assert!(f.step >= 300, "{f}");
+    assert!(f.what.contains("not the producer's"), "{f}");
+    assert_eq!(run(&cfg).expect_err("again"), f);
+}
+
+#[test]
+fn l2_faults_parse_and_refuse_unknown_words() {
+    assert_eq!(L2Sim::parse("").unwrap(), L2Sim::DEFAULT);
+    assert_eq!(L2Sim::parse("none").unwrap(), L2Sim::NO_FAULTS);
+    let l = L2Sim::parse("none,read=7,crash=3,inorder,batch=4").unwrap();
+    assert_eq!((l.disk.read_error_pm, l.crash_pm, l.batch), (7, 3, 4));
+    assert!(!l.disk.reorder && l.disk.write_error_pm == 0);
+    assert!(L2Sim::parse("raed=1").unwrap_err().contains("raed"));
+    assert!(L2Sim::parse("read=x").unwrap_err().contains("number"));
+    assert!(L2Sim::parse("read=1001").is_err());
+    assert_eq!(Faults::parse("plant@9").unwrap().plant_at, Some(9));
 }

@@ -68,6 +68,8 @@ struct Sim {
     stats: SimStats,
     /// The corruption hook fired.
     corrupted: bool,
+    /// The wrong slot was planted.
+    planted: bool,
     /// Consumers' recent Interests, for the hostile face's replays.
     recent: VecDeque<Interest>,
     limits: Limits,
@@ -90,6 +92,7 @@ impl Sim {
             trace: FNV_OFFSET,
             stats: SimStats::default(),
             corrupted: false,
+            planted: false,
             recent: VecDeque::new(),
             limits: Limits::default(),
         }
@@ -110,7 +113,24 @@ impl Sim {
             self.one_step()?;
             self.check_bounds()?;
         }
-        self.drain()
+        self.router.l2_checks(true, &mut self.stats)?;
+        self.drain()?;
+        self.router.l2_checks(true, &mut self.stats)?;
+        self.router.l2_totals(&mut self.stats);
+        Ok(())
+    }
+
+    /// With L2: one L2 turn (a disk step, perhaps a crash or a restart, the checks).
+    fn l2_turn(&mut self) -> Result<(), String> {
+        let Some(cfg) = self.cfg.l2 else {
+            return Ok(());
+        };
+        let due = !self.planted && self.cfg.faults.plant_at.is_some_and(|s| self.step >= s);
+        let mut plant = due;
+        self.router
+            .l2_step(&mut self.rng, &cfg, self.step, &mut plant, &mut self.stats)?;
+        self.planted |= due && !plant;
+        Ok(())
     }
 
     /// The faces (three consumers, two producers of `/p0`, one of each other prefix, the
@@ -196,6 +216,7 @@ impl Sim {
     }
 
     fn one_step(&mut self) -> Result<(), String> {
+        self.l2_turn()?;
         let tick = self.rng.below(2);
         self.advance(tick);
         let f = self.cfg.faults;
@@ -471,7 +492,7 @@ impl Sim {
             self.step += 1;
             self.advance(1_000);
             for _ in 0..64 {
-                let mut busy = false;
+                let mut busy = self.router.l2_drain(&mut self.stats)?;
                 for w in 0..self.cfg.workers {
                     busy |= self.router.step_worker(w);
                 }

@@ -14,9 +14,12 @@ impl L2File {
         if self.fault.is_some() {
             return Ok(());
         }
-        self.file
-            .sync_all()
-            .map_err(io_err("cannot sync L2 file"))?;
+        self.write_index()
+    }
+
+    /// Syncs the file, then writes the index to [`L2Config::index_path`] (with a CRC32C).
+    pub(super) fn write_index(&mut self) -> Result<(), L2Error> {
+        self.file.sync().map_err(io_err("cannot sync L2 file"))?;
         let mut out = Vec::with_capacity(32 + self.map.len() * 20 + 4);
         out.extend_from_slice(INDEX_MAGIC);
         out.extend_from_slice(&self.sb.file_id.to_le_bytes());
@@ -35,24 +38,20 @@ impl L2File {
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         let path = self.config.index_path();
-        let tmp = path.with_extension("idx.tmp");
-        let write = || -> io::Result<()> {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&out)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        };
-        write().map_err(io_err(format!("cannot write index {}", path.display())))
+        self.file
+            .write_index(&path, &out)
+            .map_err(io_err(format!("cannot write index {}", path.display())))
     }
 
     /// Loads and deletes the index file; `false` if there is no valid one.
     pub(super) fn load_index(&mut self) -> Result<bool, L2Error> {
         let path = self.config.index_path();
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Some(bytes) = self.file.read_index(&path) else {
             return Ok(false);
         };
         // Whatever happens next, a crash from now on must rebuild.
-        std::fs::remove_file(&path)
+        self.file
+            .remove_index(&path)
             .map_err(io_err(format!("cannot remove index {}", path.display())))?;
         if bytes.len() < 32 || &bytes[..8] != INDEX_MAGIC {
             return Ok(false);
@@ -130,12 +129,9 @@ impl L2File {
         while e0 < self.sb.extents {
             let n = per.min(self.sb.extents - e0);
             let len = n as usize * ebytes;
-            read_full(
-                &self.file,
-                &mut buf.as_mut_slice()[..len],
-                self.sb.extent_offset(e0),
-            )
-            .map_err(io_err("cannot scan L2 file"))?;
+            self.file
+                .read_full(&mut buf.as_mut_slice()[..len], self.sb.extent_offset(e0))
+                .map_err(io_err("cannot scan L2 file"))?;
             for i in 0..n {
                 let base = i as usize * ebytes;
                 // Owner: the key of the newest valid slot; older slots are a previous batch.
@@ -248,18 +244,20 @@ pub(super) enum Found {
 /// written) is created again; a file shorter than its superblock says is extended back. A
 /// block device without a superblock gets one; one with a superblock is used as it is.
 pub(super) fn superblock(
-    file: &File,
+    file: &Backing,
     path: &Path,
     want: Superblock,
 ) -> Result<(Superblock, Found), L2Error> {
     let mut block = AlignedBuf::new(SUPERBLOCK_BYTES as usize);
-    let (len, is_blockdev) =
-        file_len(file).map_err(io_err(format!("cannot stat {}", path.display())))?;
+    let (len, is_blockdev) = file
+        .len()
+        .map_err(io_err(format!("cannot stat {}", path.display())))?;
     let fresh = len < SUPERBLOCK_BYTES || {
-        read_full(file, block.as_mut_slice(), 0).map_err(io_err(format!(
-            "cannot read superblock of {}",
-            path.display()
-        )))?;
+        file.read_full(block.as_mut_slice(), 0)
+            .map_err(io_err(format!(
+                "cannot read superblock of {}",
+                path.display()
+            )))?;
         let b = &block.as_slice()[..SUPERBLOCK_BYTES as usize];
         b.iter().all(|&x| x == 0)
             || (is_blockdev && Superblock::decode(b) == Err(LayoutError::NotAnL2File))
@@ -291,13 +289,13 @@ pub(super) fn superblock(
             sb.file_bytes()
         )));
     }
-    preallocate(file, sb.file_bytes())
+    file.preallocate(sb.file_bytes())
         .map_err(io_err(format!("cannot extend {}", path.display())))?;
     Ok((sb, Found::Extended))
 }
 
 /// (bytes, is a block device): a block device's size is not in its metadata.
-fn file_len(file: &File) -> io::Result<(u64, bool)> {
+pub(super) fn file_len(file: &File) -> io::Result<(u64, bool)> {
     use std::io::{Seek as _, SeekFrom};
     use std::os::unix::fs::FileTypeExt;
     let meta = file.metadata()?;
@@ -313,15 +311,14 @@ fn file_len(file: &File) -> io::Result<(u64, bool)> {
 /// preallocated first, so that a crash in between leaves a file of zeros, created again at
 /// the next open.
 fn create(
-    file: &File,
+    file: &Backing,
     path: &Path,
     want: Superblock,
     is_blockdev: bool,
     block: &mut AlignedBuf,
 ) -> Result<Superblock, L2Error> {
     let mut rand = [0u8; 24];
-    File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut rand))
+    file.random(&mut rand)
         .map_err(io_err("cannot read /dev/urandom"))?;
     let mut hash_key = [0u8; 16];
     hash_key.copy_from_slice(&rand[..16]);
@@ -331,7 +328,7 @@ fn create(
         ..want
     };
     if !is_blockdev {
-        preallocate(file, sb.file_bytes())
+        file.preallocate(sb.file_bytes())
             .map_err(io_err(format!("cannot preallocate {}", path.display())))?;
     }
     sb.encode(block.as_mut_slice());

@@ -20,7 +20,6 @@
 //! worker whose L2 may hold chunks under its name, when the worker that owns the name holds
 //! none.
 
-use super::persist::read_full;
 use super::*;
 
 use engine::hash::{value_hash, HashKey};
@@ -252,10 +251,14 @@ impl L2File {
                 continue;
             }
             let slot = x.present.trailing_zeros();
-            read_full(&self.file, buf.as_mut_slice(), self.sb.slot_offset(e, slot))
+            // One slot, not the whole (page-rounded) buffer: past the file's end for a late
+            // slot of the last extent.
+            let at = self.sb.slot_offset(e, slot);
+            self.file
+                .read_full(&mut buf.as_mut_slice()[..sbytes], at)
                 .map_err(io_err("cannot read L2 slot"))?;
             // An unreadable slot is found (and dropped) when read.
-            if let Ok((h, name, _)) = SlotHeader::read(buf.as_slice()) {
+            if let Ok((h, name, _)) = SlotHeader::read(&buf.as_slice()[..sbytes]) {
                 if let (true, Some(n)) = (h.batch_key == x.key, ChunkName::parse(name)) {
                     self.prefixes_link(e, &n);
                 }

@@ -707,3 +707,21 @@ fn the_prefix_filter_holds_the_prefixes_the_prefix_index_answers_for() {
         }
     }
 }
+
+#[test]
+fn an_index_whose_last_extent_holds_only_a_late_slot_reopens() {
+    // 4 slots of 2,048 bytes: an 8 KiB extent, read one slot at a time after the index loads
+    // (a read of the page-rounded buffer from slot 3 would run past the file's end).
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), 1);
+    let mut l2 = L2File::open(&cfg).unwrap();
+    let n = name(0, 3);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n).unwrap(), &payload(0, 3)),
+        Admit::Writing
+    );
+    l2.close().unwrap();
+    let l2 = L2File::open(&cfg).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert!(l2.contains(&ChunkName::parse(&n).unwrap()));
+}

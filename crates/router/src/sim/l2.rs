@@ -1,0 +1,411 @@
+//! The L2 tier in the simulation: each worker's real store ([`store::L2File`] behind
+//! [`store::L2Tier`], the worker's own write-back admission and lookups) on a simulated disk
+//! ([`store::sim::SimDisk`]) whose operations complete when the simulation steps it, with
+//! faults drawn from the seed; crashes and clean restarts reopen the store from the disk's
+//! image through its real open path (index load, or the rebuild scan).
+//!
+//! Checks, besides the router's (a Data served from L2 must carry the producer's bytes, as
+//! every Data does): the store's queues within their bounds (operations in flight and on the
+//! disk at most the queue depth, waiting lookups at most what the tier has room for); a store
+//! that a fault turned off submits no more reads (the worker goes on from RAM, and a panic
+//! anywhere fails the run); after every reopen, and every [`READ_BACK_EVERY`] steps, every
+//! chunk the store's index holds reads back, through the store's own checks, as the
+//! producer's bytes or as a miss, never as other bytes.
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+use store::sim::{plant, read_back, DiskCounts, DiskFaults, ReadBack, SimDisk};
+use store::{ChunkName, L2Config, L2File, L2Tier, SharedL2Tier};
+use wire::Name;
+
+use super::net::SimRouter;
+use super::packets::{all_chunk_names, canonical_data};
+use super::rng::Rng;
+use super::SimStats;
+
+/// Steps between two read-back checks of every store (also after every reopen and at the
+/// end of the run).
+pub const READ_BACK_EVERY: u64 = 500;
+
+/// Slot size of the simulated stores (the simulation's Data are about 120 bytes).
+const SLOT_BYTES: u32 = 512;
+/// Queue depth of the simulated stores.
+const QUEUE_DEPTH: usize = 4;
+/// Longest name a pending lookup may have.
+const MAX_NAME_BYTES: usize = 256;
+
+/// The L2 of a simulated router: its size and the faults injected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Sim {
+    /// The disks' faults.
+    pub disk: DiskFaults,
+    /// Per mille of steps that crash a worker's store.
+    pub crash_pm: u32,
+    /// Per mille of steps that restart a worker's store cleanly (close, then open).
+    pub restart_pm: u32,
+    /// Extents per worker's store.
+    pub extents: u32,
+    /// Chunks per batch.
+    pub batch: u32,
+}
+
+impl L2Sim {
+    /// The default faults: 10‰ of reads fail, 5‰ of writes fail, 20‰ are torn and 20‰ lost,
+    /// 5‰ of disk steps flip a bit, completions reordered and delayed up to 8 steps, 1‰ of
+    /// steps crash a store and 1‰ restart one cleanly; 6 extents of 2 chunks per worker (far
+    /// fewer than the names, so that L2 evicts).
+    pub const DEFAULT: L2Sim = L2Sim {
+        disk: DiskFaults {
+            read_error_pm: 10,
+            write_error_pm: 5,
+            torn_write_pm: 20,
+            lost_write_pm: 20,
+            bit_flip_pm: 5,
+            reorder: true,
+            max_delay_steps: 8,
+        },
+        crash_pm: 1,
+        restart_pm: 1,
+        extents: 6,
+        batch: 2,
+    };
+
+    /// No fault at all (the disk completes in order, nothing crashes).
+    pub const NO_FAULTS: L2Sim = L2Sim {
+        disk: DiskFaults::NONE,
+        crash_pm: 0,
+        restart_pm: 0,
+        ..L2Sim::DEFAULT
+    };
+
+    /// Parses a comma-separated list of `default`, `none`, `read=PM`, `write=PM`, `torn=PM`,
+    /// `lost=PM`, `flip=PM`, `crash=PM`, `restart=PM` (per mille), `delay=STEPS`, `reorder`,
+    /// `inorder`, `extents=N`, `batch=B`, applied in order from the defaults.
+    pub fn parse(s: &str) -> Result<L2Sim, String> {
+        let mut l = L2Sim::DEFAULT;
+        for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let (key, value) = word.split_once('=').unwrap_or((word, ""));
+            let n = || -> Result<u32, String> {
+                value
+                    .parse()
+                    .map_err(|_| format!("L2 fault {word:?}: {key} needs a number"))
+            };
+            match key {
+                "default" => l = L2Sim::DEFAULT,
+                "none" => l = L2Sim::NO_FAULTS,
+                "read" => l.disk.read_error_pm = n()?,
+                "write" => l.disk.write_error_pm = n()?,
+                "torn" => l.disk.torn_write_pm = n()?,
+                "lost" => l.disk.lost_write_pm = n()?,
+                "flip" => l.disk.bit_flip_pm = n()?,
+                "crash" => l.crash_pm = n()?,
+                "restart" => l.restart_pm = n()?,
+                "delay" => l.disk.max_delay_steps = n()?,
+                "reorder" => l.disk.reorder = true,
+                "inorder" => l.disk.reorder = false,
+                "extents" => l.extents = n()?.clamp(1, 1024),
+                "batch" => l.batch = n()?.clamp(1, 8),
+                _ => {
+                    return Err(format!(
+                        "unknown L2 fault {word:?} (default, none, read=, write=, torn=, lost=, \
+                         flip=, crash=, restart=, delay=, reorder, inorder, extents=, batch=)"
+                    ))
+                }
+            }
+        }
+        if [
+            l.disk.read_error_pm,
+            l.disk.write_error_pm,
+            l.disk.torn_write_pm,
+            l.disk.lost_write_pm,
+            l.disk.bit_flip_pm,
+            l.crash_pm,
+            l.restart_pm,
+        ]
+        .iter()
+        .any(|&pm| pm > 1000)
+        {
+            return Err("L2 fault rates are per mille: 0 to 1000".into());
+        }
+        Ok(l)
+    }
+}
+
+/// What a run's stores did (summed over the workers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct L2Stats {
+    /// Faults the disks injected, by kind.
+    pub disk: DiskCounts,
+    /// Clean restarts (close, then open: the index file is loaded).
+    pub restarts: u64,
+    /// Opens after a crash (the index is rebuilt by a scan).
+    pub crash_reopens: u64,
+    /// Chunks the stores found at their reopens.
+    pub recovered: u64,
+    /// Lookups L2 answered with a chunk.
+    pub served: u64,
+    /// Pending lookups L2 completed without a chunk (I/O error, corrupt, stale).
+    pub failed: u64,
+    /// Slots dropped because their checksum (or position) failed.
+    pub checksum_failures: u64,
+    /// Times a fault turned a store off.
+    pub turned_off: u64,
+    /// Chunks read back and checked ([`read_back`]).
+    pub read_back: u64,
+}
+
+/// One worker's store, as the simulation holds it.
+pub(super) struct SimL2 {
+    disk: SimDisk,
+    tier: SharedL2Tier,
+    /// Reads submitted when a fault turned the store off (none may follow).
+    reads_at_fault: Option<u64>,
+    /// Crashed: reopen once no lookup waits for the dead store.
+    crashed: bool,
+    /// L2 counters of the stores closed so far (their files' counters restart at open).
+    closed_checksum_failures: u64,
+}
+
+impl SimL2 {
+    /// Worker `w`'s store on a new disk (faults from `seed`), as the worker's L2 tier: the
+    /// handle for the engine, and the simulation's own.
+    pub fn open(
+        l2: &L2Sim,
+        seed: u64,
+        w: usize,
+        clock: &Arc<std::sync::atomic::AtomicU64>,
+    ) -> (SimL2, SharedL2Tier) {
+        let disk = SimDisk::new(seed ^ ((w as u64 + 1) << 40), l2.disk, clock.clone());
+        let cfg = L2Config {
+            slot_bytes: SLOT_BYTES,
+            batch: l2.batch,
+            queue_depth: QUEUE_DEPTH,
+            disk: Some(disk.clone()),
+            ..L2Config::new(format!("sim-l2-{w}"), l2.extents)
+        };
+        let file = L2File::open(&cfg).expect("a simulated disk always opens");
+        let tier = SharedL2Tier::new(L2Tier::new(file, MAX_NAME_BYTES));
+        let sim = SimL2 {
+            disk,
+            tier: tier.clone(),
+            reads_at_fault: None,
+            crashed: false,
+            closed_checksum_failures: 0,
+        };
+        (sim, tier)
+    }
+
+    /// The worker's L2 state for the worker itself (write-back, as `[store] admission`'s
+    /// default).
+    pub fn worker_l2(
+        tier: SharedL2Tier,
+        dispatcher: crate::dispatch::Dispatcher,
+        limits: wire::Limits,
+        peers: Vec<Arc<crate::worker::WorkerLink>>,
+    ) -> crate::worker::L2 {
+        crate::worker::L2::new(
+            tier,
+            dispatcher,
+            limits,
+            peers,
+            true,
+            Arc::new(AtomicUsize::new(0)),
+            None,
+        )
+    }
+
+    /// Reopens the store if it is due and no lookup waits; `clean`: a clean restart.
+    fn reopen(&mut self, clean: bool, stats: &mut L2Stats) -> Result<bool, String> {
+        let mut t = self.tier.lock();
+        if t.waiting() > 0 {
+            return Ok(false);
+        }
+        self.closed_checksum_failures += t.l2().counters().checksum_failures;
+        t.l2_mut()
+            .reopen(clean)
+            .map_err(|e| format!("the store did not reopen from its disk: {e}"))?;
+        stats.recovered += t.l2().counters().recovered_chunks;
+        if clean {
+            stats.restarts += 1;
+        } else {
+            stats.crash_reopens += 1;
+        }
+        self.crashed = false;
+        self.reads_at_fault = None;
+        Ok(true)
+    }
+
+    /// The store's bounds, and no read after a fault turned it off.
+    fn check(&mut self, stats: &mut L2Stats) -> Result<(), String> {
+        let t = self.tier.lock();
+        let l2 = t.l2();
+        let qd = l2.config().queue_depth;
+        if l2.in_flight() > qd || self.disk.queued() > qd {
+            return Err(format!(
+                "L2: {} operations in flight, {} on the disk, queue depth {qd}",
+                l2.in_flight(),
+                self.disk.queued()
+            ));
+        }
+        let room = qd * l2.superblock().batch as usize + store::tier::DEFERRED_LOOKUPS + qd;
+        if t.waiting() > room {
+            return Err(format!(
+                "L2: {} lookups waiting, room for {room}",
+                t.waiting()
+            ));
+        }
+        let reads = l2.counters().reads_submitted;
+        match (l2.fault(), self.reads_at_fault) {
+            (Some(_), None) => {
+                stats.turned_off += 1;
+                self.reads_at_fault = Some(reads);
+            }
+            (Some(f), Some(r)) if reads > r => {
+                return Err(format!(
+                    "L2 turned off ({f}) but submitted {} reads since",
+                    reads - r
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Every chunk the index holds reads back as the producer's bytes or as a miss.
+    fn read_back_all(&self, names: &[Name], stats: &mut L2Stats) -> Result<(), String> {
+        let t = self.tier.lock();
+        for name in names {
+            let wire = name.to_wire();
+            let Some(chunk) = ChunkName::parse(&wire[2..]) else {
+                continue;
+            };
+            match read_back(t.l2(), &self.disk, &chunk) {
+                ReadBack::NotHeld => {}
+                ReadBack::Miss => stats.read_back += 1,
+                ReadBack::Served(bytes) => {
+                    stats.read_back += 1;
+                    if bytes != canonical_data(name) {
+                        return Err(format!(
+                            "L2 holds {name} with bytes that are not the producer's (they pass \
+                             every check of the store)"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Plants a wrong slot (right name, one byte changed) for the first chunk the store holds
+    /// (a test of the checker); true if it did.
+    fn plant_wrong(&self, names: &[Name]) -> bool {
+        let t = self.tier.lock();
+        for name in names {
+            let wire = name.to_wire();
+            let Some(chunk) = ChunkName::parse(&wire[2..]) else {
+                continue;
+            };
+            let mut wrong = canonical_data(name);
+            if let Some(b) = wrong.last_mut() {
+                *b ^= 0x5a;
+            }
+            if plant(t.l2(), &self.disk, &chunk, &wrong) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl SimRouter {
+    /// One L2 turn: a worker's disk completes a few operations; that store may crash or
+    /// restart cleanly (`cfg`'s rates), a crashed one reopens once nothing waits for it, a
+    /// wrong slot is planted if `plant` (once); then the checks, and every
+    /// [`READ_BACK_EVERY`] steps the read-back of every store.
+    pub fn l2_step(
+        &mut self,
+        rng: &mut Rng,
+        cfg: &L2Sim,
+        step: u64,
+        plant: &mut bool,
+        stats: &mut SimStats,
+    ) -> Result<(), String> {
+        let w = rng.index(self.l2.len());
+        let s = &mut self.l2[w];
+        s.disk.step();
+        if s.crashed {
+            s.reopen(false, &mut stats.l2)?;
+        } else if rng.below(1000) < u64::from(cfg.crash_pm) {
+            s.disk.crash();
+            s.crashed = true;
+            s.reopen(false, &mut stats.l2)?;
+        } else if rng.below(1000) < u64::from(cfg.restart_pm) {
+            s.reopen(true, &mut stats.l2)?;
+        }
+        if *plant && s.plant_wrong(&all_chunk_names()) {
+            *plant = false;
+        }
+        self.l2_checks(step % READ_BACK_EVERY == 0, stats)
+    }
+
+    /// The checks of every store; `read_back`: also read back every chunk they hold.
+    pub fn l2_checks(&mut self, read_back: bool, stats: &mut SimStats) -> Result<(), String> {
+        let names = if read_back {
+            all_chunk_names()
+        } else {
+            Vec::new()
+        };
+        for (w, s) in self.l2.iter_mut().enumerate() {
+            s.check(&mut stats.l2)
+                .and_then(|()| s.read_back_all(&names, &mut stats.l2))
+                .map_err(|e| format!("worker {w}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    /// Steps every disk until nothing is ready, and reopens the crashed stores (the final
+    /// drain: every lookup waiting for L2 completes). True if anything happened.
+    pub fn l2_drain(&mut self, stats: &mut SimStats) -> Result<bool, String> {
+        let mut busy = false;
+        for s in &mut self.l2 {
+            for _ in 0..64 {
+                if s.disk.step() == 0 && s.disk.queued() == 0 {
+                    break;
+                }
+                busy = true;
+            }
+            if s.crashed {
+                busy |= s.reopen(false, &mut stats.l2)?;
+            }
+        }
+        Ok(busy)
+    }
+
+    /// Adds up what the stores did into `stats` (at the end of a run).
+    pub fn l2_totals(&self, stats: &mut SimStats) {
+        for s in &self.l2 {
+            let t = s.tier.lock();
+            stats.l2.served += t.counters().served;
+            stats.l2.failed += t.counters().failed;
+            stats.l2.checksum_failures +=
+                s.closed_checksum_failures + t.l2().counters().checksum_failures;
+            stats.l2.disk.add(&s.disk.counts());
+        }
+    }
+}
+
+impl L2Stats {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &L2Stats) {
+        self.disk.add(&o.disk);
+        self.restarts += o.restarts;
+        self.crash_reopens += o.crash_reopens;
+        self.recovered += o.recovered;
+        self.served += o.served;
+        self.failed += o.failed;
+        self.checksum_failures += o.checksum_failures;
+        self.turned_off += o.turned_off;
+        self.read_back += o.read_back;
+    }
+}
