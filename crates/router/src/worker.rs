@@ -714,8 +714,9 @@ impl Worker {
         let emit = &mut self.emit;
         let mut sent = 0;
         let mut tier = t.tier.lock();
-        // L2's wall clock: a chunk's freshness counts from its write to L2.
-        let unix_now = store::l2::unix_ms();
+        // The store's clock (the wall clock, or the simulation's): a chunk's freshness counts
+        // from its write to L2.
+        let unix_now = tier.l2().now_ms();
         let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
                 let age = c.age_ms(unix_now);
