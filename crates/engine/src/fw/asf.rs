@@ -302,7 +302,7 @@ impl AsfTable {
 
     /// A Data for `name_hash` came from `face`, `rtt_ms` after the Interest went there
     /// (`None`: no out-record): the RTT is recorded, the timeout cancelled if it was this
-    /// Interest's, the timeout count cleared.
+    /// Interest's, the timeout count cleared. Whether the face had measurements here.
     pub fn data(
         &mut self,
         slot: usize,
@@ -310,9 +310,9 @@ impl AsfTable {
         rtt_ms: Option<u64>,
         name_hash: u64,
         now_ms: u64,
-    ) {
+    ) -> bool {
         let Some(i) = self.face_index(slot, face, now_ms) else {
-            return;
+            return false;
         };
         self.fire_due(slot, i, now_ms);
         let f = &mut self.slots[slot].faces[i];
@@ -324,6 +324,7 @@ impl AsfTable {
             f.timeout = None;
         }
         f.n_timeouts = 0;
+        true
     }
 
     /// A Nack came from `face`: it counts as timed out at once.
