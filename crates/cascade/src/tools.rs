@@ -120,9 +120,11 @@ pub struct PokeArgs {
 #[derive(Args, Debug)]
 pub struct PutArgs {
     /// Name prefix; segments are PREFIX/v=VERSION/seg=N.
-    prefix: String,
+    #[arg(required_unless_present = "version")]
+    prefix: Option<String>,
     /// File to serve.
-    file: PathBuf,
+    #[arg(required_unless_present = "version")]
+    file: Option<PathBuf>,
     /// Content bytes per segment.
     #[arg(
         short = 's',
@@ -149,9 +151,10 @@ pub struct PutArgs {
     /// Print each Interest and the Data answering it on stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
-    /// Version number (default: now, in milliseconds since the Unix epoch).
-    #[arg(long)]
-    version: Option<u64>,
+    /// Alone: print the program version and exit (ndnputchunks' `-V`). With N: the Data's
+    /// version number (default: now, in milliseconds since the Unix epoch).
+    #[arg(short = 'V', long, num_args = 0..=1, value_name = "N")]
+    version: Option<Option<u64>>,
     /// Exit once every segment has been served at least once (default: serve until SIGINT or
     /// SIGTERM).
     #[arg(long)]
@@ -606,13 +609,20 @@ pub fn put(args: &PutArgs) -> ExitCode {
 }
 
 fn put_inner(args: &PutArgs) -> Result<(), Failure> {
-    let prefix = parse_name(&args.prefix, "prefix")?;
+    if args.version == Some(None) {
+        println!("cascade-put {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    let (Some(prefix), Some(file)) = (&args.prefix, &args.file) else {
+        return Err(bad("PREFIX and FILE are required"));
+    };
+    let prefix = parse_name(prefix, "prefix")?;
     check_signing_info(&args.signing_info)?;
     check_naming_convention(args.naming_convention.as_deref())?;
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));
     }
-    let version = args.version.unwrap_or_else(client::unix_time_ms);
+    let version = args.version.flatten().unwrap_or_else(client::unix_time_ms);
     // The largest segment must fit a packet.
     let probe = segment_data(
         &prefix,
@@ -629,8 +639,8 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
             wire::MAX_NDN_PACKET_BYTES
         )));
     }
-    let content = std::fs::read(&args.file)
-        .map_err(|e| Failure(1, format!("cannot read {}: {e}", args.file.display())))?;
+    let content = std::fs::read(file)
+        .map_err(|e| Failure(1, format!("cannot read {}: {e}", file.display())))?;
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     let opts = ServeOptions {
@@ -660,14 +670,14 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
         match data.map(|d| wire::DataView::decode(d, &wire::Limits::default())) {
             Some(Ok(d)) => eprintln!("Data: Name: {}", d.name()),
             Some(Err(_)) => {}
-            None => eprintln!("Interest cannot be satisfied"),
+            None => eprintln!("Interest cannot be satisfied, sending Nack"),
         }
     };
     let st = serve_content_seeing(&mut face, &prefix, &content, &opts, &stop, seen)?;
     if !args.quiet {
         eprintln!(
-            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
-            st.interests, st.data_sent, st.metadata_sent, st.unanswered
+            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} Nacked, {} unanswered",
+            st.interests, st.data_sent, st.metadata_sent, st.nacked, st.unanswered
         );
     }
     Ok(())

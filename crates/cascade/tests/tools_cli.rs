@@ -741,3 +741,83 @@ fn get_failure_leaves_no_partial_file() {
     assert!(!out.exists());
     f.thread.join().unwrap();
 }
+
+#[test]
+fn put_nacks_what_it_cannot_satisfy_and_ignores_what_is_not_its_own() {
+    // ndnputchunks 24.07: an Interest its filters take but no segment satisfies gets a Nack
+    // without a reason; one for another version goes unanswered.
+    let dir = TempDir::new();
+    let file = dir.0.join("in.bin");
+    std::fs::write(&file, b"one segment").unwrap();
+    let f = fake(Vec::new(), |got: &mut Vec<String>, face, r| {
+        let ask = |face: &mut Face, uri: &str, cbp: bool| {
+            let mut i = Interest::new(name(uri), client::random_nonce());
+            i.can_be_prefix = cbp;
+            face.send_packet(&i.to_wire(), &LpHeaders::default())
+                .unwrap();
+        };
+        match r {
+            Received::Interest(i) => {
+                management(&mut Vec::new(), face, &i);
+                ask(face, "/put/n/v=5/seg=9", false);
+                ask(face, "/put/n/v=6/seg=0", false);
+                ask(face, "/put/n/32=metadata", false);
+                ask(face, "/put/n/v=5/seg=0", false);
+                true
+            }
+            Received::Nack(n) => {
+                let reason = n.reason.map_or("none".into(), |r| format!("{r:?}"));
+                got.push(format!("nack {} {reason}", n.interest.name));
+                true
+            }
+            Received::Data(d) => {
+                got.push(format!("data {}", d.name));
+                false
+            }
+        }
+    });
+    let o = cascade(
+        &[
+            "put",
+            "/put/n",
+            file.to_str().unwrap(),
+            "--version",
+            "5",
+            "--once",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("4 Interests, 1 Data sent (0 RDR metadata), 2 Nacked, 1 unanswered"),
+        "{}",
+        stderr(&o)
+    );
+    let got = f.thread.join().unwrap();
+    assert_eq!(
+        got,
+        [
+            "nack /put/n/v=5/seg=9 none",
+            "nack /put/n/32=metadata none",
+            "data /put/n/v=5/seg=0"
+        ]
+    );
+}
+
+#[test]
+fn every_tool_prints_its_version_as_ndn_tools_do() {
+    // ndn-tools print `<program> <version>` for -V/--version and exit 0; nfdc its bare version.
+    let v = env!("CARGO_PKG_VERSION");
+    for tool in ["peek", "poke", "put", "get", "ping", "pingserver", "decode"] {
+        for flag in ["-V", "--version"] {
+            let o = cascade(&[tool, flag], b"");
+            assert!(o.status.success(), "{tool} {flag}: {}", stderr(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(out, format!("cascade-{tool} {v}\n"), "{tool} {flag}");
+        }
+    }
+    let o = cascade(&["ctl", "-V"], b"");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{v}\n"));
+}
