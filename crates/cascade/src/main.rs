@@ -19,6 +19,7 @@ mod run;
 mod signals;
 mod sim;
 mod tools;
+mod tools_log;
 mod tools_ping;
 
 use std::io::{Read, Write};

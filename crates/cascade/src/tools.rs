@@ -258,6 +258,12 @@ pub struct GetArgs {
     /// Cascade's older form of `-p fixed -s N`.
     #[arg(long, value_name = "N", hide = true)]
     fixed_window: Option<u32>,
+    /// Log the congestion window to FILE, as ndncatchunks (AIMD and CUBIC pipelines).
+    #[arg(long, value_name = "FILE")]
+    log_cwnd: Option<PathBuf>,
+    /// Log the RTT samples and estimates to FILE, as ndncatchunks (AIMD and CUBIC pipelines).
+    #[arg(long, value_name = "FILE")]
+    log_rtt: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -831,6 +837,12 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
         eprint!("{}", describe_pipeline(&opts));
     }
     let to_stdout = args.output.as_os_str() == "-";
+    let mut log = match opts.aimd.fixed && opts.cubic.is_none() {
+        true => None,
+        false => {
+            crate::tools_log::ChunksLog::open(args.log_cwnd.as_deref(), args.log_rtt.as_deref())?
+        }
+    };
     let mut face = connect(&args.transport)?;
     let mut sink: Box<dyn Write> = if to_stdout {
         Box::new(std::io::stdout().lock())
@@ -857,11 +869,20 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
         b.set_position(p.segments);
         b.set_message(indicatif::HumanBytes(p.bytes).to_string());
     };
-    let r = client::get_with_progress(&mut face, &name, &opts, &mut sink, &mut on_progress);
+    let mut record = |e: &client::FetchEvent| log.iter_mut().for_each(|l| l.record(e));
+    let logger: Option<&mut dyn FnMut(&client::FetchEvent)> =
+        match args.log_cwnd.is_some() || args.log_rtt.is_some() {
+            true => Some(&mut record),
+            false => None,
+        };
+    let r = client::get_logged(&mut face, &name, &opts, &mut sink, &mut on_progress, logger);
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
     drop(sink);
+    if let Some(l) = log {
+        l.finish()?;
+    }
     let stats = match r {
         Ok(s) => s,
         Err(e) => {

@@ -146,7 +146,7 @@ impl PingStats {
 }
 
 /// A number with at most 6 significant digits and no trailing zeros (C++ stream default).
-fn g(x: f64) -> String {
+pub(crate) fn g(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }

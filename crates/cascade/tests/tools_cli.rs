@@ -664,8 +664,9 @@ fn token_for(discovery: bool) -> u8 {
     }
 }
 
-#[test]
-fn get_writes_the_file_and_reports_json_stats() {
+/// Runs `cascade get /get/file -o OUT <extra>` against a fake serving 13 segments (RDR
+/// metadata first); returns the run, the content served, and the scratch directory.
+fn get_file(extra: &[&str]) -> (Output, Vec<u8>, TempDir) {
     let dir = TempDir::new();
     let out = dir.0.join("out.bin");
     let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -691,26 +692,86 @@ fn get_writes_the_file_and_reports_json_stats() {
         *answered += 1;
         *answered < n
     });
+    let mut args = vec!["get", "/get/file", "-o", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--transport", &f.uri]);
+    let o = cascade(&args, b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), content);
+    f.thread.join().unwrap();
+    (o, content, dir)
+}
+
+#[test]
+fn get_writes_the_file_and_reports_json_stats() {
+    let (o, _, _dir) = get_file(&["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "/get/file/v=5");
+    assert_eq!(v["segments"], 13);
+    assert_eq!(v["bytes"], 50_000);
+    assert_eq!(v["rtt_ms"]["samples"], 12);
+}
+
+/// The rows of a tab-separated log after its header, as numbers.
+fn log_rows(path: &std::path::Path, header: &str) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(header));
+    lines
+        .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn get_logs_cwnd_and_rtt_as_ndncatchunks_for_both_adaptive_pipelines() {
+    for pipeline in ["cubic", "aimd"] {
+        let dir = TempDir::new();
+        let (cwnd, rtt) = (dir.0.join("cwnd.tsv"), dir.0.join("rtt.tsv"));
+        let args = [
+            "-p",
+            pipeline,
+            "--log-cwnd",
+            cwnd.to_str().unwrap(),
+            "--log-rtt",
+            rtt.to_str().unwrap(),
+        ];
+        get_file(&args);
+        // No loss: each of the 12 segments the pipeline fetched grew the window once.
+        let rows = log_rows(&cwnd, "time\tcwndsize");
+        assert_eq!(rows.len(), 12, "{pipeline}");
+        for w in rows.windows(2) {
+            assert!(
+                w[0][0] <= w[1][0] && w[0][1] < w[1][1],
+                "{pipeline}: {rows:?}"
+            );
+        }
+        assert!(rows.iter().all(|r| r.len() == 2 && r[0] >= 0.0));
+        // One RTT sample per segment sent once: segment, rtt, rttvar, srtt, rto (ms).
+        let rows = log_rows(&rtt, "segment\trtt\trttvar\tsrtt\trto");
+        let mut segs: Vec<u64> = rows.iter().map(|r| r[0] as u64).collect();
+        segs.sort();
+        assert_eq!(segs, (1..=12).collect::<Vec<u64>>(), "{pipeline}");
+        // The RTO is at least the 200 ms minimum, and at least srtt.
+        assert!(rows
+            .iter()
+            .all(|r| r.len() == 5 && r[4] >= 200.0 && r[4] >= r[3]));
+    }
+    // A file that cannot be created: one line naming the option, exit 1.
     let o = cascade(
         &[
             "get",
-            "/get/file",
+            "/x",
             "-o",
-            out.to_str().unwrap(),
-            "--json",
-            "--transport",
-            &f.uri,
+            "-",
+            "--log-rtt",
+            "/nonexistent/dir/rtt.tsv",
         ],
         b"",
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&out).unwrap(), content);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["name"], "/get/file/v=5");
-    assert_eq!(v["segments"], n);
-    assert_eq!(v["bytes"], 50_000);
-    assert_eq!(v["rtt_ms"]["samples"], n - 1);
-    f.thread.join().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        one_line(&o).starts_with("cascade get: --log-rtt: cannot write /nonexistent/dir/rtt.tsv")
+    );
 }
 
 #[test]
