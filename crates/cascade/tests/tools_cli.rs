@@ -882,3 +882,67 @@ fn every_tool_prints_its_version_as_ndn_tools_do() {
     let o = cascade(&["ctl", "-V"], b"");
     assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{v}\n"));
 }
+
+#[test]
+fn ping_counts_data_nacks_and_timeouts_as_ndnping_and_sigquit_prints_a_summary() {
+    // Probe 20 gets Data, 21 a Nack, 22 nothing (a timeout), 23 Data; SIGQUIT after the first
+    // reply prints ndnping's short summary and the run goes on.
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let seq = i.interest.name.components.last().unwrap().value.clone();
+        match &seq[..] {
+            b"21" => nack(face, &i, NackReason::NoRoute),
+            b"22" => {}
+            _ => face
+                .put_data(&signed(i.interest.name.clone(), b"", None), i.pit_token)
+                .unwrap(),
+        }
+        seq != b"23"
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args([
+            "ping", "/p", "-c", "4", "-i", "300", "-o", "200", "-n", "20",
+        ])
+        .args(["--transport", &f.uri])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    use std::io::BufRead;
+    while lines.len() < 2 {
+        let mut l = String::new();
+        assert!(stdout.read_line(&mut l).unwrap() > 0, "{lines:?}");
+        lines.push(l);
+    }
+    assert_eq!(lines[0], "PING /p\n");
+    assert!(
+        lines[1].starts_with("content from /p: seq=20 time="),
+        "{lines:?}"
+    );
+    // SAFETY: kill only sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGQUIT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(
+        rest.lines().any(
+            |l| l.starts_with("1/1 packets, 0% lost, 0% nacked, min/avg/max/mdev = ")
+                || l.starts_with("1/2 packets")
+        ),
+        "{rest}"
+    );
+    assert!(rest.contains("nack from /p: seq=21 time="), "{rest}");
+    assert!(rest.contains(" reason=NoRoute\n"), "{rest}");
+    assert!(rest.contains("timeout from /p: seq=22\n"), "{rest}");
+    assert!(rest.contains("content from /p: seq=23 time="), "{rest}");
+    assert!(
+        rest.contains("4 packets transmitted, 2 received, 1 nacked, 25% lost, 25% nacked, time "),
+        "{rest}"
+    );
+    f.thread.join().unwrap();
+}
