@@ -687,3 +687,22 @@ fn asf_keeps_an_entry_50_ms_after_each_data_even_with_nothing_else_pending() {
     step(&mut e, 160, &[(UP_A, data("/a/x"))]);
     assert_eq!(unsolicited(&e), 1);
 }
+
+#[test]
+fn measured_prefixes_are_name_hashes_every_worker_agrees_on() {
+    // Two engines (workers) with the hash key the router gives them all: the same prefix
+    // measured in both reports the same key, once per engine even when ASF and access both
+    // measure it.
+    let keys = |kind| {
+        let mut e = engine(Strategy::new(kind));
+        step(&mut e, 0, &[(DOWN, interest("/a/x", 1))]);
+        step(&mut e, 10, &[(UP_A, data("/a/x"))]);
+        let mut v = vec![99];
+        e.measured_prefixes(10, &mut v);
+        v
+    };
+    let a = engine::hash::name_hash(KEY, &n("/a"));
+    assert_eq!(keys(StrategyKind::Asf), [a]);
+    assert_eq!(keys(StrategyKind::Access), [a]);
+    assert!(keys(StrategyKind::BestRoute).is_empty());
+}

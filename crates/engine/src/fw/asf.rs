@@ -163,6 +163,14 @@ impl AsfTable {
         self.slots.len()
     }
 
+    /// The name hashes of the live namespaces.
+    pub fn live_hashes(&self, now_ms: u64) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .filter(move |s| s.live(now_ms))
+            .map(|s| s.hash)
+    }
+
     /// Live namespaces.
     pub fn len(&self, now_ms: u64) -> usize {
         self.slots.iter().filter(|s| s.live(now_ms)).count()

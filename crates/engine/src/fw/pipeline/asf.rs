@@ -41,6 +41,17 @@ impl Engine {
             + self.access.as_ref().map_or(0, |t| t.len(now_ms))
     }
 
+    /// The name hashes of this engine's live measurements entries (ASF's namespaces and the
+    /// access strategy's prefixes, one per name) into `out`: the workers share the hash key,
+    /// so management counts the prefixes two workers both measure once.
+    pub fn measured_prefixes(&self, now_ms: u64, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.asf.iter().flat_map(|t| t.live_hashes(now_ms)));
+        out.extend(self.access.iter().flat_map(|t| t.live_hashes(now_ms)));
+        out.sort_unstable();
+        out.dedup();
+    }
+
     /// ASF's measurements (`None` until a prefix chooses ASF).
     pub fn asf(&self) -> Option<&AsfTable> {
         self.asf.as_ref()
