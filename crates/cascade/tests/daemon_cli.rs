@@ -914,3 +914,21 @@ fn a_router_killed_while_storing_restarts_and_serves_what_its_store_acknowledged
     println!("l2 kill: {runs} runs, {acked_total} chunks acknowledged, {served_total} served");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn put_nacks_a_segment_past_the_last_through_the_router() {
+    // ndnputchunks 24.07 Nacks an Interest its filters take but cannot satisfy; the router
+    // (best-route) passes the Nack to the consumer, who stops waiting at once.
+    let d = Daemon::start("putnack");
+    let src = d.dir.join("one.bin");
+    std::fs::write(&src, b"one segment").unwrap();
+    let mut put = d.put("/nk", &src, &["--version", "5"]);
+    let ok = d.tool(&["peek", "/nk/v=5/seg=0", "-p"]);
+    assert!(ok.status.success());
+    assert_eq!(ok.stdout, b"one segment");
+    let past = d.tool(&["peek", "/nk/v=5/seg=9", "-l", "10000"]);
+    assert_eq!(past.status.code(), Some(4), "a Nack, not a timeout");
+    let _ = put.kill();
+    let _ = put.wait();
+    assert!(d.stop().success());
+}
