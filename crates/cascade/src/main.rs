@@ -19,6 +19,7 @@ mod run;
 mod signals;
 mod sim;
 mod tools;
+mod tools_log;
 mod tools_ping;
 
 use std::io::{Read, Write};
@@ -40,6 +41,7 @@ enum Command {
     /// Run the router daemon (NFD-compatible: apps find it at /run/nfd/nfd.sock).
     Run(run::RunArgs),
     /// Decode NDN packets (Interest, Data, NDNLPv2) and print them as trees or JSON.
+    #[command(version)]
     Decode(DecodeArgs),
     /// Benchmarks that reproduce the published figures of the papers Cascade builds on.
     #[command(subcommand)]
@@ -58,16 +60,21 @@ enum Command {
     /// statuses, through the management protocol (`cascade ctl route add /a 300 cost 10`).
     Ctl(ctl::CtlArgs),
     /// Send one Interest and print the Data's content (like ndnpeek).
+    #[command(version)]
     Peek(tools::PeekArgs),
     /// Serve one Data whose content is read from stdin (like ndnpoke).
+    #[command(version)]
     Poke(tools::PokeArgs),
     /// Serve a file as versioned, segmented, signed Data (like ndnputchunks).
     Put(tools::PutArgs),
     /// Fetch versioned, segmented Data into a file (like ndncatchunks).
+    #[command(version)]
     Get(tools::GetArgs),
     /// Test reachability: send ndnping probes `PREFIX/ping/SEQ` and print each RTT (like ndnping).
+    #[command(version)]
     Ping(tools_ping::PingArgs),
     /// Answer ndnping probes under `PREFIX/ping` (like ndnpingserver).
+    #[command(version)]
     Pingserver(tools_ping::PingServerArgs),
     /// Print shell completions to stdout (bash, zsh, fish, elvish, powershell).
     Completions {

@@ -22,6 +22,11 @@ impl StopSignals {
         Self::block_these(&[libc::SIGINT, libc::SIGTERM, libc::SIGHUP])
     }
 
+    /// Blocks SIGQUIT alone (`cascade ping` polls it with [`StopSignals::wait_timeout`]).
+    pub fn block_quit() -> Self {
+        Self::block_these(&[libc::SIGQUIT])
+    }
+
     fn block_these(signals: &[libc::c_int]) -> Self {
         // SAFETY: sigset_t is plain data initialised by sigemptyset; the calls only read and
         // write it and the calling thread's signal mask.

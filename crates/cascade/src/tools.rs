@@ -121,9 +121,11 @@ pub struct PokeArgs {
 #[derive(Args, Debug)]
 pub struct PutArgs {
     /// Name prefix; segments are PREFIX/v=VERSION/seg=N.
-    prefix: String,
+    #[arg(required_unless_present = "version")]
+    prefix: Option<String>,
     /// File to serve.
-    file: PathBuf,
+    #[arg(required_unless_present = "version")]
+    file: Option<PathBuf>,
     /// Content bytes per segment.
     #[arg(
         short = 's',
@@ -150,9 +152,10 @@ pub struct PutArgs {
     /// Print each Interest and the Data answering it on stderr.
     #[arg(short = 'v', long)]
     verbose: bool,
-    /// Version number (default: now, in milliseconds since the Unix epoch).
-    #[arg(long)]
-    version: Option<u64>,
+    /// Alone: print the program version and exit (ndnputchunks' `-V`). With N: the Data's
+    /// version number (default: now, in milliseconds since the Unix epoch).
+    #[arg(short = 'V', long, num_args = 0..=1, value_name = "N")]
+    version: Option<Option<u64>>,
     /// Exit once every segment has been served at least once (default: serve until SIGINT or
     /// SIGTERM).
     #[arg(long)]
@@ -256,6 +259,12 @@ pub struct GetArgs {
     /// Cascade's older form of `-p fixed -s N`.
     #[arg(long, value_name = "N", hide = true)]
     fixed_window: Option<u32>,
+    /// Log the congestion window to FILE, as ndncatchunks (AIMD and CUBIC pipelines).
+    #[arg(long, value_name = "FILE")]
+    log_cwnd: Option<PathBuf>,
+    /// Log the RTT samples and estimates to FILE, as ndncatchunks (AIMD and CUBIC pipelines).
+    #[arg(long, value_name = "FILE")]
+    log_rtt: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -596,7 +605,14 @@ pub fn put(args: &PutArgs) -> ExitCode {
 }
 
 fn put_inner(args: &PutArgs) -> Result<(), Failure> {
-    let prefix = parse_name(&args.prefix, "prefix")?;
+    if args.version == Some(None) {
+        println!("cascade-put {}", env!("CARGO_PKG_VERSION"));
+        return Ok(());
+    }
+    let (Some(prefix), Some(file)) = (&args.prefix, &args.file) else {
+        return Err(bad("PREFIX and FILE are required"));
+    };
+    let prefix = parse_name(prefix, "prefix")?;
     if load_signer(&args.signing_info)?.is_some() {
         return Err(Failure(
             1,
@@ -610,7 +626,7 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));
     }
-    let version = args.version.unwrap_or_else(client::unix_time_ms);
+    let version = args.version.flatten().unwrap_or_else(client::unix_time_ms);
     // The largest segment must fit a packet.
     let probe = segment_data(
         &prefix,
@@ -627,8 +643,8 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
             wire::MAX_NDN_PACKET_BYTES
         )));
     }
-    let content = std::fs::read(&args.file)
-        .map_err(|e| Failure(1, format!("cannot read {}: {e}", args.file.display())))?;
+    let content = std::fs::read(file)
+        .map_err(|e| Failure(1, format!("cannot read {}: {e}", file.display())))?;
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     let opts = ServeOptions {
@@ -658,14 +674,14 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
         match data.map(|d| wire::DataView::decode(d, &wire::Limits::default())) {
             Some(Ok(d)) => eprintln!("Data: Name: {}", d.name()),
             Some(Err(_)) => {}
-            None => eprintln!("Interest cannot be satisfied"),
+            None => eprintln!("Interest cannot be satisfied, sending Nack"),
         }
     };
     let st = serve_content_seeing(&mut face, &prefix, &content, &opts, &stop, seen)?;
     if !args.quiet {
         eprintln!(
-            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} unanswered",
-            st.interests, st.data_sent, st.metadata_sent, st.unanswered
+            "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} Nacked, {} unanswered",
+            st.interests, st.data_sent, st.metadata_sent, st.nacked, st.unanswered
         );
     }
     Ok(())
@@ -819,6 +835,12 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
         eprint!("{}", describe_pipeline(&opts));
     }
     let to_stdout = args.output.as_os_str() == "-";
+    let mut log = match opts.aimd.fixed && opts.cubic.is_none() {
+        true => None,
+        false => {
+            crate::tools_log::ChunksLog::open(args.log_cwnd.as_deref(), args.log_rtt.as_deref())?
+        }
+    };
     let mut face = connect(&args.transport)?;
     let mut sink: Box<dyn Write> = if to_stdout {
         Box::new(std::io::stdout().lock())
@@ -845,11 +867,20 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
         b.set_position(p.segments);
         b.set_message(indicatif::HumanBytes(p.bytes).to_string());
     };
-    let r = client::get_with_progress(&mut face, &name, &opts, &mut sink, &mut on_progress);
+    let mut record = |e: &client::FetchEvent| log.iter_mut().for_each(|l| l.record(e));
+    let logger: Option<&mut dyn FnMut(&client::FetchEvent)> =
+        match args.log_cwnd.is_some() || args.log_rtt.is_some() {
+            true => Some(&mut record),
+            false => None,
+        };
+    let r = client::get_logged(&mut face, &name, &opts, &mut sink, &mut on_progress, logger);
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
     drop(sink);
+    if let Some(l) = log {
+        l.finish()?;
+    }
     let stats = match r {
         Ok(s) => s,
         Err(e) => {

@@ -114,31 +114,57 @@ impl PingStats {
         self.rtt_sq_sum_ms2 += rtt_ms * rtt_ms;
     }
 
+    /// ndnping's loss and Nack percentages (`, L% lost, N% nacked`): a probe Nacked is not
+    /// lost. Empty before the first probe.
+    fn rates(&self) -> String {
+        if self.sent == 0 {
+            return String::new();
+        }
+        let pct = |n: u64| g(n as f64 * 100.0 / self.sent as f64);
+        let lost = self.sent.saturating_sub(self.received + self.nacked);
+        format!(", {}% lost, {}% nacked", pct(lost), pct(self.nacked))
+    }
+
+    /// `min/avg/max/mdev = ... ms` once any Data came.
+    fn rtts(&self) -> Option<String> {
+        if self.received == 0 {
+            return None;
+        }
+        let n = self.received as f64;
+        let avg = self.rtt_sum_ms / n;
+        let mdev = (self.rtt_sq_sum_ms2 / n - avg * avg).max(0.0).sqrt();
+        Some(format!(
+            "min/avg/max/mdev = {}/{}/{}/{} ms",
+            g(self.rtt_min_ms),
+            g(avg),
+            g(self.rtt_max_ms),
+            g(mdev)
+        ))
+    }
+
     /// ndnping's full summary: counts, loss and Nack percentages, RTT sum, and
     /// min/avg/max/mdev when any Data came.
     pub fn render(&self, prefix: &Name) -> String {
         let mut o = format!(
-            "\n--- {prefix} ping statistics ---\n{} packets transmitted, {} received, {} nacked",
-            self.sent, self.received, self.nacked
+            "\n--- {prefix} ping statistics ---\n{} packets transmitted, {} received, {} nacked{}, time {} ms",
+            self.sent,
+            self.received,
+            self.nacked,
+            self.rates(),
+            g(self.rtt_sum_ms)
         );
-        if self.sent > 0 {
-            let pct = |n: u64| g(n as f64 * 100.0 / self.sent as f64);
-            let lost = pct(self.sent - self.received.min(self.sent));
-            let _ = write!(o, ", {lost}% lost, {}% nacked", pct(self.nacked));
+        if let Some(r) = self.rtts() {
+            let _ = write!(o, "\nrtt {r}");
         }
-        let _ = write!(o, ", time {} ms", g(self.rtt_sum_ms));
-        if self.received > 0 {
-            let n = self.received as f64;
-            let avg = self.rtt_sum_ms / n;
-            let mdev = (self.rtt_sq_sum_ms2 / n - avg * avg).max(0.0).sqrt();
-            let _ = write!(
-                o,
-                "\nrtt min/avg/max/mdev = {}/{}/{}/{} ms",
-                g(self.rtt_min_ms),
-                g(avg),
-                g(self.rtt_max_ms),
-                g(mdev)
-            );
+        o.push('\n');
+        o
+    }
+
+    /// ndnping's short summary, printed on SIGQUIT: `R/S packets`, the rates, the RTTs.
+    pub fn summary_line(&self) -> String {
+        let mut o = format!("{}/{} packets{}", self.received, self.sent, self.rates());
+        if let Some(r) = self.rtts() {
+            let _ = write!(o, ", {r}");
         }
         o.push('\n');
         o
@@ -146,7 +172,7 @@ impl PingStats {
 }
 
 /// A number with at most 6 significant digits and no trailing zeros (C++ stream default).
-fn g(x: f64) -> String {
+pub(crate) fn g(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
@@ -221,10 +247,13 @@ fn ping_inner(args: &PingArgs) -> Result<u8, Failure> {
             return Err(bad("--identifier must be alphanumeric"));
         }
     }
+    // SIGQUIT prints the short summary and goes on (ndnping's); blocked before the stop
+    // flag's thread starts, and polled by the loop.
+    let quit = crate::signals::StopSignals::block_quit();
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     println!("PING {prefix}");
-    let st = ping_loop(&mut face, &prefix, args, &stop)?;
+    let st = ping_loop(&mut face, &prefix, args, &stop, &quit)?;
     print!("{}", st.render(&prefix));
     Ok(u8::from(st.received != st.sent))
 }
@@ -234,6 +263,7 @@ fn ping_loop(
     prefix: &Name,
     args: &PingArgs,
     stop: &AtomicBool,
+    quit: &crate::signals::StopSignals,
 ) -> Result<PingStats, Failure> {
     let interval = Duration::from_millis(args.interval);
     let timeout = Duration::from_millis(args.timeout);
@@ -304,6 +334,9 @@ fn ping_loop(
                 }
             }
             Some(Received::Interest(_)) | None => {}
+        }
+        if quit.wait_timeout(Duration::ZERO).is_some() {
+            print!("{}", st.summary_line());
         }
         while pending.front().is_some_and(|p| p.sent_at + timeout <= now) {
             if let Some(p) = pending.pop_front() {
@@ -405,8 +438,13 @@ mod tests {
         assert_eq!(
             st.render(&p),
             "\n--- /a ping statistics ---\n4 packets transmitted, 2 received, 1 nacked, \
-             50% lost, 25% nacked, time 4 ms\nrtt min/avg/max/mdev = 1/2/3/1 ms\n"
+             25% lost, 25% nacked, time 4 ms\nrtt min/avg/max/mdev = 1/2/3/1 ms\n"
         );
+        assert_eq!(
+            st.summary_line(),
+            "2/4 packets, 25% lost, 25% nacked, min/avg/max/mdev = 1/2/3/1 ms\n"
+        );
+        assert_eq!(PingStats::default().summary_line(), "0/0 packets\n");
         let none = PingStats {
             sent: 3,
             ..PingStats::default()

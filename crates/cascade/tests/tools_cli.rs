@@ -664,8 +664,9 @@ fn token_for(discovery: bool) -> u8 {
     }
 }
 
-#[test]
-fn get_writes_the_file_and_reports_json_stats() {
+/// Runs `cascade get /get/file -o OUT <extra>` against a fake serving 13 segments (RDR
+/// metadata first); returns the run, the content served, and the scratch directory.
+fn get_file(extra: &[&str]) -> (Output, Vec<u8>, TempDir) {
     let dir = TempDir::new();
     let out = dir.0.join("out.bin");
     let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
@@ -691,26 +692,86 @@ fn get_writes_the_file_and_reports_json_stats() {
         *answered += 1;
         *answered < n
     });
+    let mut args = vec!["get", "/get/file", "-o", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--transport", &f.uri]);
+    let o = cascade(&args, b"");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), content);
+    f.thread.join().unwrap();
+    (o, content, dir)
+}
+
+#[test]
+fn get_writes_the_file_and_reports_json_stats() {
+    let (o, _, _dir) = get_file(&["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "/get/file/v=5");
+    assert_eq!(v["segments"], 13);
+    assert_eq!(v["bytes"], 50_000);
+    assert_eq!(v["rtt_ms"]["samples"], 12);
+}
+
+/// The rows of a tab-separated log after its header, as numbers.
+fn log_rows(path: &std::path::Path, header: &str) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(header));
+    lines
+        .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn get_logs_cwnd_and_rtt_as_ndncatchunks_for_both_adaptive_pipelines() {
+    for pipeline in ["cubic", "aimd"] {
+        let dir = TempDir::new();
+        let (cwnd, rtt) = (dir.0.join("cwnd.tsv"), dir.0.join("rtt.tsv"));
+        let args = [
+            "-p",
+            pipeline,
+            "--log-cwnd",
+            cwnd.to_str().unwrap(),
+            "--log-rtt",
+            rtt.to_str().unwrap(),
+        ];
+        get_file(&args);
+        // No loss: each of the 12 segments the pipeline fetched grew the window once.
+        let rows = log_rows(&cwnd, "time\tcwndsize");
+        assert_eq!(rows.len(), 12, "{pipeline}");
+        for w in rows.windows(2) {
+            assert!(
+                w[0][0] <= w[1][0] && w[0][1] < w[1][1],
+                "{pipeline}: {rows:?}"
+            );
+        }
+        assert!(rows.iter().all(|r| r.len() == 2 && r[0] >= 0.0));
+        // One RTT sample per segment sent once: segment, rtt, rttvar, srtt, rto (ms).
+        let rows = log_rows(&rtt, "segment\trtt\trttvar\tsrtt\trto");
+        let mut segs: Vec<u64> = rows.iter().map(|r| r[0] as u64).collect();
+        segs.sort();
+        assert_eq!(segs, (1..=12).collect::<Vec<u64>>(), "{pipeline}");
+        // The RTO is at least the 200 ms minimum, and at least srtt.
+        assert!(rows
+            .iter()
+            .all(|r| r.len() == 5 && r[4] >= 200.0 && r[4] >= r[3]));
+    }
+    // A file that cannot be created: one line naming the option, exit 1.
     let o = cascade(
         &[
             "get",
-            "/get/file",
+            "/x",
             "-o",
-            out.to_str().unwrap(),
-            "--json",
-            "--transport",
-            &f.uri,
+            "-",
+            "--log-rtt",
+            "/nonexistent/dir/rtt.tsv",
         ],
         b"",
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&out).unwrap(), content);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["name"], "/get/file/v=5");
-    assert_eq!(v["segments"], n);
-    assert_eq!(v["bytes"], 50_000);
-    assert_eq!(v["rtt_ms"]["samples"], n - 1);
-    f.thread.join().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        one_line(&o).starts_with("cascade get: --log-rtt: cannot write /nonexistent/dir/rtt.tsv")
+    );
 }
 
 #[test]
@@ -739,5 +800,149 @@ fn get_failure_leaves_no_partial_file() {
     assert_eq!(o.status.code(), Some(4));
     assert_eq!(one_line(&o), "cascade get: Nack (NoRoute) for /none\n");
     assert!(!out.exists());
+    f.thread.join().unwrap();
+}
+
+#[test]
+fn put_nacks_what_it_cannot_satisfy_and_ignores_what_is_not_its_own() {
+    // ndnputchunks 24.07: an Interest its filters take but no segment satisfies gets a Nack
+    // without a reason; one for another version goes unanswered.
+    let dir = TempDir::new();
+    let file = dir.0.join("in.bin");
+    std::fs::write(&file, b"one segment").unwrap();
+    let f = fake(Vec::new(), |got: &mut Vec<String>, face, r| {
+        let ask = |face: &mut Face, uri: &str, cbp: bool| {
+            let mut i = Interest::new(name(uri), client::random_nonce());
+            i.can_be_prefix = cbp;
+            face.send_packet(&i.to_wire(), &LpHeaders::default())
+                .unwrap();
+        };
+        match r {
+            Received::Interest(i) => {
+                management(&mut Vec::new(), face, &i);
+                ask(face, "/put/n/v=5/seg=9", false);
+                ask(face, "/put/n/v=6/seg=0", false);
+                ask(face, "/put/n/32=metadata", false);
+                ask(face, "/put/n/v=5/seg=0", false);
+                true
+            }
+            Received::Nack(n) => {
+                let reason = n.reason.map_or("none".into(), |r| format!("{r:?}"));
+                got.push(format!("nack {} {reason}", n.interest.name));
+                true
+            }
+            Received::Data(d) => {
+                got.push(format!("data {}", d.name));
+                false
+            }
+        }
+    });
+    let o = cascade(
+        &[
+            "put",
+            "/put/n",
+            file.to_str().unwrap(),
+            "--version",
+            "5",
+            "--once",
+            "--transport",
+            &f.uri,
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("4 Interests, 1 Data sent (0 RDR metadata), 2 Nacked, 1 unanswered"),
+        "{}",
+        stderr(&o)
+    );
+    let got = f.thread.join().unwrap();
+    assert_eq!(
+        got,
+        [
+            "nack /put/n/v=5/seg=9 none",
+            "nack /put/n/32=metadata none",
+            "data /put/n/v=5/seg=0"
+        ]
+    );
+}
+
+#[test]
+fn every_tool_prints_its_version_as_ndn_tools_do() {
+    // ndn-tools print `<program> <version>` for -V/--version and exit 0; nfdc its bare version.
+    let v = env!("CARGO_PKG_VERSION");
+    for tool in ["peek", "poke", "put", "get", "ping", "pingserver", "decode"] {
+        for flag in ["-V", "--version"] {
+            let o = cascade(&[tool, flag], b"");
+            assert!(o.status.success(), "{tool} {flag}: {}", stderr(&o));
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(out, format!("cascade-{tool} {v}\n"), "{tool} {flag}");
+        }
+    }
+    let o = cascade(&["ctl", "-V"], b"");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{v}\n"));
+}
+
+#[test]
+fn ping_counts_data_nacks_and_timeouts_as_ndnping_and_sigquit_prints_a_summary() {
+    // Probe 20 gets Data, 21 a Nack, 22 nothing (a timeout), 23 Data; SIGQUIT after the first
+    // reply prints ndnping's short summary and the run goes on.
+    let f = fake((), |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let seq = i.interest.name.components.last().unwrap().value.clone();
+        match &seq[..] {
+            b"21" => nack(face, &i, NackReason::NoRoute),
+            b"22" => {}
+            _ => face
+                .put_data(&signed(i.interest.name.clone(), b"", None), i.pit_token)
+                .unwrap(),
+        }
+        seq != b"23"
+    });
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cascade"))
+        .args([
+            "ping", "/p", "-c", "4", "-i", "300", "-o", "200", "-n", "20",
+        ])
+        .args(["--transport", &f.uri])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut lines = Vec::new();
+    use std::io::BufRead;
+    while lines.len() < 2 {
+        let mut l = String::new();
+        assert!(stdout.read_line(&mut l).unwrap() > 0, "{lines:?}");
+        lines.push(l);
+    }
+    assert_eq!(lines[0], "PING /p\n");
+    assert!(
+        lines[1].starts_with("content from /p: seq=20 time="),
+        "{lines:?}"
+    );
+    // SAFETY: kill only sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGQUIT) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{rest}");
+    assert!(
+        rest.lines().any(
+            |l| l.starts_with("1/1 packets, 0% lost, 0% nacked, min/avg/max/mdev = ")
+                || l.starts_with("1/2 packets")
+        ),
+        "{rest}"
+    );
+    assert!(rest.contains("nack from /p: seq=21 time="), "{rest}");
+    assert!(rest.contains(" reason=NoRoute\n"), "{rest}");
+    assert!(rest.contains("timeout from /p: seq=22\n"), "{rest}");
+    assert!(rest.contains("content from /p: seq=23 time="), "{rest}");
+    assert!(
+        rest.contains("4 packets transmitted, 2 received, 1 nacked, 25% lost, 25% nacked, time "),
+        "{rest}"
+    );
     f.thread.join().unwrap();
 }

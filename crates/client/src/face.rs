@@ -410,12 +410,17 @@ impl Face {
         self.send_packet(data, &headers)
     }
 
-    /// Nacks a received Interest with `reason`, echoing its PitToken.
-    pub fn put_nack(&mut self, interest: &InterestPacket, reason: NackReason) -> Result<()> {
+    /// Nacks a received Interest with `reason` (`None`: a Nack without a reason, as ndn-cxx's
+    /// `lp::Nack(interest)`), echoing its PitToken.
+    pub fn put_nack(
+        &mut self,
+        interest: &InterestPacket,
+        reason: impl Into<Option<NackReason>>,
+    ) -> Result<()> {
         let headers = LpHeaders {
             pit_token: interest.pit_token,
             nack: Some(Nack {
-                reason: Some(reason),
+                reason: reason.into(),
             }),
             ..LpHeaders::default()
         };

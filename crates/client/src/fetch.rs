@@ -19,7 +19,11 @@
 //!   new segment), at most `max_retries` times; any other Nack reason ends the fetch;
 //! - segments are handed out in order; those that arrive early wait in a reorder buffer, and no
 //!   segment more than `max_reorder` beyond the next one to hand out is requested, which bounds
-//!   the buffer.
+//!   the buffer;
+//! - on request ([`Fetcher::record_events`]) it records what ndncatchunks' `--log-cwnd` and
+//!   `--log-rtt` log ([`FetchEvent`]): each window change (a Data grew it, or a congestion
+//!   event shrank it) and each RTT sample with the estimator's state after it; [`get_logged`]
+//!   hands them out as they happen.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
@@ -127,6 +131,33 @@ pub struct Progress {
     pub total_segments: u64,
 }
 
+/// What ndncatchunks' `--log-cwnd` and `--log-rtt` record (its pipeline's `afterCwndChange`
+/// and `afterRttMeasurement` signals).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FetchEvent {
+    /// The congestion window changed: when (since the segment pipeline started) and its new
+    /// size, in segments.
+    Cwnd {
+        /// Time since the pipeline started.
+        at: Duration,
+        /// The new window.
+        cwnd: f64,
+    },
+    /// An RTT sample (from a segment sent once) and the estimator after it.
+    Rtt {
+        /// The segment it was taken on.
+        segment: u64,
+        /// The sample.
+        rtt: Duration,
+        /// Smoothed RTT.
+        srtt: Duration,
+        /// RTT variation.
+        rttvar: Duration,
+        /// Retransmission timeout.
+        rto: Duration,
+    },
+}
+
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     serial: u64,
@@ -158,6 +189,9 @@ pub struct Fetcher {
     ignore_marks: bool,
     /// Counters (bytes, segments and elapsed are filled in by [`get`]).
     stats: Stats,
+    /// Events recorded since the last [`Fetcher::drain_events`], with the time the pipeline
+    /// started; `None` when not recording.
+    events: Option<(Duration, Vec<FetchEvent>)>,
 }
 
 impl Fetcher {
@@ -197,6 +231,7 @@ impl Fetcher {
                 final_cwnd: 0.0,
                 rtt: None,
             },
+            events: None,
         }
     }
 
@@ -289,8 +324,28 @@ impl Fetcher {
         let d = self.window.on_congestion(serial, self.serial, self.now);
         if d {
             self.stats.window_decreases += 1;
+            self.cwnd_changed();
         }
         d
+    }
+
+    /// Records [`FetchEvent`]s from now on; the pipeline started at `started` (on the clock
+    /// the events are given).
+    pub fn record_events(&mut self, started: Duration) {
+        self.events = Some((started, Vec::new()));
+    }
+
+    /// The events recorded since the last call (none unless [`Fetcher::record_events`]).
+    pub fn drain_events(&mut self) -> impl Iterator<Item = FetchEvent> + '_ {
+        self.events.iter_mut().flat_map(|(_, v)| v.drain(..))
+    }
+
+    fn cwnd_changed(&mut self) {
+        let (now, cwnd) = (self.now, self.window.cwnd());
+        if let Some((started, v)) = &mut self.events {
+            let at = now.saturating_sub(*started);
+            v.push(FetchEvent::Cwnd { at, cwnd });
+        }
     }
 
     fn mark_lost(&mut self, seg: u64, retries: u32) -> Result<()> {
@@ -313,8 +368,8 @@ impl Fetcher {
         }
         match self.in_flight.remove(&seg) {
             Some(t) => {
-                if t.retries == 0 {
-                    let rtt = now.saturating_sub(t.sent_at);
+                let sample = (t.retries == 0).then(|| now.saturating_sub(t.sent_at));
+                if let Some(rtt) = sample {
                     self.rtt.add_sample(rtt);
                     self.rtt_stats.add(rtt);
                 }
@@ -325,6 +380,16 @@ impl Fetcher {
                     self.congestion(t.serial);
                 } else {
                     self.window.on_data(now, self.rtt.srtt());
+                    self.cwnd_changed();
+                }
+                if let (Some(rtt), Some((_, v))) = (sample, &mut self.events) {
+                    v.push(FetchEvent::Rtt {
+                        segment: seg,
+                        rtt,
+                        srtt: self.rtt.srtt().unwrap_or(rtt),
+                        rttvar: self.rtt.rttvar(),
+                        rto: self.rtt.rto(),
+                    });
                 }
             }
             None => {
@@ -503,10 +568,25 @@ pub fn get_with_progress(
     out: &mut dyn Write,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Stats> {
+    get_logged(face, name, opts, out, progress, None)
+}
+
+/// As [`get_with_progress`], handing every [`FetchEvent`] to `log` (if any) as it happens.
+pub fn get_logged(
+    face: &mut Face,
+    name: &Name,
+    opts: &FetchOptions,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(&Progress),
+    mut log: Option<&mut dyn FnMut(&FetchEvent)>,
+) -> Result<Stats> {
     let start = Instant::now();
     let (first, seg, last) = first_segment(face, name, opts)?;
     let versioned = first.name.prefix(first.name.len() - 1);
     let mut f = Fetcher::new(versioned.clone(), last, opts);
+    if log.is_some() {
+        f.record_events(start.elapsed());
+    }
     f.add_unrequested(seg, first.content().to_vec());
     let total_segments = last + 1;
     let mut done = Progress {
@@ -556,6 +636,9 @@ pub fn get_with_progress(
             Some(Received::Interest(_)) | None => {}
         }
         f.on_tick(now)?;
+        if let Some(log) = log.as_mut() {
+            f.drain_events().for_each(|e| log(&e));
+        }
     }
     out.flush()
         .map_err(|e| Error::io("cannot write the output", e))?;
@@ -588,6 +671,50 @@ mod tests {
 
     fn send_all(f: &mut Fetcher, now: Duration) -> Vec<u64> {
         std::iter::from_fn(|| f.next_to_send(now)).collect()
+    }
+
+    #[test]
+    fn events_log_each_window_change_and_each_rtt_sample_as_ndncatchunks() {
+        let mut f = fetcher(9, &with_cwnd(2.0));
+        // Nothing is recorded until asked.
+        assert_eq!(send_all(&mut f, ms(100)), vec![0, 1]);
+        f.on_data(0, vec![], false, ms(130));
+        assert_eq!(f.drain_events().count(), 0);
+        f.record_events(ms(100));
+        f.on_data(1, vec![], false, ms(150));
+        let got: Vec<FetchEvent> = f.drain_events().collect();
+        let FetchEvent::Cwnd { at, cwnd } = got[0] else {
+            panic!("{got:?}")
+        };
+        assert_eq!((at, cwnd), (ms(50), f.window().cwnd()));
+        let FetchEvent::Rtt {
+            segment,
+            rtt,
+            srtt,
+            rttvar,
+            rto,
+        } = got[1]
+        else {
+            panic!("{got:?}")
+        };
+        assert_eq!((segment, rtt), (1, ms(50)));
+        assert_eq!(
+            (Some(srtt), rttvar, rto),
+            (f.rtt().srtt(), f.rtt().rttvar(), f.rtt().rto())
+        );
+        assert_eq!(got.len(), 2);
+        // A timeout shrinks the window: one Cwnd event; the retransmitted segment's Data
+        // grows it but brings no RTT sample (Karn).
+        let sent = send_all(&mut f, ms(150));
+        f.on_tick(ms(150) + f.rtt().rto()).unwrap();
+        let got: Vec<FetchEvent> = f.drain_events().collect();
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(matches!(got[0], FetchEvent::Cwnd { cwnd, .. } if cwnd == f.window().cwnd()));
+        let again = send_all(&mut f, ms(2_000));
+        assert_eq!(again[0], sent[0]);
+        f.on_data(sent[0], vec![], false, ms(2_010));
+        let got: Vec<FetchEvent> = f.drain_events().collect();
+        assert!(matches!(got[..], [FetchEvent::Cwnd { .. }]), "{got:?}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub use control::{command_interest, Controller};
 pub use cubic::{Cubic, CubicOptions, Window};
 pub use error::{Error, Result};
 pub use face::{Consumer, DataPacket, Face, InterestPacket, NackPacket, Outcome, Received};
-pub use fetch::{get, get_with_progress, FetchOptions, Progress, Stats};
+pub use fetch::{get, get_logged, get_with_progress, FetchEvent, FetchOptions, Progress, Stats};
 /// The key chain (`~/.ndn`, as ndn-cxx and python-ndn keep it) and signing with its keys.
 pub use mgmt::keychain;
 pub use producer::{segment_data, serve_content, serve_file, serve_one, ServeOptions, ServeStats};

@@ -3,11 +3,15 @@
 //!
 //! A file is cut into segments named `<prefix>/v=<version>/seg=<n>`, each signed DigestSha256,
 //! with FreshnessPeriod and FinalBlockId (the last segment's number) on every one, as
-//! ndnputchunks does. An Interest is answered when it names a segment exactly, or when it has
-//! CanBePrefix and names `<prefix>` or `<prefix>/v=<version>` (version discovery): the answer is
-//! then segment 0. An Interest for `<prefix>/32=metadata` is answered with RDR metadata naming
-//! `<prefix>/v=<version>` ([`crate::rdr`]), as ndnputchunks does. Every answer echoes the
-//! Interest's PitToken. Other Interests are left unanswered.
+//! ndnputchunks does. Interests are taken as ndnputchunks 24.07's three Interest filters take
+//! them ([`put_answer`]): under `<prefix>/v=<version>`, or exactly `<prefix>`, an Interest
+//! naming an existing segment gets it, one that segment 0 satisfies (CanBePrefix, and
+//! MustBeFresh only with a FreshnessPeriod) gets segment 0, any other gets a Nack without a
+//! reason (a segment past the last, a version-prefix Interest without CanBePrefix, ...). An
+//! Interest for `<prefix>/32=metadata` with CanBePrefix is answered with RDR metadata naming
+//! `<prefix>/v=<version>` ([`crate::rdr`]), without CanBePrefix with a Nack. Every answer
+//! echoes the Interest's PitToken. An Interest no filter takes (another version, another name
+//! under the prefix) is left unanswered.
 //!
 //! Serving stops when the `stop` flag is set (checked at least every [`POLL`]), or, with
 //! [`ServeOptions::once`], when every segment has been sent at least once.
@@ -72,6 +76,59 @@ pub struct ServeStats {
     pub metadata_sent: u64,
     /// Interests left unanswered (not for this content).
     pub unanswered: u64,
+    /// Interests Nacked (for this content, but nothing satisfies them).
+    pub nacked: u64,
+}
+
+/// How ndnputchunks answers an Interest ([`put_answer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutAnswer {
+    /// This segment.
+    Segment(u64),
+    /// The RDR metadata.
+    Metadata,
+    /// A Nack without a reason (ndn-cxx's `lp::Nack(interest)`).
+    Nack,
+    /// Nothing: no Interest filter takes it.
+    Ignore,
+}
+
+/// ndnputchunks 24.07's answer to `interest`, for content served under `prefix`/v=`version`
+/// with `count` segments whose FreshnessPeriod is non-zero when `fresh`. See the
+/// [module docs](self).
+pub fn put_answer(
+    interest: &wire::Interest,
+    prefix: &Name,
+    version: u64,
+    count: u64,
+    fresh: bool,
+) -> PutAnswer {
+    let n = &interest.name;
+    if crate::rdr::is_metadata_interest(interest, prefix) {
+        return match interest.can_be_prefix {
+            true => PutAnswer::Metadata,
+            false => PutAnswer::Nack,
+        };
+    }
+    let versioned = prefix.clone().with(Component::version(version));
+    if !versioned.is_prefix_of(n) && n != prefix {
+        return PutAnswer::Ignore;
+    }
+    if n.len() == versioned.len() + 1 && versioned.is_prefix_of(n) {
+        if let Some(seg) = crate::face::segment_number(&n.components[versioned.len()]) {
+            return match seg < count {
+                true => PutAnswer::Segment(seg),
+                false => PutAnswer::Nack,
+            };
+        }
+    }
+    // Does segment 0 satisfy it (ndn-cxx's `Interest::matchesData`)?
+    let first = versioned.with(Component::segment(0));
+    let name_ok = n == &first || (interest.can_be_prefix && n.is_prefix_of(&first));
+    match name_ok && (!interest.must_be_fresh || fresh) {
+        true => PutAnswer::Segment(0),
+        false => PutAnswer::Nack,
+    }
 }
 
 /// Cuts `content` into signed segments `<prefix>/v=<version>/seg=<n>` of at most
@@ -111,7 +168,7 @@ pub fn segment_data(
 }
 
 /// Which segment answers `interest` for content served under `prefix`/v=`version` with
-/// `count` segments, if any. See the [module docs](self).
+/// `count` segments, if any ([`put_answer`]'s segment).
 pub fn answering_segment(
     interest: &wire::Interest,
     prefix: &Name,
@@ -119,16 +176,10 @@ pub fn answering_segment(
     count: u64,
     fresh: bool,
 ) -> Option<u64> {
-    if interest.must_be_fresh && !fresh {
-        return None;
+    match put_answer(interest, prefix, version, count, fresh) {
+        PutAnswer::Segment(s) => Some(s),
+        _ => None,
     }
-    let versioned = prefix.clone().with(Component::version(version));
-    let n = &interest.name;
-    if n.len() == versioned.len() + 1 && versioned.is_prefix_of(n) {
-        let seg = crate::face::segment_number(&n.components[versioned.len()])?;
-        return (seg < count).then_some(seg);
-    }
-    (interest.can_be_prefix && n.is_prefix_of(&versioned) && prefix.is_prefix_of(n)).then_some(0)
 }
 
 /// Serves `content` under `prefix` until `stop` is set (or, with `once`, every segment was
@@ -181,17 +232,16 @@ pub fn serve_content_seeing(
             continue;
         };
         st.interests += 1;
-        if crate::rdr::is_metadata_interest(&i.interest, prefix) {
-            let versioned = prefix.clone().with(Component::version(version));
-            let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
-            seen(&i, Some(&meta));
-            face.put_data(&meta, i.pit_token)?;
-            st.data_sent += 1;
-            st.metadata_sent += 1;
-            continue;
-        }
-        match answering_segment(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
-            Some(s) => {
+        match put_answer(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
+            PutAnswer::Metadata => {
+                let versioned = prefix.clone().with(Component::version(version));
+                let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+                seen(&i, Some(&meta));
+                face.put_data(&meta, i.pit_token)?;
+                st.data_sent += 1;
+                st.metadata_sent += 1;
+            }
+            PutAnswer::Segment(s) => {
                 seen(&i, Some(&segments[s as usize]));
                 face.put_data(&segments[s as usize], i.pit_token)?;
                 st.data_sent += 1;
@@ -200,10 +250,12 @@ pub fn serve_content_seeing(
                     unsent -= 1;
                 }
             }
-            None => {
+            PutAnswer::Nack => {
                 seen(&i, None);
-                st.unanswered += 1;
+                face.put_nack(&i, None)?;
+                st.nacked += 1;
             }
+            PutAnswer::Ignore => st.unanswered += 1,
         }
     }
     Ok(st)
@@ -320,6 +372,8 @@ mod tests {
             answering_segment(&i, &p, 7, 3, true)
         };
         assert_eq!(ask("/file/v=7/seg=2", false, false), Some(2));
+        // MustBeFresh is not looked at for a segment named exactly (as ndnputchunks).
+        assert_eq!(ask("/file/v=7/seg=2", false, true), Some(2));
         assert_eq!(ask("/file/v=7/seg=3", false, false), None);
         assert_eq!(ask("/file/v=8/seg=0", false, false), None);
         assert_eq!(ask("/file", true, true), Some(0));
@@ -334,5 +388,39 @@ mod tests {
         assert_eq!(answering_segment(&i, &p, 7, 3, false), None);
         assert!(wants(&i, &name("/file/x"), true));
         assert!(!wants(&i, &name("/file/x"), false));
+    }
+}
+
+#[cfg(test)]
+mod put_answer_tests {
+    use super::*;
+    use wire::Interest;
+
+    #[test]
+    fn ndnputchunks_nacks_what_its_filters_take_but_cannot_satisfy() {
+        let p = Name::from_uri("/file").unwrap();
+        let ask = |uri: &str, cbp: bool| {
+            let mut i = Interest::new(Name::from_uri(uri).unwrap(), [0; 4]);
+            i.can_be_prefix = cbp;
+            put_answer(&i, &p, 7, 3, true)
+        };
+        use PutAnswer::*;
+        // Under the versioned prefix: a segment, segment 0, or a Nack.
+        assert_eq!(ask("/file/v=7/seg=1", false), Segment(1));
+        assert_eq!(ask("/file/v=7/seg=3", false), Nack);
+        assert_eq!(ask("/file/v=7", true), Segment(0));
+        assert_eq!(ask("/file/v=7", false), Nack);
+        assert_eq!(ask("/file/v=7/x", true), Nack);
+        assert_eq!(ask("/file/v=7/seg=0/x", false), Nack);
+        // Exactly the prefix: segment 0 with CanBePrefix, else a Nack.
+        assert_eq!(ask("/file", true), Segment(0));
+        assert_eq!(ask("/file", false), Nack);
+        // RDR discovery: metadata with CanBePrefix, else a Nack.
+        assert_eq!(ask("/file/32=metadata", true), Metadata);
+        assert_eq!(ask("/file/32=metadata", false), Nack);
+        // No filter takes these.
+        assert_eq!(ask("/file/v=8/seg=0", false), Ignore);
+        assert_eq!(ask("/file/other", true), Ignore);
+        assert_eq!(ask("/other", true), Ignore);
     }
 }

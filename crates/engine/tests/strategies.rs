@@ -445,12 +445,15 @@ fn asf_keeps_a_satisfied_entry_50_ms_for_the_probe_data() {
     let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 60);
     s.run(0, 6_000, 50);
     assert!(s.log.iter().any(|l| l.1 == UP_B), "UP_B probed");
+    // The last entry, kept 50 ms past its Data, ends.
+    step(&mut s.e, 6_100, &[]);
     let c = s.e.counters();
     assert_eq!(c.drops[DropReason::Unsolicited.index()], 0);
     // Each PIT entry satisfied once (the kept one when it ends).
     assert_eq!((s.satisfied, c.satisfied, c.unsatisfied), (120, 120, 0));
     assert_eq!(last_rtt(&s, UP_B), Some(LastRtt::Measured(60_000)));
     // UP_B answering in 100 ms, 80 ms after UP_A's Data: too late, unsolicited, not measured.
+    // (NFD keeps the entry 50 ms after each Data whether or not another upstream is pending.)
     let mut s = Sim::new(Strategy::new(StrategyKind::Asf), 20, 100);
     s.run(0, 6_000, 50);
     assert_eq!(s.e.counters().drops[DropReason::Unsolicited.index()], 1);
@@ -477,9 +480,17 @@ fn an_interest_for_a_kept_entry_is_new_and_the_cs_answers_it() {
     assert_eq!(s.e.counters().drops[DropReason::Unsolicited.index()], 1);
 }
 
+/// Each upstream's Nack (`reason`) of the Interests in `sent`.
+fn nacks_of(sent: &[(FaceId, SendKind, Vec<u8>)], reason: NackReason) -> Vec<(FaceId, Vec<u8>)> {
+    sent.iter()
+        .filter(|s| s.1 == SendKind::Interest)
+        .map(|(f, _, b)| (*f, LpPacket::nack(b.clone(), reason).to_wire()))
+        .collect()
+}
+
 #[test]
 fn unsatisfied_counts_every_entry_that_ends_without_data_as_nfd() {
-    let mut e = engine(Strategy::new(StrategyKind::Multicast));
+    let mut e = engine(Strategy::new(StrategyKind::BestRoute));
     let c = |e: &Engine| (e.counters().satisfied, e.counters().unsatisfied);
     // No route: rejected with a Nack, unsatisfied.
     let back = step(&mut e, 0, &[(DOWN, interest("/b/x", 1))]);
@@ -487,19 +498,8 @@ fn unsatisfied_counts_every_entry_that_ends_without_data_as_nfd() {
     assert_eq!(c(&e), (0, 1));
     // Every upstream Nacks: the downstream gets a Nack and the entry is unsatisfied.
     let sent = step(&mut e, 1, &[(DOWN, interest("/a/n", 2))]);
-    assert_eq!(upstreams(&sent).len(), 2);
-    let nacks: Vec<(FaceId, Vec<u8>)> = sent
-        .iter()
-        .map(|(f, _, b)| {
-            (
-                *f,
-                LpPacket::nack(b.clone(), NackReason::Congestion).to_wire(),
-            )
-        })
-        .collect();
-    step(&mut e, 2, &nacks[..1]);
-    assert_eq!(c(&e), (0, 1), "one upstream still pending");
-    let back = step(&mut e, 3, &nacks[1..]);
+    assert_eq!(upstreams(&sent), [UP_A]);
+    let back = step(&mut e, 3, &nacks_of(&sent, NackReason::Congestion));
     assert_eq!(back[0].1, SendKind::Nack(NackReason::Congestion));
     assert_eq!(c(&e), (0, 2));
     // Data: satisfied; no answer: unsatisfied when the entry expires.
@@ -595,4 +595,114 @@ fn access_goes_to_the_last_working_next_hop_then_to_the_others_after_its_rto() {
     e.set_strategy(&n("/"), Some(Strategy::new(StrategyKind::Access)));
     assert!(step(&mut e, 900, &[(DOWN, interest("/b/x", 7))]).is_empty());
     assert_eq!(e.counters().unsatisfied, before + 1);
+}
+
+#[test]
+fn multicast_lets_an_entry_expire_rather_than_nack_as_nfd_24_07() {
+    let mut e = engine(Strategy::new(StrategyKind::Multicast));
+    e.set_strategy(&n("/"), Some(Strategy::new(StrategyKind::Multicast)));
+    let c = |e: &Engine| (e.counters().satisfied, e.counters().unsatisfied);
+    // No route (NFD's multicast has no `rejectPendingInterest`): no Nack, the entry waits.
+    assert!(step(&mut e, 0, &[(DOWN, interest("/b/x", 1))]).is_empty());
+    assert_eq!(e.counters().drops[DropReason::NoRoute.index()], 1);
+    assert_eq!((e.table().pit_len(), c(&e)), (1, (0, 0)));
+    // Its only next hop is the downstream ("LoopingInterest"): nothing sent, nothing rejected.
+    assert!(step(&mut e, 1, &[(UP_A, interest("/a/y", 9))])
+        .iter()
+        .all(|s| s.0 != UP_A));
+    // Every upstream Nacks: the downstream hears nothing (multicast keeps the base
+    // `afterReceiveNack`); the entry ends unsatisfied at its expiry.
+    let sent = step(&mut e, 2, &[(DOWN, interest("/a/n", 2))]);
+    assert_eq!(upstreams(&sent).len(), 2);
+    let nacks = nacks_of(&sent, NackReason::Congestion);
+    assert!(step(&mut e, 3, &nacks).is_empty());
+    assert_eq!(e.counters().in_nacks, 2);
+    let before = c(&e).1;
+    step(&mut e, 2 + 4_000, &[]);
+    assert_eq!(
+        c(&e).1,
+        before + 3,
+        "/b/x, /a/y and /a/n expired, unsatisfied"
+    );
+    // The same Interest (nonce) from another downstream loops ("DuplicateInterest"): dropped
+    // without a Nack Duplicate.
+    assert_eq!(
+        upstreams(&step(&mut e, 5_000, &[(DOWN, interest("/a/d", 3))])).len(),
+        2
+    );
+    assert!(step(&mut e, 5_001, &[(2, interest("/a/d", 3))]).is_empty());
+    assert_eq!(e.counters().drops[DropReason::Loop.index()], 1);
+    // Best-route, for comparison, Nacks the loop.
+    e.set_strategy(&n("/a"), Some(Strategy::new(StrategyKind::BestRoute)));
+    let back = step(&mut e, 5_002, &[(3, interest("/a/d", 3))]);
+    assert_eq!(back[0].1, SendKind::Nack(NackReason::Duplicate));
+}
+
+#[test]
+fn access_lets_an_entry_expire_when_every_upstream_nacks() {
+    // NFD's access strategy keeps the base `afterReceiveNack`: no Nack downstream.
+    let mut e = engine(Strategy::new(StrategyKind::Access));
+    let sent = step(&mut e, 0, &[(DOWN, interest("/a/1", 1))]);
+    assert_eq!(upstreams(&sent).len(), 2);
+    assert!(step(&mut e, 1, &nacks_of(&sent, NackReason::NoRoute)).is_empty());
+    assert_eq!(e.table().pit_len(), 1);
+    // A Data within the lifetime still satisfies it.
+    let back = step(&mut e, 50, &[(UP_B, data("/a/1"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    assert_eq!(e.counters().satisfied, 1);
+    // No Data: unsatisfied at expiry, without a Nack.
+    let sent = step(&mut e, 100, &[(DOWN, interest("/a/2", 2))]);
+    assert!(step(&mut e, 101, &nacks_of(&sent, NackReason::NoRoute)).is_empty());
+    assert!(step(&mut e, 100 + 4_000, &[]).is_empty());
+    assert_eq!(e.counters().unsatisfied, 1);
+    // A looping Interest is Nacked Duplicate (the base `onInterestLoop`).
+    step(&mut e, 5_000, &[(DOWN, interest("/a/3", 3))]);
+    let back = step(&mut e, 5_001, &[(2, interest("/a/3", 3))]);
+    assert_eq!(back[0].1, SendKind::Nack(NackReason::Duplicate));
+}
+
+#[test]
+fn asf_keeps_an_entry_50_ms_after_each_data_even_with_nothing_else_pending() {
+    // NFD's ASF sets the entry's expiry 50 ms past every Data it measures
+    // (`beforeSatisfyInterest`), not only while a probe is out: a second copy of the Data
+    // finds the entry (not unsolicited), goes nowhere and extends it again.
+    let fib = Arc::new(Fib::new(KEY, 64, 2));
+    fib.add_nexthop(&n("/a"), UP_A, 1).unwrap();
+    let mut e = Engine::new(KEY, fib, EngineConfig::default());
+    e.set_strategy(&n("/a"), Some(Strategy::new(StrategyKind::Asf)));
+    assert_eq!(
+        upstreams(&step(&mut e, 0, &[(DOWN, interest("/a/x", 1))])),
+        [UP_A]
+    );
+    let back = step(&mut e, 20, &[(UP_A, data("/a/x"))]);
+    assert_eq!((back[0].0, back[0].1), (DOWN, SendKind::Data));
+    let unsolicited = |e: &Engine| e.counters().drops[DropReason::Unsolicited.index()];
+    for t in [60, 100] {
+        assert!(step(&mut e, t, &[(UP_A, data("/a/x"))]).is_empty());
+        assert_eq!((unsolicited(&e), e.table().pit_len()), (0, 1), "at {t}");
+    }
+    assert_eq!(e.counters().satisfied, 0, "satisfied when it ends");
+    step(&mut e, 151, &[]);
+    assert_eq!((e.table().pit_len(), e.counters().satisfied), (0, 1));
+    step(&mut e, 160, &[(UP_A, data("/a/x"))]);
+    assert_eq!(unsolicited(&e), 1);
+}
+
+#[test]
+fn measured_prefixes_are_name_hashes_every_worker_agrees_on() {
+    // Two engines (workers) with the hash key the router gives them all: the same prefix
+    // measured in both reports the same key, once per engine even when ASF and access both
+    // measure it.
+    let keys = |kind| {
+        let mut e = engine(Strategy::new(kind));
+        step(&mut e, 0, &[(DOWN, interest("/a/x", 1))]);
+        step(&mut e, 10, &[(UP_A, data("/a/x"))]);
+        let mut v = vec![99];
+        e.measured_prefixes(10, &mut v);
+        v
+    };
+    let a = engine::hash::name_hash(KEY, &n("/a"));
+    assert_eq!(keys(StrategyKind::Asf), [a]);
+    assert_eq!(keys(StrategyKind::Access), [a]);
+    assert!(keys(StrategyKind::BestRoute).is_empty());
 }

@@ -148,6 +148,10 @@ pub struct WorkerStats {
     pub l2: Option<CsTierInfo>,
     /// Live entries of the worker's strategy measurements tables (ASF's namespaces).
     pub measurements: usize,
+    /// The name hashes of those entries (the workers share the hash key), so that a prefix
+    /// two workers both measure counts once; empty when not reported (then `measurements`
+    /// counts).
+    pub measured_prefixes: Vec<u64>,
     /// Upstream faces this worker holds unavailable to bypassed Interests now (under a
     /// Nack-α of NB-CC).
     pub nbcc_unavailable_faces: u64,

@@ -399,6 +399,7 @@ pub(crate) fn worker_stats(s: crate::worker::Snapshot) -> WorkerStats {
         l2: s.l2.as_ref().map(tier_info),
         nbcc_unavailable_faces: s.nbcc_unavailable_faces,
         measurements: s.measurements,
+        measured_prefixes: s.measured_prefixes,
         latency: s.latency,
     }
 }

@@ -129,6 +129,8 @@ pub struct Snapshot {
     pub nbcc_unavailable_faces: u64,
     /// Live strategy measurements entries (ASF's namespaces).
     pub measurements: usize,
+    /// Their name hashes ([`engine::fw::pipeline::Engine::measured_prefixes`]).
+    pub measured_prefixes: Vec<u64>,
     /// Latency histograms: the batch time, and with an L2 its loop and storage times.
     pub latency: Vec<mgmt::LatencyHistogram>,
 }
@@ -838,6 +840,11 @@ impl Worker {
                     l2: l2.or(off_at_open),
                     nbcc_unavailable_faces: self.engine.unavailable_faces(self.now_ms()),
                     measurements: self.engine.measurements_len(self.now_ms()),
+                    measured_prefixes: {
+                        let mut v = Vec::new();
+                        self.engine.measured_prefixes(self.now_ms(), &mut v);
+                        v
+                    },
                     latency: std::iter::once(self.batch_times.histogram())
                         .chain(self.stalls.iter().flat_map(|st| st.histograms()))
                         .collect(),

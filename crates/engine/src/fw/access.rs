@@ -180,6 +180,14 @@ impl AccessTable {
         self.timers.pop().map(|Reverse(t)| t)
     }
 
+    /// The name hashes of the live prefix measurements.
+    pub fn live_hashes(&self, now_ms: u64) -> impl Iterator<Item = u64> + '_ {
+        self.prefixes
+            .iter()
+            .filter(move |p| p.live(now_ms))
+            .map(|p| p.hash)
+    }
+
     /// Live prefix measurements.
     pub fn len(&self, now_ms: u64) -> usize {
         self.prefixes.iter().filter(|p| p.live(now_ms)).count()

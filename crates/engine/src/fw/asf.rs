@@ -163,6 +163,14 @@ impl AsfTable {
         self.slots.len()
     }
 
+    /// The name hashes of the live namespaces.
+    pub fn live_hashes(&self, now_ms: u64) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .filter(move |s| s.live(now_ms))
+            .map(|s| s.hash)
+    }
+
     /// Live namespaces.
     pub fn len(&self, now_ms: u64) -> usize {
         self.slots.iter().filter(|s| s.live(now_ms)).count()
@@ -302,7 +310,7 @@ impl AsfTable {
 
     /// A Data for `name_hash` came from `face`, `rtt_ms` after the Interest went there
     /// (`None`: no out-record): the RTT is recorded, the timeout cancelled if it was this
-    /// Interest's, the timeout count cleared.
+    /// Interest's, the timeout count cleared. Whether the face had measurements here.
     pub fn data(
         &mut self,
         slot: usize,
@@ -310,9 +318,9 @@ impl AsfTable {
         rtt_ms: Option<u64>,
         name_hash: u64,
         now_ms: u64,
-    ) {
+    ) -> bool {
         let Some(i) = self.face_index(slot, face, now_ms) else {
-            return;
+            return false;
         };
         self.fire_due(slot, i, now_ms);
         let f = &mut self.slots[slot].faces[i];
@@ -324,6 +332,7 @@ impl AsfTable {
             f.timeout = None;
         }
         f.n_timeouts = 0;
+        true
     }
 
     /// A Nack came from `face`: it counts as timed out at once.

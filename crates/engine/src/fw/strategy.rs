@@ -23,8 +23,15 @@
 //! ASF's `probing-interval` and `max-timeouts`.
 //!
 //! A next hop is eligible when it is not the face the Interest came from and the scope rules
-//! allow it (see [`crate::fw::pipeline`]). When every upstream has Nacked, the downstreams get a
-//! Nack with the least severe reason.
+//! allow it (see [`crate::fw::pipeline`]). When every upstream has Nacked, the downstreams of
+//! best-route, ASF and random get a Nack with the least severe reason (NFD's `processNack`).
+//!
+//! Multicast and access override neither NFD's `afterReceiveNack` nor (multicast) its
+//! `onInterestLoop`, and NFD 24.07's multicast rejects nothing: under them an entry whose
+//! upstreams all Nacked, or a new Interest multicast can send nowhere, stays in the PIT until
+//! its lifetime ends (unsatisfied then), and a looping Interest under multicast is dropped
+//! without a Nack Duplicate ([`StrategyKind::nacks_downstream`]). Access rejects a new Interest
+//! it can send nowhere, without a Nack.
 
 use std::collections::HashMap;
 
@@ -62,6 +69,20 @@ impl StrategyKind {
             StrategyKind::Asf => "/localhost/nfd/strategy/asf",
             StrategyKind::Random => "/localhost/nfd/strategy/random",
             StrategyKind::Access => "/localhost/nfd/strategy/access",
+        }
+    }
+
+    /// Whether the strategy tells downstreams about a failure with a Nack: after every upstream
+    /// Nacked (NFD's `processNack`, which best-route, ASF and random call from
+    /// `afterReceiveNack`) and (all but multicast) on a looping Interest (`onInterestLoop`'s
+    /// Nack Duplicate). NFD 24.07's multicast and access strategies keep the base
+    /// `afterReceiveNack`, which does nothing: the PIT entry waits for its expiry. Multicast also
+    /// overrides `onInterestLoop` to do nothing; access keeps the base one (Nack Duplicate).
+    pub fn nacks_downstream(self, on_loop: bool) -> bool {
+        match self {
+            StrategyKind::Multicast => false,
+            StrategyKind::Access => on_loop,
+            _ => true,
         }
     }
 
@@ -253,6 +274,13 @@ impl StrategyChoice {
         v.sort();
         v.insert(0, (Name::new(), self.default.kind));
         v
+    }
+
+    /// Whether any prefix but `/` has a choice (else [`StrategyChoice::find`] needs no prefix
+    /// hashes).
+    #[inline]
+    pub fn per_prefix(&self) -> bool {
+        !self.by_hash.is_empty()
     }
 
     /// The strategy for a name: probes at most `min(n, deepest choice)` prefixes, none when only

@@ -129,9 +129,28 @@ pub(crate) fn strategy_choices(
 /// are the PIT entries Data satisfied and the Interests the CS answered (NFD satisfies those
 /// too), plus management's answers; unsatisfied ones, the PIT entries that ended without Data
 /// (expired, rejected for want of a route, Nacked by every upstream), plus the management
-/// Interests left unanswered. Measurements entries: the workers' tables summed.
+/// Interests left unanswered. Measurements entries: the distinct prefixes the workers' tables
+/// measure ([`measurements_entries`]).
 fn status_general<F: Forwarder>(s: &Sources<'_, F>, out: &mut Vec<u8>) {
     forwarder_status(s, &s.forwarder.stats(), &s.forwarder.faces()).encode(out);
+}
+
+/// NFD's NMeasurementsEntries (one entry per name) over workers that may measure the same
+/// prefix: the distinct name hashes they report, plus the counts of workers that report none.
+/// Merged here from the lists management fetches anyway, so the workers share no table.
+pub(crate) fn measurements_entries(stats: &[WorkerStats]) -> u64 {
+    let mut all: Vec<u64> = stats
+        .iter()
+        .flat_map(|s| s.measured_prefixes.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    let unlisted = stats
+        .iter()
+        .filter(|s| s.measured_prefixes.is_empty())
+        .map(|s| s.measurements as u64)
+        .sum::<u64>();
+    all.len() as u64 + unlisted
 }
 
 /// `status/general`'s figures from these workers' figures and faces.
@@ -154,7 +173,7 @@ pub(crate) fn forwarder_status<F>(
         n_name_tree_entries: name_tree_entries(names) + sum(|s| s.pit_len as u64),
         n_fib_entries: s.rib.fib().real_len() as u64,
         n_pit_entries: sum(|s| s.pit_len as u64),
-        n_measurements_entries: sum(|s| s.measurements as u64),
+        n_measurements_entries: measurements_entries(stats),
         n_cs_entries: sum(|s| s.cs_len as u64),
         n_in_interests: faces.in_interests,
         n_in_data: faces.in_data + s.traffic.data,

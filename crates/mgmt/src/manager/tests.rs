@@ -698,7 +698,7 @@ fn status_general_counts_as_nfd_forwarder_does() {
     assert_eq!(counts, (20 + 9, 40 + 7 + 4, 60, 80 + 6, 100, 120));
     assert_eq!(s.n_satisfied_interests, 2 * (5 + 10) + 3);
     assert_eq!(s.n_unsatisfied_interests, 2 * 2 + 1);
-    // Each worker's measurements table, summed.
+    // Each worker's measurements table, summed (their prefixes not listed).
     assert_eq!(s.n_measurements_entries, 2 * 3);
     // The name tree: /, /a, /a/b, /a/c, /m, the default strategy choices' /localhost,
     // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
@@ -761,4 +761,23 @@ fn commands_answer_to_the_authorizations() {
     assert_eq!(m.forwarder().sent.borrow().len(), sent);
     assert_eq!(m.traffic().unanswered, unanswered + 1);
     assert_eq!(m.traffic().refused_commands.malformed, 1);
+}
+
+#[test]
+fn measurements_entries_count_a_prefix_two_workers_measure_once() {
+    let w = |keys: &[u64]| WorkerStats {
+        measurements: keys.len(),
+        measured_prefixes: keys.to_vec(),
+        ..WorkerStats::default()
+    };
+    let entries = crate::dataset::content::measurements_entries;
+    // /a (hash 1) measured by both workers, /b (2) and /c (3) by one each.
+    assert_eq!(entries(&[w(&[1, 2]), w(&[1, 3])]), 3);
+    // A worker that lists nothing counts by its figure.
+    let unlisted = WorkerStats {
+        measurements: 4,
+        ..WorkerStats::default()
+    };
+    assert_eq!(entries(&[w(&[1]), unlisted]), 5);
+    assert_eq!(entries(&[]), 0);
 }

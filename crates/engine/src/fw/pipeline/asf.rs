@@ -10,7 +10,8 @@ use crate::table::pit_cs::MeasuredBy;
 
 /// How long ASF keeps a satisfied PIT entry for another upstream's Data (a probe's, or the
 /// Interest's when the probe answered first): NFD's `setExpiryTimer(pitEntry, 50_ms)` in
-/// `beforeSatisfyInterest`.
+/// `beforeSatisfyInterest`, after every Data it measures (a later Data extends it again), whether
+/// or not another upstream is still pending.
 pub const ASF_PROBE_GRACE_MS: u64 = 50;
 
 impl Engine {
@@ -38,6 +39,17 @@ impl Engine {
     pub fn measurements_len(&self, now_ms: u64) -> usize {
         self.asf.as_ref().map_or(0, |t| t.len(now_ms))
             + self.access.as_ref().map_or(0, |t| t.len(now_ms))
+    }
+
+    /// The name hashes of this engine's live measurements entries (ASF's namespaces and the
+    /// access strategy's prefixes, one per name) into `out`: the workers share the hash key,
+    /// so management counts the prefixes two workers both measure once.
+    pub fn measured_prefixes(&self, now_ms: u64, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend(self.asf.iter().flat_map(|t| t.live_hashes(now_ms)));
+        out.extend(self.access.iter().flat_map(|t| t.live_hashes(now_ms)));
+        out.sort_unstable();
+        out.dedup();
     }
 
     /// ASF's measurements (`None` until a prefix chooses ASF).
@@ -164,7 +176,8 @@ impl Engine {
     }
 
     /// A Data from `face` satisfies ASF PIT entry `p` (NFD's `beforeSatisfyInterest`): the RTT
-    /// since the Interest went to `face` is recorded.
+    /// since the Interest went to `face` is recorded. Whether the namespace and the face had
+    /// measurements (NFD then keeps the entry [`ASF_PROBE_GRACE_MS`] longer).
     pub(super) fn asf_on_data(
         &mut self,
         now_ms: u64,
@@ -172,9 +185,9 @@ impl Engine {
         face: FaceId,
         name: &NameView<'_>,
         p: u32,
-    ) {
+    ) -> bool {
         let Some(slot) = self.asf_namespace(idx, name, now_ms) else {
-            return;
+            return false;
         };
         let pe = self.table.pit(p);
         let owner_hash = self.table.name_entry(pe.owner).hash_value();
@@ -183,9 +196,9 @@ impl Engine {
             .iter()
             .find(|r| r.face == face)
             .map(|r| now_ms.saturating_sub(r.last_sent_ms));
-        if let Some(asf) = self.asf.as_mut() {
-            asf.data(slot, face, rtt, owner_hash, now_ms);
-        }
+        self.asf
+            .as_mut()
+            .is_some_and(|asf| asf.data(slot, face, rtt, owner_hash, now_ms))
     }
 
     /// A Nack from `face` for ASF PIT entry (named `name`): the face counts as timed out.

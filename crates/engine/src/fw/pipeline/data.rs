@@ -85,14 +85,18 @@ impl Engine {
             let fresh = d.freshness_ms().unwrap_or(0);
             self.table.cs_insert(e, d.wire(), fresh, now_ms);
         }
-        for &(p, _) in &pits {
-            match self.table.pit(p).measured_by {
-                MeasuredBy::None => {}
-                MeasuredBy::Asf => self.asf_on_data(now_ms, idx, face, &name, p),
-                MeasuredBy::Access => self.access_on_data(now_ms, idx, face, &name, p),
-            }
-        }
         for &(p, exact) in &pits {
+            // ASF keeps the entry 50 ms past each Data it measures (NFD's `setExpiryTimer` in
+            // `beforeSatisfyInterest`), so that a slower upstream's (a probe's) Data finds it
+            // and is measured too; that Data goes nowhere, the downstreams were answered.
+            let linger = match self.table.pit(p).measured_by {
+                MeasuredBy::None => false,
+                MeasuredBy::Asf => self.asf_on_data(now_ms, idx, face, &name, p),
+                MeasuredBy::Access => {
+                    self.access_on_data(now_ms, idx, face, &name, p);
+                    false
+                }
+            };
             let pe = self.table.pit(p);
             let owner = pe.owner;
             if let (false, true, Some(target)) = (exact, pe.can_be_prefix, data_entry) {
@@ -100,14 +104,6 @@ impl Engine {
                 // entry goes, so the name entry turns into a CS entry in place.
                 self.table.cs_insert_indirect(owner, target);
             }
-            // ASF keeps the entry a little longer while another upstream (a probe) may still
-            // answer, so that its RTT is measured.
-            let pe = self.table.pit(p);
-            let linger = pe.measured_by == MeasuredBy::Asf
-                && pe
-                    .out_records
-                    .iter()
-                    .any(|r| r.face != face && r.nack.is_none() && r.expiry_ms >= now_ms);
             if linger {
                 self.table.pit_mut(p).out_records.retain(|r| r.face != face);
                 self.table
@@ -159,6 +155,11 @@ impl Engine {
         {
             return; // other upstreams may still answer
         }
+        if !self.strategy_kind(idx, &name).nacks_downstream(false) {
+            // Multicast and access: the entry waits for its expiry (unsatisfied then).
+            return;
+        }
+        let pe = self.table.pit_mut(p);
         let least = pe
             .out_records
             .iter()

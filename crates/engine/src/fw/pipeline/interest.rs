@@ -34,8 +34,7 @@ impl Engine {
         let full = self.hashes[idx].full();
         let nonce = i.nonce().unwrap_or([0; 4]);
         if self.dnl.contains(dead_nonce_key(full, nonce), now_ms) {
-            self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
-            return self.drop_packet(DropReason::Loop);
+            return self.on_loop(idx, face, wire, i, token);
         }
         let (cbp, mbf) = (i.can_be_prefix(), i.must_be_fresh());
         let mut entry = self.table.find(full, name.value());
@@ -44,8 +43,7 @@ impl Engine {
         let mut filter = Filtered::NotAsked;
         if let Some(p) = pending {
             if self.is_loop(p, nonce, face, info.multi_access) {
-                self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
-                return self.drop_packet(DropReason::Loop);
+                return self.on_loop(idx, face, wire, i, token);
             }
             if self.end_if_kept(p) {
                 entry = self.table.find(full, name.value());
@@ -138,6 +136,31 @@ impl Engine {
         let range = start..self.out.len() as u32;
         self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
         self.read_ahead(name_value)
+    }
+
+    /// A looping Interest (its nonce in the dead-nonce list or the PIT entry): dropped, with a
+    /// Nack Duplicate unless its strategy is multicast (NFD's `onInterestLoop`).
+    fn on_loop(
+        &mut self,
+        idx: usize,
+        face: FaceId,
+        wire: &[u8],
+        i: &InterestView<'_>,
+        token: Option<&[u8]>,
+    ) {
+        if self.strategy_kind(idx, &i.name()).nacks_downstream(true) {
+            self.nack_input(face, idx, wire, i, NackReason::Duplicate, token);
+        }
+        self.drop_packet(DropReason::Loop)
+    }
+
+    /// The strategy governing `name` (input `idx`), its prefix hashes computed first if a
+    /// per-prefix choice needs them (off the hot path: loops and Nacks).
+    pub(super) fn strategy_kind(&mut self, idx: usize, name: &NameView<'_>) -> StrategyKind {
+        if self.strategies.per_prefix() && !self.hashes[idx].has_prefixes() {
+            self.hashes[idx].compute(self.key, name);
+        }
+        self.strategies.find(name, &self.hashes[idx])
     }
 
     /// Ends PIT entry `p` if it is one ASF kept after its Data (satisfied): an Interest for it
@@ -466,6 +489,9 @@ impl Engine {
                 self.counters.unsatisfied += 1;
                 return self.drop_packet(DropReason::NoRoute);
             }
+            if d.unrouted {
+                return self.drop_packet(DropReason::NoRoute);
+            }
             return self.drop_packet(DropReason::Suppressed);
         }
         // Multicast and ASF suppress per upstream: a retransmission forwarded to an upstream
@@ -523,6 +549,11 @@ impl Engine {
             reject: f.is_new && !had_route,
             ..Decision::default()
         };
+        if strategy.kind == StrategyKind::Multicast && f.next_hop.is_none() {
+            // NFD 24.07's multicast rejects nothing: an Interest it sends nowhere waits in the
+            // PIT until its lifetime ends.
+            d.unrouted = std::mem::take(&mut d.reject);
+        }
         if let Some(nh) = f.next_hop {
             if in_scope(nh) {
                 chosen.push(nh);
@@ -601,6 +632,9 @@ pub(super) struct Decision {
     pub(super) reject: bool,
     /// Reject without a Nack (the access strategy's way).
     pub(super) silent: bool,
+    /// Nothing chosen for a new Interest for want of a route, but the entry stays until it
+    /// expires (multicast): counted as a NoRoute drop.
+    pub(super) unrouted: bool,
     /// Access: the RTO (ms) after which the Interest goes to the other next hops.
     pub(super) rto_ms: Option<u64>,
     /// A retransmission forwarded per PIT entry: grow the entry's suppression interval.
