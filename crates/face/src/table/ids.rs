@@ -17,7 +17,8 @@
 //! between two faces with the same full id lie at least `generations` such waits: the
 //! quarantine. With the router's defaults (4,096 faces: 8,448 slots, 14 slot bits, 2^18
 //! generations) the wait is 1 ms; and since at least `max_faces` slots are free at any time and
-//! freed slots are reused oldest first, a full id comes back after 2^18 × 4,096 ≈ 10^9 faces
+//! every slot is given out once before freed slots are reused, oldest first, a full id comes back
+//! after 2^18 × 4,096 ≈ 10^9 faces
 //! made, 15 hours at 20,000 new faces a second. An id is refused only if every free slot was
 //! freed less than the wait ago (more than `max_faces` faces closed within it): the churn of
 //! on-demand faces never runs the ids out. Only a face the router itself needs (a local
@@ -170,19 +171,22 @@ impl FaceIds {
                 .is_some_and(|&(_, closed)| now_ms.saturating_sub(closed) >= self.reuse_ms)
     }
 
-    /// An id for a new face at `now_ms` (the caller has checked that the table has room).
+    /// An id for a new face at `now_ms` (the caller has checked that the table has room): a
+    /// slot never given out while there is one (so that every slot takes its turn, and a slot
+    /// goes through its generations as slowly as the churn allows), else the slot freed
+    /// longest ago.
     pub(super) fn take(&mut self, now_ms: u64) -> Option<FaceId> {
-        if let Some(&(slot, closed)) = self.freed.front() {
-            if now_ms.saturating_sub(closed) >= self.reuse_ms {
-                self.freed.pop_front();
-                return Some(self.next_generation(slot));
-            }
-        }
         if self.next < self.end {
             let slot = self.next;
             self.next += 1;
             self.generation.push(0);
             return Some(self.space.id(slot, 0));
+        }
+        if let Some(&(slot, closed)) = self.freed.front() {
+            if now_ms.saturating_sub(closed) >= self.reuse_ms {
+                self.freed.pop_front();
+                return Some(self.next_generation(slot));
+            }
         }
         let (slot, _) = self.freed.pop_front()?;
         self.reused_early += 1;
@@ -249,14 +253,14 @@ mod tests {
         let b = ids.take(0).unwrap();
         assert_eq!((a, b), (FIRST_FACE_ID, FIRST_FACE_ID + 1));
         ids.give_back(a, 10);
-        // Within its wait: a fresh slot instead.
-        assert_eq!(ids.take(10), Some(FIRST_FACE_ID + 2));
+        // Slots never given out come first, freed or not.
+        assert_eq!(ids.take(50), Some(FIRST_FACE_ID + 2));
+        assert_eq!(ids.take(50), Some(FIRST_FACE_ID + 3));
         // Then the freed slot again, a generation on.
-        let a2 = ids.take(11).unwrap();
+        let a2 = ids.take(50).unwrap();
         assert_eq!((space.slot(a2), space.generation(a2)), (space.slot(a), 1));
         assert!(ids.owns(a) && ids.owns(a2) && !ids.owns(FIRST_FACE_ID + 4));
         // Every slot of the range in use: none left.
-        assert_eq!(ids.take(12), Some(FIRST_FACE_ID + 3));
         assert_eq!(ids.take(12), None, "nothing freed");
         assert!(!ids.available(12));
         ids.give_back(b, 20);

@@ -615,10 +615,12 @@ fn face_slots_are_reused_with_a_new_generation_and_a_stale_id_reaches_no_face() 
     let slot = |id: FaceId| space.slot(id);
     let first = FIRST_FACE_ID as usize;
     assert!(seen.iter().all(|&id| (first..first + 4).contains(&slot(id))));
-    // The closed face's slot is the first freed: it comes back at once, a generation on.
-    assert_eq!(slot(seen[1]), first + 1);
-    assert_eq!(slot(seen[2]), slot(seen[0]));
-    assert_eq!(space.generation(seen[2]), 1);
+    // Every slot once, then the one freed first, a generation on, and so on in turn.
+    let slots: Vec<usize> = seen.iter().map(|&id| slot(id)).collect();
+    assert_eq!(slots[..4], [first, first + 1, first + 2, first + 3]);
+    assert_eq!(slots[4..8], slots[..4]);
+    assert_eq!(space.generation(seen[4]), 1);
+    assert_eq!(space.generation(seen[39]), 9);
     let mut unique = seen.clone();
     unique.sort_unstable();
     unique.dedup();
