@@ -18,28 +18,31 @@ use wire::{Data, Interest, Limits, Name, PacketView};
 /// Room for the producer's and management's Unix faces and one on-demand face: 8 slots.
 const MAX_FACES: usize = 4;
 
+/// A router with one worker, its Unix socket in `dir`, UDP and HTTP on ephemeral ports, and
+/// [`MAX_FACES`] faces of which one on demand.
 fn start(dir: &std::path::Path) -> Router {
-    let text = format!(
-        "[listen]\nunix = \"{}\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"\n\
-         [http]\nlisten = \"127.0.0.1:0\"\n\
-         [workers]\nthreads = \"one\"\n\
-         [faces]\nmax_faces = {MAX_FACES}\nmax_on_demand_faces = 1\n",
-        dir.join("nfd.sock").display()
-    );
+    let sock = dir.join("nfd.sock");
+    let text = [
+        format!("[listen]\nunix = {:?}", sock.display().to_string()),
+        "tcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"".into(),
+        "[http]\nlisten = \"127.0.0.1:0\"\n[workers]\nthreads = \"one\"".into(),
+        format!("[faces]\nmax_faces = {MAX_FACES}\nmax_on_demand_faces = 1"),
+    ]
+    .join("\n");
     Router::start(&Config::from_toml(&text).unwrap()).unwrap()
 }
 
-/// `cascade_face_table_bounds_total{event=...}` of `/metrics`.
+/// The face tables' count of `event` in `/metrics`.
 fn bounds(http: SocketAddr, event: &str) -> u64 {
-    let mut s = TcpStream::connect(http).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n").unwrap();
     let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let series = format!("cascade_face_table_bounds_total{{event=\"{event}\"}} ");
-    (text.lines())
-        .find_map(|l| l.strip_prefix(&series)?.parse().ok())
-        .unwrap_or_else(|| panic!("no {series} in {text}"))
+    let mut conn = TcpStream::connect(http).unwrap();
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    conn.read_to_string(&mut text).unwrap();
+    let key = format!("cascade_face_table_bounds_total{{event=\"{event}\"}} ");
+    let line = text.lines().find(|l| l.starts_with(&key));
+    line.and_then(|l| l[key.len()..].parse().ok())
+        .expect("the series")
 }
 
 /// A producer of `/p` that tells `heard` the name of every Interest it receives and answers
