@@ -15,13 +15,12 @@
 //! is given out again only once it has been free for [`FaceIds::reuse_ms`] — the quarantine
 //! (longer than any PIT entry lives) divided by the number of generations, rounded up — so
 //! between two faces with the same full id lie at least `generations` such waits: the
-//! quarantine. With the router's defaults (4,096 faces: 8,448 slots, 14 slot bits, 2^18
+//! quarantine. With the router's defaults (4,096 faces: slots 256 to 8,447, 14 slot bits, 2^18
 //! generations) the wait is 1 ms; and since at least `max_faces` slots are free at any time and
 //! every slot is given out once before freed slots are reused, oldest first, a full id comes back
-//! after 2^18 × 4,096 ≈ 10^9 faces
-//! made, 15 hours at 20,000 new faces a second. An id is refused only if every free slot was
-//! freed less than the wait ago (more than `max_faces` faces closed within it): the churn of
-//! on-demand faces never runs the ids out. Only a face the router itself needs (a local
+//! after 2^18 × 4,096 ≈ 10^9 faces made: 15 hours at 20,000 new faces a second. An id is
+//! refused only if every free slot was freed less than the wait ago (more than `max_faces` faces
+//! closed within it): the churn of on-demand faces never runs the ids out. Only a face the router itself needs (a local
 //! connection, a face management creates) then takes the slot that has waited longest, early,
 //! and counted.
 
