@@ -209,3 +209,37 @@ fn interest_lifetime_is_capped() {
     e.advance(260_000);
     assert_eq!(e.table().pit_len(), 0);
 }
+
+#[test]
+fn a_face_of_a_new_generation_of_a_slot_is_not_the_closed_face_of_the_old_one() {
+    use engine::fw::pipeline::FaceInfo;
+    let mut e = engine(64, 90);
+    // Face ids of one slot (64 slots): the closed face's, and the next generation's.
+    const OLD: FaceId = 10;
+    const NEW: FaceId = 10 + 64;
+    assert_eq!(e.table().face_slot(OLD), e.table().face_slot(NEW));
+    assert_eq!(e.table().face_slots(), 64);
+    let sent = run(&mut e, 0, OLD, &interest("/a/1", 1, 4000));
+    assert_eq!(sent, vec![(UPSTREAM, SendKind::Interest)]);
+    // OLD closes; NEW, a local face, takes its slot while OLD's Interest is pending.
+    let local = FaceInfo {
+        local: true,
+        ..FaceInfo::default()
+    };
+    e.set_face(NEW, local);
+    // The Data goes to the in-record's full id (which names no open face: the I/O drops it),
+    // not to the new face on the slot.
+    let sent = run(&mut e, 1, UPSTREAM, &data("/a/1"));
+    assert_eq!(sent, vec![(OLD, SendKind::Data)]);
+    // The slot's properties are NEW's only: a /localhost Interest from NEW passes the scope
+    // check, one from OLD's id (non-local, unknown) does not.
+    let scope = drops(&e, DropReason::Scope);
+    run(&mut e, 2, NEW, &interest("/localhost/x", 2, 4000));
+    assert_eq!(drops(&e, DropReason::Scope), scope);
+    run(&mut e, 3, OLD, &interest("/localhost/y", 3, 4000));
+    assert_eq!(drops(&e, DropReason::Scope), scope + 1);
+    // NEW's own Interest is answered to NEW.
+    run(&mut e, 4, NEW, &interest("/a/2", 4, 4000));
+    let sent = run(&mut e, 5, UPSTREAM, &data("/a/2"));
+    assert_eq!(sent, vec![(NEW, SendKind::Data)]);
+}

@@ -781,16 +781,19 @@ impl Config {
     }
 
     /// The PIT's per-face limits for each worker's engine: `[pit]`'s lifetime cap and
-    /// watermark, and a per-face counter for every face id the face table can give out
-    /// ([`face::table::FACE_IDS_PER_FACE`] per place).
-    pub fn pit_limits(&self) -> engine::table::pit_cs::PitLimits {
+    /// watermark, and per-face state for every slot of the face ids of `loops` face tables.
+    pub fn pit_limits(&self, loops: usize) -> engine::table::pit_cs::PitLimits {
         engine::table::pit_cs::PitLimits {
             max_lifetime_ms: self.pit.max_lifetime_ms,
             share_watermark_percent: self.pit.share_watermark_percent,
-            face_slots: (face::table::FIRST_FACE_ID as usize
-                + self.faces.max_faces * face::table::FACE_IDS_PER_FACE)
-                .next_power_of_two(),
+            face_slots: self.face_id_space(loops).slots(),
         }
+    }
+
+    /// How face ids split into slot and generation, for `loops` face tables sharing `max_faces`.
+    pub fn face_id_space(&self, loops: usize) -> face::table::FaceIdSpace {
+        let per_loop = self.faces.max_faces.div_ceil(loops.max(1));
+        face::table::FaceIdSpace::for_tables(loops, per_loop)
     }
 
     /// The face table's bounds: `[faces]`' quota and budgets, and a face id quarantine 10 s

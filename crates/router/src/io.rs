@@ -233,6 +233,8 @@ pub struct IoConfig {
     pub spin: Duration,
     /// The first face id the table gives out (a sharded router's loops each have a range).
     pub first_face_id: FaceId,
+    /// How face ids split into slot and generation: the same in every loop and worker.
+    pub face_id_space: face::table::FaceIdSpace,
     /// How the UDP sockets receive.
     pub udp_rx: face::UdpRx,
     /// The Unix socket's mode and group, set before it takes its path.
@@ -349,7 +351,7 @@ impl Io {
             .try_clone()
             .map_err(|e| format!("poll registry: {e}"))?;
         let cfg = parts.cfg;
-        let faces = FaceTable::with_first_id(
+        let faces = FaceTable::with_id_space(
             registry,
             FaceConfig {
                 max_faces: cfg.max_faces,
@@ -365,6 +367,7 @@ impl Io {
                 congestion_marking: cfg.congestion_marking,
             },
             cfg.first_face_id,
+            cfg.face_id_space,
         );
         let n_workers = parts.workers.len();
         let mut io = Io {

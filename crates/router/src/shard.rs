@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
-use face::table::{Accepted, Face, FaceTable, UdpSteering, FACE_IDS_PER_FACE, FIRST_FACE_ID};
+use face::table::{
+    Accepted, Face, FaceIdSpace, FaceTable, UdpSteering, FACE_SLOTS_PER_FACE, FIRST_FACE_ID,
+};
 use face::{CreateError, FaceCounters, FaceDesc, FaceId, FaceParams, FaceUpdate, UpdateError};
 
 use crate::io::{IoCommand, IoWaker};
@@ -40,22 +42,26 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
 /// count it in the faces' counters).
 pub const MIRROR_COUNTS_MS: u64 = 10;
 
-/// Which loop's table holds a face: each of `shards` tables gives out the ids of a range of
-/// its own, `span` ids wide, from [`FIRST_FACE_ID`] up.
+/// Which loop's table holds a face: each of `shards` tables gives out the slots of a range of
+/// its own, `span` slots wide, from [`FIRST_FACE_ID`] up, in one id space (a face id's slot
+/// tells its table, whatever its generation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FaceOwners {
     span: FaceId,
     shards: usize,
+    space: FaceIdSpace,
 }
 
 impl FaceOwners {
-    /// Ranges for `shards` tables of at most `max_faces` faces each (the ids a table gives out:
-    /// [`FACE_IDS_PER_FACE`] per face).
-    pub fn new(shards: usize, max_faces: usize) -> Self {
-        let span = max_faces.saturating_mul(FACE_IDS_PER_FACE).max(1);
+    /// Ranges for `shards` tables of at most `max_faces` faces each (the slots a table gives
+    /// out: [`FACE_SLOTS_PER_FACE`] per face) in `space` (which holds them all).
+    pub fn new(shards: usize, max_faces: usize, space: FaceIdSpace) -> Self {
+        let span = max_faces.saturating_mul(FACE_SLOTS_PER_FACE).max(1);
+        debug_assert!(FIRST_FACE_ID as usize + span * shards.max(1) <= space.slots());
         FaceOwners {
             span: FaceId::try_from(span).unwrap_or(FaceId::MAX),
             shards: shards.max(1),
+            space,
         }
     }
 
@@ -69,14 +75,15 @@ impl FaceOwners {
         FIRST_FACE_ID.saturating_add(self.span.saturating_mul(shard as FaceId))
     }
 
-    /// The table that holds face `id` (ids below [`FIRST_FACE_ID`], which no table gives out,
-    /// and ids past the last range go to the first and last).
+    /// The table that holds face `id` (slots below [`FIRST_FACE_ID`], which no table gives
+    /// out, and slots past the last range go to the first and last).
     #[inline]
     pub fn owner(&self, id: FaceId) -> usize {
         if self.shards == 1 {
             return 0;
         }
-        ((id.saturating_sub(FIRST_FACE_ID) / self.span) as usize).min(self.shards - 1)
+        let slot = self.space.slot(id) as FaceId;
+        ((slot.saturating_sub(FIRST_FACE_ID) / self.span) as usize).min(self.shards - 1)
     }
 }
 
@@ -388,6 +395,7 @@ impl IoHandles {
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;
+                all.sent_to_closed_faces += b.sent_to_closed_faces;
                 all.ws += b.ws;
                 all.ether += b.ether;
                 all.reliability += b.reliability;
@@ -499,18 +507,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_table_owns_its_range_of_ids() {
-        let o = FaceOwners::new(3, 100);
+    fn each_table_owns_its_range_of_slots_in_every_generation() {
+        let space = FaceIdSpace::for_tables(3, 100);
+        assert_eq!(space.slot_bits(), 10, "256 + 3 x 200 slots");
+        let o = FaceOwners::new(3, 100, space);
         assert_eq!(o.first_id(0), FIRST_FACE_ID);
-        assert_eq!(o.first_id(1), FIRST_FACE_ID + 800);
+        assert_eq!(o.first_id(1), FIRST_FACE_ID + 200);
         for shard in 0..3 {
-            let first = o.first_id(shard);
-            assert_eq!(o.owner(first), shard);
-            assert_eq!(o.owner(first + 799), shard);
+            let first = o.first_id(shard) as usize;
+            for generation in [0, 1, 77, u32::MAX] {
+                assert_eq!(o.owner(space.id(first, generation)), shard);
+                assert_eq!(o.owner(space.id(first + 199, generation)), shard);
+            }
         }
         assert_eq!(o.owner(3), 0, "reserved ids");
-        assert_eq!(o.owner(FaceId::MAX), 2, "past the ranges");
-        let one = FaceOwners::new(1, 100);
+        assert_eq!(o.owner(space.id(1023, 5)), 2, "past the ranges");
+        let one = FaceOwners::new(1, 100, FaceIdSpace::for_tables(1, 100));
         assert_eq!(one.owner(FIRST_FACE_ID + 5000), 0);
     }
 

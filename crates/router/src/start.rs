@@ -139,6 +139,15 @@ impl Shared {
         })
     }
 
+    /// How many I/O loops (face tables) there are: one per worker when sharded, else one.
+    fn loops(&self) -> usize {
+        if self.mode == Threads::Sharded {
+            self.workers
+        } else {
+            1
+        }
+    }
+
     /// The I/O loops with their listeners bound: one (the I/O thread, or the loop the single
     /// worker runs in), or one per worker when sharded, each with its socket of the UDP
     /// listener's group and a range of face ids, the first with the Unix and TCP listeners.
@@ -148,11 +157,7 @@ impl Shared {
         worker_ctl: &[Sender<Control>],
         mgmt: &MgmtSender,
     ) -> Result<Loops, String> {
-        let n = if self.mode == Threads::Sharded {
-            self.workers
-        } else {
-            1
-        };
+        let n = self.loops();
         let (udp, mut steering) = bind_udp(&cfg.listen.udp, n)?;
         let v4 = udp
             .first()
@@ -173,13 +178,14 @@ impl Shared {
             spin: Duration::from_micros(cfg.workers.spin_us),
             udp_rx: cfg.workers.udp_io.rx(cfg.workers.udp_gro),
             first_face_id: face::FIRST_FACE_ID,
+            face_id_space: cfg.face_id_space(n),
             unix_access: crate::privileges::socket_access(cfg)?,
             stream: cfg.connections.limits(),
             local: cfg.local.policy(),
             congestion_marking: cfg.face_system.general.enable_congestion_marking,
         };
         let share = whole.share(n);
-        let owners = FaceOwners::new(n, share.max_faces);
+        let owners = FaceOwners::new(n, share.max_faces, share.face_id_space);
         let mut loops = Vec::with_capacity(n);
         let mut handles = Vec::with_capacity(n);
         for i in 0..n {
@@ -377,7 +383,7 @@ impl Shared {
                 cs_policy: self.cs_policy,
                 ..PitCsConfig::default()
             },
-            pit_limits: cfg.pit_limits(),
+            pit_limits: cfg.pit_limits(self.loops()),
             limits: self.limits,
             ..EngineConfig::default()
         };

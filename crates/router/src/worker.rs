@@ -347,7 +347,11 @@ struct Emitter {
     index: usize,
     pool: Arc<Pool>,
     link: Arc<WorkerLink>,
-    local_fields: Vec<bool>,
+    /// Per face slot (the engine's [`engine::table::pit_cs::PitCs::face_slot`]): the face
+    /// declared there last, and whether it wants LocalFields.
+    local_fields: Vec<(FaceId, bool)>,
+    /// The face slots' mask.
+    face_mask: usize,
     out_ring_full: u64,
     out_no_buffer: u64,
     /// With an L2 tier: which prefetched chunks were served.
@@ -389,8 +393,8 @@ impl Emitter {
                     }
                 },
             }
-            let wants_face_id = self.local_fields.get(a.face as usize).copied();
-            if wants_face_id == Some(true) && !matches!(a.kind, SendKind::Nack(_)) {
+            let wants_face_id = self.local_fields.get(a.face as usize & self.face_mask);
+            if wants_face_id == Some(&(a.face, true)) && !matches!(a.kind, SendKind::Nack(_)) {
                 h.incoming_face_id = Some(match &a.packet {
                     PacketRef::Input { index, .. } => u64::from(inputs[*index as usize].0),
                     PacketRef::Out(_) => CONTENT_STORE_FACE_ID,
@@ -522,6 +526,7 @@ impl Worker {
             let bytes = (entries * t.limits.max_packet_bytes).min(EVICTION_LOG_MAX_BYTES);
             engine.table_mut().log_evictions(entries, bytes);
         }
+        let face_mask = engine.table().face_slots() - 1;
         Worker {
             engine,
             emit: Emitter {
@@ -529,6 +534,7 @@ impl Worker {
                 pool,
                 link,
                 local_fields: Vec::new(),
+                face_mask,
                 out_ring_full: 0,
                 out_no_buffer: 0,
                 prefetch: tier.as_ref().map(|_| PrefetchUse::new()),
@@ -772,12 +778,12 @@ impl Worker {
                 local_fields,
             } => {
                 self.engine.set_face(id, info);
-                let i = id as usize;
+                let i = self.engine.table().face_slot(id);
                 let lf = &mut self.emit.local_fields;
                 if lf.len() <= i {
-                    lf.resize(i + 1, false);
+                    lf.resize(i + 1, (engine::table::pit_cs::NONE, false));
                 }
-                lf[i] = local_fields;
+                lf[i] = (id, local_fields);
             }
             Control::Strategy { prefix, strategy } => self.engine.set_strategy(&prefix, strategy),
             Control::CsFlags { admit, serve } => self.engine.set_cs_flags(admit, serve),

@@ -56,7 +56,7 @@ use crate::uri::FaceUri;
 
 pub use ether::{EtherCounters, FRAMES_PER_TURN, MAX_ETHER_PORTS};
 use ids::FaceIds;
-pub use ids::FACE_IDS_PER_FACE;
+pub use ids::{FaceIdSpace, FACE_SLOTS_PER_FACE};
 use listen::StreamSock;
 pub use listen::{
     bind_unix, bind_unix_with, set_socket_buffer_bytes, set_socket_buffers, Accepted, Listener,
@@ -692,11 +692,24 @@ impl FaceTable {
         Self::with_first_id(registry, cfg, FIRST_FACE_ID)
     }
 
-    /// [`FaceTable::new`] giving out the ids from `first` (at least [`FIRST_FACE_ID`]) to
-    /// `first` + [`FACE_IDS_PER_FACE`] × `max_faces`: tables that share one id space (one per
-    /// thread of a sharded router) each take a range of their own, and a face's id tells which
-    /// table holds it.
+    /// [`FaceTable::new`] giving out the slots from `first` (at least [`FIRST_FACE_ID`]) to
+    /// `first` + [`FACE_SLOTS_PER_FACE`] × `max_faces`, in an id space of its own.
     pub fn with_first_id(registry: Registry, cfg: FaceConfig, first: FaceId) -> Self {
+        let span = cfg.max_faces.saturating_mul(FACE_SLOTS_PER_FACE);
+        let space = FaceIdSpace::new((first as usize).saturating_add(span));
+        Self::with_id_space(registry, cfg, first, space)
+    }
+
+    /// [`FaceTable::with_first_id`] in `space`, shared with other tables (one per thread of a
+    /// sharded router) that each take a range of slots of their own: a face's slot tells which
+    /// table holds it.
+    pub fn with_id_space(
+        registry: Registry,
+        cfg: FaceConfig,
+        first: FaceId,
+        space: FaceIdSpace,
+    ) -> Self {
+        let quarantine_ms = cfg.bounds.face_id_quarantine_ms;
         FaceTable {
             registry,
             listeners: Vec::new(),
@@ -704,7 +717,7 @@ impl FaceTable {
             ether: Vec::new(),
             faces: HashMap::new(),
             udp_faces: HashMap::new(),
-            ids: FaceIds::new(first, cfg.max_faces, cfg.bounds.face_id_quarantine_ms),
+            ids: FaceIds::new(first, cfg.max_faces, space, quarantine_ms),
             pending_read: Vec::new(),
             pending_next: Vec::new(),
             dirty: Vec::new(),
@@ -758,10 +771,16 @@ impl FaceTable {
         self.ids.take(now_ms)
     }
 
-    /// One past the largest face id the table gives out (its first id +
-    /// [`FACE_IDS_PER_FACE`] × `max_faces`): per-face state indexed by id stays below it.
-    pub fn face_id_end(&self) -> FaceId {
-        self.ids.end()
+    /// How its face ids split into slot and generation: per-face state indexed by slot has at
+    /// most [`FaceIdSpace::slots`] entries.
+    pub fn face_id_space(&self) -> FaceIdSpace {
+        self.ids.space()
+    }
+
+    /// How long a closed face's slot waits before it names a new face (the quarantine over the
+    /// generations: [`FaceIdSpace::reuse_ms`]).
+    pub fn face_id_reuse_ms(&self) -> u64 {
+        self.ids.reuse_ms()
     }
 
     /// Adds a connection face (stream or WebSocket, `io`); `uri` `None` names it `fd://<id>`

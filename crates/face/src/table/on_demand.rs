@@ -39,8 +39,9 @@ pub struct FaceBounds {
     /// Bytes per second that all faces whose address is unproven are sent together (a token
     /// bucket of this table's share, 100 ms of burst; see [`super::Face::proven`]); 0: no bound.
     pub unproven_send_bytes_per_s: u64,
-    /// How long a closed face's id waits before it names a new face: longer than any PIT
-    /// entry lives.
+    /// How long a face id stays unique: no full id names a new face within this time of its
+    /// face closing (longer than any PIT entry lives). A closed face's slot waits this time
+    /// over the generations of a slot before it is reused (see [`super::FaceIdSpace`]).
     pub face_id_quarantine_ms: u64,
 }
 
@@ -88,15 +89,20 @@ pub struct BoundCounters {
     /// Acks sent for the TxSequences neighbours numbered their packets with (on UDP faces
     /// without reliability).
     pub tx_sequence_acks_sent: u64,
-    /// Datagrams from unknown remotes dropped: every face id was in use or in quarantine.
+    /// Datagrams from unknown remotes dropped: every free face slot was freed less than
+    /// [`super::FaceTable::face_id_reuse_ms`] ago (more than `max_faces` faces closed within
+    /// it).
     pub on_demand_refused_ids: u64,
     /// Fragments refused at the reassembly budget (with their packets).
     pub reassembly_refused: u64,
     /// Bytes the reassemblers hold now.
     pub reassembly_bytes: u64,
-    /// Face ids given out again before their quarantine was over (every id of the range in
-    /// use or in quarantine).
+    /// Face slots given out again before their wait was over, to a face the router needs (a
+    /// local connection, a face management creates), every free slot freed too recently.
     pub face_ids_reused_early: u64,
+    /// Packets to send dropped: their face id names no open face of the table (a face closed
+    /// since: a record of an old generation of a slot never reaches the slot's new face).
+    pub sent_to_closed_faces: u64,
     /// What the WebSocket handshakes came to.
     pub ws: super::WsCounters,
     /// What the Ethernet ports dropped.
@@ -335,6 +341,7 @@ impl FaceTable {
             reassembly_refused: self.reasm_budget.refused(),
             reassembly_bytes: self.reasm_budget.used() as u64,
             face_ids_reused_early: self.ids.reused_early,
+            sent_to_closed_faces: self.ids.sent_to_closed,
             ws: self.handshakes.counters,
             ether: self.ether_counters(),
             reliability: self.reliability_totals(),

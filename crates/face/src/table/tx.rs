@@ -113,6 +113,8 @@ impl FaceTable {
     pub fn send(&mut self, id: FaceId, kind: PacketKind, bytes: &[u8]) -> bool {
         let Some(f) = self.faces.get_mut(&id) else {
             let Some(m) = self.mirrors.get_mut(&id) else {
+                // An id of this table's slots with no face: an old generation, or a face gone.
+                self.ids.sent_to_closed += u64::from(self.ids.owns(id));
                 return false;
             };
             let sock = &mut self.udp[m.socket];

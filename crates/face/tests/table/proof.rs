@@ -133,8 +133,8 @@ fn proven_faces_are_evicted_only_after_every_unproven_one() {
 }
 
 #[test]
-fn face_ids_are_not_reused_within_their_quarantine() {
-    // Two places: 16 ids; one on-demand face at a time.
+fn a_new_remote_waits_only_for_a_slot_not_for_the_quarantine() {
+    // Two places: 4 slots; one on-demand face at a time.
     let mut d = bounded(
         2,
         FaceBounds {
@@ -144,27 +144,33 @@ fn face_ids_are_not_reused_within_their_quarantine() {
         },
     );
     let addr = listening_udp(&mut d);
-    let span = 2 * face::table::FACE_IDS_PER_FACE;
+    let space = d.table.face_id_space();
+    let reuse_ms = d.table.face_id_reuse_ms();
+    assert_eq!(reuse_ms, 1, "130 s over 2^23 generations");
+    let span = 2 * face::table::FACE_SLOTS_PER_FACE;
     let peers: Vec<UdpSocket> = (0..span + 2).map(|_| remote()).collect();
-    for (k, s) in peers.iter().enumerate() {
-        s.send_to(&interest(k as u32), addr).unwrap();
+    let created_or_refused = |d: &mut Driver, k: usize| {
         d.until(|d| {
             let b = d.table.bound_counters();
-            b.on_demand_created + b.on_demand_refused_ids == k as u64 + 1
-        });
+            b.on_demand_created + b.on_demand_refused_ids == k as u64
+        })
+    };
+    for (k, s) in peers.iter().enumerate() {
+        s.send_to(&interest(k as u32), addr).unwrap();
+        created_or_refused(&mut d, k + 1);
     }
     let b = d.table.bound_counters();
-    // The clock stands still: every id closed is in quarantine; the range ran out.
+    // The clock stands still: every slot closed was freed less than a millisecond ago.
     assert_eq!(b.on_demand_created, span as u64);
     assert_eq!(b.on_demand_refused_ids, 2);
     assert_eq!(b.face_ids_reused_early, 0);
-    let mut ids = d.sink.up.clone();
-    ids.sort_unstable();
-    ids.dedup();
-    assert_eq!(ids.len(), span, "no id named two faces");
-    // Past the quarantine, the oldest id is free again.
-    d.sink.now += FaceBounds::default().face_id_quarantine_ms;
+    // A millisecond on (not the quarantine), the oldest slot takes the next remote, with a
+    // new generation: its full id is new.
+    d.sink.now += reuse_ms;
     peers[0].send_to(&interest(99), addr).unwrap();
     d.until(|d| d.table.bound_counters().on_demand_created == span as u64 + 1);
-    assert_eq!(d.sink.up.last(), d.sink.up.first());
+    let (first, last) = (d.sink.up[0], *d.sink.up.last().unwrap());
+    assert_eq!(space.slot(last), space.slot(first));
+    assert_eq!(space.generation(last), space.generation(first) + 1);
+    assert!(!d.sink.up[..span].contains(&last));
 }

@@ -589,7 +589,7 @@ fn the_reassembly_budget_is_shared_by_every_face() {
 }
 
 #[test]
-fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
+fn face_slots_are_reused_with_a_new_generation_and_a_stale_id_reaches_no_face() {
     let mut d = bounded(
         2,
         FaceBounds {
@@ -599,11 +599,10 @@ fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
         },
     );
     let addr = listening_udp(&mut d);
-    let end = d.table.face_id_end();
-    assert_eq!(
-        end,
-        FIRST_FACE_ID + 2 * face::table::FACE_IDS_PER_FACE as u32
-    );
+    let space = d.table.face_id_space();
+    // 4 slots of 9 bits: 2^23 generations, so a slot waits 1 ms to be reused.
+    assert_eq!(space.slot_bits(), 9);
+    assert_eq!(d.table.face_id_reuse_ms(), 1);
     // Remotes churning through the one on-demand place: each evicts the last.
     let mut seen = vec![];
     for t in 0..40u64 {
@@ -613,22 +612,36 @@ fn face_ids_are_reused_after_their_quarantine_and_stay_in_range() {
         d.until(|d| d.sink.up.len() == t as usize + 1);
         seen.push(*d.sink.up.last().unwrap());
     }
-    assert!(seen.iter().all(|&id| (FIRST_FACE_ID..end).contains(&id)));
-    // Each face is evicted by the next remote, a tick later: its id waits out its quarantine
-    // (10 ticks), while fresh ids are given out, and is then the first to come back.
-    let fresh: Vec<FaceId> = (FIRST_FACE_ID..FIRST_FACE_ID + 11).collect();
-    assert_eq!(seen[..11], fresh[..]);
-    assert_eq!(seen[11..22], fresh[..11]);
-    for (t, &id) in seen.iter().enumerate() {
-        if let Some(before) = seen[..t].iter().rposition(|&x| x == id) {
-            let closed_at = before + 1;
-            assert!(
-                t >= closed_at + 10,
-                "id {id} reused at {t}, closed at {closed_at}"
-            );
-        }
-    }
-    assert_eq!(d.table.bound_counters().face_ids_reused_early, 0);
+    let slot = |id: FaceId| space.slot(id);
+    let first = FIRST_FACE_ID as usize;
+    assert!(seen.iter().all(|&id| (first..first + 4).contains(&slot(id))));
+    // Every slot once, then the one freed first, a generation on, and so on in turn.
+    let slots: Vec<usize> = seen.iter().map(|&id| slot(id)).collect();
+    assert_eq!(slots[..4], [first, first + 1, first + 2, first + 3]);
+    assert_eq!(slots[4..8], slots[..4]);
+    assert_eq!(space.generation(seen[4]), 1);
+    assert_eq!(space.generation(seen[39]), 9);
+    let mut unique = seen.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "no full id named two faces");
+    let b = d.table.bound_counters();
+    assert_eq!((b.on_demand_refused_ids, b.face_ids_reused_early), (0, 0));
+    // The live face shares its slot with closed faces of older generations: a packet for one
+    // of them is dropped and counted, and the live face is sent nothing.
+    let live = *seen.last().unwrap();
+    let stale = seen[..39].iter().copied().find(|&id| slot(id) == slot(live));
+    let stale = stale.expect("an older generation of the live face's slot");
+    let before = d.table.get(live).unwrap().counters();
+    assert!(!d.table.send(stale, PacketKind::Data, &data(100)));
+    d.table.flush(&mut d.sink);
+    assert_eq!(d.table.bound_counters().sent_to_closed_faces, 1);
+    assert_eq!(d.table.get(live).unwrap().counters(), before);
+    assert!(d.table.send(live, PacketKind::Data, &data(100)));
+    assert_eq!(d.table.get(live).unwrap().counters().out_data, 1);
+    // An id of no slot of the table (another table's, a reserved one) is not counted.
+    assert!(!d.table.send(3, PacketKind::Data, &data(100)));
+    assert_eq!(d.table.bound_counters().sent_to_closed_faces, 1);
 }
 
 #[test]

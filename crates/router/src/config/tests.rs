@@ -61,10 +61,11 @@ fn full_file_parses() {
     }
     assert_eq!(Workers::default().mapping, Mapping::Content);
     assert_eq!(c.cs.policy, CsPolicy::Fifo);
-    let limits = c.pit_limits();
+    let limits = c.pit_limits(1);
     assert_eq!(limits.max_lifetime_ms, 60_000);
     assert_eq!(limits.share_watermark_percent, 75);
-    assert_eq!(limits.face_slots, 2048); // 256 reserved ids + 8 per place for 100 faces
+    assert_eq!(limits.face_slots, 512); // 256 reserved ids + 2 slots per place for 100 faces
+    assert_eq!(c.pit_limits(4).face_slots, 512); // four tables of 25 faces: 456 slots too
     let b = c.face_bounds();
     assert_eq!(b.face_id_quarantine_ms, 70_000);
     assert_eq!((b.max_on_demand_faces, b.max_on_demand_per_host), (50, 4));

@@ -514,6 +514,7 @@ fn face_table(m: &mut Families, f: &Figures) {
             ("on_demand_created", b.on_demand_created),
             ("on_demand_evicted", b.on_demand_evicted),
             ("face_ids_reused_early", b.face_ids_reused_early),
+            ("sent_to_closed_faces", b.sent_to_closed_faces),
             ("unproven_probes", b.unproven_probes),
             ("proven_by_ack", b.proven_by_ack),
             ("tx_sequence_acks_sent", b.tx_sequence_acks_sent),

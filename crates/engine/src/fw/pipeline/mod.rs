@@ -434,7 +434,9 @@ pub struct Engine {
     cs_admit: bool,
     /// The CS serves Interests (NFD's CS_ENABLE_SERVE).
     cs_serve: bool,
-    faces: Vec<FaceInfo>,
+    /// Per face slot ([`PitCs::face_slot`]): the full id of the face declared there last, and
+    /// its properties (a face of an old generation of the slot is unknown).
+    faces: Vec<(FaceId, FaceInfo)>,
     slow_tier: Option<Box<dyn SlowTier + Send>>,
     /// The name a slow tier's prefetch-ahead asks for (reused; [`AHEAD_NAME_BYTES`] reserved).
     ahead_name: Vec<u8>,
@@ -556,11 +558,12 @@ impl Engine {
     }
 
     /// Declares a face's properties (unknown faces are non-local point-to-point); its NB-CC
-    /// state starts afresh (available to bypassed Interests, no signal sent to it).
+    /// state starts afresh (available to bypassed Interests, no signal sent to it). Indexed by
+    /// the face's slot: a face of another generation of the slot is unknown from then on.
     pub fn set_face(&mut self, face: FaceId, info: FaceInfo) {
-        let i = face as usize;
+        let i = self.table.face_slot(face);
         if self.faces.len() <= i {
-            self.faces.resize(i + 1, FaceInfo::default());
+            self.faces.resize(i + 1, (NONE, FaceInfo::default()));
         }
         if self.cc.faces.len() <= i {
             self.cc.faces.resize(i + 1, Default::default());
@@ -574,11 +577,21 @@ impl Engine {
         let listed = self.cc.faces[i].listed;
         self.cc.faces[i] = Default::default();
         self.cc.faces[i].listed = listed;
-        self.faces[i] = info;
+        self.faces[i] = (face, info);
     }
 
     fn face(&self, face: FaceId) -> FaceInfo {
-        self.faces.get(face as usize).copied().unwrap_or_default()
+        match self.faces.get(self.table.face_slot(face)) {
+            Some(&(id, info)) if id == face => info,
+            _ => FaceInfo::default(),
+        }
+    }
+
+    /// Whether `face` is the face last declared on its slot ([`Engine::set_face`]).
+    #[inline]
+    fn face_current(&self, face: FaceId) -> bool {
+        let slot = self.table.face_slot(face);
+        self.faces.get(slot).is_some_and(|&(id, _)| id == face)
     }
 
     /// The strategy-choice table.

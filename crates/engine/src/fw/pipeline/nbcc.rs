@@ -191,8 +191,9 @@ impl Engine {
             return;
         }
         let info = self.face(face);
+        let slot = self.table.face_slot(face);
         let s = &mut self.cc;
-        let Some(f) = s.faces.get_mut(face as usize) else {
+        let Some(f) = s.faces.get_mut(slot).filter(|_| self.faces[slot].0 == face) else {
             return;
         };
         if info.local || info.multi_access {
@@ -228,12 +229,15 @@ impl Engine {
             }
             let at = s.scan_at % s.listed.len();
             let face = s.listed[at];
-            let f = s.faces[face as usize];
+            let slot = self.table.face_slot(face);
+            let f = s.faces[slot];
             let recent = f.last_interest_ms.saturating_add(c.timeout_ms) > now_ms;
-            if !recent && !f.alpha_sent {
-                // No longer a downstream: the face that took its place is looked at next.
+            if (!recent && !f.alpha_sent) || self.faces[slot].0 != face {
+                // No longer a downstream (or closed: its slot names a new face, which is
+                // listed afresh when it sends an Interest): the face that took its place in
+                // the list is looked at next.
                 s.listed.swap_remove(at);
-                s.faces[face as usize].listed = false;
+                s.faces[slot].listed = false;
                 continue;
             }
             s.scan_at = at + 1;
@@ -278,7 +282,10 @@ impl Engine {
         }
         let multi_access = self.face(face).multi_access;
         let (round, signal) = (self.cc.round, self.cc.signal?);
-        let f = self.cc.faces.get_mut(face as usize)?;
+        if !self.face_current(face) {
+            return None; // closed: its slot may name a new face
+        }
+        let f = self.cc.faces.get_mut(self.table.face_slot(face))?;
         if f.round == round || multi_access {
             return None;
         }
@@ -300,15 +307,16 @@ impl Engine {
     /// always; acted on with NB-CC only.
     pub fn on_nbcc_signal(&mut self, now_ms: u64, face: FaceId, signal: NbccSignal) {
         let c = self.config.congestion;
+        let current = self.face_current(face);
         let k = &mut self.counters.congestion;
         match signal {
             NbccSignal::Alpha => k.alpha_received += 1,
             NbccSignal::Beta => k.beta_received += 1,
         }
-        if !c.nbcc {
+        if !c.nbcc || !current {
             return;
         }
-        let Some(f) = self.cc.faces.get_mut(face as usize) else {
+        let Some(f) = self.cc.faces.get_mut(self.table.face_slot(face)) else {
             return;
         };
         match signal {
@@ -330,7 +338,8 @@ impl Engine {
             || self
                 .cc
                 .faces
-                .get(face as usize)
+                .get(self.table.face_slot(face))
+                .filter(|_| self.face_current(face))
                 .is_none_or(|f| f.unavailable_until_ms <= now_ms)
     }
 

@@ -123,6 +123,19 @@ impl FaceShares {
 }
 
 impl PitCs {
+    /// The slot of `face` (its id's low bits: `face & (face_slots - 1)`), which per-face state
+    /// is indexed by: a face table's slot when `face_slots` is its id space's
+    /// (`face::table::FaceIdSpace::slots`), whose generations share the slot.
+    #[inline(always)]
+    pub fn face_slot(&self, face: FaceId) -> usize {
+        self.shares.slot(face)
+    }
+
+    /// Number of face slots (a power of two: [`PitLimits::face_slots`], rounded up).
+    pub fn face_slots(&self) -> usize {
+        self.shares.records.len()
+    }
+
     /// In-records `face` holds (with the faces that share its counter).
     pub fn face_in_records(&self, face: FaceId) -> u32 {
         self.shares.records[self.shares.slot(face)]
