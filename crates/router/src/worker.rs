@@ -724,16 +724,16 @@ impl Worker {
         let mut tier = t.tier.lock();
         // The store's clock (the wall clock, or the simulation's): a chunk's freshness counts
         // from its write to L2.
-        let unix_now = tier.l2().now_ms();
+        let store_now_ms = tier.l2().now_ms();
         let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
-                let age = c.age_ms(unix_now);
+                let age = c.age_ms(store_now_ms);
                 let out = engine.complete_pending_aged(now, h, c.name_value, c.data, age);
                 sent += emit.emit(&out, &[]).0;
             }
             None => {
                 if let Some(d) = c.data {
-                    if engine.insert_cs_aged(now, d, c.age_ms(unix_now)) {
+                    if engine.insert_cs_aged(now, d, c.age_ms(store_now_ms)) {
                         if let Some(p) = emit.prefetch.as_mut() {
                             p.note(c.name_value);
                         }

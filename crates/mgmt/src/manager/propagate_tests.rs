@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use wire::nfd::ControlParameters;
-use wire::{InterestView, Limits};
 
 use super::*;
 use crate::auth::Authorizations;
@@ -15,21 +14,7 @@ use crate::test_support::{cp_component, v03_interest};
 
 /// The propagation commands the manager sent: (face, verb, ControlParameters, bytes).
 fn propagated(m: &Manager<Fake>) -> Vec<(FaceId, String, ControlParameters, Vec<u8>)> {
-    m.forwarder()
-        .sent
-        .borrow()
-        .iter()
-        .filter_map(|(face, _, bytes)| {
-            let i = InterestView::decode(bytes, &Limits::default()).ok()?;
-            let n = i.name().to_name();
-            if !name("/localhop/nfd/rib").is_prefix_of(&n) {
-                return None;
-            }
-            let p = ControlParameters::decode(&n.components[4].value).ok()?;
-            let verb = String::from_utf8(n.components[3].value.clone()).ok()?;
-            Some((*face, verb, p, bytes.clone()))
-        })
-        .collect()
+    super::rib_tests::sent_commands(m, "/localhop/nfd/rib")
 }
 
 /// Sends a command from local face `from` (its answer may come with propagation commands).

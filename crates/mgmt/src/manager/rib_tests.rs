@@ -173,8 +173,12 @@ fn command_sending(
     last_response(m)
 }
 
-/// The NLSR commands the manager sent, as (face, verb, prefix).
-fn nlsr_commands(m: &Manager<Fake>) -> Vec<(FaceId, String, String)> {
+/// The commands under `prefix` (`/localhost/nlsr/rib`, `/localhop/nfd/rib`) the manager sent,
+/// as (face, verb, ControlParameters, the Interest's bytes).
+pub(super) fn sent_commands(
+    m: &Manager<Fake>,
+    prefix: &str,
+) -> Vec<(FaceId, String, ControlParameters, Vec<u8>)> {
     m.forwarder()
         .sent
         .borrow()
@@ -182,13 +186,21 @@ fn nlsr_commands(m: &Manager<Fake>) -> Vec<(FaceId, String, String)> {
         .filter_map(|(face, _, bytes)| {
             let i = InterestView::decode(bytes, &Limits::default()).ok()?;
             let n = i.name().to_name();
-            if !name("/localhost/nlsr/rib").is_prefix_of(&n) {
+            if !name(prefix).is_prefix_of(&n) {
                 return None;
             }
             let p = ControlParameters::decode(&n.components[4].value).ok()?;
             let verb = String::from_utf8(n.components[3].value.clone()).ok()?;
-            Some((*face, verb, p.name?.to_string()))
+            Some((*face, verb, p, bytes.clone()))
         })
+        .collect()
+}
+
+/// The NLSR commands the manager sent, as (face, verb, prefix).
+fn nlsr_commands(m: &Manager<Fake>) -> Vec<(FaceId, String, String)> {
+    sent_commands(m, "/localhost/nlsr/rib")
+        .into_iter()
+        .filter_map(|(face, verb, p, _)| Some((face, verb, p.name?.to_string())))
         .collect()
 }
 
