@@ -104,8 +104,13 @@ for t in "${targets[@]}"; do
     result=ok
     # shellcheck disable=SC2086 # FUZZ_ARGS is a list of flags
     if ! "$bin_dir/$t" "${args[@]}" ${FUZZ_ARGS:-} "${dirs[@]}" >"$log" 2>&1; then
-        result=CRASH
-        failed+=("$t")
+        # A signal (Ctrl-C, kill) stops libFuzzer with "run interrupted": not a crash.
+        if grep -q 'libFuzzer: run interrupted' "$log"; then
+            result=interrupted
+        else
+            result=CRASH
+            failed+=("$t")
+        fi
     fi
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
