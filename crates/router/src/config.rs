@@ -23,6 +23,7 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+mod capacity;
 mod face_budget;
 mod face_system;
 mod limits_stream;
@@ -762,6 +763,7 @@ impl Config {
         general::validate(self)?;
         self.connections.validate(self.faces.send_queue_bytes)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        capacity::validate(self, cores)?;
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
                 return Err(format!(
