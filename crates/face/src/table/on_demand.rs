@@ -45,7 +45,7 @@ pub struct FaceBounds {
     /// over the generations of a slot before it is reused (see [`super::FaceIdSpace`]).
     pub face_id_quarantine_ms: u64,
     /// New on-demand faces (UDP and Ethernet) per second, a token bucket of this table's share
-    /// (see [`super::creation`]); 0: no bound. A datagram from a new remote past it is dropped.
+    /// (see the face table's creation budget); 0: no bound. A datagram from a new remote past it is dropped.
     pub on_demand_faces_per_s: u64,
     /// The bucket's size: new on-demand faces made at once after a quiet time (a quarter kept
     /// for hosts that made none within [`super::HOST_RECENT_MS`]).
