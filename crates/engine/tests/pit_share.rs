@@ -243,3 +243,47 @@ fn a_face_of_a_new_generation_of_a_slot_is_not_the_closed_face_of_the_old_one() 
     let sent = run(&mut e, 5, UPSTREAM, &data("/a/2"));
     assert_eq!(sent, vec![(NEW, SendKind::Data)]);
 }
+
+#[test]
+fn a_new_face_on_a_closed_faces_slot_gets_its_whole_share_at_once() {
+    // 64 entries, watermark 75 %: 48. Face slots 64: FLOODER + 64 is the same slot, a new
+    // generation of it, as a face table names the face that takes a closed face's slot.
+    let mut e = engine(64, 75);
+    let successor: FaceId = FLOODER + 64;
+    for n in 0..48u32 {
+        run(
+            &mut e,
+            1000,
+            FLOODER,
+            &interest(&format!("/a/old/{n}"), n, 60_000),
+        );
+    }
+    assert_eq!(e.table().face_in_records(FLOODER), 48);
+    // The flooder closes holding its share (its in-records stay until they expire); the
+    // successor on its slot is not charged with them: its Interests are forwarded up to the
+    // PIT's capacity (its share: 64 over one face holding in-records plus one, 32).
+    for n in 0..16u32 {
+        let sent = run(
+            &mut e,
+            1001,
+            successor,
+            &interest(&format!("/a/new/{n}"), 100 + n, 4000),
+        );
+        assert_eq!(sent, [(UPSTREAM, SendKind::Interest)], "Interest {n}");
+    }
+    assert_eq!(e.table().face_in_records(successor), 16);
+    assert_eq!(e.table().face_in_records(FLOODER), 0, "no longer counted");
+    assert_eq!(e.table().active_faces(), 1);
+    assert_eq!(drops(&e, DropReason::PitShare), 0);
+    // The old in-records expire after the successor's: its count is untouched by them.
+    e.advance(1001 + 4000);
+    assert_eq!(e.table().face_in_records(successor), 0);
+    assert_eq!(e.table().active_faces(), 0);
+    e.table().check_invariants().unwrap();
+    run(&mut e, 5002, successor, &interest("/a/new/x", 999, 4000));
+    e.advance(61_000);
+    e.table().check_invariants().unwrap();
+    assert_eq!(e.table().pit_len(), 0);
+    assert_eq!(e.table().face_in_records(successor), 0);
+    assert_eq!(e.table().active_faces(), 0);
+}

@@ -141,6 +141,13 @@ impl PacketSocket {
         Ok(s)
     }
 
+    /// A socket of tests: `fd`, a datagram socket (one end of a Unix socket pair), standing for
+    /// an interface of MTU `mtu`.
+    #[cfg(test)]
+    pub(crate) fn from_fd(fd: OwnedFd, mtu: usize) -> PacketSocket {
+        PacketSocket { fd, mtu }
+    }
+
     /// Joins multicast group `group` on `netif` (`PACKET_ADD_MEMBERSHIP`).
     pub fn join(&self, netif: &Netif, group: MacAddr) -> io::Result<()> {
         // SAFETY: packet_mreq is plain data.

@@ -9,3 +9,5 @@ mod support;
 include!("table/suite.rs");
 
 include!("table/proof.rs");
+
+include!("table/budget.rs");

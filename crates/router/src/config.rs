@@ -23,6 +23,8 @@ pub use general::{parse_unix_mode, General, DEFAULT_UNIX_MODE};
 /// Where NDN applications look for a forwarder (NFD's default Unix socket), and the NDN port
 /// for TCP and UDP.
 pub use face::uri::{DEFAULT_PORT, DEFAULT_UNIX_PATH};
+mod capacity;
+mod face_budget;
 mod face_system;
 mod limits_stream;
 mod local;
@@ -532,6 +534,10 @@ pub struct Faces {
     /// Bytes per second all on-demand UDP faces with an unproven address are sent together
     /// (0: no bound); see `config/reflection.rs`.
     pub unproven_send_bytes_per_s: u64,
+    /// New on-demand faces per second (0: no bound); see `config/face_budget.rs`.
+    pub on_demand_faces_per_s: u64,
+    /// New on-demand faces at once after a quiet time.
+    pub on_demand_faces_burst: u64,
 }
 
 impl Default for Faces {
@@ -548,6 +554,8 @@ impl Default for Faces {
             reassembly_budget_bytes: b.reassembly_budget_bytes,
             unproven_send_ratio: b.unproven_send_ratio,
             unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
+            on_demand_faces_per_s: b.on_demand_faces_per_s,
+            on_demand_faces_burst: b.on_demand_faces_burst,
         }
     }
 }
@@ -755,6 +763,7 @@ impl Config {
         general::validate(self)?;
         self.connections.validate(self.faces.send_queue_bytes)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        capacity::validate(self, cores)?;
         for &c in self.workers.cores.iter().chain(self.workers.io_core.iter()) {
             if c >= 1024 {
                 return Err(format!(
@@ -807,6 +816,8 @@ impl Config {
             unproven_send_ratio: f.unproven_send_ratio,
             unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
             face_id_quarantine_ms: self.pit.max_lifetime_ms.saturating_add(10_000),
+            on_demand_faces_per_s: f.on_demand_faces_per_s,
+            on_demand_faces_burst: f.on_demand_faces_burst,
         }
     }
 
@@ -850,7 +861,8 @@ impl Config {
             0,
             1 << 20,
         )?;
-        reflection::validate(&self.faces)
+        reflection::validate(&self.faces)?;
+        face_budget::validate(&self.faces)
     }
 
     /// The checks of `[store]`: the L2 keys when there is an L2, NB-Cache's always.

@@ -264,6 +264,8 @@ impl IoConfig {
         }
         b.reassembly_budget_bytes = b.reassembly_budget_bytes.div_ceil(n);
         b.unproven_send_bytes_per_s = b.unproven_send_bytes_per_s.div_ceil(n as u64);
+        b.on_demand_faces_per_s = b.on_demand_faces_per_s.div_ceil(n as u64);
+        b.on_demand_faces_burst = b.on_demand_faces_burst.div_ceil(n as u64);
         c.stream.send_queue_budget_bytes = self.stream.send_queue_budget_bytes.div_ceil(n);
         c
     }

@@ -392,6 +392,7 @@ impl IoHandles {
                 all.proven_by_ack += b.proven_by_ack;
                 all.tx_sequence_acks_sent += b.tx_sequence_acks_sent;
                 all.on_demand_refused_ids += b.on_demand_refused_ids;
+                all.on_demand_refused_budget += b.on_demand_refused_budget;
                 all.reassembly_refused += b.reassembly_refused;
                 all.reassembly_bytes += b.reassembly_bytes;
                 all.face_ids_reused_early += b.face_ids_reused_early;

@@ -195,6 +195,10 @@ impl FaceTable {
         remote: MacAddr,
         sink: &mut impl FaceSink,
     ) -> Option<FaceId> {
+        if !self.ids.available(sink.now_ms()) {
+            self.on_demand.counters.on_demand_refused_ids += 1;
+            return None;
+        }
         let host = ether_host_key(port, remote);
         if !self.on_demand_room(host, sink) {
             return None;
@@ -333,6 +337,9 @@ impl FaceTable {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// Sends one link-layer packet on Ethernet face `e`: as one frame, or cut by its fragmenter into
 /// frames when it exceeds the MTU; counted in `counters`.

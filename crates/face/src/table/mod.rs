@@ -20,6 +20,7 @@
 //! never looks inside a packet beyond its link header.
 
 mod congestion;
+mod creation;
 mod ether;
 mod ids;
 mod listen;
@@ -54,6 +55,10 @@ use crate::lp_frag::{
 use crate::stream::StreamFramer;
 use crate::uri::FaceUri;
 
+pub use creation::{
+    DEFAULT_ON_DEMAND_FACES_BURST, DEFAULT_ON_DEMAND_FACES_PER_S, HOST_MEMORY, HOST_RECENT_MS,
+    RESERVE_DIVISOR,
+};
 pub use ether::{EtherCounters, FRAMES_PER_TURN, MAX_ETHER_PORTS};
 use ids::FaceIds;
 pub use ids::{FaceIdSpace, FACE_SLOTS_PER_FACE};
@@ -723,7 +728,7 @@ impl FaceTable {
             dirty: Vec::new(),
             penalty: HashMap::new(),
             penalized_datagrams: 0,
-            on_demand: OnDemand::default(),
+            on_demand: OnDemand::new(&cfg.bounds),
             mirrors: HashMap::new(),
             reasm_budget: ReassemblyBudget::new(cfg.bounds.reassembly_budget_bytes),
             bounds_noticed: BoundCounters::default(),

@@ -20,6 +20,7 @@ use std::net::{IpAddr, SocketAddr};
 use wire::nfd::FacePersistency;
 use wire::{Limits, PacketView};
 
+use super::creation::CreationBudget;
 use super::{FaceCounters, FaceId, FaceIo, FaceParams, FaceSink, FaceTable};
 
 /// Budgets of a face table for what remotes can make it hold.
@@ -43,6 +44,12 @@ pub struct FaceBounds {
     /// face closing (longer than any PIT entry lives). A closed face's slot waits this time
     /// over the generations of a slot before it is reused (see [`super::FaceIdSpace`]).
     pub face_id_quarantine_ms: u64,
+    /// New on-demand faces (UDP and Ethernet) per second, a token bucket of this table's share
+    /// (see the face table's creation budget); 0: no bound. A datagram from a new remote past it is dropped.
+    pub on_demand_faces_per_s: u64,
+    /// The bucket's size: new on-demand faces made at once after a quiet time (a quarter kept
+    /// for hosts that made none within [`super::HOST_RECENT_MS`]).
+    pub on_demand_faces_burst: u64,
 }
 
 /// [`FaceBounds::unproven_send_bytes_per_s`] unless configured: 32 MiB/s, far above what a
@@ -58,6 +65,8 @@ impl Default for FaceBounds {
             unproven_send_ratio: 0,
             unproven_send_bytes_per_s: DEFAULT_UNPROVEN_SEND_BYTES_PER_S,
             face_id_quarantine_ms: 130_000,
+            on_demand_faces_per_s: super::DEFAULT_ON_DEMAND_FACES_PER_S,
+            on_demand_faces_burst: super::DEFAULT_ON_DEMAND_FACES_BURST,
         }
     }
 }
@@ -93,6 +102,9 @@ pub struct BoundCounters {
     /// [`super::FaceTable::face_id_reuse_ms`] ago (more than `max_faces` faces closed within
     /// it).
     pub on_demand_refused_ids: u64,
+    /// Datagrams from unknown remotes dropped: past the creation budget
+    /// ([`FaceBounds::on_demand_faces_per_s`]).
+    pub on_demand_refused_budget: u64,
     /// Fragments refused at the reassembly budget (with their packets).
     pub reassembly_refused: u64,
     /// Bytes the reassemblers hold now.
@@ -117,8 +129,9 @@ pub struct BoundCounters {
 
 impl BoundCounters {
     /// The counts of what was refused or evicted (not of what was created or is held).
-    pub fn refusals(&self) -> [u64; 10] {
+    pub fn refusals(&self) -> [u64; 11] {
         [
+            self.on_demand_refused_budget,
             self.on_demand_evicted,
             self.on_demand_refused_ids,
             self.unproven_budget_dropped,
@@ -134,7 +147,7 @@ impl BoundCounters {
 }
 
 /// The quota's state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct OnDemand {
     /// On-demand UDP faces with the receive time they were stamped with, in eviction order:
     /// `queues[0]` the unproven, `queues[1]` those that proved their address (evicted only
@@ -143,6 +156,8 @@ pub(super) struct OnDemand {
     queues: [VecDeque<(FaceId, u64)>; 2],
     count: usize,
     per_host: HashMap<u128, u32>,
+    /// New faces per second.
+    budget: CreationBudget,
     pub(super) counters: BoundCounters,
 }
 
@@ -178,6 +193,16 @@ pub(super) fn well_formed(bytes: &[u8], max_packet_bytes: usize) -> bool {
     }
 }
 
+/// The eviction queue of on-demand face `f`: 1 for a UDP face that proved its address, 0 for
+/// the others, unproven UDP faces and Ethernet faces (which have no proof of address: a
+/// flood of forged source addresses on the link competes with the unproven only).
+fn eviction_class(f: &super::Face) -> usize {
+    match f.io {
+        FaceIo::Udp(_) => usize::from(f.proven()),
+        _ => 0,
+    }
+}
+
 /// Whether `bytes` more may be sent to a face with counters `c` under `ratio`: always once the
 /// face has received a Data or a Nack.
 #[inline]
@@ -188,6 +213,17 @@ pub(super) fn unproven_may_send(c: &FaceCounters, bytes: usize, ratio: u64) -> b
 }
 
 impl OnDemand {
+    /// An empty quota with a full creation budget of `bounds`.
+    pub(super) fn new(bounds: &FaceBounds) -> OnDemand {
+        OnDemand {
+            queues: Default::default(),
+            count: 0,
+            per_host: HashMap::new(),
+            budget: CreationBudget::new(bounds.on_demand_faces_per_s, bounds.on_demand_faces_burst),
+            counters: BoundCounters::default(),
+        }
+    }
+
     /// Face `id`, stamped `now`, proved its address: it moves to the queue of the proven.
     pub(super) fn proven_joined(&mut self, id: FaceId, now: u64) {
         self.queues[1].push_back((id, now));
@@ -236,6 +272,10 @@ impl FaceTable {
             self.on_demand.counters.on_demand_refused_host += 1;
             return false;
         }
+        if !self.on_demand.budget.take(host, sink.now_ms()) {
+            self.on_demand.counters.on_demand_refused_budget += 1;
+            return false;
+        }
         while self.on_demand.count >= bounds.max_on_demand_faces
             || self.faces.len() >= self.cfg.max_faces
         {
@@ -278,7 +318,7 @@ impl FaceTable {
             let Some(f) = self.faces.get(&id).filter(|f| f.quota) else {
                 continue; // closed or made persistent since
             };
-            if (class == 0) == f.proven() {
+            if eviction_class(f) != class {
                 continue; // proved since: it waits in the other queue
             }
             if f.last_rx_ms > stamp {
@@ -325,7 +365,7 @@ impl FaceTable {
                 queue.retain(|(id, _)| {
                     faces
                         .get(id)
-                        .is_some_and(|f| f.quota && (class == 1) == f.proven())
+                        .is_some_and(|f| f.quota && eviction_class(f) == class)
                 });
             }
         }

@@ -481,8 +481,9 @@ fn content_store(m: &mut Families, f: &Figures) {
 }
 
 /// What the face tables' bounds refused: packets dropped, by reason.
-fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 7] {
+fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 8] {
     [
+        ("on_demand_refused_budget", b.on_demand_refused_budget),
         ("on_demand_refused_host", b.on_demand_refused_host),
         ("on_demand_refused_malformed", b.on_demand_refused_malformed),
         ("on_demand_refused_full", b.on_demand_refused_full),

@@ -37,6 +37,7 @@ use long_names::LongNames;
 use share::FaceShares;
 pub use share::{
     PitLimits, DEFAULT_FACE_SLOTS, DEFAULT_MAX_LIFETIME_MS, DEFAULT_SHARE_WATERMARK_PERCENT,
+    MAX_FACE_SLOTS,
 };
 
 /// A face number.

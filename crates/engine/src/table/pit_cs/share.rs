@@ -2,8 +2,14 @@
 //! share a face may hold once the PIT is nearly full.
 //!
 //! Every in-record is counted against its face, in a counter of fixed size allocated with the
-//! table (slot `face & (face_slots - 1)`: faces whose ids share a slot share a count, so a
-//! collision only makes the share stricter). Below the watermark ([`PitLimits::share_watermark_percent`]
+//! table (slot `face & (face_slots - 1)`), which remembers the full id it counts for: a face
+//! table gives a closed face's slot to a new face with a new id (a new generation of the slot),
+//! and the new face's first in-record starts the slot's count afresh, while the in-records the
+//! closed face left in the PIT count no more (their removals, when they expire, do not touch
+//! the new count). So a new face gets its whole share at once. The router sizes `face_slots` to
+//! its face id space, so two open faces never share a slot; where they do (an engine of fewer
+//! slots than the ids it sees), each takes the slot from the other, and the share is looser
+//! for them. Below the watermark ([`PitLimits::share_watermark_percent`]
 //! of the PIT's capacity) any face may take any free entry; at or above it, a face that already
 //! holds its fair share — the capacity divided by the faces holding in-records plus one, a
 //! share kept for a face not yet in the PIT — gets no new in-record (the pipeline Nacks it with
@@ -22,6 +28,10 @@ pub const DEFAULT_SHARE_WATERMARK_PERCENT: u8 = 90;
 /// Default of [`PitLimits::face_slots`].
 pub const DEFAULT_FACE_SLOTS: usize = 8192;
 
+/// Most [`PitLimits::face_slots`] (a table of more is refused: the configuration that asks for
+/// it is refused at load).
+pub const MAX_FACE_SLOTS: usize = 1 << 24;
+
 /// What one face may take of the PIT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PitLimits {
@@ -31,8 +41,8 @@ pub struct PitLimits {
     /// PIT occupancy, in percent of its capacity (1..=100), from which a face holding its fair
     /// share of in-records gets no new one.
     pub share_watermark_percent: u8,
-    /// Per-face counters (a power of two; rounded up): face `f` is counted in slot
-    /// `f & (face_slots - 1)`.
+    /// Per-face counters (a power of two; rounded up; 1 to [`MAX_FACE_SLOTS`]): face `f` is
+    /// counted in slot `f & (face_slots - 1)`.
     pub face_slots: usize,
 }
 
@@ -51,6 +61,8 @@ impl Default for PitLimits {
 pub(super) struct FaceShares {
     /// In-records per face slot.
     records: Box<[u32]>,
+    /// The full face id each slot counts for (the last to add an in-record in it).
+    owners: Box<[FaceId]>,
     mask: u32,
     /// Slots holding at least one in-record.
     active: u32,
@@ -61,10 +73,16 @@ pub(super) struct FaceShares {
 
 impl FaceShares {
     pub(super) fn new(limits: PitLimits, pit_capacity: usize) -> Self {
-        let slots = limits.face_slots.clamp(1, 1 << 24).next_power_of_two();
+        assert!(
+            (1..=MAX_FACE_SLOTS).contains(&limits.face_slots),
+            "face_slots {} outside 1..={MAX_FACE_SLOTS}",
+            limits.face_slots
+        );
+        let slots = limits.face_slots.next_power_of_two();
         let percent = usize::from(limits.share_watermark_percent.clamp(1, 100));
         FaceShares {
             records: vec![0; slots].into_boxed_slice(),
+            owners: vec![0; slots].into_boxed_slice(),
             mask: (slots - 1) as u32,
             active: 0,
             watermark: (pit_capacity * percent).div_ceil(100),
@@ -77,9 +95,28 @@ impl FaceShares {
         (face & self.mask) as usize
     }
 
+    /// In-records counted for `face` (0 when its slot counts for another id).
+    #[inline(always)]
+    fn count(&self, face: FaceId) -> u32 {
+        let s = self.slot(face);
+        if self.owners[s] == face {
+            self.records[s]
+        } else {
+            0
+        }
+    }
+
     #[inline]
     pub(super) fn add(&mut self, face: FaceId) {
         let s = self.slot(face);
+        if self.owners[s] != face {
+            // A new id in the slot: what the old one left is no longer counted.
+            if self.records[s] > 0 {
+                self.records[s] = 0;
+                self.active -= 1;
+            }
+            self.owners[s] = face;
+        }
         if self.records[s] == 0 {
             self.active += 1;
         }
@@ -89,6 +126,9 @@ impl FaceShares {
     #[inline]
     pub(super) fn remove(&mut self, face: FaceId) {
         let s = self.slot(face);
+        if self.owners[s] != face {
+            return; // an in-record of an id the slot no longer counts for
+        }
         debug_assert!(self.records[s] > 0, "in-record of face {face} not counted");
         self.records[s] = self.records[s].saturating_sub(1);
         if self.records[s] == 0 {
@@ -96,14 +136,18 @@ impl FaceShares {
         }
     }
 
-    /// Checks the counters against the in-records of the live entries.
+    /// Checks the counters against the in-records of the live entries (of the ids the slots
+    /// count for).
     pub(super) fn check<'a>(
         &self,
         records: impl Iterator<Item = &'a InRecord>,
     ) -> Result<(), String> {
         let mut counted = vec![0u32; self.records.len()];
         for r in records {
-            counted[self.slot(r.face)] += 1;
+            let s = self.slot(r.face);
+            if self.owners[s] == r.face {
+                counted[s] += 1;
+            }
         }
         if let Some(s) = (0..counted.len()).find(|&s| counted[s] != self.records[s]) {
             return Err(format!(
@@ -136,9 +180,10 @@ impl PitCs {
         self.shares.records.len()
     }
 
-    /// In-records `face` holds (with the faces that share its counter).
+    /// In-records `face` holds (0 for an id its slot no longer counts for: the in-records a
+    /// closed face left).
     pub fn face_in_records(&self, face: FaceId) -> u32 {
-        self.shares.records[self.shares.slot(face)]
+        self.shares.count(face)
     }
 
     /// Faces (counters) holding at least one in-record.
