@@ -111,6 +111,10 @@ pub fn status_json(f: &Figures) -> String {
             super::metrics::ws_outcomes(&f.bounds.ws)
                 .map(|(k, v)| (k.to_owned(), serde_json::Value::from(v)))
         ),
+        "face_table_refused": serde_json::Map::from_iter(
+            super::metrics::bounds_refused(&f.bounds)
+                .map(|(k, v)| (k.to_owned(), serde_json::Value::from(v)))
+        ),
         "http": {
             "requests": f.http.requests,
             "refused_connections": f.http.refused_connections,

@@ -480,8 +480,9 @@ fn content_store(m: &mut Families, f: &Figures) {
     );
 }
 
-/// What the face tables' bounds refused: packets dropped, by reason.
-fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 8] {
+/// What the face tables' bounds refused: packets dropped, by reason (`/metrics`' `event`
+/// label, `/status.json`'s `face_table_refused` keys).
+pub(super) fn bounds_refused(b: &face::table::BoundCounters) -> [(&'static str, u64); 8] {
     [
         ("on_demand_refused_budget", b.on_demand_refused_budget),
         ("on_demand_refused_host", b.on_demand_refused_host),

@@ -315,6 +315,9 @@ fn status_json_carries_the_tables_the_page_shows() {
     assert_eq!(v["websocket_handshakes"]["accepted"], 9);
     assert_eq!(v["websocket_handshakes"]["tls_error"], 3);
     assert_eq!(v["websocket_handshakes"]["refused"], 0);
+    assert_eq!(v["face_table_refused"]["on_demand_refused_full"], 5);
+    assert_eq!(v["face_table_refused"]["unproven_budget"], 4);
+    assert_eq!(v["face_table_refused"]["on_demand_refused_budget"], 0);
 }
 
 /// A server on an ephemeral port with a fake source that records the counters it was given.
