@@ -168,6 +168,11 @@ pub struct L2Snapshot {
     pub evictions_unlogged: u64,
     /// Loop iteration and storage times.
     pub stalls: StallSummary,
+    /// CanBePrefix Interests its L2 missed, handed on to the next worker whose L2 may hold
+    /// their name.
+    pub prefix_handovers: u64,
+    /// Hand-overs refused by a full input ring or pool (forwarded from this worker instead).
+    pub prefix_handovers_full: u64,
 }
 
 /// What a worker shares with the I/O thread and management.
@@ -727,6 +732,12 @@ impl Worker {
         let store_now_ms = tier.l2().now_ms();
         let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
+                if c.data.is_none() {
+                    let counts = (&mut t.prefix_handovers, &mut t.prefix_handovers_full);
+                    let (d, peers, pool) = (&t.dispatcher, &t.peers, &emit.pool);
+                    let at = (h, c.name_value);
+                    l2::hand_on_prefix_miss(engine, d, peers, pool, emit.index, now, at, counts);
+                }
                 let age = c.age_ms(store_now_ms);
                 let out = engine.complete_pending_aged(now, h, c.name_value, c.data, age);
                 sent += emit.emit(&out, &[]).0;
@@ -814,6 +825,8 @@ impl Worker {
                     L2Snapshot {
                         off: g.l2().fault().is_some(),
                         admit_dropped: x.admit_dropped,
+                        prefix_handovers: x.prefix_handovers,
+                        prefix_handovers_full: x.prefix_handovers_full,
                         input_held: x.input_held,
                         stored_chunks: g.l2().stored_chunks(),
                         capacity_chunks: u64::from(g.l2().config().extents)

@@ -123,6 +123,10 @@ pub struct TierCounters {
     pub prefix_pending: u64,
     /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
     pub prefix_stale: u64,
+    /// CanBePrefix lookups the prefix index had nothing for (or that found the queue full),
+    /// answered pending to complete without data at the next drain
+    /// ([`L2Tier::set_prefix_miss_completions`]).
+    pub prefix_missed: u64,
     /// Pending exact lookups of a MustBeFresh Interest whose chunk was stale (or of unknown
     /// age): completed without data (the engine forwards the Interest).
     pub stale: u64,
@@ -138,6 +142,9 @@ struct PrefixWait {
     active: bool,
     /// Its batch had no chunk to serve: read the next one under the prefix.
     again: bool,
+    /// The prefix index had no batch under the name (or the queue was full): completes
+    /// without data at the next drain (with `again` set, so no batch read completes it).
+    missed: bool,
     reads: u8,
     must_be_fresh: bool,
     hash: u64,
@@ -176,6 +183,9 @@ pub struct L2Tier {
     prefix_waits: Vec<PrefixWait>,
     /// ...and their names, `max_name_bytes` each.
     prefix_names: Vec<u8>,
+    /// Answer a CanBePrefix lookup that finds nothing pending too, and complete it without
+    /// data at the next drain (see [`L2Tier::set_prefix_miss_completions`]).
+    complete_prefix_misses: bool,
 }
 
 impl L2Tier {
@@ -213,6 +223,7 @@ impl L2Tier {
                     ticket: 0,
                     active: false,
                     again: false,
+                    missed: false,
                     reads: 0,
                     must_be_fresh: false,
                     hash: 0,
@@ -223,7 +234,18 @@ impl L2Tier {
             prefix_names: vec![0; qd * max_name_bytes],
             deferred: VecDeque::with_capacity(DEFERRED_LOOKUPS),
             deferred_spare: Vec::new(),
+            complete_prefix_misses: false,
         }
+    }
+
+    /// With `on`, a CanBePrefix lookup whose name the prefix index has no batch under (or that
+    /// finds the queue full) answers pending too and completes without data at the next drain,
+    /// as one whose batches had no fresh chunk does: every miss then reaches the caller's
+    /// completion handler, where a router with several workers hands the Interest on to the
+    /// next worker whose L2 may hold the name (the engine forwards it otherwise). Off by
+    /// default: a miss answers `false` at once.
+    pub fn set_prefix_miss_completions(&mut self, on: bool) {
+        self.complete_prefix_misses = on;
     }
 
     /// Turns prefetch-ahead on (the default) or off: with it, a CS hit on the penultimate
@@ -394,6 +416,19 @@ impl L2Tier {
             }
             let at = i * self.max_name_bytes;
             let name = &self.prefix_names[at..at + usize::from(w.name_len)];
+            if w.missed {
+                self.prefix_waits[i].active = false;
+                self.waiting -= 1;
+                self.counters.failed += 1;
+                f(TierCompletion {
+                    full_hash: Some(w.hash),
+                    name_value: name,
+                    data: None,
+                    stored_at_ms: 0,
+                });
+                n += 1;
+                continue;
+            }
             match self.l2.read_prefix_next(name, w.ticket) {
                 ReadStart::Busy => {} // next time
                 ReadStart::Pending { ticket, .. } => {
@@ -468,15 +503,18 @@ impl L2Tier {
         let Some(w) = self.prefix_waits.iter().position(|w| !w.active) else {
             return false;
         };
-        let ReadStart::Pending { ticket, .. } = self.l2.read_prefix(name_value) else {
-            return false;
+        let (ticket, missed) = match self.l2.read_prefix(name_value) {
+            ReadStart::Pending { ticket, .. } => (ticket, false),
+            _ if self.complete_prefix_misses => (0, true),
+            _ => return false,
         };
         let at = w * self.max_name_bytes;
         self.prefix_names[at..at + name_value.len()].copy_from_slice(name_value);
         self.prefix_waits[w] = PrefixWait {
             ticket,
             active: true,
-            again: false,
+            again: missed,
+            missed,
             reads: 1,
             must_be_fresh,
             hash: full_hash,
@@ -484,7 +522,11 @@ impl L2Tier {
         };
         self.waiting += 1;
         self.counters.pending += 1;
-        self.counters.prefix_pending += 1;
+        if missed {
+            self.counters.prefix_missed += 1;
+        } else {
+            self.counters.prefix_pending += 1;
+        }
         true
     }
 
@@ -925,6 +967,31 @@ mod tests {
         assert_eq!(t.waiting(), 0);
         assert!(got.contains(&Some(1)));
         assert_eq!(t.complete_waiting(|_| panic!("nothing waits")), 0);
+    }
+
+    #[test]
+    fn prefix_misses_complete_without_data_when_asked_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = tier(dir.path());
+        // Off (the default): a miss answers false at once.
+        assert_eq!(prefix_answer(&mut t, "/g", false), None);
+        t.set_prefix_miss_completions(true);
+        // On: pending, then completed without data, with nothing in flight.
+        assert_eq!(prefix_answer(&mut t, "/g", false).as_deref(), Some(""));
+        assert_eq!(prefix_answer(&mut t, "/g", true).as_deref(), Some(""));
+        assert_eq!((t.counters().prefix_missed, t.waiting()), (2, 0));
+        // A hit is unchanged.
+        assert_eq!(prefix_answer(&mut t, "/f", false).as_deref(), Some("/f/seg=0"));
+        assert_eq!(t.counters().prefix_missed, 2);
+        // Bounded: with every prefix wait taken, a miss answers false again.
+        let g = value("/g");
+        let depth = t.l2().config().queue_depth;
+        for _ in 0..depth {
+            assert!(t.lookup_prefix(5, &g, false));
+        }
+        assert!(!t.lookup_prefix(5, &g, false));
+        assert_eq!(t.poll(|c| assert!(c.data.is_none())), depth);
+        assert_eq!(t.waiting(), 0);
     }
 
     /// A Data named `uri` with FreshnessPeriod `fresh_ms` (none if 0).

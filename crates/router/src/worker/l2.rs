@@ -13,6 +13,7 @@
 //! refused (`refused_off`).
 
 use super::*;
+use wire::InterestView;
 
 /// Most finished L2 operations a worker handles per loop iteration (each batch read hands up
 /// to B chunks to the engine): bounds the time storage takes from forwarding at once.
@@ -85,6 +86,62 @@ pub struct L2 {
     /// `[store] back_pressure`: hold input while the backlog is long (else chunks past the
     /// backlog are dropped, counted in `admit_dropped`).
     pub back_pressure: bool,
+    /// CanBePrefix Interests this worker's L2 missed that it handed on to the next worker
+    /// whose L2 may hold their name ([`hand_on_prefix_miss`]).
+    pub prefix_handovers: u64,
+    /// Of those misses, the ones whose hand-over found the next worker's input ring (or the
+    /// packet pool) full: forwarded upstream from here instead.
+    pub prefix_handovers_full: u64,
+}
+
+/// After this worker's L2 completed the lookup of `name_value` (full-name hash `full_hash`)
+/// without data: hands every CanBePrefix Interest waiting for it on to the next worker whose
+/// L2 may hold a chunk under the name ([`Dispatcher::next_prefix_holder`]), pushing it into
+/// that worker's input ring as if it came from its downstream face, with the downstream's PIT
+/// token, so that the worker answers the downstream directly. The PIT entry here goes with the
+/// hand-over (nobody would satisfy it: the Data comes from the other worker's L2, or from the
+/// upstream it forwards to, with that worker's token). No next worker, or a full ring or
+/// pool (counted in `handovers.1`): the entry stays, and the caller's `complete_pending`
+/// forwards it as before. Allocates nothing (pool buffers).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn hand_on_prefix_miss(
+    engine: &mut Engine,
+    dispatcher: &Dispatcher,
+    peers: &[Arc<WorkerLink>],
+    pool: &Pool,
+    me: usize,
+    now_ms: u64,
+    (full_hash, name_value): (u64, &[u8]),
+    handovers: (&mut u64, &mut u64),
+) {
+    if !dispatcher.hands_on_prefix_misses() {
+        return;
+    }
+    let limits = *dispatcher.limits();
+    let done = engine.hand_on_pending(now_ms, full_hash, name_value, |face, token, interest| {
+        let Some(next) = InterestView::decode(interest, &limits)
+            .ok()
+            .and_then(|i| dispatcher.next_prefix_holder(me, &i.name()))
+        else {
+            return false;
+        };
+        let headers = LpHeaders {
+            pit_token: token.and_then(PitToken::new),
+            ..LpHeaders::default()
+        };
+        let pushed = pool.pkt_link(face, &headers, interest).map(|mut p| {
+            p.kind = PktKind::Interest;
+            p.full_hash = Some(full_hash);
+            peers[next].input.push(p).map_err(|p| pool.put(p.buf))
+        });
+        if pushed == Some(Ok(())) {
+            peers[next].wake();
+            return true;
+        }
+        *handovers.1 += 1;
+        false
+    });
+    *handovers.0 += u64::from(done.interests);
 }
 
 impl L2 {
@@ -100,6 +157,10 @@ impl L2 {
         stopped_flushing: Arc<AtomicUsize>,
         dir_lock: Option<Arc<std::fs::File>>,
     ) -> Self {
+        // Every L2 miss of a CanBePrefix lookup reaches the worker, which may hand it on.
+        if dispatcher.hands_on_prefix_misses() {
+            tier.lock().set_prefix_miss_completions(true);
+        }
         L2 {
             tier,
             dispatcher,
@@ -116,6 +177,8 @@ impl L2 {
             fault_logged: false,
             blocking: false,
             back_pressure: true,
+            prefix_handovers: 0,
+            prefix_handovers_full: 0,
         }
     }
 
