@@ -625,10 +625,10 @@ impl Worker {
                     (
                         now.0 > st.switches.0,
                         now.1 > st.switches.1,
-                        now.2 - st.switches.2 > 1000,
+                        (now.2 - st.switches.2 > 1000, now.3 > st.switches.3),
                     )
                 } else {
-                    (false, false, false)
+                    (false, false, (false, false))
                 };
                 st.record(storage, loop_ns, preempted, blocked, on_cpu);
             }
@@ -875,21 +875,27 @@ impl Worker {
     /// Write-back: offers the chunks the RAM CS evicted since the last call to L2 (call after
     /// every engine call that can insert into the CS, before the engine's log fills).
     fn write_back(&mut self) {
+        if !self.tier.as_ref().is_some_and(|t| t.write_back) {
+            return;
+        }
+        let now_ms = self.now_ms();
         let Some(t) = &mut self.tier else {
             return;
         };
-        if !t.write_back {
-            return;
-        }
         let me = self.emit.index;
         let pool = &self.emit.pool;
         let handle = t.tier.clone();
         let mut tier = handle.lock();
-        self.engine.table_mut().drain_evicted(|bytes| {
-            if let Some((data, name)) = chunk_of(bytes, &t.limits) {
-                t.store(&mut tier, me, pool, 0, data, &name);
-            }
-        });
+        let store_now_ms = tier.l2().now_ms();
+        // Each slot records the chunk's arrival, so that a read-back ages from it.
+        self.engine
+            .table_mut()
+            .drain_evicted_fresh(|bytes, until_ms| {
+                if let Some((data, name)) = chunk_of(bytes, &t.limits) {
+                    let at = l2::arrived_at_ms(data, &t.limits, until_ms, now_ms, store_now_ms);
+                    t.store(&mut tier, me, pool, 0, data, &name, at);
+                }
+            });
     }
 
     /// Processes one batch; false if the input ring was empty.
@@ -922,10 +928,8 @@ impl Worker {
                 }
                 let p = batch.remove(i);
                 if let Some(t) = &mut self.tier {
-                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
-                        let handle = t.tier.clone();
-                        t.admit(&mut handle.lock(), name.value(), data);
-                    }
+                    let handle = t.tier.clone();
+                    t.admit_handed_over(&mut handle.lock(), p.bytes());
                 }
                 self.emit.pool.put(p.buf);
             }
@@ -967,7 +971,7 @@ impl Worker {
                         continue;
                     }
                     if let Some((data, name)) = chunk_of(bytes, &t.limits) {
-                        t.store(&mut tier, me, &self.emit.pool, face, data, &name);
+                        t.store(&mut tier, me, &self.emit.pool, face, data, &name, None);
                     }
                 }
             }

@@ -768,8 +768,8 @@ fn storage_stalls(threads: router::config::Threads) {
         "L2 saturated: {} batch reads, {} refused (queue full), {} Nacks re-expressed; \
          storage per loop iteration: max {} us, p99.9 {} us, {} of {} iterations over 1 ms; \
          whole iteration: max {} us, p99.9 {} us; longest poll {} us, longest lookups {} us; not preempted: max {} us, {} over 1 ms \
-         ({} blocked in the kernel, {} with over 1 ms of CPU); preempted by the scheduler: {} \
-         over 1 ms",
+         ({} blocked in the kernel, {} with over 1 ms of CPU, {} of them faulting); preempted by \
+         the scheduler: {} over 1 ms",
         l2.file.reads_submitted,
         l2.file.read_busy,
         nacks,
@@ -785,6 +785,7 @@ fn storage_stalls(threads: router::config::Threads) {
         st.unpreempted_over_1ms,
         st.blocked_over_1ms,
         st.on_cpu_over_1ms,
+        st.faulted_over_1ms,
         st.preempted_over_1ms
     );
     assert!(l2.file.reads_submitted >= all.len() as u64 / 10);
