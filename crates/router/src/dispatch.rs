@@ -14,6 +14,8 @@
 //!   under its name and another worker's L2 may: then to that worker (each worker's L2 counts
 //!   the prefixes it can answer for in a filter, [`L2Prefixes`]). So with `mapping = "content"`
 //!   a restarted router answers version discovery from whichever worker stored the content.
+//!   When that worker's L2 has nothing to serve after all, it hands the Interest on to the next
+//!   candidate ([`Dispatcher::next_prefix_holder`]).
 //! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
 //! - Fragments go back to the face for reassembly first.
 

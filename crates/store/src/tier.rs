@@ -23,7 +23,10 @@
 //!   lookup (its `full_hash`, the Interest's name) with the first chunk of that batch whose name
 //!   starts with the Interest's, and, for MustBeFresh, that is still fresh: written less than
 //!   its FreshnessPeriod ago, by the wall clock, as the RAM CS counts from its arrival; else
-//!   without data (the engine forwards the Interest).
+//!   without data (the engine forwards the Interest). With
+//!   [`L2Tier::set_prefix_miss_completions`], a lookup the prefix index has nothing for
+//!   completes the same way at the next poll, so that a router with several workers can hand
+//!   the Interest on to another worker's L2 instead.
 //! - [`L2Tier::lookup_fresh`] is [`L2Tier::lookup`] for a MustBeFresh Interest: the chunk
 //!   completes it only if it is fresh by the same rule ([`is_fresh`]); a stale chunk completes
 //!   every lookup waiting for it without data and is not handed to the RAM CS.
