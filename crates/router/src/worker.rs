@@ -893,7 +893,7 @@ impl Worker {
             .drain_evicted_fresh(|bytes, until_ms| {
                 if let Some((data, name)) = chunk_of(bytes, &t.limits) {
                     let at = l2::arrived_at_ms(data, &t.limits, until_ms, now_ms, store_now_ms);
-                    t.store(&mut tier, me, pool, 0, data, &name, at);
+                    t.store((&mut tier, me, pool), 0, data, &name, at);
                 }
             });
     }
@@ -971,7 +971,7 @@ impl Worker {
                         continue;
                     }
                     if let Some((data, name)) = chunk_of(bytes, &t.limits) {
-                        t.store(&mut tier, me, &self.emit.pool, face, data, &name, None);
+                        t.store((&mut tier, me, &self.emit.pool), face, data, &name, None);
                     }
                 }
             }

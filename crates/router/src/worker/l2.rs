@@ -227,11 +227,11 @@ impl L2 {
 
     /// Stores a chunk this worker saw in its own L2 if it owns the name, else hands it to the
     /// owner's input ring (or, when that ring or the pool is full, queues it to hand over later).
+    /// `arrived_at_ms`: when it arrived (store clock; `None`: now), the write time its slot
+    /// records.
     pub(super) fn store(
         &mut self,
-        tier: &mut L2Tier,
-        me: usize,
-        pool: &Pool,
+        (tier, me, pool): (&mut L2Tier, usize, &Pool),
         face: FaceId,
         data: &[u8],
         name: &NameView<'_>,
