@@ -231,7 +231,7 @@ impl Dispatcher {
     }
 
     /// The worker a CanBePrefix Interest for `name` goes to after worker `me`'s L2 found no
-    /// (fresh) chunk under it: the next candidate in the order [`Dispatcher::prefix_holder`]
+    /// (fresh) chunk under it: the next candidate in the order the dispatcher
     /// starts (the owner, then the workers after it, modulo their number) whose filter may
     /// hold the name, or `None` when `me` is the last one (it forwards the Interest). Each
     /// hand-on moves strictly forward in that order, so an Interest visits every worker at

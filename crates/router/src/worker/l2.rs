@@ -54,10 +54,10 @@ pub struct L2 {
     pub dispatcher: Dispatcher,
     /// Limits for parsing.
     pub limits: Limits,
-    /// Chunks whose admission found the write queue full: (name length, arrival [`stamp`] +
+    /// Chunks whose admission found the write queue full: (name length, 8-byte arrival stamp +
     /// name + Data) in buffers that are reused, at most [`ADMIT_BACKLOG_CHUNKS`].
     pub backlog: VecDeque<(usize, Vec<u8>)>,
-    /// Chunks owned by another worker whose input ring was full: (owner, arrival [`stamp`] +
+    /// Chunks owned by another worker whose input ring was full: (owner, 8-byte arrival stamp +
     /// Data), retried.
     pub handovers: VecDeque<(usize, Vec<u8>)>,
     /// Free backlog buffers.
@@ -88,7 +88,7 @@ pub struct L2 {
     /// backlog are dropped, counted in `admit_dropped`).
     pub back_pressure: bool,
     /// CanBePrefix Interests this worker's L2 missed that it handed on to the next worker
-    /// whose L2 may hold their name ([`hand_on_prefix_miss`]).
+    /// whose L2 may hold their name.
     pub prefix_handovers: u64,
     /// Of those misses, the ones whose hand-over found the next worker's input ring (or the
     /// packet pool) full: forwarded upstream from here instead.
