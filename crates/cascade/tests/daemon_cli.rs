@@ -578,8 +578,19 @@ fn restarted_router_serves_from_l2(tag: &str, extra: &str) {
 /// maps to the other worker for about half of them.
 #[test]
 fn with_content_mapping_a_restarted_router_discovers_every_version_from_l2() {
-    let extra = "[workers]\ncount = 2\nmapping = \"content\"\n";
-    let dir = store_dir("l2cbp", 2000, extra);
+    discovers_every_version_after_a_restart(2, "l2cbp");
+}
+
+/// The same with three workers: a prefix's first candidate is one of three, and a worker whose
+/// L2 has nothing under the prefix (a filter false positive) hands the Interest on.
+#[test]
+fn with_three_workers_a_restarted_router_discovers_every_version_from_l2() {
+    discovers_every_version_after_a_restart(3, "l2cbp3");
+}
+
+fn discovers_every_version_after_a_restart(workers: usize, tag: &str) {
+    let extra = format!("[workers]\ncount = {workers}\nmapping = \"content\"\n");
+    let dir = store_dir(tag, 2000, &extra);
     let cfg = dir.join("store.toml");
     let cfg_arg = ["--config", cfg.to_str().unwrap()];
     let d = Daemon::start_in(dir.clone(), &cfg_arg);

@@ -798,6 +798,37 @@ fn long_names_come_from_a_bounded_pool() {
     }
 }
 
+/// Each logged evicted Data comes with the end of its freshness in the CS (its insertion time
+/// plus the freshness it had left), from which a write-back tier tells its arrival.
+#[test]
+fn eviction_log_keeps_each_data_s_fresh_until() {
+    let config = PitCsConfig {
+        cs_capacity: 1,
+        ..PitCsConfig::default()
+    };
+    let mut h = Harness {
+        names: pool(),
+        t: PitCs::new(config),
+        m: Model::new(config),
+        now: 1000,
+    };
+    h.t.log_evictions(8, 1 << 20);
+    for (base, freshness) in [(0, 1000), (1, 0), (2, 5)] {
+        h.apply(&Op::CsInsert {
+            base,
+            variant: 0,
+            freshness,
+        });
+        h.apply(&Op::Advance { dt: 10 });
+    }
+    let mut logged = Vec::new();
+    h.t.drain_evicted_fresh(|d, until| logged.push((d.to_vec(), until)));
+    let want: Vec<(Vec<u8>, u64)> = h.m.evicted.iter().cloned().zip([2000, 1010]).collect();
+    assert_eq!(logged, want);
+    // Drained: empty until the next eviction.
+    h.t.drain_evicted_fresh(|_, _| panic!("drained"));
+}
+
 /// The eviction log is bounded: past its entry limit, evictions are counted and not kept, and a
 /// drain makes room again.
 #[test]

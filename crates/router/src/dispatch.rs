@@ -14,6 +14,8 @@
 //!   under its name and another worker's L2 may: then to that worker (each worker's L2 counts
 //!   the prefixes it can answer for in a filter, [`L2Prefixes`]). So with `mapping = "content"`
 //!   a restarted router answers version discovery from whichever worker stored the content.
+//!   When that worker's L2 has nothing to serve after all, it hands the Interest on to the next
+//!   candidate ([`Dispatcher::next_prefix_holder`]).
 //! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
 //! - Fragments go back to the face for reassembly first.
 
@@ -213,7 +215,8 @@ impl Dispatcher {
 
     /// The worker a CanBePrefix Interest whose name has full-name hash `hash` goes to: its
     /// `owner` if that worker's L2 may hold chunks under the name (or none may), else the
-    /// first worker after it whose L2 may.
+    /// first worker after it whose L2 may (the first candidate; [`Dispatcher::next_prefix_holder`]
+    /// gives the next ones).
     fn prefix_holder(&self, owner: usize, hash: u64) -> usize {
         let Some(f) = &self.l2_prefixes else {
             return owner;
@@ -225,6 +228,28 @@ impl Dispatcher {
             .map(|k| (owner + k) % self.workers)
             .find(|&w| f[w].may_contain(hash))
             .unwrap_or(owner)
+    }
+
+    /// The worker a CanBePrefix Interest for `name` goes to after worker `me`'s L2 found no
+    /// (fresh) chunk under it: the next candidate in the order the dispatcher
+    /// starts (the owner, then the workers after it, modulo their number) whose filter may
+    /// hold the name, or `None` when `me` is the last one (it forwards the Interest). Each
+    /// hand-on moves strictly forward in that order, so an Interest visits every worker at
+    /// most once even while the filters change: the position after the owner is its hop count.
+    pub fn next_prefix_holder(&self, me: usize, name: &NameView<'_>) -> Option<usize> {
+        let f = self.l2_prefixes.as_ref()?;
+        let hash = full_name_hash(self.key, name);
+        let owner = self.owner_with(name, || hash);
+        let hops = (me + self.workers - owner) % self.workers;
+        (hops + 1..self.workers)
+            .map(|k| (owner + k) % self.workers)
+            .find(|&w| f[w].may_contain(hash))
+    }
+
+    /// Whether a worker whose L2 misses a CanBePrefix Interest may hand it on to another
+    /// ([`Dispatcher::next_prefix_holder`]): several workers, with prefix filters.
+    pub fn hands_on_prefix_misses(&self) -> bool {
+        self.workers > 1 && self.l2_prefixes.is_some()
     }
 
     /// The packet limits it decodes with.
@@ -567,6 +592,47 @@ mod tests {
             // Without filters, as before.
             assert_eq!(d(3).route(&cbp(&uri)), Route::Worker(owner));
         }
+    }
+
+    #[test]
+    fn a_prefix_miss_hands_on_to_each_later_candidate_once_in_order() {
+        let filters: L2Prefixes = (0..4)
+            .map(|_| Arc::new(CountingBloom::with_fp_rate(100, 0.01).unwrap()))
+            .collect::<Vec<_>>()
+            .into();
+        let dd = Dispatcher::new(KEY, 4, WorkerMapping::Content, Limits::default())
+            .with_l2_prefixes(Some(filters.clone()));
+        let wire = Name::from_uri("/files/x").unwrap().to_wire();
+        let name = NameView::decode(&wire, &Limits::default()).unwrap();
+        let owner = dd.owner(&name);
+        let hash = full_name_hash(KEY, &name);
+        // Nobody may hold it: the owner forwards.
+        assert_eq!(dd.next_prefix_holder(owner, &name), None);
+        // Every worker may: owner, owner+1, owner+2, owner+3, then nobody.
+        for f in filters.iter() {
+            f.insert(hash);
+        }
+        let mut at = owner;
+        let mut visited = vec![owner];
+        while let Some(next) = dd.next_prefix_holder(at, &name) {
+            visited.push(next);
+            at = next;
+        }
+        let order: Vec<usize> = (0..4).map(|k| (owner + k) % 4).collect();
+        assert_eq!(visited, order);
+        // Only the last worker in order may: the owner hands straight to it, and it is last.
+        for (k, f) in filters.iter().enumerate() {
+            if k != order[3] {
+                f.remove(hash);
+            }
+        }
+        assert_eq!(dd.next_prefix_holder(owner, &name), Some(order[3]));
+        assert_eq!(dd.next_prefix_holder(order[3], &name), None);
+        // Past it in order, an earlier worker is never visited again.
+        filters[owner].insert(hash);
+        assert_eq!(dd.next_prefix_holder(order[3], &name), None);
+        // Without filters nothing is handed on.
+        assert_eq!(d(4).next_prefix_holder(owner, &name), None);
     }
 
     #[test]

@@ -440,5 +440,7 @@ fn tier_info(x: &L2Snapshot) -> CsTierInfo {
         n_prefix_lookups: x.tier.prefix_lookups,
         n_prefix_pending: x.tier.prefix_pending,
         n_prefix_stale: x.tier.prefix_stale,
+        n_prefix_handovers: x.prefix_handovers,
+        n_prefix_handovers_full: x.prefix_handovers_full,
     }
 }

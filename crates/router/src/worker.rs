@@ -168,6 +168,11 @@ pub struct L2Snapshot {
     pub evictions_unlogged: u64,
     /// Loop iteration and storage times.
     pub stalls: StallSummary,
+    /// CanBePrefix Interests its L2 missed, handed on to the next worker whose L2 may hold
+    /// their name.
+    pub prefix_handovers: u64,
+    /// Hand-overs refused by a full input ring or pool (forwarded from this worker instead).
+    pub prefix_handovers_full: u64,
 }
 
 /// What a worker shares with the I/O thread and management.
@@ -620,10 +625,10 @@ impl Worker {
                     (
                         now.0 > st.switches.0,
                         now.1 > st.switches.1,
-                        now.2 - st.switches.2 > 1000,
+                        (now.2 - st.switches.2 > 1000, now.3 > st.switches.3),
                     )
                 } else {
-                    (false, false, false)
+                    (false, false, (false, false))
                 };
                 st.record(storage, loop_ns, preempted, blocked, on_cpu);
             }
@@ -727,6 +732,12 @@ impl Worker {
         let store_now_ms = tier.l2().now_ms();
         let mut on_chunk = |c: store::TierCompletion<'_>| match c.full_hash {
             Some(h) => {
+                if c.data.is_none() {
+                    let counts = (&mut t.prefix_handovers, &mut t.prefix_handovers_full);
+                    let (d, peers, pool) = (&t.dispatcher, &t.peers, &emit.pool);
+                    let at = (h, c.name_value);
+                    l2::hand_on_prefix_miss(engine, d, peers, pool, emit.index, now, at, counts);
+                }
                 let age = c.age_ms(store_now_ms);
                 let out = engine.complete_pending_aged(now, h, c.name_value, c.data, age);
                 sent += emit.emit(&out, &[]).0;
@@ -814,6 +825,8 @@ impl Worker {
                     L2Snapshot {
                         off: g.l2().fault().is_some(),
                         admit_dropped: x.admit_dropped,
+                        prefix_handovers: x.prefix_handovers,
+                        prefix_handovers_full: x.prefix_handovers_full,
                         input_held: x.input_held,
                         stored_chunks: g.l2().stored_chunks(),
                         capacity_chunks: u64::from(g.l2().config().extents)
@@ -862,21 +875,27 @@ impl Worker {
     /// Write-back: offers the chunks the RAM CS evicted since the last call to L2 (call after
     /// every engine call that can insert into the CS, before the engine's log fills).
     fn write_back(&mut self) {
+        if !self.tier.as_ref().is_some_and(|t| t.write_back) {
+            return;
+        }
+        let now_ms = self.now_ms();
         let Some(t) = &mut self.tier else {
             return;
         };
-        if !t.write_back {
-            return;
-        }
         let me = self.emit.index;
         let pool = &self.emit.pool;
         let handle = t.tier.clone();
         let mut tier = handle.lock();
-        self.engine.table_mut().drain_evicted(|bytes| {
-            if let Some((data, name)) = chunk_of(bytes, &t.limits) {
-                t.store(&mut tier, me, pool, 0, data, &name);
-            }
-        });
+        let store_now_ms = tier.l2().now_ms();
+        // Each slot records the chunk's arrival, so that a read-back ages from it.
+        self.engine
+            .table_mut()
+            .drain_evicted_fresh(|bytes, until_ms| {
+                if let Some((data, name)) = chunk_of(bytes, &t.limits) {
+                    let at = l2::arrived_at_ms(data, &t.limits, until_ms, now_ms, store_now_ms);
+                    t.store((&mut tier, me, pool), 0, data, &name, at);
+                }
+            });
     }
 
     /// Processes one batch; false if the input ring was empty.
@@ -909,10 +928,8 @@ impl Worker {
                 }
                 let p = batch.remove(i);
                 if let Some(t) = &mut self.tier {
-                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
-                        let handle = t.tier.clone();
-                        t.admit(&mut handle.lock(), name.value(), data);
-                    }
+                    let handle = t.tier.clone();
+                    t.admit_handed_over(&mut handle.lock(), p.bytes());
                 }
                 self.emit.pool.put(p.buf);
             }
@@ -954,7 +971,7 @@ impl Worker {
                         continue;
                     }
                     if let Some((data, name)) = chunk_of(bytes, &t.limits) {
-                        t.store(&mut tier, me, &self.emit.pool, face, data, &name);
+                        t.store((&mut tier, me, &self.emit.pool), face, data, &name, None);
                     }
                 }
             }

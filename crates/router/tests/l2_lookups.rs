@@ -153,3 +153,173 @@ fn a_chunk_read_back_from_l2_is_as_stale_as_its_write_time_says() {
     r.stop_handle().stop();
     r.join();
 }
+
+/// With write-back admission a chunk reaches L2 when the RAM CS evicts it, perhaps long after
+/// it arrived: its slot records the arrival, so that a read-back is as stale as the chunk is.
+#[test]
+fn a_chunk_written_back_ages_from_its_arrival_not_from_its_write() {
+    let dir = Scratch::new("wbfresh");
+    let mut c = config(&dir.0, 1);
+    c.cs.capacity = 2;
+    c.store.batch = 1;
+    c.store.prefetch_ahead = false;
+    c.store.admission = router::config::L2Admission::WriteBack;
+    let r = Router::start(&c).unwrap();
+    let answered = Arc::new(AtomicUsize::new(0));
+    producer(&r, "/f", 1000, answered.clone());
+    producer(&r, "/g", 3_600_000, answered.clone());
+    let mut f = face(&r);
+    // Two chunks in the RAM CS, one fresh for 1 s, one for an hour...
+    fetch(&mut f, &interest("/f/seg=0", 1, false, false));
+    fetch(&mut f, &interest("/g/seg=0", 2, false, false));
+    std::thread::sleep(Duration::from_millis(1200));
+    // ...evicted into L2 more than a second after they arrived.
+    fetch(&mut f, &interest("/f/seg=1", 3, false, false));
+    fetch(&mut f, &interest("/f/seg=2", 4, false, false));
+    wait_stored(&r, 2);
+    assert_eq!(answered.load(Ordering::SeqCst), 4);
+    // The hour-fresh chunk comes back from L2 to a MustBeFresh Interest...
+    assert_eq!(
+        fetch(&mut f, &interest("/g/seg=0", 5, false, true)),
+        Name::from_uri("/g/seg=0").unwrap()
+    );
+    assert_eq!(answered.load(Ordering::SeqCst), 4, "served from L2");
+    // ...the other is stale, counted from its arrival: MustBeFresh goes upstream.
+    fetch(&mut f, &interest("/f/seg=0", 6, false, true));
+    assert_eq!(answered.load(Ordering::SeqCst), 5, "went upstream");
+    let stale: u64 = r.snapshots().iter().map(|s| s.l2.unwrap().tier.stale).sum();
+    assert_eq!(stale, 1);
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// The worker whose PIT token an Interest from the router carries (workers put
+/// `[0xCA, 0x5C, worker]` on the Interests they send upstream).
+fn token_worker(t: Option<&face::PitToken>) -> usize {
+    match t.map(|t| t.as_bytes()) {
+        Some([0xCA, 0x5C, w]) => usize::from(*w),
+        other => panic!("not a worker's token: {other:?}"),
+    }
+}
+
+/// Serves every Interest under `prefix` with a Data of its name (fresh for an hour for segment
+/// 0 under a `v=2` component, for 1 ms otherwise) and reports, per Interest name, the
+/// worker that sent it.
+fn tell_tale_producer(r: &Router, prefix: &str) -> std::sync::mpsc::Receiver<(Name, usize)> {
+    let mut f = face(r);
+    f.register(&Name::from_uri(prefix).unwrap()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        while let Ok(Some(rx)) = f.recv(Duration::from_secs(30)) {
+            if let Received::Interest(ip) = rx {
+                let name = ip.interest.name.clone();
+                let seg0 = name.components.last().and_then(|c| c.as_number()) == Some(0);
+                let stale = !(seg0 && name.to_string().contains("/v=2/"));
+                let mut d = Data::new(name.clone(), vec![7; 100]);
+                d.meta_info = Some(MetaInfo {
+                    freshness_ms: Some(if stale { 1 } else { 3_600_000 }),
+                    ..MetaInfo::default()
+                });
+                d.sign_digest_sha256();
+                if tx
+                    .send((name, token_worker(ip.pit_token.as_ref())))
+                    .is_err()
+                {
+                    break;
+                }
+                if f.put_data(&d.to_wire(), ip.pit_token).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// Fetches `uri` (exact) through `f` and returns the worker that forwarded it upstream.
+fn fetch_via(f: &mut Face, rx: &std::sync::mpsc::Receiver<(Name, usize)>, uri: &str) -> usize {
+    let nonce = rand_nonce(uri);
+    assert_eq!(
+        fetch(f, &interest(uri, nonce, false, false)),
+        Name::from_uri(uri).unwrap()
+    );
+    let (name, w) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(name, Name::from_uri(uri).unwrap());
+    w
+}
+
+fn rand_nonce(uri: &str) -> u32 {
+    uri.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// With three workers and `mapping = "content"`, the only fresh chunk under `/p` sits in a
+/// worker's L2 that is not the first one a CanBePrefix Interest for `/p` asks (that one holds
+/// stale chunks under `/p` only, so its prefix filter says yes and its L2 misses for
+/// MustBeFresh): after a clean restart with the producer gone, the first worker hands the
+/// Interest on, worker after worker, until the holder answers it.
+#[test]
+fn a_can_be_prefix_miss_is_handed_on_to_the_worker_whose_l2_holds_the_name() {
+    let dir = Scratch::new("handon");
+    let mut c = config(&dir.0, 3);
+    c.workers.mapping = router::config::Mapping::Content;
+    c.store.batch = 1;
+    let r = Router::start(&c).unwrap();
+    let rx = tell_tale_producer(&r, "/p");
+    let mut f = face(&r);
+    // The first candidate for /p is its owner (its filter will hold /p): the worker that
+    // forwards an exact Interest for /p.
+    let first = fetch_via(&mut f, &rx, "/p");
+    // Stale versions until one is stored by the first candidate (bounded: the versions'
+    // owners spread over the three workers).
+    let mut stored = 0;
+    let mut stale_there = false;
+    for k in 0..64 {
+        let w = fetch_via(&mut f, &rx, &format!("/p/v=1/{k}/seg=0"));
+        stored += 1;
+        if w == first {
+            stale_there = true;
+            break;
+        }
+    }
+    assert!(stale_there, "no stale version landed on worker {first}");
+    // One fresh version, on another worker: a stale segment 1 of each version tells its owner
+    // (by content name), and only there segment 0 is fetched, fresh.
+    let mut holder = None;
+    for k in 0..64 {
+        let w = fetch_via(&mut f, &rx, &format!("/p/v=2/{k}/seg=1"));
+        stored += 1;
+        if w != first {
+            let uri = format!("/p/v=2/{k}/seg=0");
+            assert_eq!(fetch_via(&mut f, &rx, &uri), w);
+            stored += 1;
+            holder = Some((uri, w));
+            break;
+        }
+    }
+    let (fresh, holder) = holder.expect("a fresh version on another worker");
+    wait_stored(&r, stored);
+    drop(f);
+    r.stop_handle().stop();
+    r.join();
+    drop(rx); // the producer's face went with the router
+              // Restarted, the producer gone, the RAM CS empty: discovery by prefix from L2.
+    let r = Router::start(&c).unwrap();
+    let mut f = face(&r);
+    std::thread::sleep(Duration::from_millis(5)); // the stale versions are past 1 ms
+    let got = fetch(&mut f, &interest("/p", 99, true, true));
+    assert_eq!(got, Name::from_uri(&fresh).unwrap());
+    let snaps = r.snapshots();
+    let l2 = |w: usize| snaps[w].l2.unwrap();
+    assert!(
+        l2(first).prefix_handovers >= 1,
+        "worker {first} handed it on"
+    );
+    assert_eq!(l2(holder).prefix_handovers, 0, "the holder answered");
+    let handed: u64 = (0..3).map(|w| l2(w).prefix_handovers).sum();
+    assert!(handed <= 2, "each worker at most once: {handed}");
+    assert_eq!(l2(holder).tier.served, 1);
+    r.stop_handle().stop();
+    r.join();
+}

@@ -807,8 +807,21 @@ impl L2File {
 
     /// Offers a chunk (`payload` is the Data packet) for storage: writes it into its batch's
     /// extent, allocating one (and evicting) if the decision policy accepts a new batch.
-    /// Never blocks.
+    /// Never blocks. The slot records the store's clock now as the chunk's write time.
     pub fn admit(&mut self, name: &ChunkName<'_>, payload: &[u8]) -> Admit {
+        self.admit_stamped(name, payload, None)
+    }
+
+    /// [`L2File::admit`] for a chunk that arrived at `arrived_at_ms` (the store's clock, ms
+    /// since the Unix epoch; `None`: now): the slot records that time, so that its freshness
+    /// counts from the arrival (write-back writes a chunk long after it arrived). A time after
+    /// now records now.
+    pub fn admit_stamped(
+        &mut self,
+        name: &ChunkName<'_>,
+        payload: &[u8],
+        arrived_at_ms: Option<u64>,
+    ) -> Admit {
         if self.fault.is_some() {
             self.counters.refused_off += 1;
             return Admit::Off;
@@ -862,7 +875,9 @@ impl L2File {
             payload_len: payload.len() as u32,
         };
         self.next_seq += 1;
-        header.write_stamped(buf.as_mut_slice(), name.name, payload, self.now_ms());
+        let now_ms = self.now_ms();
+        let stamp = arrived_at_ms.map_or(now_ms, |t| t.min(now_ms));
+        header.write_stamped(buf.as_mut_slice(), name.name, payload, stamp);
         self.member_written(e, slot, name.name);
         let gen = self.extents[e as usize].gen;
         let op = IoOp {

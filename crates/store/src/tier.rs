@@ -23,7 +23,10 @@
 //!   lookup (its `full_hash`, the Interest's name) with the first chunk of that batch whose name
 //!   starts with the Interest's, and, for MustBeFresh, that is still fresh: written less than
 //!   its FreshnessPeriod ago, by the wall clock, as the RAM CS counts from its arrival; else
-//!   without data (the engine forwards the Interest).
+//!   without data (the engine forwards the Interest). With
+//!   [`L2Tier::set_prefix_miss_completions`], a lookup the prefix index has nothing for
+//!   completes the same way at the next poll, so that a router with several workers can hand
+//!   the Interest on to another worker's L2 instead.
 //! - [`L2Tier::lookup_fresh`] is [`L2Tier::lookup`] for a MustBeFresh Interest: the chunk
 //!   completes it only if it is fresh by the same rule ([`is_fresh`]); a stale chunk completes
 //!   every lookup waiting for it without data and is not handed to the RAM CS.
@@ -123,6 +126,10 @@ pub struct TierCounters {
     pub prefix_pending: u64,
     /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
     pub prefix_stale: u64,
+    /// CanBePrefix lookups the prefix index had nothing for (or that found the queue full),
+    /// answered pending to complete without data at the next drain
+    /// ([`L2Tier::set_prefix_miss_completions`]).
+    pub prefix_missed: u64,
     /// Pending exact lookups of a MustBeFresh Interest whose chunk was stale (or of unknown
     /// age): completed without data (the engine forwards the Interest).
     pub stale: u64,
@@ -138,6 +145,9 @@ struct PrefixWait {
     active: bool,
     /// Its batch had no chunk to serve: read the next one under the prefix.
     again: bool,
+    /// The prefix index had no batch under the name (or the queue was full): completes
+    /// without data at the next drain (with `again` set, so no batch read completes it).
+    missed: bool,
     reads: u8,
     must_be_fresh: bool,
     hash: u64,
@@ -176,6 +186,9 @@ pub struct L2Tier {
     prefix_waits: Vec<PrefixWait>,
     /// ...and their names, `max_name_bytes` each.
     prefix_names: Vec<u8>,
+    /// Answer a CanBePrefix lookup that finds nothing pending too, and complete it without
+    /// data at the next drain (see [`L2Tier::set_prefix_miss_completions`]).
+    complete_prefix_misses: bool,
 }
 
 impl L2Tier {
@@ -213,6 +226,7 @@ impl L2Tier {
                     ticket: 0,
                     active: false,
                     again: false,
+                    missed: false,
                     reads: 0,
                     must_be_fresh: false,
                     hash: 0,
@@ -223,7 +237,18 @@ impl L2Tier {
             prefix_names: vec![0; qd * max_name_bytes],
             deferred: VecDeque::with_capacity(DEFERRED_LOOKUPS),
             deferred_spare: Vec::new(),
+            complete_prefix_misses: false,
         }
+    }
+
+    /// With `on`, a CanBePrefix lookup whose name the prefix index has no batch under (or that
+    /// finds the queue full) answers pending too and completes without data at the next drain,
+    /// as one whose batches had no fresh chunk does: every miss then reaches the caller's
+    /// completion handler, where a router with several workers hands the Interest on to the
+    /// next worker whose L2 may hold the name (the engine forwards it otherwise). Off by
+    /// default: a miss answers `false` at once.
+    pub fn set_prefix_miss_completions(&mut self, on: bool) {
+        self.complete_prefix_misses = on;
     }
 
     /// Turns prefetch-ahead on (the default) or off: with it, a CS hit on the penultimate
@@ -394,6 +419,19 @@ impl L2Tier {
             }
             let at = i * self.max_name_bytes;
             let name = &self.prefix_names[at..at + usize::from(w.name_len)];
+            if w.missed {
+                self.prefix_waits[i].active = false;
+                self.waiting -= 1;
+                self.counters.failed += 1;
+                f(TierCompletion {
+                    full_hash: Some(w.hash),
+                    name_value: name,
+                    data: None,
+                    stored_at_ms: 0,
+                });
+                n += 1;
+                continue;
+            }
             match self.l2.read_prefix_next(name, w.ticket) {
                 ReadStart::Busy => {} // next time
                 ReadStart::Pending { ticket, .. } => {
@@ -468,15 +506,18 @@ impl L2Tier {
         let Some(w) = self.prefix_waits.iter().position(|w| !w.active) else {
             return false;
         };
-        let ReadStart::Pending { ticket, .. } = self.l2.read_prefix(name_value) else {
-            return false;
+        let (ticket, missed) = match self.l2.read_prefix(name_value) {
+            ReadStart::Pending { ticket, .. } => (ticket, false),
+            _ if self.complete_prefix_misses => (0, true),
+            _ => return false,
         };
         let at = w * self.max_name_bytes;
         self.prefix_names[at..at + name_value.len()].copy_from_slice(name_value);
         self.prefix_waits[w] = PrefixWait {
             ticket,
             active: true,
-            again: false,
+            again: missed,
+            missed,
             reads: 1,
             must_be_fresh,
             hash: full_hash,
@@ -484,7 +525,11 @@ impl L2Tier {
         };
         self.waiting += 1;
         self.counters.pending += 1;
-        self.counters.prefix_pending += 1;
+        if missed {
+            self.counters.prefix_missed += 1;
+        } else {
+            self.counters.prefix_pending += 1;
+        }
         true
     }
 
@@ -502,8 +547,20 @@ impl L2Tier {
 
     /// Offers a chunk (name TLV value, Data packet) for storage in L2; see [`L2File::admit`].
     pub fn admit(&mut self, name_value: &[u8], data: &[u8]) -> Admit {
+        self.admit_arrived(name_value, data, None)
+    }
+
+    /// [`L2Tier::admit`] for a chunk that arrived at `arrived_at_ms` (the store's clock,
+    /// [`L2File::now_ms`]; `None`: now), which its slot records as its write time: a read-back
+    /// then ages from the arrival ([`L2File::admit_stamped`]; write-back).
+    pub fn admit_arrived(
+        &mut self,
+        name_value: &[u8],
+        data: &[u8],
+        arrived_at_ms: Option<u64>,
+    ) -> Admit {
         match ChunkName::parse(name_value) {
-            Some(name) => self.l2.admit(&name, data),
+            Some(name) => self.l2.admit_stamped(&name, data, arrived_at_ms),
             None => Admit::TooLarge,
         }
     }
@@ -846,6 +903,8 @@ impl SlowTier for L2Tier {
 
 #[cfg(test)]
 mod tests {
+    mod arrival;
+
     use super::*;
     use crate::io::IoKind;
     use crate::l2::{L2Config, L2File};

@@ -716,6 +716,8 @@ pub(super) fn cs(
                 "n_prefix_lookups": t.n_prefix_lookups,
                 "n_prefix_pending": t.n_prefix_pending,
                 "n_prefix_stale": t.n_prefix_stale,
+                "n_prefix_handovers": t.n_prefix_handovers,
+                "n_prefix_handovers_full": t.n_prefix_handovers_full,
             });
         }
         if let Some(n) = nb {
@@ -729,7 +731,7 @@ pub(super) fn cs(
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n  inputHeld={} deferred={}\n  prefixLookups={} pending={} stale={}\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n  inputHeld={} deferred={}\n  prefixLookups={} pending={} stale={}\n  prefixHandovers={} full={}\n",
             t.level,
             t.workers,
             t.capacity,
@@ -762,7 +764,9 @@ pub(super) fn cs(
             t.n_deferred,
             t.n_prefix_lookups,
             t.n_prefix_pending,
-            t.n_prefix_stale
+            t.n_prefix_stale,
+            t.n_prefix_handovers,
+            t.n_prefix_handovers_full
         ));
     }
     if let Some(n) = nb {

@@ -278,6 +278,8 @@ fn cs_render() {
         n_prefix_lookups: 13,
         n_prefix_pending: 14,
         n_prefix_stale: 15,
+        n_prefix_handovers: 16,
+        n_prefix_handovers_full: 17,
         ..CsTierInfo::default()
     };
     let t = cs(&info, &[l2], None, false);
@@ -294,6 +296,7 @@ fn cs_render() {
         t.contains("  prefixLookups=13 pending=14 stale=15\n"),
         "{t}"
     );
+    assert!(t.contains("  prefixHandovers=16 full=17\n"), "{t}");
     let nb = NbCacheInfo {
         n_queue_bypasses: 9,
         ..NbCacheInfo::default()
@@ -318,6 +321,8 @@ fn cs_render() {
         ("n_prefix_lookups", 13),
         ("n_prefix_pending", 14),
         ("n_prefix_stale", 15),
+        ("n_prefix_handovers", 16),
+        ("n_prefix_handovers_full", 17),
     ] {
         assert_eq!(j["l2"][key], v, "{key}");
     }

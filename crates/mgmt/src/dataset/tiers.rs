@@ -85,6 +85,12 @@ pub mod tlv {
     pub const N_PREFIX_PENDING: u32 = 0xCA40;
     /// Pending CanBePrefix lookups the batch read had no (fresh) chunk for.
     pub const N_PREFIX_STALE: u32 = 0xCA42;
+    /// CanBePrefix Interests a worker's L2 missed and handed on to the next worker whose L2
+    /// may hold their name.
+    pub const N_PREFIX_HANDOVERS: u32 = 0xCA44;
+    /// Of those misses, the ones whose hand-over found the next worker's ring full (forwarded
+    /// upstream instead).
+    pub const N_PREFIX_HANDOVERS_FULL: u32 = 0xCA46;
 }
 
 /// One storage tier's state.
@@ -156,10 +162,14 @@ pub struct CsTierInfo {
     pub n_prefix_pending: u64,
     /// Pending CanBePrefix lookups with no (fresh) chunk in their batch.
     pub n_prefix_stale: u64,
+    /// CanBePrefix L2 misses handed on to another worker.
+    pub n_prefix_handovers: u64,
+    /// CanBePrefix L2 misses whose hand-over found a full ring.
+    pub n_prefix_handovers_full: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 33] {
+    fn fields(&self) -> [(u32, u64); 35] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -195,6 +205,8 @@ impl CsTierInfo {
             (N_PREFIX_LOOKUPS, self.n_prefix_lookups),
             (N_PREFIX_PENDING, self.n_prefix_pending),
             (N_PREFIX_STALE, self.n_prefix_stale),
+            (N_PREFIX_HANDOVERS, self.n_prefix_handovers),
+            (N_PREFIX_HANDOVERS_FULL, self.n_prefix_handovers_full),
         ]
     }
 
@@ -234,6 +246,8 @@ impl CsTierInfo {
             N_PREFIX_LOOKUPS => &mut self.n_prefix_lookups,
             N_PREFIX_PENDING => &mut self.n_prefix_pending,
             N_PREFIX_STALE => &mut self.n_prefix_stale,
+            N_PREFIX_HANDOVERS => &mut self.n_prefix_handovers,
+            N_PREFIX_HANDOVERS_FULL => &mut self.n_prefix_handovers_full,
             _ => return None,
         })
     }
@@ -372,6 +386,8 @@ mod tests {
             n_prefix_lookups: 43,
             n_prefix_pending: 44,
             n_prefix_stale: 45,
+            n_prefix_handovers: 46,
+            n_prefix_handovers_full: 47,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();
@@ -384,6 +400,10 @@ mod tests {
             [82, 84, 86]
         );
         assert_eq!([two.n_prefix_pending, two.n_prefix_stale], [88, 90]);
+        assert_eq!(
+            [two.n_prefix_handovers, two.n_prefix_handovers_full],
+            [92, 94]
+        );
         // A decoder that knows only the fields before them reads the rest unchanged.
         fn old(t: &mut CsTierInfo, typ: u32) -> Option<&mut u64> {
             (typ <= tlv::N_IO_ERRORS).then_some(())?;

@@ -465,6 +465,16 @@ fn content_store(m: &mut Families, f: &Figures) {
             "Pending CanBePrefix L2 lookups whose batch had no (fresh) chunk.",
             t.n_prefix_stale,
         ),
+        (
+            "cs_l2_prefix_handovers",
+            "CanBePrefix L2 misses handed on to the next worker whose L2 may hold the name.",
+            t.n_prefix_handovers,
+        ),
+        (
+            "cs_l2_prefix_handovers_full",
+            "CanBePrefix L2 misses whose hand-over found the next worker's ring full.",
+            t.n_prefix_handovers_full,
+        ),
     ] {
         m.counter(name, help, one(v));
     }

@@ -220,6 +220,8 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         n_prefix_lookups: 33,
         n_prefix_pending: 34,
         n_prefix_stale: 35,
+        n_prefix_handovers: 36,
+        n_prefix_handovers_full: 37,
         ..Default::default()
     });
     let text = render_metrics(&f);
@@ -233,6 +235,8 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         ("prefix_lookups", 33.0),
         ("prefix_pending", 34.0),
         ("prefix_stale", 35.0),
+        ("prefix_handovers", 36.0),
+        ("prefix_handovers_full", 37.0),
     ] {
         let series = format!("cascade_cs_l2_{name}_total");
         assert_eq!(sample(&text, &series), Some(v), "{series}");

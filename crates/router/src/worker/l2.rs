@@ -13,6 +13,7 @@
 //! refused (`refused_off`).
 
 use super::*;
+use wire::InterestView;
 
 /// Most finished L2 operations a worker handles per loop iteration (each batch read hands up
 /// to B chunks to the engine): bounds the time storage takes from forwarding at once.
@@ -53,10 +54,11 @@ pub struct L2 {
     pub dispatcher: Dispatcher,
     /// Limits for parsing.
     pub limits: Limits,
-    /// Chunks whose admission found the write queue full: (name length, name + Data) in
-    /// buffers that are reused, at most [`ADMIT_BACKLOG_CHUNKS`].
+    /// Chunks whose admission found the write queue full: (name length, 8-byte arrival stamp +
+    /// name + Data) in buffers that are reused, at most [`ADMIT_BACKLOG_CHUNKS`].
     pub backlog: VecDeque<(usize, Vec<u8>)>,
-    /// Chunks owned by another worker whose input ring was full: (owner, Data), retried.
+    /// Chunks owned by another worker whose input ring was full: (owner, 8-byte arrival stamp +
+    /// Data), retried.
     pub handovers: VecDeque<(usize, Vec<u8>)>,
     /// Free backlog buffers.
     pub spare: Vec<Vec<u8>>,
@@ -85,6 +87,95 @@ pub struct L2 {
     /// `[store] back_pressure`: hold input while the backlog is long (else chunks past the
     /// backlog are dropped, counted in `admit_dropped`).
     pub back_pressure: bool,
+    /// CanBePrefix Interests this worker's L2 missed that it handed on to the next worker
+    /// whose L2 may hold their name.
+    pub prefix_handovers: u64,
+    /// Of those misses, the ones whose hand-over found the next worker's input ring (or the
+    /// packet pool) full: forwarded upstream from here instead.
+    pub prefix_handovers_full: u64,
+}
+
+/// A chunk's arrival time (store clock, ms; `None`: unknown, the write time then), as the
+/// 8 bytes that lead a queued or handed-over chunk (0: none).
+fn stamp(arrived_at_ms: Option<u64>) -> [u8; 8] {
+    arrived_at_ms.unwrap_or(0).to_le_bytes()
+}
+
+/// The arrival time and the rest of a [`stamp`]ed buffer.
+fn unstamp(buf: &[u8]) -> (Option<u64>, &[u8]) {
+    let (t, rest) = buf.split_at(8.min(buf.len()));
+    let t = u64::from_le_bytes(t.try_into().unwrap_or([0; 8]));
+    ((t != 0).then_some(t), rest)
+}
+
+/// When a Data the RAM CS evicts arrived, on the store's clock: its freshness in the CS ended
+/// (or ends) at `fresh_until_ms` (the engine's clock, now `now_ms`), which is its arrival plus
+/// its FreshnessPeriod, so it arrived that period before, less what is left of it. A stale
+/// Data may have arrived earlier still: that period before now is as stale, and so is judged
+/// the same. `store_now_ms` is the store's clock now.
+pub(super) fn arrived_at_ms(
+    data: &[u8],
+    limits: &Limits,
+    fresh_until_ms: u64,
+    now_ms: u64,
+    store_now_ms: u64,
+) -> Option<u64> {
+    let period_ms = wire::DataView::decode(data, limits)
+        .ok()?
+        .freshness_ms()
+        .unwrap_or(0);
+    let left_ms = fresh_until_ms.saturating_sub(now_ms).min(period_ms);
+    Some(store_now_ms.saturating_sub(period_ms - left_ms))
+}
+
+/// After this worker's L2 completed the lookup of `name_value` (full-name hash `full_hash`)
+/// without data: hands every CanBePrefix Interest waiting for it on to the next worker whose
+/// L2 may hold a chunk under the name ([`Dispatcher::next_prefix_holder`]), pushing it into
+/// that worker's input ring as if it came from its downstream face, with the downstream's PIT
+/// token, so that the worker answers the downstream directly. The PIT entry here goes with the
+/// hand-over (nobody would satisfy it: the Data comes from the other worker's L2, or from the
+/// upstream it forwards to, with that worker's token). No next worker, or a full ring or
+/// pool (counted in `handovers.1`): the entry stays, and the caller's `complete_pending`
+/// forwards it as before. Allocates nothing (pool buffers).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn hand_on_prefix_miss(
+    engine: &mut Engine,
+    dispatcher: &Dispatcher,
+    peers: &[Arc<WorkerLink>],
+    pool: &Pool,
+    me: usize,
+    now_ms: u64,
+    (full_hash, name_value): (u64, &[u8]),
+    handovers: (&mut u64, &mut u64),
+) {
+    if !dispatcher.hands_on_prefix_misses() {
+        return;
+    }
+    let limits = *dispatcher.limits();
+    let done = engine.hand_on_pending(now_ms, full_hash, name_value, |face, token, interest| {
+        let Some(next) = InterestView::decode(interest, &limits)
+            .ok()
+            .and_then(|i| dispatcher.next_prefix_holder(me, &i.name()))
+        else {
+            return false;
+        };
+        let headers = LpHeaders {
+            pit_token: token.and_then(PitToken::new),
+            ..LpHeaders::default()
+        };
+        let pushed = pool.pkt_link(face, &headers, interest).map(|mut p| {
+            p.kind = PktKind::Interest;
+            p.full_hash = Some(full_hash);
+            peers[next].input.push(p).map_err(|p| pool.put(p.buf))
+        });
+        if pushed == Some(Ok(())) {
+            peers[next].wake();
+            return true;
+        }
+        *handovers.1 += 1;
+        false
+    });
+    *handovers.0 += u64::from(done.interests);
 }
 
 impl L2 {
@@ -100,6 +191,10 @@ impl L2 {
         stopped_flushing: Arc<AtomicUsize>,
         dir_lock: Option<Arc<std::fs::File>>,
     ) -> Self {
+        // Every L2 miss of a CanBePrefix lookup reaches the worker, which may hand it on.
+        if dispatcher.hands_on_prefix_misses() {
+            tier.lock().set_prefix_miss_completions(true);
+        }
         L2 {
             tier,
             dispatcher,
@@ -116,6 +211,8 @@ impl L2 {
             fault_logged: false,
             blocking: false,
             back_pressure: true,
+            prefix_handovers: 0,
+            prefix_handovers_full: 0,
         }
     }
 
@@ -130,39 +227,55 @@ impl L2 {
 
     /// Stores a chunk this worker saw in its own L2 if it owns the name, else hands it to the
     /// owner's input ring (or, when that ring or the pool is full, queues it to hand over later).
+    /// `arrived_at_ms`: when it arrived (store clock; `None`: now), the write time its slot
+    /// records.
     pub(super) fn store(
         &mut self,
-        tier: &mut L2Tier,
-        me: usize,
-        pool: &Pool,
+        (tier, me, pool): (&mut L2Tier, usize, &Pool),
         face: FaceId,
         data: &[u8],
         name: &NameView<'_>,
+        arrived_at_ms: Option<u64>,
     ) {
         let owner = self.dispatcher.owner(name);
         if owner == me {
-            self.admit(tier, name.value(), data);
+            self.admit(tier, name.value(), data, arrived_at_ms);
             return;
         }
+        let stamp = stamp(arrived_at_ms);
         // It satisfied an Interest here (a CanBePrefix one, or a copy of a Data without our
         // token), but its name lives on another worker: that worker stores it, so that it
         // finds it after a restart.
-        if !self.handovers.is_empty() || !self.hand_over(pool, owner, face, data) {
+        if !self.handovers.is_empty() || !self.hand_over(pool, owner, face, &[&stamp, data]) {
             if self.handovers.len() >= ADMIT_BACKLOG_CHUNKS {
                 self.admit_dropped += 1;
                 return;
             }
-            let buf = self.buffer(&[data]);
+            let buf = self.buffer(&[&stamp, data]);
             self.handovers.push_back((owner, buf));
         }
     }
 
-    /// Pushes a chunk into `owner`'s input ring; false if the pool or the ring is full.
-    fn hand_over(&self, pool: &Pool, owner: usize, face: FaceId, data: &[u8]) -> bool {
-        let Some(mut p) = pool.pkt_from(face, data) else {
+    /// Pushes a chunk (`parts`: its arrival [`stamp`], the Data) into `owner`'s input ring;
+    /// false if the pool or the ring is full.
+    fn hand_over(&self, pool: &Pool, owner: usize, face: FaceId, parts: &[&[u8]]) -> bool {
+        let len = parts.iter().map(|p| p.len()).sum::<usize>();
+        if len > pool.buf_bytes() {
+            return false;
+        }
+        let Some(mut buf) = pool.get() else {
             return false;
         };
-        p.kind = PktKind::Admit;
+        buf.clear();
+        for p in parts {
+            buf.extend_from_slice(p);
+        }
+        let p = Pkt {
+            face,
+            kind: PktKind::Admit,
+            buf,
+            full_hash: None,
+        };
         match self.peers[owner].input.push(p) {
             Ok(()) => {
                 self.peers[owner].wake();
@@ -188,17 +301,35 @@ impl L2 {
 
     /// Offers a chunk; when the write queue is full it waits in the backlog (bounded: the
     /// worker holds its input back long before the backlog fills, see [`L2::holds_input`]).
-    pub(super) fn admit(&mut self, tier: &mut L2Tier, name_value: &[u8], data: &[u8]) {
+    /// `arrived_at_ms` (store clock; `None`: now) is the write time its slot records.
+    pub(super) fn admit(
+        &mut self,
+        tier: &mut L2Tier,
+        name_value: &[u8],
+        data: &[u8],
+        arrived_at_ms: Option<u64>,
+    ) {
         // Behind a backlog, a new chunk waits its turn (its write would find the queue full).
-        if self.backlog.is_empty() && tier.admit(name_value, data) != store::Admit::Busy {
+        if self.backlog.is_empty()
+            && tier.admit_arrived(name_value, data, arrived_at_ms) != store::Admit::Busy
+        {
             return;
         }
         if self.backlog.len() >= ADMIT_BACKLOG_CHUNKS {
             self.admit_dropped += 1;
             return;
         }
-        let buf = self.buffer(&[name_value, data]);
+        let buf = self.buffer(&[&stamp(arrived_at_ms), name_value, data]);
         self.backlog.push_back((name_value.len(), buf));
+    }
+
+    /// Stores a chunk another worker handed over ([`PktKind::Admit`]: its arrival [`stamp`],
+    /// then the Data).
+    pub(super) fn admit_handed_over(&mut self, tier: &mut L2Tier, bytes: &[u8]) {
+        let (at, data) = unstamp(bytes);
+        if let Some((data, name)) = chunk_of(data, &self.limits) {
+            self.admit(tier, name.value(), data, at);
+        }
     }
 
     /// Whether the worker should take no new input now: its backlog is past
@@ -212,7 +343,7 @@ impl L2 {
     /// their owners' rings have room.
     pub(super) fn retry(&mut self, pool: &Pool) {
         while let Some((owner, buf)) = self.handovers.pop_front() {
-            if !self.hand_over(pool, owner, 0, &buf) {
+            if !self.hand_over(pool, owner, 0, &[&buf]) {
                 self.handovers.push_front((owner, buf));
                 break;
             }
@@ -223,7 +354,8 @@ impl L2 {
         }
         let mut tier = self.tier.lock();
         while let Some((n, buf)) = self.backlog.pop_front() {
-            if tier.admit(&buf[..n], &buf[n..]) == store::Admit::Busy {
+            let (at, chunk) = unstamp(&buf);
+            if tier.admit_arrived(&chunk[..n], &chunk[n..], at) == store::Admit::Busy {
                 self.backlog.push_front((n, buf));
                 break;
             }
@@ -311,9 +443,7 @@ impl Worker {
             let all = flushed.load(Ordering::SeqCst) >= workers;
             while let Some(p) = self.emit.link.input.pop() {
                 if let (PktKind::Admit, Some(t)) = (p.kind, &mut self.tier) {
-                    if let Some((data, name)) = chunk_of(p.bytes(), &t.limits) {
-                        t.admit(&mut handle.lock(), name.value(), data);
-                    }
+                    t.admit_handed_over(&mut handle.lock(), p.bytes());
                 }
                 self.emit.pool.put(p.buf);
             }
@@ -403,7 +533,7 @@ mod tests {
         for s in 0..n {
             let name = Name::from_uri(&format!("/bp/seg={s}")).unwrap();
             let data = Data::new(name.clone(), vec![7; 100]).to_wire();
-            l2.admit(&mut handle.lock(), &name.to_wire()[2..], &data);
+            l2.admit(&mut handle.lock(), &name.to_wire()[2..], &data, None);
             held += usize::from(l2.holds_input());
         }
         held

@@ -34,19 +34,23 @@ pub(super) struct Stalls {
     pub(super) blocked_over_1ms: u64,
     /// Unpreempted, unblocked iterations over 1 ms whose thread CPU time also exceeded 1 ms.
     pub(super) on_cpu_over_1ms: u64,
-    /// Context switches (voluntary, involuntary) and CPU time (µs) at the start of the
-    /// iteration.
-    pub(super) switches: (i64, i64, i64),
+    /// Of those, the ones in which the thread took page faults.
+    pub(super) faulted_over_1ms: u64,
+    /// Context switches (voluntary, involuntary), CPU time (µs) and minor page faults at the
+    /// start of the iteration.
+    pub(super) switches: (i64, i64, i64, i64),
 }
 
-/// The calling thread's (voluntary, involuntary) context switches and CPU time in µs.
-pub(super) fn context_switches() -> (i64, i64, i64) {
+/// The calling thread's (voluntary, involuntary) context switches, CPU time in µs and minor
+/// page faults.
+pub(super) fn context_switches() -> (i64, i64, i64, i64) {
     // SAFETY: getrusage writes into the zeroed struct we own.
     unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
         libc::getrusage(libc::RUSAGE_THREAD, &mut u);
         let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
-        (u.ru_nvcsw, u.ru_nivcsw, us(u.ru_utime) + us(u.ru_stime))
+        let cpu_us = us(u.ru_utime) + us(u.ru_stime);
+        (u.ru_nvcsw, u.ru_nivcsw, cpu_us, u.ru_minflt)
     }
 }
 
@@ -69,7 +73,8 @@ impl Stalls {
             preempted_over_1ms: 0,
             blocked_over_1ms: 0,
             on_cpu_over_1ms: 0,
-            switches: (0, 0, 0),
+            faulted_over_1ms: 0,
+            switches: (0, 0, 0, 0),
         }
     }
 
@@ -79,14 +84,14 @@ impl Stalls {
 
     /// Records an iteration; `preempted`: the scheduler switched the thread out during it;
     /// `blocked`: the thread waited in the kernel during it; `on_cpu`: its CPU time exceeded
-    /// 1 ms.
+    /// 1 ms; `faulted`: it took page faults.
     pub(super) fn record(
         &mut self,
         storage_ns: u64,
         loop_ns: u64,
         preempted: bool,
         blocked: bool,
-        on_cpu: bool,
+        (on_cpu, faulted): (bool, bool),
     ) {
         let over = u64::from(storage_ns > 1_000_000);
         if preempted {
@@ -96,6 +101,7 @@ impl Stalls {
             self.unpreempted_over_1ms += over;
             self.blocked_over_1ms += over * u64::from(blocked);
             self.on_cpu_over_1ms += over * u64::from(!blocked && on_cpu);
+            self.faulted_over_1ms += over * u64::from(!blocked && on_cpu && faulted);
         }
         let b = &mut self.storage[Self::bucket(storage_ns)];
         *b = b.saturating_add(1);
@@ -173,6 +179,7 @@ impl Stalls {
             preempted_over_1ms: self.preempted_over_1ms,
             blocked_over_1ms: self.blocked_over_1ms,
             on_cpu_over_1ms: self.on_cpu_over_1ms,
+            faulted_over_1ms: self.faulted_over_1ms,
         }
     }
 }
@@ -208,4 +215,6 @@ pub struct StallSummary {
     /// Of the unpreempted, unblocked ones over 1 ms, those that also used over 1 ms of CPU
     /// (the rest lost the time to interrupts or to the hypervisor, without a switch).
     pub on_cpu_over_1ms: u64,
+    /// Of those, the ones in which the thread took page faults.
+    pub faulted_over_1ms: u64,
 }

@@ -52,9 +52,11 @@ use wire::{tt, DataView, InterestView, Limits, LpPacketView, NameView, PacketVie
 mod access;
 mod asf;
 mod data;
+mod handon;
 mod interest;
 mod nbcc;
 
+pub use handon::HandedOn;
 use interest::{find_nonce_offset, Forward, Planned};
 use nbcc::CcState;
 pub use nbcc::{CongestionConfig, CongestionCounters};

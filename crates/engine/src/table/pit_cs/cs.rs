@@ -214,6 +214,7 @@ impl PitCs {
         self.evicted = EvictionLog {
             bytes: Vec::with_capacity(max_bytes),
             ends: Vec::with_capacity(max_entries),
+            fresh_until_ms: Vec::with_capacity(max_entries),
             max_entries,
             max_bytes,
         };
@@ -221,13 +222,23 @@ impl PitCs {
 
     /// Hands every logged evicted Data (oldest first) to `f` and empties the log.
     pub fn drain_evicted(&mut self, mut f: impl FnMut(&[u8])) {
+        self.drain_evicted_fresh(|d, _| f(d));
+    }
+
+    /// [`PitCs::drain_evicted`], with each Data's `fresh_until_ms` in the CS (the `now_ms` of
+    /// its insertion plus the freshness it had left then): with its FreshnessPeriod, that
+    /// tells when it arrived, so that a slower tier it is written back to later counts its
+    /// freshness from its arrival, not from the write.
+    pub fn drain_evicted_fresh(&mut self, mut f: impl FnMut(&[u8], u64)) {
         let mut start = 0usize;
-        for &end in &self.evicted.ends {
-            f(&self.evicted.bytes[start..end as usize]);
+        let log = &self.evicted;
+        for (&end, &fresh_until_ms) in log.ends.iter().zip(&log.fresh_until_ms) {
+            f(&log.bytes[start..end as usize], fresh_until_ms);
             start = end as usize;
         }
         self.evicted.bytes.clear();
         self.evicted.ends.clear();
+        self.evicted.fresh_until_ms.clear();
     }
 
     pub(super) fn evict_one(&mut self) {
@@ -236,8 +247,9 @@ impl PitCs {
             return;
         }
         if self.evicted.max_entries > 0 && self.names[e as usize].cs == CsKind::Direct {
-            let data = data_of(&self.names[e as usize], &self.data).unwrap_or(&[]);
-            if !self.evicted.push(data) {
+            let n = &self.names[e as usize];
+            let data = data_of(n, &self.data).unwrap_or(&[]);
+            if !self.evicted.push(data, n.fresh_until_ms) {
                 self.counters.cs_evictions_unlogged += 1;
             }
         }

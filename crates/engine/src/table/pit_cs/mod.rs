@@ -383,18 +383,21 @@ pub struct PitCsCounters {
 struct EvictionLog {
     bytes: Vec<u8>,
     ends: Vec<u32>,
+    /// Per Data, when its freshness in the CS ended (or ends), `now_ms` units.
+    fresh_until_ms: Vec<u64>,
     max_entries: usize,
     max_bytes: usize,
 }
 
 impl EvictionLog {
     /// Keeps a copy of `data` if the log has room; `false` if it was full.
-    fn push(&mut self, data: &[u8]) -> bool {
+    fn push(&mut self, data: &[u8], fresh_until_ms: u64) -> bool {
         if self.ends.len() >= self.max_entries || self.bytes.len() + data.len() > self.max_bytes {
             return false;
         }
         self.bytes.extend_from_slice(data);
         self.ends.push(self.bytes.len() as u32);
+        self.fresh_until_ms.push(fresh_until_ms);
         true
     }
 }
