@@ -54,10 +54,12 @@ mod asf;
 mod data;
 mod interest;
 mod nbcc;
+mod new_nexthop;
 
 use interest::{find_nonce_offset, Forward, Planned};
 use nbcc::CcState;
 pub use nbcc::{CongestionConfig, CongestionCounters};
+pub use new_nexthop::{NewNextHopCounters, NEW_NEXTHOP_WATCH};
 
 /// Most packets per batch.
 pub const MAX_BATCH: usize = 64;
@@ -296,6 +298,8 @@ pub struct Counters {
     pub bypass: BypassCounters,
     /// Congestion notification: NB-CC's signals and the Data marked.
     pub congestion: CongestionCounters,
+    /// Multicast's afterNewNextHop: Interests sent to next hops added while they waited.
+    pub new_nexthop: NewNextHopCounters,
 }
 
 /// Interests that did not wait for the content store (NB-Cache, Pan et al.), by reason.
@@ -453,6 +457,8 @@ pub struct Engine {
     faces_scratch: Vec<FaceId>,
     /// The random strategy's draws (xorshift64*, seeded from the hash key).
     rng: u64,
+    /// Multicast PIT entries watched for new next hops.
+    watch: new_nexthop::Watch,
 }
 
 impl core::fmt::Debug for Engine {
@@ -511,6 +517,7 @@ impl Engine {
         let Ok(empty) = empty else {
             unreachable!("the empty name decodes")
         };
+        let additions = fib.nexthop_additions();
         Engine {
             key,
             config,
@@ -535,6 +542,7 @@ impl Engine {
             pits_scratch: Vec::with_capacity(16),
             faces_scratch: Vec::with_capacity(16),
             rng: crate::hash::value_hash(key, b"random") | 1,
+            watch: new_nexthop::Watch::new(additions),
         }
     }
 
@@ -688,6 +696,7 @@ impl Engine {
         }
         self.expired = expired;
         self.access_timers(now_ms);
+        self.after_new_nexthops(now_ms);
     }
 
     /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.
