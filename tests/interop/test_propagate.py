@@ -18,7 +18,7 @@ import asyncio
 import base64
 import contextlib
 import os
-import socket
+import re
 import subprocess
 import tempfile
 import time
@@ -32,25 +32,17 @@ from test_auth import keychain
 from test_router import _bin
 
 
-def _free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _free_tcp_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def _router(d: str, tag: str, config: str, udp: str, http: str = "", env=None):
+    """``cascade run`` with this configuration; yields its Unix socket and the UDP and HTTP
+    addresses it bound (port 0 asks the system for one: read back from its log, so no port is
+    picked and released before the router binds it)."""
     sock = os.path.join(d, f"{tag}.sock")
     conf = os.path.join(d, f"{tag}.toml")
     with open(conf, "w") as f:
         f.write(config)
-    log = open(os.path.join(d, f"{tag}.log"), "w")
+    log_path = os.path.join(d, f"{tag}.log")
+    log = open(log_path, "w")
     p = subprocess.Popen(
         [_bin(), "run", "-c", conf, "--unix", sock, "--tcp", "", "--udp", udp,
          "--websocket", "", "--http", http, "--workers", "1"],
@@ -58,11 +50,18 @@ def _router(d: str, tag: str, config: str, udp: str, http: str = "", env=None):
     )
     try:
         t0 = time.time()
-        while not os.path.exists(sock):
-            assert p.poll() is None, open(log.name).read()
+        while True:
+            with open(log_path) as f:
+                text = f.read()
+            started = re.search(r"cascade: forwarding .*", text)
+            if os.path.exists(sock) and started and (not http or "status page" in text):
+                break
+            assert p.poll() is None, text
             assert time.time() - t0 < 10, "cascade run did not start"
             time.sleep(0.02)
-        yield sock
+        bound_udp = re.search(r"udp (\S+:\d+)", started.group(0))
+        bound_http = re.search(r"status page http://(\S+:\d+)/", text)
+        yield sock, bound_udp and bound_udp.group(1), bound_http and bound_http.group(1)
     finally:
         p.terminate()
         p.wait(timeout=10)
@@ -76,8 +75,8 @@ def _host_env(d: str) -> dict:
     return env
 
 
-def _host_config(hub_port: int) -> str:
-    hub = f"udp4://127.0.0.1:{hub_port}"
+def _host_config(hub_udp: str) -> str:
+    hub = f"udp4://{hub_udp}"
     return (
         f'[[face]]\nuri = "{hub}"\n'
         f'[[route]]\nprefix = "/localhop/nfd"\nface = "{hub}"\n'
@@ -112,14 +111,13 @@ def test_an_end_host_propagates_its_identity_to_a_hub_that_verifies_it():
         anchor = os.path.join(d, "a.ndncert")
         with open(anchor, "w") as f:
             f.write(base64.encodebytes(bytes(cert.data)).decode())
-        hub_port, http = _free_udp_port(), f"127.0.0.1:{_free_tcp_port()}"
         hub_config = (
             "[rib]\nlocalhop = true\n"
             f'[[rib.localhop_trust_anchor]]\ntype = "file"\nfile_name = "{anchor}"\n'
         )
-        with _router(d, "hub", hub_config, f"127.0.0.1:{hub_port}", http) as hub, \
-                _router(d, "host", _host_config(hub_port), "127.0.0.1:0", env=_host_env(good)) as host, \
-                _router(d, "evil", _host_config(hub_port), "127.0.0.1:0", env=_host_env(evil)) as bad:
+        with _router(d, "hub", hub_config, "127.0.0.1:0", "127.0.0.1:0") as (hub, hub_udp, http), \
+                _router(d, "host", _host_config(hub_udp), "127.0.0.1:0", env=_host_env(good)) as (host, _, _), \
+                _router(d, "evil", _host_config(hub_udp), "127.0.0.1:0", env=_host_env(evil)) as (bad, _, _):
             producer = NDNApp(face=UnixFace(host), keychain=KeychainDigest())
             evil_app = NDNApp(face=UnixFace(bad), keychain=KeychainDigest())
             consumer = NDNApp(face=UnixFace(hub), keychain=KeychainDigest())

@@ -210,6 +210,7 @@ fn reload(args: &RunArgs, router: &mut Router, log: &Log) {
                 strategies_unset = d.strategies_unset,
                 limits = ?d.limits_applied,
                 authorizations = d.authorizations_applied,
+                localhop_anchors = d.anchors_applied,
                 "reloaded {}",
                 path.display()
             );

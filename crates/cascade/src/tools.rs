@@ -19,7 +19,9 @@ use clap::Args;
 use client::aimd::AimdOptions;
 use client::error::nack_reason_str;
 use client::face::{satisfies, Received};
-use client::producer::{segment_data, serve_content_seeing, serve_one_seeing, ServeOptions};
+use client::producer::{
+    segment_data_signed, serve_one_seeing, serve_segments_seeing, Segmented, ServeOptions,
+};
 use client::rtt::RttOptions;
 use client::{CubicOptions, Error, Face, FetchOptions, Outcome, Stats};
 use serde_json::json;
@@ -613,28 +615,21 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
         return Err(bad("PREFIX and FILE are required"));
     };
     let prefix = parse_name(prefix, "prefix")?;
-    if load_signer(&args.signing_info)?.is_some() {
-        return Err(Failure(
-            1,
-            format!(
-                "cannot sign with {}: cascade put signs its segments DigestSha256 only",
-                args.signing_info
-            ),
-        ));
-    }
+    let signer = load_signer(&args.signing_info)?;
     check_naming_convention(args.naming_convention.as_deref())?;
     if args.segment_size == 0 {
         return Err(bad("--segment-size must be at least 1"));
     }
     let version = args.version.flatten().unwrap_or_else(client::unix_time_ms);
     // The largest segment must fit a packet.
-    let probe = segment_data(
+    let probe = segment_data_signed(
         &prefix,
         version,
         &vec![0u8; args.segment_size.min(wire::MAX_NDN_PACKET_BYTES + 1)],
         args.segment_size,
         args.freshness,
-    );
+        signer.as_ref(),
+    )?;
     let biggest = probe[0].len();
     if biggest > wire::MAX_NDN_PACKET_BYTES {
         return Err(bad(format!(
@@ -645,6 +640,18 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
     }
     let content = std::fs::read(file)
         .map_err(|e| Failure(1, format!("cannot read {}: {e}", file.display())))?;
+    // Every segment signed now, before serving (ndnputchunks' Segmenter signs them up front).
+    let started = std::time::Instant::now();
+    let segments = segment_data_signed(
+        &prefix,
+        version,
+        &content,
+        args.segment_size,
+        args.freshness,
+        signer.as_ref(),
+    )?;
+    let segmenting_ms = started.elapsed().as_millis();
+    let segmented = Segmented { version, segments };
     let stop = stop_flag()?;
     let mut face = connect(&args.transport)?;
     let opts = ServeOptions {
@@ -655,13 +662,17 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
         register: false,
     };
     register(&mut face, &prefix)?;
-    let segments = content.len().div_ceil(args.segment_size).max(1);
+    let segments = segmented.segments.len();
     if args.print_data_version {
         println!("{version}");
     }
     if !args.quiet {
+        let key = signer
+            .as_ref()
+            .map_or("DigestSha256".into(), |s| s.key_name().to_string());
         eprintln!(
-            "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments",
+            "cascade put: serving {prefix}/v={version}: {} bytes in {segments} segments \
+             (signed by {key} in {segmenting_ms} ms)",
             content.len()
         );
     }
@@ -677,7 +688,15 @@ fn put_inner(args: &PutArgs) -> Result<(), Failure> {
             None => eprintln!("Interest cannot be satisfied, sending Nack"),
         }
     };
-    let st = serve_content_seeing(&mut face, &prefix, &content, &opts, &stop, seen)?;
+    let st = serve_segments_seeing(
+        &mut face,
+        &prefix,
+        &segmented,
+        &opts,
+        signer.as_ref(),
+        &stop,
+        seen,
+    )?;
     if !args.quiet {
         eprintln!(
             "cascade put: {} Interests, {} Data sent ({} RDR metadata), {} Nacked, {} unanswered",

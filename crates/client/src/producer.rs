@@ -1,8 +1,10 @@
 //! The producer side: serving one Data ([`serve_one`]) or a whole file as versioned, segmented
 //! Data ([`serve_file`], [`serve_content`]).
 //!
-//! A file is cut into segments named `<prefix>/v=<version>/seg=<n>`, each signed DigestSha256,
-//! with FreshnessPeriod and FinalBlockId (the last segment's number) on every one, as
+//! A file is cut into segments named `<prefix>/v=<version>/seg=<n>`, each signed DigestSha256
+//! or, as ndnputchunks with `-S`, by a key of the key chain ([`segment_data_signed`]: every
+//! segment signed once, before serving, on every core; the RDR metadata by the same key), with
+//! FreshnessPeriod and FinalBlockId (the last segment's number) on every one, as
 //! ndnputchunks does. Interests are taken as ndnputchunks 24.07's three Interest filters take
 //! them ([`put_answer`]): under `<prefix>/v=<version>`, or exactly `<prefix>`, an Interest
 //! naming an existing segment gets it, one that segment 0 satisfies (CanBePrefix, and
@@ -24,6 +26,7 @@ use wire::{Component, Data, MetaInfo, Name};
 
 use crate::error::{Error, Result};
 use crate::face::{Face, InterestPacket, Received};
+use crate::keychain::Signer;
 
 /// How often a serving loop checks its stop flag.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -133,7 +136,7 @@ pub fn put_answer(
 
 /// Cuts `content` into signed segments `<prefix>/v=<version>/seg=<n>` of at most
 /// `segment_size` bytes (at least one segment, empty for empty content). Returns the encoded
-/// Data packets.
+/// Data packets, signed DigestSha256.
 pub fn segment_data(
     prefix: &Name,
     version: u64,
@@ -141,6 +144,20 @@ pub fn segment_data(
     segment_size: usize,
     freshness_ms: u64,
 ) -> Vec<Vec<u8>> {
+    segment_data_signed(prefix, version, content, segment_size, freshness_ms, None)
+        .expect("DigestSha256 signing cannot fail")
+}
+
+/// As [`segment_data`], every segment signed by `signer` (`None`: DigestSha256), the
+/// segments shared out among the machine's cores (scoped threads, one contiguous run each).
+pub fn segment_data_signed(
+    prefix: &Name,
+    version: u64,
+    content: &[u8],
+    segment_size: usize,
+    freshness_ms: u64,
+    signer: Option<&Signer>,
+) -> Result<Vec<Vec<u8>>> {
     let chunks: Vec<&[u8]> = if content.is_empty() {
         vec![&[]]
     } else {
@@ -148,23 +165,59 @@ pub fn segment_data(
     };
     let last = Component::segment(chunks.len() as u64 - 1);
     let versioned = prefix.clone().with(Component::version(version));
-    chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let mut d = Data::new(
-                versioned.clone().with(Component::segment(i as u64)),
-                c.to_vec(),
-            );
-            d.meta_info = Some(MetaInfo {
-                content_type: None,
-                freshness_ms: Some(freshness_ms),
-                final_block_id: Some(last.clone()),
-            });
-            d.sign_digest_sha256();
-            d.to_wire()
-        })
-        .collect()
+    let make = |i: usize, c: &[u8]| -> Result<Vec<u8>> {
+        let mut d = Data::new(
+            versioned.clone().with(Component::segment(i as u64)),
+            c.to_vec(),
+        );
+        d.meta_info = Some(MetaInfo {
+            content_type: None,
+            freshness_ms: Some(freshness_ms),
+            final_block_id: Some(last.clone()),
+        });
+        match signer {
+            Some(s) => s.sign_data(&mut d).map_err(Error::Protocol)?,
+            None => d.sign_digest_sha256(),
+        }
+        Ok(d.to_wire())
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // A signature (or digest) costs microseconds a segment: a thread per 64 segments at most.
+    let threads = cores.min(chunks.len().div_ceil(64)).max(1);
+    let per = chunks.len().div_ceil(threads);
+    let runs: Vec<Result<Vec<Vec<u8>>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = chunks
+            .chunks(per)
+            .enumerate()
+            .map(|(k, run)| {
+                let make = &make;
+                sc.spawn(move || {
+                    run.iter()
+                        .enumerate()
+                        .map(|(j, c)| make(k * per + j, c))
+                        .collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(chunks.len());
+    for run in runs {
+        out.extend(run?);
+    }
+    Ok(out)
+}
+
+/// Content cut into segments, ready to serve ([`serve_segments_seeing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segmented {
+    /// The version: segments are `<prefix>/v=<version>/seg=<n>`.
+    pub version: u64,
+    /// The encoded, signed segments, in order ([`segment_data_signed`]).
+    pub segments: Vec<Vec<u8>>,
 }
 
 /// Which segment answers `interest` for content served under `prefix`/v=`version` with
@@ -202,7 +255,7 @@ pub fn serve_content_seeing(
     content: &[u8],
     opts: &ServeOptions,
     stop: &AtomicBool,
-    mut seen: impl FnMut(&InterestPacket, Option<&[u8]>),
+    seen: impl FnMut(&InterestPacket, Option<&[u8]>),
 ) -> Result<ServeStats> {
     if opts.segment_size == 0 {
         return Err(Error::Config("segment size must be at least 1 byte".into()));
@@ -215,6 +268,22 @@ pub fn serve_content_seeing(
         opts.segment_size,
         opts.freshness_ms,
     );
+    let content = Segmented { version, segments };
+    serve_segments_seeing(face, prefix, &content, opts, None, stop, seen)
+}
+
+/// Serves segments already made (`opts.segment_size` and `opts.version` unused), as
+/// [`serve_content_seeing`]; the RDR metadata signed by `signer` (`None`: DigestSha256).
+pub fn serve_segments_seeing(
+    face: &mut Face,
+    prefix: &Name,
+    content: &Segmented,
+    opts: &ServeOptions,
+    signer: Option<&Signer>,
+    stop: &AtomicBool,
+    mut seen: impl FnMut(&InterestPacket, Option<&[u8]>),
+) -> Result<ServeStats> {
+    let (version, segments) = (content.version, &content.segments);
     if opts.register {
         face.register(prefix)?;
     }
@@ -235,7 +304,10 @@ pub fn serve_content_seeing(
         match put_answer(&i.interest, prefix, version, count, opts.freshness_ms > 0) {
             PutAnswer::Metadata => {
                 let versioned = prefix.clone().with(Component::version(version));
-                let meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+                let mut meta = crate::rdr::metadata_data(prefix, &versioned, crate::unix_time_ms());
+                if let Some(s) = signer {
+                    meta = resign(&meta, s)?;
+                }
                 seen(&i, Some(&meta));
                 face.put_data(&meta, i.pit_token)?;
                 st.data_sent += 1;
@@ -259,6 +331,15 @@ pub fn serve_content_seeing(
         }
     }
     Ok(st)
+}
+
+/// The encoded Data `wire` signed again by `signer`.
+fn resign(wire: &[u8], signer: &Signer) -> Result<Vec<u8>> {
+    let view = wire::DataView::decode(wire, &wire::Limits::default())
+        .map_err(|e| Error::Protocol(format!("{e}")))?;
+    let mut d = view.to_data();
+    signer.sign_data(&mut d).map_err(Error::Protocol)?;
+    Ok(d.to_wire())
 }
 
 /// Reads the file at `path` and serves it with [`serve_content`].
@@ -360,6 +441,24 @@ mod tests {
         assert_eq!(e.len(), 1);
         let d = DataView::decode(&e[0], &Limits::default()).unwrap();
         assert_eq!(d.content(), Some(&[][..]));
+    }
+
+    #[test]
+    fn segments_made_on_many_threads_keep_their_order() {
+        // Enough segments for every core's run; unsigned, the same as one thread's.
+        let content: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+        let one = segment_data(&name("/big"), 3, &content, 97, 1000);
+        let many = segment_data_signed(&name("/big"), 3, &content, 97, 1000, None).unwrap();
+        assert_eq!(one, many);
+        assert_eq!(one.len(), content.len().div_ceil(97));
+        for (i, w) in one.iter().enumerate() {
+            let d = DataView::decode(w, &Limits::default()).unwrap();
+            assert_eq!(d.name().to_string(), format!("/big/v=3/seg={i}"));
+            assert_eq!(
+                d.content().unwrap(),
+                &content[i * 97..((i + 1) * 97).min(content.len())]
+            );
+        }
     }
 
     #[test]

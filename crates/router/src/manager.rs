@@ -128,6 +128,9 @@ impl Manager {
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
             }
+            if let Err(e) = reload::refresh_anchors(m, applied, std::time::Instant::now()) {
+                tracing::warn!("localhop trust anchors not refreshed: {e}");
+            }
             m.tick();
         }
     }
@@ -137,8 +140,6 @@ impl Manager {
     /// thread must be running. A reload ([`MgmtInput::Reload`]) applies a new file's
     /// authorizations, faces, routes and strategies the same way.
     pub fn configure(&mut self, cfg: &crate::Config) -> Result<(), String> {
-        let localhop = crate::config::localhop::load(&cfg.rib.localhop_trust_anchor)?;
-        self.manager.set_localhop_security(localhop);
         if let Some(p) = &cfg.rib.auto_prefix_propagate {
             let (rv, skipped) = p.load(cfg.rib.readvertise_retry_ms)?;
             for why in skipped {

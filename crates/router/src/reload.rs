@@ -18,6 +18,7 @@
 //! ([`restart_sections`]) and the running values stay.
 
 use std::collections::HashMap;
+use std::time::Instant;
 
 use engine::fw::strategy::Strategy;
 use engine::table::pit_cs::FaceId;
@@ -26,6 +27,7 @@ use mgmt::{CreateFaceError, Forwarder};
 use wire::nfd::FacePersistency;
 use wire::Name;
 
+use crate::config::localhop::AnchorState;
 use crate::config::{parse_prefix, Config, Faces, Route, StaticFace, StrategyEntry};
 
 /// The parts of a configuration that management applies, at start-up and at a reload.
@@ -41,6 +43,8 @@ pub struct Statics {
     pub limits: face::table::RuntimeLimits,
     /// `[[authorize]]`.
     pub authorizations: Vec<crate::config::authorizations::AuthorizeEntry>,
+    /// `[[rib.localhop_trust_anchor]]`.
+    pub localhop_anchors: Vec<crate::config::localhop::TrustAnchor>,
 }
 
 impl Statics {
@@ -52,6 +56,7 @@ impl Statics {
             strategies: cfg.strategies.clone(),
             limits: runtime_limits(cfg),
             authorizations: cfg.authorizations.clone(),
+            localhop_anchors: cfg.rib.localhop_trust_anchor.clone(),
         }
     }
 }
@@ -180,6 +185,9 @@ pub struct Reloaded {
     /// Whether `[[authorize]]` changed and was applied (the command-time records start anew,
     /// as NFD's validators do when its configuration is read again).
     pub authorizations_applied: bool,
+    /// Whether the localhop trust anchors, read again, hold other certificates than those in
+    /// force, and these were put in force.
+    pub anchors_applied: bool,
 }
 
 /// The sections that changed from `old` to `new` and that only a restart applies: the
@@ -223,6 +231,8 @@ pub struct Applied {
     strategies: HashMap<Name, (Strategy, Name)>,
     /// The `[[authorize]]` entries in force (`None` before start-up applied them).
     authorizations: Option<Vec<crate::config::authorizations::AuthorizeEntry>>,
+    /// The localhop trust anchors in force (`None` before start-up read them).
+    anchors: Option<AnchorState>,
 }
 
 /// One undo step of a reload that failed half-way.
@@ -247,6 +257,12 @@ pub fn apply<F: Forwarder>(
     let auth = auth_changed
         .then(|| crate::config::authorizations::load(&new.authorizations))
         .transpose()?;
+    // The localhop anchors are read again at every reload (their files may have changed).
+    let (anchors, localhop) = AnchorState::renew(
+        applied.anchors.as_ref(),
+        &new.localhop_anchors,
+        Instant::now(),
+    )?;
     let mut undo = Vec::new();
     let r = add(m, applied, new, &mut done, &mut undo);
     let (faces, routes, strategies) = match r {
@@ -303,13 +319,46 @@ pub fn apply<F: Forwarder>(
         m.set_authorizations(auth);
         done.authorizations_applied = true;
     }
+    if let Some(localhop) = localhop {
+        m.set_localhop_security(localhop);
+        done.anchors_applied = true;
+    }
     *applied = Applied {
         faces,
         routes,
         strategies,
         authorizations: Some(new.authorizations.clone()),
+        anchors: Some(anchors),
     };
     Ok(done)
+}
+
+/// Reads the localhop trust anchors again if their refresh interval has passed at `now`
+/// (ndn-cxx's dynamic trust-anchor groups), putting them in force if they changed; whether
+/// they did. An error (an anchor file gone) keeps those in force and is tried again at the
+/// next interval.
+pub fn refresh_anchors<F: Forwarder>(
+    m: &mut mgmt::Manager<F>,
+    applied: &mut Applied,
+    now: Instant,
+) -> Result<bool, String> {
+    let Some(current) = applied.anchors.as_mut().filter(|a| a.due(now)) else {
+        return Ok(false);
+    };
+    match AnchorState::renew(Some(current), &current.specs.clone(), now) {
+        Ok((state, localhop)) => {
+            *current = state;
+            let changed = localhop.is_some();
+            if let Some(l) = localhop {
+                m.set_localhop_security(l);
+            }
+            Ok(changed)
+        }
+        Err(e) => {
+            current.next_at = current.read.refresh.map(|d| now + d);
+            Err(e)
+        }
+    }
 }
 
 type NewState = (
@@ -705,6 +754,70 @@ mod tests {
         assert!(
             !running.face_system.udp.mcast
                 && !running.face_system.general.enable_congestion_marking
+        );
+    }
+
+    #[test]
+    fn localhop_anchors_are_read_again_at_a_reload_and_at_their_refresh_interval() {
+        use crate::config::authorizations::tests::certificate_named;
+        use crate::config::localhop::tests::{dir, dir_anchor};
+        use std::time::Duration;
+        let d = dir("reload");
+        let cert = |n: &str| certificate_named(&format!("/{n}/KEY/k/self/v=1"));
+        std::fs::write(d.0.join("a.cert"), cert("a")).unwrap();
+        let (mut m, mut applied) = (manager(), Applied::default());
+        let with = |refresh| Statics {
+            localhop_anchors: vec![dir_anchor(&d, refresh)],
+            ..Statics::default()
+        };
+        assert!(
+            apply(&mut m, &mut applied, &with(Some("60s")))
+                .unwrap()
+                .anchors_applied
+        );
+        // The same certificates: nothing changes, at a reload or a refresh.
+        assert!(
+            !apply(&mut m, &mut applied, &with(Some("60s")))
+                .unwrap()
+                .anchors_applied
+        );
+        let t = Instant::now();
+        std::fs::write(d.0.join("b.cert"), cert("b")).unwrap();
+        // Not due yet; due a minute later, and then not again for another minute.
+        assert_eq!(refresh_anchors(&mut m, &mut applied, t), Ok(false));
+        let later = t + Duration::from_secs(61);
+        assert_eq!(refresh_anchors(&mut m, &mut applied, later), Ok(true));
+        assert_eq!(refresh_anchors(&mut m, &mut applied, later), Ok(false));
+        // Without refresh, only a reload (SIGHUP) reads them again.
+        assert!(
+            !apply(&mut m, &mut applied, &with(None))
+                .unwrap()
+                .anchors_applied
+        );
+        std::fs::remove_file(d.0.join("a.cert")).unwrap();
+        let much_later = t + Duration::from_secs(1 << 20);
+        assert_eq!(refresh_anchors(&mut m, &mut applied, much_later), Ok(false));
+        assert!(
+            apply(&mut m, &mut applied, &with(None))
+                .unwrap()
+                .anchors_applied
+        );
+        // A file anchor gone at a reload: one line naming it, the anchors in force stay.
+        let gone = Statics {
+            localhop_anchors: vec![crate::config::localhop::TrustAnchor {
+                kind: "file".into(),
+                file_name: Some("/nonexistent/h.cert".into()),
+                dir: None,
+                refresh: None,
+            }],
+            ..Statics::default()
+        };
+        let e = apply(&mut m, &mut applied, &gone).unwrap_err();
+        assert!(e.contains("localhop_trust_anchor[0].file_name"), "{e}");
+        assert!(
+            !apply(&mut m, &mut applied, &with(None))
+                .unwrap()
+                .anchors_applied
         );
     }
 }

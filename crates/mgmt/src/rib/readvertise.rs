@@ -29,7 +29,8 @@
 //!   after the prefix's retry delay, which starts at [`RETRY_DELAY_MIN_MS`] (50 s), doubles
 //!   before each retry and stops growing at [`RETRY_DELAY_MAX_MS`] (an hour), and is reset
 //!   by a success, a first route, a last route gone and NLSR's route appearing (NFD's
-//!   schedule, without its ±5 ms jitter).
+//!   schedule). As NFD's `randomizeTimer`, every refresh and retry delay is moved by a
+//!   uniform jitter of -5 to +5 ms ([`Jitter`], injectable for tests).
 //! - Destination: available while the RIB has a route of a prefix of `/localhost/nlsr` (NLSR
 //!   registered it). When it becomes available, every prefix counted is advertised; when it
 //!   goes, retries and refreshes stop, the prefixes waiting for a withdrawal are forgotten,
@@ -152,14 +153,58 @@ impl Readvertised {
     }
 
     /// The command in flight failed (refused or unanswered): doubles the delay and retries
-    /// after it.
-    fn failed(&mut self, now_ms: u64) {
+    /// after it, moved by `jitter_ms`.
+    fn failed(&mut self, now_ms: u64, jitter_ms: i64) {
         self.in_flight = None;
         self.retry_delay_ms = self
             .retry_delay_ms
             .saturating_mul(2)
             .min(RETRY_DELAY_MAX_MS);
-        self.next_at_ms = Some(now_ms + self.retry_delay_ms);
+        self.next_at_ms = Some(now_ms + self.retry_delay_ms.saturating_add_signed(jitter_ms));
+    }
+}
+
+/// The largest jitter, either way, added to a refresh or retry delay (NFD's
+/// `randomizeTimer`: a uniform integer of -5 to 5 ms).
+pub const JITTER_MAX_MS: i64 = 5;
+
+/// The random source of the delays' jitter: a state and a draw from it, clamped to
+/// ±[`JITTER_MAX_MS`]. [`Jitter::random`] in service; tests inject their own draw.
+#[derive(Debug, Clone, Copy)]
+pub struct Jitter {
+    state: u64,
+    draw: fn(&mut u64) -> i64,
+}
+
+impl Jitter {
+    /// Uniform jitter from a seed drawn from the system's random source.
+    pub fn random() -> Self {
+        use ring::rand::SecureRandom;
+        let mut seed = [0u8; 8];
+        // Without a system random source, the jitter is still uniform, from seed 0.
+        let _ = ring::rand::SystemRandom::new().fill(&mut seed);
+        Jitter::seeded(u64::from_le_bytes(seed))
+    }
+
+    /// Uniform jitter of -5 to 5 ms from `seed` (the same seed, the same sequence).
+    pub fn seeded(seed: u64) -> Self {
+        Jitter {
+            state: seed,
+            draw: |s| {
+                *s = s.wrapping_add(1);
+                (splitmix(*s) % (2 * JITTER_MAX_MS as u64 + 1)) as i64 - JITTER_MAX_MS
+            },
+        }
+    }
+
+    /// Jitter from `draw`, called with a state that starts at 0 (tests: a fixed value).
+    pub fn from_fn(draw: fn(&mut u64) -> i64) -> Self {
+        Jitter { state: 0, draw }
+    }
+
+    /// The next jitter, in milliseconds.
+    pub fn next_ms(&mut self) -> i64 {
+        (self.draw)(&mut self.state).clamp(-JITTER_MAX_MS, JITTER_MAX_MS)
     }
 }
 
@@ -198,6 +243,7 @@ pub struct Readvertise {
     retry_min_ms: u64,
     counters: ReadvertiseCounters,
     seq: u64,
+    jitter: Jitter,
 }
 
 impl Default for Readvertise {
@@ -220,7 +266,13 @@ impl Readvertise {
             retry_min_ms: retry_min_ms.clamp(1, RETRY_DELAY_MAX_MS),
             counters: ReadvertiseCounters::default(),
             seq: 0,
+            jitter: Jitter::random(),
         }
+    }
+
+    /// The same, its delays' jitter drawn from `jitter` (tests: a fixed one).
+    pub fn with_jitter(self, jitter: Jitter) -> Self {
+        Readvertise { jitter, ..self }
     }
 
     /// Propagation to a hub with `policy`, each command awaited `timeout_ms`, each prefix
@@ -335,7 +387,7 @@ impl Readvertise {
                 .is_some_and(|f| f.deadline_ms <= now_ms)
             {
                 self.counters.timed_out += 1;
-                rr.failed(now_ms);
+                rr.failed(now_ms, self.jitter.next_ms());
             }
             if rr.next_at_ms.is_some_and(|t| t <= now_ms) {
                 rr.next_at_ms = None;
@@ -366,7 +418,8 @@ impl Readvertise {
                 rr.in_flight = None;
                 rr.retry_delay_ms = self.retry_min_ms;
                 if register {
-                    rr.next_at_ms = Some(now_ms + self.refresh_ms);
+                    let at = now_ms + self.refresh_ms;
+                    rr.next_at_ms = Some(at.saturating_add_signed(self.jitter.next_ms()));
                 } else {
                     let prefix = prefix.clone();
                     self.rrs.remove(&prefix);
@@ -374,7 +427,7 @@ impl Readvertise {
             }
             _ => {
                 self.counters.refused += 1;
-                rr.failed(now_ms);
+                rr.failed(now_ms, self.jitter.next_ms());
             }
         }
         true
@@ -477,9 +530,53 @@ mod tests {
             .collect()
     }
 
+    fn no_jitter() -> Jitter {
+        Jitter::from_fn(|_| 0)
+    }
+
+    #[test]
+    fn refreshes_and_retries_move_by_the_injected_jitter_within_5_ms() {
+        for (draw, j) in [(Jitter::from_fn(|_| 5), 5), (Jitter::from_fn(|_| -9), -5)] {
+            let mut rv = Readvertise::with_retry_delay(1_000).with_jitter(draw);
+            let v = rv.update(&[ev("/a", 65, true)], true, 0);
+            let n = send(&mut rv, &v, 0);
+            // Refused: retried 2 s later, moved by the jitter (a draw past 5 ms is clamped).
+            assert!(rv.on_reply(&n[0], Some(500), 0));
+            let t = (2_000 + j) as u64;
+            assert!(rv.update(&[], true, t - 1).is_empty());
+            let v = rv.update(&[], true, t);
+            assert_eq!(cmds(&v), [(true, "/a".into())]);
+            // Accepted: refreshed an hour later, moved by the jitter.
+            let n = send(&mut rv, &v, t);
+            assert!(rv.on_reply(&n[0], Some(200), t));
+            let r = (t + REFRESH_MS).saturating_add_signed(j);
+            assert!(rv.update(&[], true, r - 1).is_empty());
+            assert_eq!(rv.update(&[], true, r).len(), 1);
+        }
+    }
+
+    #[test]
+    fn seeded_jitter_is_uniform_over_minus_5_to_5_ms_and_repeatable() {
+        let mut a = Jitter::seeded(7);
+        let mut b = Jitter::seeded(7);
+        let mut seen = [0u32; 11];
+        for _ in 0..11_000 {
+            let j = a.next_ms();
+            assert_eq!(j, b.next_ms());
+            seen[(j + JITTER_MAX_MS) as usize] += 1;
+        }
+        // Every value drawn, none more than twice as often as another.
+        let (lo, hi) = (seen.iter().min().unwrap(), seen.iter().max().unwrap());
+        assert!(*lo > 0 && *hi < 2 * *lo, "{seen:?}");
+        // Another seed, another sequence.
+        let mut c = Jitter::seeded(8);
+        let (x, y): (Vec<i64>, Vec<i64>) = (0..32).map(|_| (a.next_ms(), c.next_ms())).unzip();
+        assert_ne!(x, y);
+    }
+
     #[test]
     fn client_routes_are_advertised_once_and_withdrawn_with_the_last() {
-        let mut rv = Readvertise::default();
+        let mut rv = Readvertise::default().with_jitter(no_jitter());
         // Destination unavailable: counted, nothing sent.
         assert!(rv.update(&[ev("/a", 65, true)], false, 0).is_empty());
         // It becomes available: /a goes out.
@@ -520,7 +617,7 @@ mod tests {
 
     #[test]
     fn a_refused_or_unanswered_command_is_retried_with_a_doubling_delay() {
-        let mut rv = Readvertise::default();
+        let mut rv = Readvertise::default().with_jitter(no_jitter());
         let v = rv.update(&[ev("/a", 65, true)], true, 0);
         let n = send(&mut rv, &v, 0);
         // Unanswered: failed at its lifetime's end, retried 100 s later (50 s doubled).
@@ -567,7 +664,7 @@ mod tests {
 
     #[test]
     fn withdrawals_are_retried_and_the_destination_appearing_advertises_everything() {
-        let mut rv = Readvertise::with_retry_delay(1_000);
+        let mut rv = Readvertise::with_retry_delay(1_000).with_jitter(no_jitter());
         let v = rv.update(&[ev("/a", 65, true), ev("/b", 65, true)], true, 0);
         assert_eq!(cmds(&v), [(true, "/a".into()), (true, "/b".into())]);
         let n = send(&mut rv, &v, 0);

@@ -85,7 +85,7 @@ pub fn load(entries: &[AuthorizeEntry]) -> Result<Authorizations, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::Config;
 
@@ -125,6 +125,11 @@ mod tests {
 
     /// A P-256 key's certificate, `/op/KEY/k/self/v=1` (binary).
     fn certificate() -> Vec<u8> {
+        certificate_named("/op/KEY/k/self/v=1")
+    }
+
+    /// A P-256 key's certificate named `name` (binary).
+    pub(crate) fn certificate_named(name: &str) -> Vec<u8> {
         // The point is a valid one: the generator.
         let point = [
             "046b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296",
@@ -134,7 +139,7 @@ mod tests {
         let point: Vec<u8> = (0..point.len() / 2)
             .map(|i| u8::from_str_radix(&point[2 * i..2 * i + 2], 16).unwrap())
             .collect();
-        let name = wire::Name::from_uri("/op/KEY/k/self/v=1").unwrap();
+        let name = wire::Name::from_uri(name).unwrap();
         let mut d = wire::Data::new(name, mgmt::auth::p256_spki(&point));
         d.meta_info = Some(wire::MetaInfo {
             content_type: Some(wire::data::content_type::KEY),

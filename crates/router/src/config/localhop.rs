@@ -7,16 +7,30 @@
 //! [[rib.localhop_trust_anchor]]
 //! type = "file"                      # NFD: trust-anchor { type file; file-name "..." }
 //! file_name = "/etc/ndn/host.ndncert"
+//! [[rib.localhop_trust_anchor]]
+//! type = "dir"                       # NFD: trust-anchor { type dir; dir "..."; refresh 1h }
+//! dir = "/etc/ndn/anchors"
+//! refresh = "1h"
 //! ```
 //!
 //! `type = "any"` (NFD's `trust-anchor { type any }`) accepts any signer, the signing time and
 //! replay rules still applying; it is also what `localhop = true` with no anchor means. An
 //! anchor implies `localhop = true`. What the router then checks is
 //! [`mgmt::auth::Authorizations::localhop`]'s part.
+//!
+//! As ndn-cxx's dynamic trust-anchor groups: `type = "dir"` takes every certificate file
+//! directly in the directory (files that are no certificate are skipped; a directory that does
+//! not exist holds none), and an anchor with `refresh` (`<n>h`, `<n>m` or `<n>s`; `0` of any
+//! unit: an hour) is read again at that interval; without it, only when the configuration is
+//! read again (start-up, SIGHUP). The anchors in force change only when the certificates
+//! read differ ([`AnchorState`]), so a refresh that finds the same ones keeps the commands'
+//! replay records.
+
+use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use mgmt::auth::Authorizations;
+use mgmt::auth::{Authorizations, Certificate};
 
 use super::authorizations::read_certificate;
 
@@ -24,36 +38,154 @@ use super::authorizations::read_certificate;
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TrustAnchor {
-    /// `file` or `any`.
+    /// `file`, `dir` or `any`.
     #[serde(rename = "type")]
     pub kind: String,
     /// The certificate file (`type = "file"`): base64 as `ndnsec cert-dump` writes it, or the
     /// binary Data.
     pub file_name: Option<String>,
+    /// The directory of certificate files (`type = "dir"`).
+    pub dir: Option<String>,
+    /// How often a `file` or `dir` anchor is read again: `<n>h`, `<n>m` or `<n>s` (NFD's
+    /// `refresh`); default: never (only at a reload).
+    pub refresh: Option<String>,
+}
+
+/// What the anchors hold when read: `any`, or these certificates; and the shortest refresh
+/// interval among them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchors {
+    /// Any signer is accepted (`type = "any"`, or no anchor).
+    pub any: bool,
+    /// The certificates, in the anchors' order (a directory's files by name).
+    pub certs: Vec<Certificate>,
+    /// When to read them again; `None`: never.
+    pub refresh: Option<Duration>,
+}
+
+impl Anchors {
+    /// The localhop validator they make.
+    pub fn authorizations(&self) -> Authorizations {
+        Authorizations::localhop((!self.any).then(|| self.certs.clone()))
+    }
+}
+
+/// ndn-cxx's `refresh` value: a non-negative count and a unit, `h`, `m` or `s`; 0 is an hour.
+pub fn parse_refresh(s: &str) -> Result<Duration, String> {
+    let bad = || format!("{s:?} is not <n>h, <n>m or <n>s");
+    let unit = s.chars().last().ok_or_else(bad)?;
+    let n: u64 = s[..s.len() - unit.len_utf8()].parse().map_err(|_| bad())?;
+    let secs = match unit {
+        _ if n == 0 => 3_600,
+        'h' => n.saturating_mul(3_600),
+        'm' => n.saturating_mul(60),
+        's' => n,
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+/// The certificate files directly in `dir`, by name (none if it cannot be listed).
+fn dir_certificates(dir: &str) -> Vec<Certificate> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .filter_map(|p| read_certificate(&p.display().to_string()).ok())
+        .collect()
+}
+
+/// Reads the anchors; the error names the entry in one line.
+pub fn read(anchors: &[TrustAnchor]) -> Result<Anchors, String> {
+    let mut out = Anchors {
+        any: anchors.is_empty(),
+        certs: Vec::with_capacity(anchors.len()),
+        refresh: None,
+    };
+    for (i, a) in anchors.iter().enumerate() {
+        let key = format!("rib.localhop_trust_anchor[{i}]");
+        if let Some(r) = &a.refresh {
+            let every = parse_refresh(r).map_err(|why| format!("{key}.refresh: {why}"))?;
+            out.refresh = Some(out.refresh.map_or(every, |o: Duration| o.min(every)));
+        }
+        let not_for = |field: &str| format!("{key}.{field}: not for type {:?}", a.kind);
+        match (a.kind.as_str(), &a.file_name, &a.dir) {
+            ("any", None, None) if a.refresh.is_none() => out.any = true,
+            ("any", None, None) => return Err(not_for("refresh")),
+            ("file", Some(path), None) => out.certs.push(
+                read_certificate(path)
+                    .map_err(|why| format!("{key}.file_name: cannot load {path}: {why}"))?,
+            ),
+            ("dir", None, Some(dir)) => out.certs.extend(dir_certificates(dir)),
+            ("file", None, _) => return Err(format!("{key}.file_name: missing for type \"file\"")),
+            ("dir", _, None) => return Err(format!("{key}.dir: missing for type \"dir\"")),
+            ("file" | "any", _, Some(_)) => return Err(not_for("dir")),
+            ("dir" | "any", Some(_), _) => return Err(not_for("file_name")),
+            (t, _, _) => {
+                return Err(format!(
+                    "{key}.type: {t:?} is not \"file\", \"dir\" or \"any\""
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The localhop validator the anchors make; the error names the entry in one line.
 pub fn load(anchors: &[TrustAnchor]) -> Result<Authorizations, String> {
-    let mut certs = Vec::with_capacity(anchors.len());
-    let mut any = anchors.is_empty();
-    for (i, a) in anchors.iter().enumerate() {
-        let key = format!("rib.localhop_trust_anchor[{i}]");
-        match (a.kind.as_str(), &a.file_name) {
-            ("any", None) => any = true,
-            ("file", Some(path)) => certs.push(
-                read_certificate(path)
-                    .map_err(|why| format!("{key}.file_name: cannot load {path}: {why}"))?,
-            ),
-            ("file", None) => return Err(format!("{key}.file_name: missing for type \"file\"")),
-            ("any", Some(_)) => return Err(format!("{key}.file_name: not for type \"any\"")),
-            (t, _) => return Err(format!("{key}.type: {t:?} is not \"file\" or \"any\"")),
-        }
+    read(anchors).map(|a| a.authorizations())
+}
+
+/// The anchors in force and when they are read again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnchorState {
+    /// The configuration's anchors.
+    pub specs: Vec<TrustAnchor>,
+    /// What they held when last read (what is in force).
+    pub read: Anchors,
+    /// When to read them again (`None`: at the next reload only).
+    pub next_at: Option<Instant>,
+}
+
+impl AnchorState {
+    /// Reads `specs` at `now` against `current` (the state in force, if any): the new state,
+    /// and the validator to put in force if what they hold changed (or nothing was in force).
+    pub fn renew(
+        current: Option<&AnchorState>,
+        specs: &[TrustAnchor],
+        now: Instant,
+    ) -> Result<(AnchorState, Option<Authorizations>), String> {
+        let read = read(specs)?;
+        let changed = current.is_none_or(|c| c.read.any != read.any || c.read.certs != read.certs);
+        let auth = changed.then(|| read.authorizations());
+        let next_at = read.refresh.map(|d| now + d);
+        let state = AnchorState {
+            specs: specs.to_vec(),
+            read,
+            next_at,
+        };
+        Ok((state, auth))
     }
-    Ok(Authorizations::localhop((!any).then_some(certs)))
+
+    /// Whether the refresh interval has passed at `now`.
+    pub fn due(&self, now: Instant) -> bool {
+        self.next_at.is_some_and(|t| t <= now)
+    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    use super::{parse_refresh, read, AnchorState, TrustAnchor};
+    use crate::config::authorizations::tests::certificate_named;
     use crate::Config;
 
     #[test]
@@ -64,8 +196,22 @@ mod tests {
         assert!(!Config::default().rib.options().localhop);
         for (toml, key) in [
             ("type = \"file\"", "[0].file_name"),
-            ("type = \"dir\"", "[0].type"),
+            ("type = \"dir\"", "[0].dir"),
+            ("type = \"x\"", "[0].type"),
             ("type = \"any\"\nfile_name = \"x\"", "[0].file_name"),
+            (
+                "type = \"dir\"\ndir = \"/d\"\nfile_name = \"x\"",
+                "[0].file_name",
+            ),
+            (
+                "type = \"file\"\nfile_name = \"x\"\ndir = \"/d\"",
+                "[0].dir",
+            ),
+            ("type = \"any\"\nrefresh = \"1h\"", "[0].refresh"),
+            (
+                "type = \"dir\"\ndir = \"/d\"\nrefresh = \"1d\"",
+                "[0].refresh",
+            ),
             (
                 "type = \"file\"\nfile_name = \"/nonexistent/h.cert\"",
                 "/nonexistent/h.cert",
@@ -79,5 +225,95 @@ mod tests {
             );
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn refresh_values_as_ndn_cxx_reads_them() {
+        assert_eq!(parse_refresh("2h"), Ok(Duration::from_secs(7_200)));
+        assert_eq!(parse_refresh("30m"), Ok(Duration::from_secs(1_800)));
+        assert_eq!(parse_refresh("10s"), Ok(Duration::from_secs(10)));
+        // Zero of any unit is ndn-cxx's default, an hour.
+        assert_eq!(parse_refresh("0s"), Ok(Duration::from_secs(3_600)));
+        for bad in ["", "h", "-1h", "1d", "1", "1.5h", "é"] {
+            assert!(parse_refresh(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A fresh temporary directory, removed on drop.
+    pub(crate) struct Dir(pub(crate) PathBuf);
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    pub(crate) fn dir(tag: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("cascade-anchors-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        Dir(d)
+    }
+
+    pub(crate) fn dir_anchor(d: &Dir, refresh: Option<&str>) -> TrustAnchor {
+        TrustAnchor {
+            kind: "dir".into(),
+            file_name: None,
+            dir: Some(d.0.display().to_string()),
+            refresh: refresh.map(String::from),
+        }
+    }
+
+    fn names(a: &super::Anchors) -> Vec<String> {
+        a.certs.iter().map(|c| c.name.to_string()).collect()
+    }
+
+    #[test]
+    fn a_dir_anchor_holds_every_certificate_file_directly_in_it() {
+        let d = dir("read");
+        std::fs::write(d.0.join("b.cert"), certificate_named("/b/KEY/k/self/v=1")).unwrap();
+        std::fs::write(d.0.join("a.cert"), certificate_named("/a/KEY/k/self/v=1")).unwrap();
+        std::fs::write(d.0.join("notes.txt"), "not a certificate").unwrap();
+        std::fs::write(
+            d.0.join("sub/c.cert"),
+            certificate_named("/c/KEY/k/self/v=1"),
+        )
+        .unwrap();
+        let a = read(&[dir_anchor(&d, Some("5m"))]).unwrap();
+        assert!(!a.any);
+        assert_eq!(names(&a), ["/a/KEY/k/self/v=1", "/b/KEY/k/self/v=1"]);
+        assert_eq!(a.refresh, Some(Duration::from_secs(300)));
+        // A directory that does not exist holds none (ndn-cxx: no error either).
+        let gone = TrustAnchor {
+            dir: Some("/nonexistent/anchors".into()),
+            ..dir_anchor(&d, None)
+        };
+        let a = read(&[gone]).unwrap();
+        assert!(!a.any && a.certs.is_empty() && a.refresh.is_none());
+    }
+
+    #[test]
+    fn anchors_read_again_change_only_when_the_certificates_do() {
+        let d = dir("renew");
+        std::fs::write(d.0.join("a.cert"), certificate_named("/a/KEY/k/self/v=1")).unwrap();
+        let specs = [dir_anchor(&d, Some("10s"))];
+        let t0 = Instant::now();
+        let (s0, auth) = AnchorState::renew(None, &specs, t0).unwrap();
+        assert!(auth.is_some(), "the first read is put in force");
+        assert!(!s0.due(t0 + Duration::from_secs(9)));
+        assert!(s0.due(t0 + Duration::from_secs(10)));
+        let (s1, auth) = AnchorState::renew(Some(&s0), &specs, t0).unwrap();
+        assert!(auth.is_none(), "the same certificates: nothing to change");
+        std::fs::write(d.0.join("b.cert"), certificate_named("/b/KEY/k/self/v=1")).unwrap();
+        let (s2, auth) = AnchorState::renew(Some(&s1), &specs, t0).unwrap();
+        assert!(auth.is_some());
+        assert_eq!(names(&s2.read).len(), 2);
+        std::fs::remove_file(d.0.join("a.cert")).unwrap();
+        let (s3, auth) = AnchorState::renew(Some(&s2), &specs, t0).unwrap();
+        assert!(auth.is_some());
+        assert_eq!(names(&s3.read), ["/b/KEY/k/self/v=1"]);
+        // Without refresh, never due.
+        let (s4, _) = AnchorState::renew(None, &[dir_anchor(&d, None)], t0).unwrap();
+        assert!(!s4.due(t0 + Duration::from_secs(1 << 30)));
     }
 }

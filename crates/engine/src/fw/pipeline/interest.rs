@@ -468,6 +468,9 @@ impl Engine {
             let pe = self.table.pit_mut(f.p);
             pe.retx_interval_ms = strategy.retx.next(pe.retx_interval_ms);
         }
+        if strategy.kind == StrategyKind::Multicast {
+            self.watch_multicast(&f);
+        }
         if chosen.is_empty() {
             self.faces_scratch = chosen;
             if d.reject {

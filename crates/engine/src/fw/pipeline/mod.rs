@@ -55,11 +55,13 @@ mod data;
 mod handon;
 mod interest;
 mod nbcc;
+mod new_nexthop;
 
 pub use handon::HandedOn;
 use interest::{find_nonce_offset, Forward, Planned};
 use nbcc::CcState;
 pub use nbcc::{CongestionConfig, CongestionCounters};
+pub use new_nexthop::{NewNextHopCounters, NEW_NEXTHOP_WATCH};
 
 /// Most packets per batch.
 pub const MAX_BATCH: usize = 64;
@@ -298,6 +300,8 @@ pub struct Counters {
     pub bypass: BypassCounters,
     /// Congestion notification: NB-CC's signals and the Data marked.
     pub congestion: CongestionCounters,
+    /// Multicast's afterNewNextHop: Interests sent to next hops added while they waited.
+    pub new_nexthop: NewNextHopCounters,
 }
 
 /// Interests that did not wait for the content store (NB-Cache, Pan et al.), by reason.
@@ -455,6 +459,8 @@ pub struct Engine {
     faces_scratch: Vec<FaceId>,
     /// The random strategy's draws (xorshift64*, seeded from the hash key).
     rng: u64,
+    /// Multicast PIT entries watched for new next hops.
+    watch: new_nexthop::Watch,
 }
 
 impl core::fmt::Debug for Engine {
@@ -513,6 +519,7 @@ impl Engine {
         let Ok(empty) = empty else {
             unreachable!("the empty name decodes")
         };
+        let additions = fib.nexthop_additions();
         Engine {
             key,
             config,
@@ -537,6 +544,7 @@ impl Engine {
             pits_scratch: Vec::with_capacity(16),
             faces_scratch: Vec::with_capacity(16),
             rng: crate::hash::value_hash(key, b"random") | 1,
+            watch: new_nexthop::Watch::new(additions),
         }
     }
 
@@ -690,6 +698,7 @@ impl Engine {
         }
         self.expired = expired;
         self.access_timers(now_ms);
+        self.after_new_nexthops(now_ms);
     }
 
     /// Processes a batch: returns the packets to send. Inputs beyond [`MAX_BATCH`] are dropped.

@@ -48,7 +48,7 @@ mod lookup;
 mod tests;
 mod writer;
 
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -123,6 +123,8 @@ pub struct Fib {
     has_root: AtomicBool,
     real: AtomicUsize,
     virt: AtomicUsize,
+    /// Next hops added so far ([`Fib::nexthop_additions`]).
+    additions: AtomicU64,
     collector: &'static Collector,
     writer: Mutex<Writer>,
 }
@@ -186,9 +188,18 @@ impl Fib {
             has_root: AtomicBool::new(false),
             real: AtomicUsize::new(0),
             virt: AtomicUsize::new(0),
+            additions: AtomicU64::new(0),
             collector: epoch::default_collector(),
             writer: Mutex::new(Writer::new(retired, m)),
         }
+    }
+
+    /// How many next hops were added to prefixes so far (a face new to its prefix; a cost
+    /// update is none): an engine that sees it change looks for pending Interests the new next
+    /// hops can take (multicast's afterNewNextHop).
+    #[inline]
+    pub fn nexthop_additions(&self) -> u64 {
+        self.additions.load(Ordering::Acquire)
     }
 
     /// The M currently used by lookups.

@@ -430,13 +430,23 @@ impl Fib {
         let cur = self.find_exact(&w, hash, &value_of(name));
         let mut nh: Vec<NextHop> = cur.map(|c| c.nexthops.to_vec()).unwrap_or_default();
         let full = nh.len() >= MAX_NEXTHOPS;
-        match nh.iter_mut().find(|n| n.face == face) {
-            Some(n) => n.cost = cost,
+        let added = match nh.iter_mut().find(|n| n.face == face) {
+            Some(n) => {
+                n.cost = cost;
+                false
+            }
             None if full => return Err(FibError::TooManyNextHops),
-            None => nh.push(NextHop { face, cost }),
-        }
+            None => {
+                nh.push(NextHop { face, cost });
+                true
+            }
+        };
         nh.sort_by_key(|n| (n.cost, n.face));
-        self.set_real(&mut w, name, NextHops::new(&nh))
+        self.set_real(&mut w, name, NextHops::new(&nh))?;
+        if added {
+            self.additions.fetch_add(1, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Removes next hop `face` from prefix `name`; a prefix left without next hops is removed.
