@@ -432,7 +432,8 @@ fn status_general(threads: router::Threads) {
     assert_eq!(delta(|s| s.n_out_data), 6);
     assert_eq!(delta(|s| s.n_satisfied_interests), 6);
     assert_eq!(delta(|s| s.n_unsatisfied_interests), 0);
-    assert_eq!(after.n_fib_entries, 1);
+    // The route, and NFD's /localhost/nfd and /localhost/nfd/rib (management's own).
+    assert_eq!(after.n_fib_entries, 1 + 2);
     r.stop_handle().stop();
     r.join();
 }

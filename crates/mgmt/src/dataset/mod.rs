@@ -10,6 +10,8 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) mod content;
+#[cfg(target_os = "linux")]
+pub(crate) mod fib;
 pub mod nbcache;
 pub mod tiers;
 

@@ -165,7 +165,12 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
         code(&command(&mut m, 1, "fib/remove-nexthop", remove)).0,
         200
     );
-    assert!(dataset(&mut m, "fib/list").is_empty());
+    let fib = decode_dataset(
+        &dataset(&mut m, "fib/list"),
+        wire::nfd::FibEntry::from_element,
+    )
+    .unwrap();
+    assert!(fib.iter().all(|e| e.name != name("/n")));
 }
 
 #[test]
@@ -352,12 +357,13 @@ fn datasets_sum_the_workers() {
         format!("cascade-{}", env!("CARGO_PKG_VERSION"))
     );
     // The name tree: the default strategy choices' names (/, /localhost, /localhost/nfd,
-    // /ndn, /ndn/broadcast) and the PIT entries.
+    // /ndn, /ndn/broadcast), NFD's /localhost/nfd/rib and the PIT entries.
     assert_eq!(
         (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
-        (9, 12, 14)
+        (9, 12, 15)
     );
-    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (0, 0));
+    // NFD's /localhost/nfd and /localhost/nfd/rib (management's own).
+    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (2, 0));
     assert!(s.start_timestamp <= s.current_timestamp);
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
     assert_eq!((info.n_cs_entries, info.n_hits, info.n_misses), (12, 30, 3));
@@ -701,9 +707,10 @@ fn status_general_counts_as_nfd_forwarder_does() {
     // Each worker's measurements table, summed (their prefixes not listed).
     assert_eq!(s.n_measurements_entries, 2 * 3);
     // The name tree: /, /a, /a/b, /a/c, /m, the default strategy choices' /localhost,
-    // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
-    assert_eq!(s.n_name_tree_entries, 9 + 8);
-    assert_eq!(s.n_fib_entries, 2);
+    // /localhost/nfd, /ndn, /ndn/broadcast, NFD's /localhost/nfd/rib, and the PIT entries' names.
+    assert_eq!(s.n_name_tree_entries, 10 + 8);
+    // Theirs and NFD's /localhost/nfd and /localhost/nfd/rib.
+    assert_eq!(s.n_fib_entries, 2 + 2);
     // The status view reports what the dataset reports; the next request adds its own Interest.
     let v = m.status_view();
     let again = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
@@ -711,7 +718,7 @@ fn status_general_counts_as_nfd_forwarder_does() {
     expected.n_out_interests += 1;
     expected.current_timestamp = again.current_timestamp;
     assert_eq!(again, expected);
-    assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2));
+    assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2 + 2));
     assert_eq!(v.cs.n_hits, 20);
     let choices: Vec<String> = v.strategies.iter().map(|c| c.name.to_string()).collect();
     // NFD's default choices beside the one set here, in the dataset's order.
