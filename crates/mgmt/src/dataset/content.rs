@@ -14,6 +14,7 @@ use wire::Name;
 
 use super::fib::{fib_entries, fib_len, own_entries};
 use super::nbcache::NbCacheInfo;
+use super::reserved::reserved_faces;
 use super::Dataset;
 use crate::cs::CsSettings;
 use crate::faces::{properties, reported_mtu};
@@ -58,8 +59,9 @@ impl Dataset {
         match self {
             Dataset::StatusGeneral => status_general(s, &mut out),
             Dataset::FacesList | Dataset::FacesQuery => {
-                for f in s.forwarder.faces() {
-                    let status = face_status(&f);
+                let faces = s.forwarder.faces();
+                let real = faces.iter().map(face_status);
+                for status in reserved_faces(&s.traffic).into_iter().chain(real) {
                     if matches(filter, &status) {
                         status.encode(&mut out);
                     }

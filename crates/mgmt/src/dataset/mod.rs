@@ -13,6 +13,8 @@ pub(crate) mod content;
 #[cfg(target_os = "linux")]
 pub(crate) mod fib;
 pub mod nbcache;
+#[cfg(target_os = "linux")]
+pub(crate) mod reserved;
 pub mod tiers;
 
 #[cfg(target_os = "linux")]

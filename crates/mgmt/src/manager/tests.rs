@@ -378,8 +378,9 @@ fn datasets_sum_the_workers() {
     assert_eq!(tiers, vec![want]);
     let faces = decode_dataset(&dataset(&mut m, "faces/list"), FaceStatus::from_element).unwrap();
     let ids: Vec<u64> = faces.iter().map(|f| f.face_id).collect();
-    assert_eq!(ids, [1, 2]);
-    assert_eq!(faces[1].n_in_interests, 2);
+    // NFD's reserved faces, then the forwarder's.
+    assert_eq!(ids, [1, 254, 255, 1, 2]);
+    assert_eq!(faces[4].n_in_interests, 2);
     // No L2 anywhere: an empty cs/tiers.
     let mut m = manager(Fake::default());
     assert!(dataset(&mut m, "cs/tiers").is_empty());
@@ -535,7 +536,9 @@ fn faces_query_filters_as_nfd_matches() {
     let mut m = manager(Fake::default());
     m.forwarder().faces.borrow_mut()[1].local_uri = "tcp4://192.0.2.99:6363".into();
     let any = FaceQueryFilter::default;
-    assert_eq!(queried(&mut m, any()), [1, 2]);
+    // NFD's reserved faces come first (internal, content store, null; the fake's own faces
+    // are numbered from 1 too).
+    assert_eq!(queried(&mut m, any()), [1, 254, 255, 1, 2]);
     let by_id = FaceQueryFilter {
         face_id: Some(2),
         ..any()
@@ -549,7 +552,8 @@ fn faces_query_filters_as_nfd_matches() {
     assert_eq!(queried(&mut m, scheme("udp4")), [1, 2]);
     assert_eq!(queried(&mut m, scheme("tcp4")), [2]);
     assert_eq!(queried(&mut m, scheme("unix")), [] as [u64; 0]);
-    assert_eq!(queried(&mut m, scheme("")), [1, 2]);
+    assert_eq!(queried(&mut m, scheme("")), [1, 254, 255, 1, 2]);
+    assert_eq!(queried(&mut m, scheme("null")), [255]);
     let remote = FaceQueryFilter {
         uri: Some("udp4://192.0.2.1:6363".into()),
         ..any()
@@ -571,6 +575,10 @@ fn faces_query_filters_as_nfd_matches() {
         ..any()
     };
     assert_eq!(queried(&mut m, kept(FacePersistency::Persistent)), [1, 2]);
+    assert_eq!(
+        queried(&mut m, kept(FacePersistency::Permanent)),
+        [1, 254, 255]
+    );
     assert_eq!(
         queried(&mut m, kept(FacePersistency::OnDemand)),
         [] as [u64; 0]
@@ -787,4 +795,59 @@ fn measurements_entries_count_a_prefix_two_workers_measure_once() {
     };
     assert_eq!(entries(&[w(&[1]), unlisted]), 5);
     assert_eq!(entries(&[]), 0);
+}
+
+#[test]
+fn faces_list_shows_nfds_reserved_faces_first() {
+    let mut m = manager(Fake::default());
+    let _ = dataset(&mut m, "status/general");
+    let faces = decode_dataset(&dataset(&mut m, "faces/list"), FaceStatus::from_element).unwrap();
+    let shown = |f: &FaceStatus| {
+        (
+            f.face_id,
+            f.uri.clone(),
+            f.local_uri.clone(),
+            f.face_scope,
+            f.face_persistency,
+            f.mtu,
+            f.base_congestion_marking_interval,
+            f.flags,
+        )
+    };
+    let local = wire::nfd::FaceScope::Local;
+    let permanent = FacePersistency::Permanent;
+    let reserved = |id, uri: &str| {
+        (
+            id,
+            uri.into(),
+            uri.into(),
+            local,
+            permanent,
+            Some(8800),
+            None,
+            0,
+        )
+    };
+    assert_eq!(
+        faces[..3].iter().map(shown).collect::<Vec<_>>(),
+        [
+            (
+                1,
+                "internal://".into(),
+                "internal://".into(),
+                local,
+                permanent,
+                Some(8800),
+                Some(100_000_000),
+                1
+            ),
+            reserved(254, "contentstore://"),
+            reserved(255, "null://"),
+        ]
+    );
+    // The internal face carries management's traffic: the first request went out to it and
+    // its answer came in; this one went out too.
+    let internal = &faces[0];
+    assert_eq!((internal.n_out_interests, internal.n_in_data), (2, 1));
+    assert_eq!((internal.n_in_interests, internal.n_out_data), (0, 0));
 }
