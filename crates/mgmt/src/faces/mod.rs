@@ -273,9 +273,10 @@ fn update_response(d: &FaceDesc) -> ControlParameters {
 
 /// The parameters answering `faces/create`, 200 or 409 (NFD's makeCreateFaceResponse).
 fn create_response(d: &FaceDesc) -> ControlParameters {
+    let p = properties(d);
     ControlParameters {
-        uri: Some(d.uri.clone()),
-        local_uri: Some(d.local_uri.clone()),
+        uri: Some(p.uri),
+        local_uri: Some(p.local_uri),
         ..update_response(d)
     }
 }

@@ -373,4 +373,10 @@ fn a_face_to_a_loopback_remote_reports_the_loopback_local_address_as_nfd() {
     // A bound address stays.
     d.local_uri = "tcp6://[::1]:5000".into();
     assert_eq!(local(&d), "tcp6://[::1]:5000");
+    // faces/create answers the same LocalUri.
+    d.local_uri = "tcp6://[::]:6363".into();
+    assert_eq!(
+        super::create_response(&d).local_uri.as_deref(),
+        Some("tcp6://[::1]:6363")
+    );
 }
