@@ -567,10 +567,8 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
             if args.verbose {
                 eprintln!("TIMEOUT");
             }
-            Err(Failure(
-                EXIT_TIMEOUT,
-                format!("timeout: no Interest for {name}"),
-            ))
+            // As ndnpoke: nothing more on stderr.
+            Err(Failure(EXIT_TIMEOUT, String::new()))
         }
         None => Err(Failure(1, "interrupted before an Interest came".into())),
     }

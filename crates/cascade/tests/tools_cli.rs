@@ -500,6 +500,25 @@ fn poke_registers_and_serves_stdin_signed() {
     assert_eq!(d.pit_token, PitToken::new(b"tk"));
 }
 
+#[test]
+fn poke_timeout_exits_3_saying_nothing_as_ndnpoke() {
+    // Registered, then no Interest comes: ndnpoke 24.07 exits 3 with nothing on stderr.
+    let f = fake(Vec::new(), |cmds, face, r| {
+        if let Received::Interest(i) = r {
+            management(cmds, face, &i);
+        }
+        true
+    });
+    let o = cascade(
+        &["poke", "/quiet", "-w", "100", "--transport", &f.uri],
+        b"x",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stderr(&o), "");
+    let cmds = f.thread.join().unwrap();
+    assert_eq!(cmds[0].2.name, Some(name("/quiet")));
+}
+
 /// ndnpoke's -u (the Data at once, no registration), -v (the Interests, the registration, the
 /// Data sent, on stderr) and -S (ndn-cxx's SigningInfo strings).
 #[test]
