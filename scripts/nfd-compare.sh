@@ -358,6 +358,7 @@ pair() {
             sed 's/^/producer: /' "$W/producer.out"
         else
             kill -- -$p 2>/dev/null
+            for _ in $(seq 30); do kill -0 -- -$p 2>/dev/null || break; sleep 0.1; done
         fi
         wait $p 2>/dev/null
     ) | normalise | sed -E \
@@ -372,9 +373,10 @@ tool_check() {
     result "fwd $1" "$(pair nfd-a "$2" "$3")" "$(pair cascade "$2" "$3")"
 }
 
-# same_output NAME REF_PRODUCER REF_CONSUMER PRODUCER CONSUMER: two pairs through NFD A.
+# same_output NAME REF_PRODUCER REF_CONSUMER PRODUCER CONSUMER: the first pair through NFD A,
+# the second through NFD B (whose CS has not seen the first's Data).
 same_output() {
-    result "tools $1" "$(pair nfd-a "$2" "$3")" "$(pair nfd-a "$4" "$5")"
+    result "tools $1" "$(pair nfd-a "$2" "$3")" "$(pair nfd-b "$4" "$5")"
 }
 
 MD5='| md5sum | cut -c1-8'
