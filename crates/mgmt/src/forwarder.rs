@@ -117,7 +117,7 @@ pub enum CreateFaceError {
 }
 
 impl CreateFaceError {
-    /// 504 "Connection failed: <reason>" for a connection `e` refused, the reason worded as
+    /// 504 `"Connection failed: <reason>"` for a connection `e` refused, the reason worded as
     /// NFD's (Boost.Asio's, the system's message alone: "Connection refused", without Rust's
     /// " (os error 111)").
     pub fn connection_failed(e: &std::io::Error) -> Self {
