@@ -311,7 +311,10 @@ pub(crate) fn finish(tool: &str, r: Result<(), Failure>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(code, msg)) => {
-            eprintln!("cascade {tool}: {msg}");
+            // An empty message: the tool said what it had to (ndnpeek's Nack and timeout).
+            if !msg.is_empty() {
+                eprintln!("cascade {tool}: {msg}");
+            }
             ExitCode::from(code)
         }
     }
@@ -382,16 +385,14 @@ fn peek_inner(args: &PeekArgs) -> Result<(), Failure> {
             };
             r.and_then(|()| out.flush())
                 .map_err(|e| Failure(1, format!("cannot write stdout: {e}")))?;
-            return Err(Failure(
-                EXIT_NACK,
-                format!("Nack: {}", nack_reason_str(n.reason)),
-            ));
+            // As ndnpeek: the Nack on stdout (and stderr with -v) only.
+            return Err(Failure(EXIT_NACK, String::new()));
         }
         Outcome::Timeout => {
             if args.verbose {
                 eprintln!("TIMEOUT");
             }
-            return Err(Failure(EXIT_TIMEOUT, "timeout".into()));
+            return Err(Failure(EXIT_TIMEOUT, String::new()));
         }
     };
     written
@@ -568,10 +569,8 @@ fn poke_inner(args: &PokeArgs) -> Result<(), Failure> {
             if args.verbose {
                 eprintln!("TIMEOUT");
             }
-            Err(Failure(
-                EXIT_TIMEOUT,
-                format!("timeout: no Interest for {name}"),
-            ))
+            // As ndnpoke: nothing more on stderr.
+            Err(Failure(EXIT_TIMEOUT, String::new()))
         }
         None => Err(Failure(1, "interrupted before an Interest came".into())),
     }

@@ -251,7 +251,8 @@ fn peek_nack_exits_4_and_timeout_exits_3() {
     });
     let o = cascade(&["peek", "/x", "--transport", &f.uri], b"");
     assert_eq!(o.status.code(), Some(4));
-    assert_eq!(one_line(&o), "cascade peek: Nack: Congestion\n");
+    // As ndnpeek 24.07: nothing on stderr without -v.
+    assert_eq!(stderr(&o), "");
     // ndnpeek writes the NackHeader (0x0320) holding NackReason 50 (0x0321).
     assert_eq!(o.stdout, [0xfd, 0x03, 0x20, 5, 0xfd, 0x03, 0x21, 1, 50]);
     f.thread.join().unwrap();
@@ -274,7 +275,7 @@ fn peek_nack_exits_4_and_timeout_exits_3() {
         b"",
     );
     assert_eq!(o.status.code(), Some(3));
-    assert_eq!(one_line(&o), "cascade peek: timeout\n");
+    assert_eq!(stderr(&o), "");
     f.thread.join().unwrap();
 }
 
@@ -497,6 +498,25 @@ fn poke_registers_and_serves_stdin_signed() {
     assert_eq!(d.freshness_ms, Some(1000));
     assert!(d.digest_valid);
     assert_eq!(d.pit_token, PitToken::new(b"tk"));
+}
+
+#[test]
+fn poke_timeout_exits_3_saying_nothing_as_ndnpoke() {
+    // Registered, then no Interest comes: ndnpoke 24.07 exits 3 with nothing on stderr.
+    let f = fake(Vec::new(), |cmds, face, r| {
+        if let Received::Interest(i) = r {
+            management(cmds, face, &i);
+        }
+        true
+    });
+    let o = cascade(
+        &["poke", "/quiet", "-w", "100", "--transport", &f.uri],
+        b"x",
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(stderr(&o), "");
+    let cmds = f.thread.join().unwrap();
+    assert_eq!(cmds[0].2.name, Some(name("/quiet")));
 }
 
 /// ndnpoke's -u (the Data at once, no registration), -v (the Interests, the registration, the

@@ -116,6 +116,20 @@ pub enum CreateFaceError {
     Failed(String),
 }
 
+impl CreateFaceError {
+    /// 504 `"Connection failed: <reason>"` for a connection `e` refused, the reason worded as
+    /// NFD's (Boost.Asio's, the system's message alone: "Connection refused", without Rust's
+    /// " (os error 111)").
+    pub fn connection_failed(e: &std::io::Error) -> Self {
+        let text = e.to_string();
+        let reason = match text.rfind(" (os error ") {
+            Some(i) if e.raw_os_error().is_some() => &text[..i],
+            _ => &text,
+        };
+        CreateFaceError::Failed(format!("Connection failed: {reason}"))
+    }
+}
+
 impl From<CreateError> for CreateFaceError {
     fn from(e: CreateError) -> Self {
         match e {
@@ -176,4 +190,23 @@ pub struct LatencyHistogram {
     pub count: u64,
     /// Their sum, in nanoseconds.
     pub sum_ns: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_connection_is_worded_as_nfd_words_it() {
+        let e = std::io::Error::from_raw_os_error(111);
+        assert_eq!(
+            CreateFaceError::connection_failed(&e),
+            CreateFaceError::Failed("Connection failed: Connection refused".into())
+        );
+        let e = std::io::Error::other("no route");
+        assert_eq!(
+            CreateFaceError::connection_failed(&e),
+            CreateFaceError::Failed("Connection failed: no route".into())
+        );
+    }
 }

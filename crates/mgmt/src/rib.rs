@@ -68,7 +68,7 @@ impl Route {
         self.flags & ROUTE_FLAG_CHILD_INHERIT != 0
     }
 
-    fn captures(&self) -> bool {
+    pub(crate) fn captures(&self) -> bool {
         self.flags & ROUTE_FLAG_CAPTURE != 0
     }
 

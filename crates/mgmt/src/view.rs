@@ -9,9 +9,8 @@
 use face::FaceDesc;
 use wire::nfd::{CsInfo, FibEntry, ForwarderStatus, StrategyChoice};
 
-use crate::dataset::content::{
-    cs_info_of, fib_entries, forwarder_status, strategy_choices, tiers_of,
-};
+use crate::dataset::content::{cs_info_of, forwarder_status, strategy_choices, tiers_of};
+use crate::dataset::fib::fib_entries;
 use crate::forwarder::{Forwarder, WorkerStats};
 use crate::manager::{Manager, Traffic};
 use crate::CsTierInfo;
@@ -46,7 +45,7 @@ impl<F: Forwarder> Manager<F> {
         let s = self.sources();
         StatusView {
             general: forwarder_status(&s, &workers, &faces),
-            fib: fib_entries(s.rib).collect(),
+            fib: fib_entries(s.rib, &s.management_prefixes),
             strategies: strategy_choices(s.strategies).collect(),
             cs: cs_info_of(s.cs, &workers),
             tiers: tiers_of(&workers),

@@ -283,7 +283,6 @@ impl Forwarder for Channels {
             }
         })?;
         let params = *params;
-        let failed = |what: &str, e: String| CreateFaceError::Failed(format!("{what}{e}"));
         let r = if udp {
             self.io.create_udp(addr, params)
         } else {
@@ -295,7 +294,7 @@ impl Forwarder for Channels {
                 if e.kind() == std::io::ErrorKind::TimedOut {
                     CreateFaceError::Failed("Connection timed out".into())
                 } else {
-                    failed("Connection failed: ", e.to_string())
+                    CreateFaceError::connection_failed(&e)
                 }
             })?;
             self.io.adopt_tcp(stream, params)

@@ -252,7 +252,14 @@ fn faces_query_and_channels(mode: (router::Threads, usize)) {
         face_scope: Some(FaceScope::Local),
         ..FaceQueryFilter::default()
     });
-    assert_eq!(local.len(), 1, "the controller's Unix face");
+    // NFD's reserved faces (internal 1, content store 254, null 255) and the controller's
+    // Unix face.
+    assert_eq!(
+        local.len(),
+        3 + 1,
+        "the reserved faces and the controller's Unix face"
+    );
+    assert_eq!(local[..3], [1, 254, 255]);
     assert!(!local.contains(&udp_id));
     r.stop_handle().stop();
     r.join();
@@ -432,7 +439,8 @@ fn status_general(threads: router::Threads) {
     assert_eq!(delta(|s| s.n_out_data), 6);
     assert_eq!(delta(|s| s.n_satisfied_interests), 6);
     assert_eq!(delta(|s| s.n_unsatisfied_interests), 0);
-    assert_eq!(after.n_fib_entries, 1);
+    // The route, and NFD's /localhost/nfd and /localhost/nfd/rib (management's own).
+    assert_eq!(after.n_fib_entries, 1 + 2);
     r.stop_handle().stop();
     r.join();
 }

@@ -11,11 +11,14 @@
 //! canonical, 5 several faces match, 6 route not found, 7 unknown strategy.
 
 mod batch;
+mod canon;
 mod exec;
 mod grammar;
 mod nbcache;
 mod render;
 mod xml;
+
+pub use canon::canonical_face_uri;
 
 use std::fmt;
 
@@ -404,38 +407,6 @@ fn parse_name(s: &str) -> Result<Name, Failure> {
     Name::from_uri(s).map_err(|e| Failure::new(status::USAGE, format!("bad name '{s}': {e}")))
 }
 
-/// A face URI made canonical as nfdc does: `tcp://` and `udp://` (and their `4`/`6` forms)
-/// with a host name become `tcp4://ADDR:PORT` (or 6) with the first resolved address and the
-/// default port 6363; other schemes are passed on as given. The error is the reason.
-pub fn canonical_face_uri(s: &str) -> Result<String, String> {
-    let (is_tcp, uri) = match s.parse::<TransportUri>() {
-        Ok(u @ TransportUri::Tcp { .. }) => (true, u),
-        Ok(u @ TransportUri::Udp { .. }) => (false, u),
-        Ok(TransportUri::Unix(_)) => return Ok(s.to_owned()),
-        // A tcp or udp URI that does not parse cannot be made canonical; another scheme is
-        // the forwarder's to judge.
-        Err(e) if is_ip_scheme(s) => return Err(e.to_string()),
-        Err(_) => return Ok(s.to_owned()),
-    };
-    let addrs = uri.socket_addrs().map_err(|e| e.to_string())?;
-    let a = *addrs.first().ok_or("no address")?;
-    Ok(if is_tcp {
-        TransportUri::tcp(a)
-    } else {
-        TransportUri::udp(a)
-    }
-    .to_string())
-}
-
-/// Whether `uri`'s scheme is one of tcp, tcp4, tcp6, udp, udp4, udp6.
-fn is_ip_scheme(uri: &str) -> bool {
-    let scheme = uri.split_once("://").map_or("", |(s, _)| s);
-    matches!(
-        scheme.to_ascii_lowercase().as_str(),
-        "tcp" | "tcp4" | "tcp6" | "udp" | "udp4" | "udp6"
-    )
-}
-
 /// A strategy argument as a name: a bare word is `/localhost/nfd/strategy/<word>` (Cascade's
 /// shorthand; nfdc wants the full name).
 pub fn strategy_name(s: &str) -> Result<Name, Failure> {
@@ -471,21 +442,6 @@ mod tests {
                 .unwrap(),
             name("/localhost/nfd/strategy/multicast/v=4")
         );
-        assert_eq!(
-            canonical_face_uri("udp://127.0.0.1").ok().unwrap(),
-            "udp4://127.0.0.1:6363"
-        );
-        assert_eq!(
-            canonical_face_uri("tcp6://[::1]:7000").ok().unwrap(),
-            "tcp6://[::1]:7000"
-        );
-        assert_eq!(
-            canonical_face_uri("ether://[01:00:5e:00:17:aa]")
-                .ok()
-                .unwrap(),
-            "ether://[01:00:5e:00:17:aa]"
-        );
-        assert!(canonical_face_uri("udp4://127.0.0.1:99999").is_err());
     }
 
     #[test]

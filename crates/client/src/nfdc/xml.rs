@@ -188,7 +188,7 @@ fn cs(s: &mut String, c: &CsInfo) {
     );
 }
 
-/// The whole report, as `nfdc status report xml` prints it (with a final newline).
+/// The whole report, as `nfdc status report xml` prints it (no final newline, as nfdc 24.07).
 pub(super) fn report(r: &Report) -> String {
     let mut s =
         String::from("<?xml version=\"1.0\"?><nfdStatus xmlns=\"ndn:/localhost/nfd/status/1\">");
@@ -267,7 +267,7 @@ pub(super) fn report(r: &Report) -> String {
             text(&c.strategy.to_string())
         );
     }
-    s.push_str("</strategyChoices></nfdStatus>\n");
+    s.push_str("</strategyChoices></nfdStatus>");
     s
 }
 
@@ -402,7 +402,7 @@ mod tests {
         let tail = "<cs><capacity>100</capacity><admitEnabled/><nEntries>3</nEntries>\
             <nHits>2</nHits><nMisses>1</nMisses></cs><strategyChoices><strategyChoice>\
             <namespace>/</namespace><strategy><name>/localhost/nfd/strategy/best-route/v=5\
-            </name></strategy></strategyChoice></strategyChoices></nfdStatus>\n";
+            </name></strategy></strategyChoice></strategyChoices></nfdStatus>";
         assert!(x.ends_with(tail), "{x}");
         // A face without congestion settings or flags: the empty elements.
         let mut r = report_of();

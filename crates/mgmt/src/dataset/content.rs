@@ -7,12 +7,14 @@ use std::time::Instant;
 
 use face::{FaceCounters, FaceDesc};
 use wire::nfd::{
-    ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, FibEntry, ForwarderStatus, NextHopRecord,
-    RibEntry, Route as RibRoute, StrategyChoice, ROUTE_FLAG_CHILD_INHERIT,
+    ChannelStatus, CsInfo, FaceQueryFilter, FaceStatus, ForwarderStatus, RibEntry,
+    Route as RibRoute, StrategyChoice, ROUTE_FLAG_CHILD_INHERIT,
 };
 use wire::Name;
 
+use super::fib::{fib_entries, fib_len, own_entries};
 use super::nbcache::NbCacheInfo;
+use super::reserved::reserved_faces;
 use super::Dataset;
 use crate::cs::CsSettings;
 use crate::faces::{properties, reported_mtu};
@@ -57,8 +59,9 @@ impl Dataset {
         match self {
             Dataset::StatusGeneral => status_general(s, &mut out),
             Dataset::FacesList | Dataset::FacesQuery => {
-                for f in s.forwarder.faces() {
-                    let status = face_status(&f);
+                let faces = s.forwarder.faces();
+                let real = faces.iter().map(face_status);
+                for status in reserved_faces(&s.traffic).into_iter().chain(real) {
                     if matches(filter, &status) {
                         status.encode(&mut out);
                     }
@@ -69,7 +72,11 @@ impl Dataset {
                     ChannelStatus { local_uri }.encode(&mut out);
                 }
             }
-            Dataset::FibList => fib_list(s.rib, &mut out),
+            Dataset::FibList => {
+                for e in fib_entries(s.rib, &s.management_prefixes) {
+                    e.encode(&mut out);
+                }
+            }
             Dataset::RibList => rib_list(s, &mut out),
             Dataset::CsInfo => cs_info(s, &mut out),
             Dataset::CsTiers => {
@@ -164,14 +171,18 @@ pub(crate) fn forwarder_status<F>(
     for f in open_faces {
         add_counters(&mut faces, &f.counters);
     }
-    let strategies: Vec<&Name> = s.strategies.iter().map(|(n, _, _)| n).collect();
-    let names = merge_sorted(s.rib.iter().map(|(n, _)| n), strategies);
+    let own = own_entries(&s.management_prefixes);
+    let mut names: Vec<&Name> = s.rib.iter().map(|(n, _)| n).collect();
+    names.extend(s.strategies.iter().map(|(n, _, _)| n));
+    names.extend(&own);
+    names.sort_unstable();
+    names.dedup();
     ForwarderStatus {
         nfd_version: format!("cascade-{}", env!("CARGO_PKG_VERSION")),
         start_timestamp: s.start_wall_ms,
         current_timestamp: crate::manager::wall_ms(),
-        n_name_tree_entries: name_tree_entries(names) + sum(|s| s.pit_len as u64),
-        n_fib_entries: s.rib.fib().real_len() as u64,
+        n_name_tree_entries: name_tree_entries(names.into_iter()) + sum(|s| s.pit_len as u64),
+        n_fib_entries: fib_len(s.rib, &s.management_prefixes),
         n_pit_entries: sum(|s| s.pit_len as u64),
         n_measurements_entries: measurements_entries(stats),
         n_cs_entries: sum(|s| s.cs_len as u64),
@@ -184,20 +195,6 @@ pub(crate) fn forwarder_status<F>(
         n_satisfied_interests: sum(|s| s.counters.satisfied + s.cs_hits) + s.traffic.satisfied,
         n_unsatisfied_interests: sum(|s| s.counters.unsatisfied) + s.traffic.unanswered,
     }
-}
-
-/// Two sorted sequences of names, merged in order.
-fn merge_sorted<'a>(
-    a: impl Iterator<Item = &'a Name>,
-    b: Vec<&'a Name>,
-) -> impl Iterator<Item = &'a Name> {
-    let mut a = a.peekable();
-    let mut b = b.into_iter().peekable();
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) if y < x => b.next(),
-        (Some(_), _) => a.next(),
-        (None, _) => b.next(),
-    })
 }
 
 /// How many entries NFD's name tree would hold for these names (sorted): each name and every
@@ -218,29 +215,6 @@ fn name_tree_entries<'a>(sorted: impl Iterator<Item = &'a Name>) -> u64 {
         prev = Some(name);
     }
     entries
-}
-
-fn fib_list(rib: &Rib, out: &mut Vec<u8>) {
-    for e in fib_entries(rib) {
-        e.encode(out);
-    }
-}
-
-/// The FIB's entries, by name.
-pub(crate) fn fib_entries(rib: &Rib) -> impl Iterator<Item = FibEntry> + '_ {
-    rib.fib()
-        .entries()
-        .into_iter()
-        .map(|(name, hops)| FibEntry {
-            name,
-            next_hops: hops
-                .iter()
-                .map(|h| NextHopRecord {
-                    face_id: u64::from(h.face),
-                    cost: u64::from(h.cost),
-                })
-                .collect(),
-        })
 }
 
 /// The FaceId NFD lists for its management's own routes: its internal face's

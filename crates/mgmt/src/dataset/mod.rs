@@ -10,7 +10,11 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) mod content;
+#[cfg(target_os = "linux")]
+pub(crate) mod fib;
 pub mod nbcache;
+#[cfg(target_os = "linux")]
+pub(crate) mod reserved;
 pub mod tiers;
 
 #[cfg(target_os = "linux")]

@@ -273,9 +273,10 @@ fn update_response(d: &FaceDesc) -> ControlParameters {
 
 /// The parameters answering `faces/create`, 200 or 409 (NFD's makeCreateFaceResponse).
 fn create_response(d: &FaceDesc) -> ControlParameters {
+    let p = properties(d);
     ControlParameters {
-        uri: Some(d.uri.clone()),
-        local_uri: Some(d.local_uri.clone()),
+        uri: Some(p.uri),
+        local_uri: Some(p.local_uri),
         ..update_response(d)
     }
 }
@@ -296,7 +297,7 @@ pub(crate) fn properties(d: &FaceDesc) -> Properties {
     Properties {
         face_id: u64::from(d.id),
         uri: d.uri.clone(),
-        local_uri: d.local_uri.clone(),
+        local_uri: loopback_local_uri(&d.local_uri, &d.uri).unwrap_or_else(|| d.local_uri.clone()),
         face_scope: if d.local {
             FaceScope::Local
         } else {
@@ -310,6 +311,30 @@ pub(crate) fn properties(d: &FaceDesc) -> Properties {
         },
         flags: flags(&d.options),
     }
+}
+
+/// The LocalUri NFD reports for a UDP or TCP face to a loopback remote whose socket is bound
+/// to the wildcard address (Cascade's listeners are): NFD reports the connected socket's
+/// address, `127.0.0.1` (or `::1`) and the listener's port, where Cascade's face knows only
+/// `0.0.0.0`. `None` for every other face (a remote elsewhere keeps the wildcard: the source
+/// address the kernel picks per packet).
+fn loopback_local_uri(local: &str, remote: &str) -> Option<String> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    let (scheme, l) = local.split_once("://")?;
+    if !matches!(scheme, "udp4" | "udp6" | "tcp4" | "tcp6") {
+        return None;
+    }
+    let l: SocketAddr = l.parse().ok()?;
+    let r: SocketAddr = remote.split_once("://")?.1.parse().ok()?;
+    if !l.ip().is_unspecified() || !r.ip().is_loopback() {
+        return None;
+    }
+    let ip = if l.is_ipv4() {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        IpAddr::V6(Ipv6Addr::LOCALHOST)
+    };
+    Some(format!("{scheme}://{}", SocketAddr::new(ip, l.port())))
 }
 
 /// A face's flags as NFD reports them: LocalFieldsEnabled, LpReliabilityEnabled,

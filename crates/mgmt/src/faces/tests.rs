@@ -358,3 +358,25 @@ fn destroy_answers_200_whether_or_not_the_face_exists() {
         (400, "failed in validating parameters")
     );
 }
+
+#[test]
+fn a_face_to_a_loopback_remote_reports_the_loopback_local_address_as_nfd() {
+    let mut d = face(300, false);
+    let local = |d: &face::FaceDesc| super::properties(d).local_uri;
+    // A remote elsewhere: the listener's wildcard address, as the face knows it.
+    assert_eq!(local(&d), "udp4://0.0.0.0:6363");
+    d.uri = "udp4://127.0.0.1:7000".into();
+    assert_eq!(local(&d), "udp4://127.0.0.1:6363");
+    d.uri = "tcp6://[::1]:7000".into();
+    d.local_uri = "tcp6://[::]:6363".into();
+    assert_eq!(local(&d), "tcp6://[::1]:6363");
+    // A bound address stays.
+    d.local_uri = "tcp6://[::1]:5000".into();
+    assert_eq!(local(&d), "tcp6://[::1]:5000");
+    // faces/create answers the same LocalUri.
+    d.local_uri = "tcp6://[::]:6363".into();
+    assert_eq!(
+        super::create_response(&d).local_uri.as_deref(),
+        Some("tcp6://[::1]:6363")
+    );
+}

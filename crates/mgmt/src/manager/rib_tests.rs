@@ -1,7 +1,7 @@
 //! The RIB's commands through the manager: `rib/announce`, `/localhop` registration from a
 //! remote face, readvertising to NLSR, and `rib/list` with the inherited routes in the FIB.
 
-use wire::nfd::{ControlParameters, RibEntry, ROUTE_FLAG_CAPTURE};
+use wire::nfd::{ControlParameters, FibEntry, ForwarderStatus, RibEntry, ROUTE_FLAG_CAPTURE};
 use wire::{tt, DataView, InterestView, Limits};
 
 use super::*;
@@ -370,4 +370,80 @@ fn rib_list_shows_managements_own_routes_as_nfd_rib_holds_them() {
     let mut m = manager_with(Fake::default(), opts);
     let names: Vec<String> = list(&mut m).iter().map(|e| e.name.to_string()).collect();
     assert_eq!(names, ["/localhop/nfd", "/localhost/nfd"]);
+}
+
+#[test]
+fn fib_list_shows_managements_own_next_hops_as_nfd_fib_holds_them() {
+    let fib = |m: &mut Manager<Fake>| -> Vec<(String, Vec<(u64, u64)>)> {
+        let list =
+            wire::nfd::decode_dataset(&dataset(m, "fib/list"), FibEntry::from_element).unwrap();
+        list.into_iter()
+            .map(|e| {
+                let hops = e.next_hops.iter().map(|h| (h.face_id, h.cost)).collect();
+                (e.name.to_string(), hops)
+            })
+            .collect()
+    };
+    let fib_count = |m: &mut Manager<Fake>| {
+        ForwarderStatus::decode(&dataset(m, "status/general"))
+            .unwrap()
+            .n_fib_entries
+    };
+    let register = |m: &mut Manager<Fake>, prefix: &str, face: u64, cost: u64, flags: u64| {
+        let p = ControlParameters {
+            name: Some(name(prefix)),
+            face_id: Some(face),
+            cost: Some(cost),
+            flags: Some(flags),
+            ..ControlParameters::default()
+        };
+        assert_eq!(code(&command(m, 300, "rib/register", p)).0, 200);
+    };
+    let mut m = manager(Fake::default());
+    m.forwarder()
+        .faces
+        .replace(vec![face(300, true), face(301, true)]);
+    // A fresh NFD: /localhost/nfd (its start-up) and /localhost/nfd/rib (its RIB service).
+    let own = |n: &str| (n.to_string(), vec![(1, 0)]);
+    assert_eq!(
+        fib(&mut m),
+        [own("/localhost/nfd"), own("/localhost/nfd/rib")]
+    );
+    assert_eq!(fib_count(&mut m), 2);
+    // Below /localhost/nfd, an entry inherits the internal face (ChildInherit, cost 0), listed
+    // cheapest first; elsewhere nothing is inherited from it.
+    register(&mut m, "/localhost/nfd/cmp", 300, 10, 1);
+    register(&mut m, "/other", 300, 10, 1);
+    register(&mut m, "/localhost/nfd/capt", 301, 0, ROUTE_FLAG_CAPTURE);
+    register(&mut m, "/localhost/nfd/capt/below", 300, 0, 1);
+    assert_eq!(
+        fib(&mut m),
+        [
+            ("/other".into(), vec![(300, 10)]),
+            own("/localhost/nfd"),
+            ("/localhost/nfd/cmp".into(), vec![(1, 0), (300, 10)]),
+            ("/localhost/nfd/rib".into(), vec![(1, 0)]),
+            ("/localhost/nfd/capt".into(), vec![(301, 0)]),
+            ("/localhost/nfd/capt/below".into(), vec![(300, 0)]),
+        ]
+    );
+    assert_eq!(fib_count(&mut m), 6);
+    // A route on /localhost/nfd itself joins the internal face.
+    register(&mut m, "/localhost/nfd", 301, 5, 0);
+    assert_eq!(
+        fib(&mut m)[1],
+        ("/localhost/nfd".into(), vec![(1, 0), (301, 5)])
+    );
+    assert_eq!(fib_count(&mut m), 6);
+    // With /localhop commands served, /localhop/nfd/rib too (NFD's FIB has no /localhop/nfd).
+    let opts = RibOptions {
+        localhop: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    let names: Vec<String> = fib(&mut m).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["/localhop/nfd/rib", "/localhost/nfd", "/localhost/nfd/rib"]
+    );
 }

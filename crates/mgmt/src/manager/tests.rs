@@ -165,7 +165,12 @@ fn fib_next_hops_are_routes_rib_list_does_not_show() {
         code(&command(&mut m, 1, "fib/remove-nexthop", remove)).0,
         200
     );
-    assert!(dataset(&mut m, "fib/list").is_empty());
+    let fib = decode_dataset(
+        &dataset(&mut m, "fib/list"),
+        wire::nfd::FibEntry::from_element,
+    )
+    .unwrap();
+    assert!(fib.iter().all(|e| e.name != name("/n")));
 }
 
 #[test]
@@ -352,12 +357,13 @@ fn datasets_sum_the_workers() {
         format!("cascade-{}", env!("CARGO_PKG_VERSION"))
     );
     // The name tree: the default strategy choices' names (/, /localhost, /localhost/nfd,
-    // /ndn, /ndn/broadcast) and the PIT entries.
+    // /ndn, /ndn/broadcast), NFD's /localhost/nfd/rib and the PIT entries.
     assert_eq!(
         (s.n_pit_entries, s.n_cs_entries, s.n_name_tree_entries),
-        (9, 12, 14)
+        (9, 12, 15)
     );
-    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (0, 0));
+    // NFD's /localhost/nfd and /localhost/nfd/rib (management's own).
+    assert_eq!((s.n_fib_entries, s.n_measurements_entries), (2, 0));
     assert!(s.start_timestamp <= s.current_timestamp);
     let info = CsInfo::decode(&dataset(&mut m, "cs/info")).unwrap();
     assert_eq!((info.n_cs_entries, info.n_hits, info.n_misses), (12, 30, 3));
@@ -372,8 +378,9 @@ fn datasets_sum_the_workers() {
     assert_eq!(tiers, vec![want]);
     let faces = decode_dataset(&dataset(&mut m, "faces/list"), FaceStatus::from_element).unwrap();
     let ids: Vec<u64> = faces.iter().map(|f| f.face_id).collect();
-    assert_eq!(ids, [1, 2]);
-    assert_eq!(faces[1].n_in_interests, 2);
+    // NFD's reserved faces, then the forwarder's.
+    assert_eq!(ids, [1, 254, 255, 1, 2]);
+    assert_eq!(faces[4].n_in_interests, 2);
     // No L2 anywhere: an empty cs/tiers.
     let mut m = manager(Fake::default());
     assert!(dataset(&mut m, "cs/tiers").is_empty());
@@ -529,7 +536,9 @@ fn faces_query_filters_as_nfd_matches() {
     let mut m = manager(Fake::default());
     m.forwarder().faces.borrow_mut()[1].local_uri = "tcp4://192.0.2.99:6363".into();
     let any = FaceQueryFilter::default;
-    assert_eq!(queried(&mut m, any()), [1, 2]);
+    // NFD's reserved faces come first (internal, content store, null; the fake's own faces
+    // are numbered from 1 too).
+    assert_eq!(queried(&mut m, any()), [1, 254, 255, 1, 2]);
     let by_id = FaceQueryFilter {
         face_id: Some(2),
         ..any()
@@ -543,7 +552,8 @@ fn faces_query_filters_as_nfd_matches() {
     assert_eq!(queried(&mut m, scheme("udp4")), [1, 2]);
     assert_eq!(queried(&mut m, scheme("tcp4")), [2]);
     assert_eq!(queried(&mut m, scheme("unix")), [] as [u64; 0]);
-    assert_eq!(queried(&mut m, scheme("")), [1, 2]);
+    assert_eq!(queried(&mut m, scheme("")), [1, 254, 255, 1, 2]);
+    assert_eq!(queried(&mut m, scheme("null")), [255]);
     let remote = FaceQueryFilter {
         uri: Some("udp4://192.0.2.1:6363".into()),
         ..any()
@@ -565,6 +575,10 @@ fn faces_query_filters_as_nfd_matches() {
         ..any()
     };
     assert_eq!(queried(&mut m, kept(FacePersistency::Persistent)), [1, 2]);
+    assert_eq!(
+        queried(&mut m, kept(FacePersistency::Permanent)),
+        [1, 254, 255]
+    );
     assert_eq!(
         queried(&mut m, kept(FacePersistency::OnDemand)),
         [] as [u64; 0]
@@ -701,9 +715,10 @@ fn status_general_counts_as_nfd_forwarder_does() {
     // Each worker's measurements table, summed (their prefixes not listed).
     assert_eq!(s.n_measurements_entries, 2 * 3);
     // The name tree: /, /a, /a/b, /a/c, /m, the default strategy choices' /localhost,
-    // /localhost/nfd, /ndn, /ndn/broadcast, and the PIT entries' names.
-    assert_eq!(s.n_name_tree_entries, 9 + 8);
-    assert_eq!(s.n_fib_entries, 2);
+    // /localhost/nfd, /ndn, /ndn/broadcast, NFD's /localhost/nfd/rib, and the PIT entries' names.
+    assert_eq!(s.n_name_tree_entries, 10 + 8);
+    // Theirs and NFD's /localhost/nfd and /localhost/nfd/rib.
+    assert_eq!(s.n_fib_entries, 2 + 2);
     // The status view reports what the dataset reports; the next request adds its own Interest.
     let v = m.status_view();
     let again = ForwarderStatus::decode(&dataset(&mut m, "status/general")).unwrap();
@@ -711,7 +726,7 @@ fn status_general_counts_as_nfd_forwarder_does() {
     expected.n_out_interests += 1;
     expected.current_timestamp = again.current_timestamp;
     assert_eq!(again, expected);
-    assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2));
+    assert_eq!((v.workers.len(), v.faces.len(), v.fib.len()), (2, 2, 2 + 2));
     assert_eq!(v.cs.n_hits, 20);
     let choices: Vec<String> = v.strategies.iter().map(|c| c.name.to_string()).collect();
     // NFD's default choices beside the one set here, in the dataset's order.
@@ -780,4 +795,59 @@ fn measurements_entries_count_a_prefix_two_workers_measure_once() {
     };
     assert_eq!(entries(&[w(&[1]), unlisted]), 5);
     assert_eq!(entries(&[]), 0);
+}
+
+#[test]
+fn faces_list_shows_nfds_reserved_faces_first() {
+    let mut m = manager(Fake::default());
+    let _ = dataset(&mut m, "status/general");
+    let faces = decode_dataset(&dataset(&mut m, "faces/list"), FaceStatus::from_element).unwrap();
+    let shown = |f: &FaceStatus| {
+        (
+            f.face_id,
+            f.uri.clone(),
+            f.local_uri.clone(),
+            f.face_scope,
+            f.face_persistency,
+            f.mtu,
+            f.base_congestion_marking_interval,
+            f.flags,
+        )
+    };
+    let local = wire::nfd::FaceScope::Local;
+    let permanent = FacePersistency::Permanent;
+    let reserved = |id, uri: &str| {
+        (
+            id,
+            uri.into(),
+            uri.into(),
+            local,
+            permanent,
+            Some(8800),
+            None,
+            0,
+        )
+    };
+    assert_eq!(
+        faces[..3].iter().map(shown).collect::<Vec<_>>(),
+        [
+            (
+                1,
+                "internal://".into(),
+                "internal://".into(),
+                local,
+                permanent,
+                Some(8800),
+                Some(100_000_000),
+                1
+            ),
+            reserved(254, "contentstore://"),
+            reserved(255, "null://"),
+        ]
+    );
+    // The internal face carries management's traffic: the first request went out to it and
+    // its answer came in; this one went out too.
+    let internal = &faces[0];
+    assert_eq!((internal.n_out_interests, internal.n_in_data), (2, 1));
+    assert_eq!((internal.n_in_interests, internal.n_out_data), (0, 0));
 }

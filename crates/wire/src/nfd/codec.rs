@@ -4,7 +4,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::name::{Name, NameView};
-use crate::tlv::{write_nested, write_nni_tlv, write_tlv, Element, OrderCheck, Reader};
+use crate::tlv::{
+    is_critical, write_nested, write_nni_tlv, write_tlv, Element, OrderCheck, Reader,
+};
 use crate::{tt, Limits};
 
 /// How a field's value of type `V` is written as, and read from, one element of a given
@@ -75,7 +77,7 @@ impl Codec<Name> for Strategy {
     }
     fn decode(e: Element<'_>) -> Result<Name> {
         let mut name = None;
-        for_each_field(e.reader(), &[tt::NAME], &[], |f| {
+        for_each_field(e.reader(), &[tt::NAME], &[], false, |f| {
             name = Some(decode_name(f)?);
             Ok(())
         })?;
@@ -110,17 +112,41 @@ pub(super) fn decode_outer<'a, T>(
     f(e)
 }
 
-/// Walks the elements of `r` under `order`, handing each accepted one to `f`.
+/// Walks the elements of `r` under `order`, handing each accepted one to `f`. With
+/// `any_order`, the recognized elements may come in any order (a non-repeatable one at most
+/// once; unrecognized ones are skipped if non-critical), as ndn-cxx decodes ControlParameters
+/// (it looks each field up), and as ndn-cxx encodes them (Flags, Mask, Strategy,
+/// ExpirationPeriod and FacePersistency before the congestion fields and Mtu, not after them as
+/// NFD's protocol page lists them).
 pub(super) fn for_each_field<'a>(
     mut r: Reader<'a>,
     order: &'static [u32],
     repeatable: &'static [u32],
+    any_order: bool,
     mut f: impl FnMut(Element<'a>) -> Result<()>,
 ) -> Result<()> {
     let mut check = OrderCheck::new(order, repeatable);
+    let mut seen = 0u64;
     while let Some(e) = r.next_element() {
         let e = e?;
-        if check.accept(&e)?.is_some() {
+        if any_order {
+            let i = order.iter().position(|&t| t == e.typ);
+            match i {
+                Some(i) if i < 64 && (seen & (1 << i) == 0 || repeatable.contains(&e.typ)) => {
+                    seen |= 1 << i;
+                    f(e)?;
+                }
+                known => {
+                    if is_critical(e.typ) {
+                        let kind = match known {
+                            Some(_) => ErrorKind::OutOfOrder(e.typ),
+                            None => ErrorKind::UnknownCritical(e.typ),
+                        };
+                        return Err(Error::new(kind, e.offset));
+                    }
+                }
+            }
+        } else if check.accept(&e)?.is_some() {
             f(e)?;
         }
     }
@@ -173,7 +199,15 @@ macro_rules! record {
         $(#[$meta:meta])*
         pub struct $name:ident in $outer:path { $($fields:tt)* }
     ) => {
-        $crate::nfd::codec::record!(@fields $(#[$meta])* $name { $($fields)* });
+        $crate::nfd::codec::record!($(#[$meta])* pub struct $name in $outer, any_order false { $($fields)* });
+    };
+    // The same; with `any_order true`, its elements are read in any order (each at most once
+    // unless repeatable), as ndn-cxx reads ControlParameters.
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident in $outer:path, any_order $any:literal { $($fields:tt)* }
+    ) => {
+        $crate::nfd::codec::record!(@fields $any, $(#[$meta])* $name { $($fields)* });
 
         impl $name {
             #[doc = concat!("Appends the ", stringify!($name), " TLV.")]
@@ -209,7 +243,7 @@ macro_rules! record {
         $(#[$meta:meta])*
         pub struct $name:ident { $($fields:tt)* }
     ) => {
-        $crate::nfd::codec::record!(@fields $(#[$meta])* $name { $($fields)* });
+        $crate::nfd::codec::record!(@fields false, $(#[$meta])* $name { $($fields)* });
 
         impl $name {
             #[doc = concat!("Appends the ", stringify!($name), " elements (no outer TLV).")]
@@ -226,7 +260,7 @@ macro_rules! record {
 
     // The struct, and the field table's encoder and decoder.
     (
-        @fields $(#[$meta:meta])* $name:ident {
+        @fields $any:literal, $(#[$meta:meta])* $name:ident {
             $(
                 $(#[$fmeta:meta])*
                 $field:ident : $ty:ty = $card:ident $kind:ident($typ:expr)
@@ -253,7 +287,7 @@ macro_rules! record {
             fn decode_fields(r: $crate::tlv::Reader<'_>, at: usize) -> $crate::Result<Self> {
                 let _ = at; // unused when every field is optional
                 $( let mut $field = $crate::nfd::codec::record!(@empty $card $ty); )*
-                $crate::nfd::codec::for_each_field(r, Self::ORDER, Self::REPEATABLE, |f| {
+                $crate::nfd::codec::for_each_field(r, Self::ORDER, Self::REPEATABLE, $any, |f| {
                     $(
                         if f.typ == $typ {
                             let v = $crate::nfd::codec::record!(@decode $kind, f)?;

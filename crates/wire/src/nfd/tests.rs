@@ -113,17 +113,25 @@ fn control_parameters_full_order_vector() {
         0x6A, 0x01, 0x03, //
         0x83, 0x01, 0x04, //
         0x84, 0x01, 0x05, //
-        0x87, 0x01, 0x06, //
-        0x88, 0x01, 0x07, //
-        0x89, 0x01, 0x08, //
         0x6C, 0x01, 0x09, //
         0x70, 0x01, 0x0A, //
         0x6B, 0x05, 0x07, 0x03, 0x08, 0x01, b's', //
         0x6D, 0x01, 0x0B, //
         0x85, 0x01, 0x01, //
+        0x87, 0x01, 0x06, //
+        0x88, 0x01, 0x07, //
+        0x89, 0x01, 0x08, //
     ];
+    // ndn-cxx 0.9's order (ControlParameters::wireEncode), which NFD 24.07 answers in: the
+    // congestion fields and Mtu last.
     assert_eq!(enc(|o| p.encode(o)), wire);
     assert_eq!(ControlParameters::decode(&wire).unwrap(), p);
+    // The order of NFD's protocol page (the congestion fields and Mtu after Count), which
+    // python-ndn writes, reads the same.
+    let mut page = wire[..28].to_vec();
+    page.extend_from_slice(&wire[47..]);
+    page.extend_from_slice(&wire[28..47]);
+    assert_eq!(ControlParameters::decode(&page).unwrap(), p);
 }
 
 #[test]
@@ -685,17 +693,19 @@ fn unknown_non_critical_element_is_skipped() {
 
 #[test]
 fn out_of_order_critical_element_is_rejected() {
-    // Cost before FaceId: FaceId (0x69, odd) is critical
+    // ControlParameters are read in any order, as ndn-cxx reads them (it looks each field up):
+    // Cost before FaceId, Name after FaceId.
     let wire = [0x68, 0x06, 0x6A, 0x01, 0x0A, 0x69, 0x01, 0x01];
-    assert_eq!(
-        ControlParameters::decode(&wire).unwrap_err(),
-        Error::new(K::OutOfOrder(tt::FACE_ID), 5)
-    );
-    // Name after FaceId
+    let p = ControlParameters::decode(&wire).unwrap();
+    assert_eq!((p.face_id, p.cost), (Some(1), Some(10)));
     let wire = [0x68, 0x05, 0x69, 0x01, 0x01, 0x07, 0x00];
+    let p = ControlParameters::decode(&wire).unwrap();
+    assert_eq!((p.face_id, p.name), (Some(1), Some(Name::default())));
+    // Other records keep their order: Cost before FaceId in a NextHopRecord.
+    let wire = [0x81, 0x06, 0x6A, 0x01, 0x0A, 0x69, 0x01, 0x01];
     assert_eq!(
-        ControlParameters::decode(&wire).unwrap_err(),
-        Error::new(K::OutOfOrder(tt::NAME), 5)
+        NextHopRecord::decode(&wire).unwrap_err(),
+        Error::new(K::OutOfOrder(tt::FACE_ID), 5)
     );
     // a repeated critical field
     let wire = [0x68, 0x06, 0x69, 0x01, 0x01, 0x69, 0x01, 0x02];
@@ -703,15 +713,19 @@ fn out_of_order_critical_element_is_rejected() {
         ControlParameters::decode(&wire).unwrap_err().kind,
         K::OutOfOrder(tt::FACE_ID)
     );
-    // an out-of-order non-critical field is skipped: Flags (0x6c) after Mask (0x70)
+    // Flags (0x6c) after Mask (0x70): both read
     let wire = [0x68, 0x06, 0x70, 0x01, 0x01, 0x6C, 0x01, 0x01];
     assert_eq!(
         ControlParameters::decode(&wire).unwrap(),
         ControlParameters {
             mask: Some(1),
+            flags: Some(1),
             ..Default::default()
         }
     );
+    // a repeated non-critical field is skipped
+    let wire = [0x68, 0x06, 0x70, 0x01, 0x01, 0x70, 0x01, 0x02];
+    assert_eq!(ControlParameters::decode(&wire).unwrap().mask, Some(1));
     // Name after a NextHopRecord in a FibEntry
     let wire = [
         0x80, 0x0A, 0x81, 0x06, 0x69, 0x01, 0x01, 0x6A, 0x01, 0x00, 0x07, 0x00,
