@@ -71,7 +71,8 @@ nni_enum! {
 record! {
     /// ControlParameters (0x68): the arguments of a management command, and the body of its
     /// response. Every field is optional; which ones a command needs is up to the command.
-    /// Encoded in ndn-cxx's order (the congestion fields and Mtu last), read in any order.
+    /// Encoded in the order of NFD's protocol page (which python-ndn requires), read in any
+    /// order (as ndn-cxx reads them: it writes the congestion fields and Mtu last).
     #[derive(Debug, Clone, Default, PartialEq, Eq)]
     pub struct ControlParameters in tt::CONTROL_PARAMETERS, any_order true {
         /// Name (7): a prefix.
@@ -90,6 +91,13 @@ record! {
         capacity: Option<u64> = opt Nni(tt::CAPACITY),
         /// Count (0x84).
         count: Option<u64> = opt Nni(tt::COUNT),
+        /// BaseCongestionMarkingInterval (0x87), in nanoseconds.
+        base_congestion_marking_interval: Option<u64> =
+            opt Nni(tt::BASE_CONGESTION_MARKING_INTERVAL),
+        /// DefaultCongestionThreshold (0x88), in bytes.
+        default_congestion_threshold: Option<u64> = opt Nni(tt::DEFAULT_CONGESTION_THRESHOLD),
+        /// Mtu (0x89), in bytes.
+        mtu: Option<u64> = opt Nni(tt::MTU),
         /// Flags (0x6c).
         flags: Option<u64> = opt Nni(tt::FLAGS),
         /// Mask (0x70): which bits of `flags` the command sets.
@@ -100,13 +108,6 @@ record! {
         expiration_period: Option<u64> = opt Nni(tt::EXPIRATION_PERIOD),
         /// FacePersistency (0x85).
         face_persistency: Option<FacePersistency> = opt Nni(tt::FACE_PERSISTENCY),
-        /// BaseCongestionMarkingInterval (0x87), in nanoseconds.
-        base_congestion_marking_interval: Option<u64> =
-            opt Nni(tt::BASE_CONGESTION_MARKING_INTERVAL),
-        /// DefaultCongestionThreshold (0x88), in bytes.
-        default_congestion_threshold: Option<u64> = opt Nni(tt::DEFAULT_CONGESTION_THRESHOLD),
-        /// Mtu (0x89), in bytes.
-        mtu: Option<u64> = opt Nni(tt::MTU),
     }
 }
 

@@ -113,25 +113,25 @@ fn control_parameters_full_order_vector() {
         0x6A, 0x01, 0x03, //
         0x83, 0x01, 0x04, //
         0x84, 0x01, 0x05, //
+        0x87, 0x01, 0x06, //
+        0x88, 0x01, 0x07, //
+        0x89, 0x01, 0x08, //
         0x6C, 0x01, 0x09, //
         0x70, 0x01, 0x0A, //
         0x6B, 0x05, 0x07, 0x03, 0x08, 0x01, b's', //
         0x6D, 0x01, 0x0B, //
         0x85, 0x01, 0x01, //
-        0x87, 0x01, 0x06, //
-        0x88, 0x01, 0x07, //
-        0x89, 0x01, 0x08, //
     ];
-    // ndn-cxx 0.9's order (ControlParameters::wireEncode), which NFD 24.07 answers in: the
-    // congestion fields and Mtu last.
+    // The order of NFD's protocol page (the congestion fields and Mtu after Count): the one
+    // python-ndn 0.5 reads (it rejects a critical field out of its order).
     assert_eq!(enc(|o| p.encode(o)), wire);
     assert_eq!(ControlParameters::decode(&wire).unwrap(), p);
-    // The order of NFD's protocol page (the congestion fields and Mtu after Count), which
-    // python-ndn writes, reads the same.
-    let mut page = wire[..28].to_vec();
-    page.extend_from_slice(&wire[47..]);
-    page.extend_from_slice(&wire[28..47]);
-    assert_eq!(ControlParameters::decode(&page).unwrap(), p);
+    // ndn-cxx 0.9's order (ControlParameters::wireEncode), which NFD 24.07 answers in and nfdc
+    // sends (the congestion fields and Mtu last), reads the same.
+    let mut cxx = wire[..28].to_vec();
+    cxx.extend_from_slice(&wire[37..]);
+    cxx.extend_from_slice(&wire[28..37]);
+    assert_eq!(ControlParameters::decode(&cxx).unwrap(), p);
 }
 
 #[test]
