@@ -526,6 +526,9 @@ pub struct L2File {
     members: Option<members::Members>,
     /// Which extents hold chunks under a name prefix (CanBePrefix lookups).
     prefixes: prefixes::Prefixes,
+    /// Tickets of reads a previous store left in flight when [`L2File::reopen`] replaced it:
+    /// the next poll hands each out as a failed read, so that no lookup waits for them.
+    orphans: Vec<u64>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -617,6 +620,7 @@ impl L2File {
             fault: None,
             members: filter.map(|f| members::Members::new(f, sb.extents, sb.batch)),
             prefixes: prefixes::Prefixes::new(sb.extents, prefixes),
+            orphans: Vec::new(),
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -628,26 +632,38 @@ impl L2File {
             // Refused (e.g. the memlock limit): plain reads and writes, as before.
             unsafe { l2.io.register_buffers(&bufs) };
         }
-        match found {
-            Found::Fresh => {
-                l2.free.extend((0..sb.extents).rev());
-                let _ = l2.file.remove_index(&config.index_path());
-            }
-            Found::Extended => {
-                let _ = l2.file.remove_index(&config.index_path());
-                l2.rebuild()?;
-            }
-            Found::Whole => {
-                if l2.load_index()? {
-                    l2.prefixes_scan()?;
-                } else {
-                    l2.rebuild()?;
-                }
-            }
+        if let Err(e) = l2.load(found) {
+            // The prefixes linked so far leave the filter with the store that failed to open.
+            l2.prefixes.filter_off();
+            return Err(e);
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
         l2.members_load();
         Ok(l2)
+    }
+
+    /// The index, as `found` says: none (a new file), rebuilt by a scan, or loaded from the
+    /// index file (rebuilt if there is no valid one).
+    fn load(&mut self, found: Found) -> Result<(), L2Error> {
+        let path = self.config.index_path();
+        match found {
+            Found::Fresh => {
+                self.free.extend((0..self.sb.extents).rev());
+                let _ = self.file.remove_index(&path);
+            }
+            Found::Extended => {
+                let _ = self.file.remove_index(&path);
+                self.rebuild()?;
+            }
+            Found::Whole => {
+                if self.load_index()? {
+                    self.prefixes_scan()?;
+                } else {
+                    self.rebuild()?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Installs a check that every slot read must pass, after its checksum, before its chunk
@@ -690,6 +706,12 @@ impl L2File {
     /// Operations in flight.
     pub fn in_flight(&self) -> usize {
         self.io.in_flight()
+    }
+
+    /// Reads a previous store left in flight at [`L2File::reopen`], not yet handed out as
+    /// failed (the next poll does).
+    pub fn orphaned_reads(&self) -> usize {
+        self.orphans.len()
     }
 
     /// Chunks the index says are stored.
@@ -963,6 +985,9 @@ impl L2File {
     pub fn poll_max(&mut self, max: usize, mut f: impl FnMut(&BatchRead<'_>)) -> usize {
         self.io.flush();
         let mut n = 0;
+        while n < max && self.finish_orphan(&mut f) {
+            n += 1;
+        }
         while n < max {
             let Some(done) = self.io.try_complete() else {
                 break;
@@ -976,6 +1001,9 @@ impl L2File {
     /// Blocks until one operation finishes and handles it like [`L2File::poll`]; `false` if
     /// nothing was in flight. For benchmarks and shutdown, not for forwarding workers.
     pub fn wait_one(&mut self, mut f: impl FnMut(&BatchRead<'_>)) -> bool {
+        if self.finish_orphan(&mut f) {
+            return true;
+        }
         match self.io.wait() {
             Some(done) => {
                 self.finish(done, &mut f);
@@ -988,6 +1016,29 @@ impl L2File {
     /// Blocks until nothing is in flight (completed reads are discarded).
     pub fn flush(&mut self) {
         while self.wait_one(|_| {}) {}
+    }
+
+    /// See [`crate::sim::forget_orphans`].
+    pub(crate) fn forget_orphans(&mut self) {
+        self.orphans.clear();
+    }
+
+    /// Hands out a read a previous store left in flight as a failed read; false if none.
+    fn finish_orphan(&mut self, f: &mut impl FnMut(&BatchRead<'_>)) -> bool {
+        let Some(ticket) = self.orphans.pop() else {
+            return false;
+        };
+        f(&BatchRead {
+            ticket,
+            io_error: true,
+            buf: &[],
+            slot_bytes: self.sb.slot_bytes as usize,
+            valid: 0,
+            lens: &self.lens,
+            segments: &self.segments,
+            now_ms: self.file.now_ms(),
+        });
+        true
     }
 
     fn finish(&mut self, done: IoDone, f: &mut impl FnMut(&BatchRead<'_>)) {

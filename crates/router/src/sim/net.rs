@@ -212,6 +212,15 @@ impl SimRouter {
         let mut ctl = Vec::new();
         let mut workers = Vec::new();
         let mut l2 = Vec::new();
+        // The dispatchers' prefix filters of the workers' stores (two workers or more).
+        let prefixes = cfg
+            .l2
+            .and_then(|l| super::filters::prefix_filters(n, l.extents));
+        let l2_prefixes: Option<crate::dispatch::L2Prefixes> = prefixes.clone().map(Into::into);
+        let dispatcher = || {
+            Dispatcher::new(key, n, WorkerMapping::Content, limits)
+                .with_l2_prefixes(l2_prefixes.clone())
+        };
         for (i, link) in links.iter().enumerate() {
             let ecfg = EngineConfig {
                 pit_cs: PitCsConfig {
@@ -227,11 +236,18 @@ impl SimRouter {
             ctl.push(tx);
             let mut engine = Engine::new(key, fib.clone(), ecfg);
             let tier = cfg.l2.map(|l| {
-                let (sim, tier) = super::l2::SimL2::open(&l, cfg.seed, i, &clock);
+                let ram_cs = cfg.cs_capacity.div_ceil(n);
+                let pf = prefixes.as_ref().map(|p| p[i].clone());
+                let (sim, tier) = super::l2::SimL2::open(
+                    &l,
+                    (cfg.seed, i, key),
+                    &clock,
+                    &mut engine,
+                    (ram_cs, pf),
+                );
                 l2.push(sim);
                 engine.set_slow_tier(Box::new(tier.clone()));
-                let d = Dispatcher::new(key, n, WorkerMapping::Content, limits);
-                super::l2::SimL2::worker_l2(tier, d, limits, links.clone())
+                super::l2::SimL2::worker_l2(tier, dispatcher(), limits, links.clone())
             });
             let w = Worker::new(
                 i,
@@ -266,7 +282,7 @@ impl SimRouter {
         };
         let (mgmt_tx, mgmt_rx) = mgmt_queue(cfg.mgmt_queue);
         SimRouter {
-            dispatcher: Dispatcher::new(key, n, WorkerMapping::Content, limits),
+            dispatcher: dispatcher(),
             pool,
             links,
             ctl,
