@@ -36,6 +36,8 @@ struct Recording {
 struct RamNames {
     held: BTreeMap<u64, u32>,
     unmatched_removals: u64,
+    /// Insertions and removals so far.
+    changes: u64,
 }
 
 impl CsFilter for Recording {
@@ -49,12 +51,15 @@ impl CsFilter for Recording {
 
     fn insert(&mut self, full_hash: u64) {
         self.inner.insert(full_hash);
-        *lock(&self.ram).held.entry(full_hash).or_default() += 1;
+        let mut r = lock(&self.ram);
+        *r.held.entry(full_hash).or_default() += 1;
+        r.changes += 1;
     }
 
     fn remove(&mut self, full_hash: u64) {
         self.inner.remove(full_hash);
         let mut r = lock(&self.ram);
+        r.changes += 1;
         match r.held.get_mut(&full_hash) {
             Some(n) if *n > 1 => *n -= 1,
             Some(_) => {
@@ -120,6 +125,21 @@ impl SimFilters {
             self.cs.remove(value_hash(self.key, v));
         }
         held.is_some()
+    }
+
+    /// What the CS filter's content depends on, moved by every change of the RAM tier's
+    /// names or of the store's index (a write completed, an extent evicted, a slot dropped,
+    /// a fault): the checks of a worker whose mark has not moved are skipped.
+    pub fn mark(&self, l2: &L2File) -> [u64; 6] {
+        let c = l2.counters();
+        [
+            lock(&self.ram).changes,
+            c.bytes_written,
+            c.evictions,
+            c.checksum_failures + c.name_mismatches,
+            u64::from(l2.fault().is_some()),
+            l2.stored_chunks(),
+        ]
     }
 
     /// After every step: no underflow, and every chunk the index holds is in the CS filter.

@@ -196,6 +196,9 @@ pub(super) struct SimL2 {
     filters: SimFilters,
     /// Chunks the worker's admission had dropped at the last check.
     dropped: u64,
+    /// What the filters depended on at the last check ([`SimFilters::mark`]); `None` after a
+    /// reopen.
+    mark: Option<[u64; 6]>,
 }
 
 impl SimL2 {
@@ -234,6 +237,7 @@ impl SimL2 {
             closed_checksum_failures: 0,
             filters,
             dropped: 0,
+            mark: None,
         };
         (sim, tier)
     }
@@ -263,6 +267,7 @@ impl SimL2 {
     fn reopen(&mut self, clean: bool, stats: &mut L2Stats) -> Result<(), String> {
         let mut t = self.tier.lock();
         stats.waiting_at_reopen += t.waiting() as u64;
+        self.mark = None;
         let failures = t.l2().counters().checksum_failures;
         match t.l2_mut().reopen(clean) {
             Ok(()) => {
@@ -343,6 +348,11 @@ impl SimL2 {
             }
             _ => {}
         }
+        let mark = self.filters.mark(l2);
+        if self.mark == Some(mark) {
+            return Ok(());
+        }
+        self.mark = Some(mark);
         self.filters.check(l2, names)
     }
 
@@ -471,6 +481,7 @@ impl SimRouter {
         }
         if plants.unfilter && s.filters.unfilter_one(s.tier.lock().l2(), names) {
             plants.unfilter = false;
+            s.mark = None;
         }
         if plants.forget && s.tier.lock().waiting() > 0 {
             plants.forget = false;
