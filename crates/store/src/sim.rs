@@ -170,6 +170,8 @@ struct Disk {
     enospc: bool,
     /// Faults on the open path are on ([`SimDisk::arm_open_faults`]).
     open_armed: bool,
+    /// Tests: the open path's reads that succeed before one fails.
+    fail_read_in: Option<u32>,
 }
 
 impl Disk {
@@ -329,6 +331,7 @@ impl SimDisk {
                 clock,
                 enospc: false,
                 open_armed: false,
+                fail_read_in: None,
             })),
         }
     }
@@ -500,6 +503,12 @@ impl SimDisk {
     /// Synchronous read for the open path: faulted, it fails with `EIO` or comes back short.
     pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let mut d = self.lock();
+        if let Some(n) = d.fail_read_in {
+            d.fail_read_in = n.checked_sub(1);
+            if n == 0 {
+                return Err(d.open_error(libc::EIO));
+            }
+        }
         if d.open_fault() {
             return Err(if d.below(2) == 0 {
                 d.open_error(libc::EIO)
@@ -583,6 +592,18 @@ impl SimDisk {
         }
         d.index = index;
         Ok(())
+    }
+
+    /// Tests: the open path's next `n` reads succeed, the one after fails with `EIO`.
+    #[cfg(test)]
+    pub(crate) fn fail_open_read_after(&self, n: u32) {
+        self.lock().fail_read_in = Some(n);
+    }
+
+    /// Tests: changes a byte of the image.
+    #[cfg(test)]
+    pub(crate) fn poke(&self, offset: u64, xor: u8) {
+        self.lock().image[offset as usize] ^= xor;
     }
 
     /// The image's bytes at `offset`, without a fault (the checker's own view).
