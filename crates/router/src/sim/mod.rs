@@ -24,11 +24,15 @@
 //! - **L2** (with [`SimConfig::l2`]): each worker's real store, lookups, write-back
 //!   admission and hand-overs, on a simulated disk ([`store::sim::SimDisk`]) that completes
 //!   operations when stepped and injects read and write errors, torn and lost writes, bit
-//!   flips, delays and reordering, crashes and clean restarts (the store reopens through its
-//!   real open path: index load or rebuild scan); see the `l2` module for its checks.
+//!   flips, delays and reordering, crashes and clean restarts whatever lookups wait (the store
+//!   reopens through its real open path: index load or rebuild scan, itself faulted: failed
+//!   and short reads, `ENOSPC` and `EROFS`, torn superblocks, lost index files, files left
+//!   short), the real L2 filters (the CS Bloom filter, with two workers or more the
+//!   dispatchers' prefix filters) and each worker's admission queues; see the `l2` and
+//!   `filters` modules for their checks.
 //! - **Not covered**: the poll loop and socket faces (UDP, TCP, Unix, WebSocket, Ethernet,
-//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, the L2 filters
-//!   (the CS Bloom filter, the dispatcher's prefix filters), faults on the store's open path.
+//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, the L2
+//!   directory's lock and `hash.key` (opened at start-up with the real file system).
 //!
 //! Invariants (checked after every step): a Data reaches a face only for an Interest it
 //! sent and satisfies, at most once per Interest, with the producer's bytes and the PIT token
