@@ -62,7 +62,7 @@ mod prefixes;
 
 use backing::{Backing, SlotDrop};
 pub use members::FilterLink;
-use persist::{superblock, Found};
+use persist::superblock;
 pub use prefixes::PREFIX_LEVELS;
 
 /// Default queue depth (operations in flight).
@@ -642,30 +642,6 @@ impl L2File {
         Ok(l2)
     }
 
-    /// The index, as `found` says: none (a new file), rebuilt by a scan, or loaded from the
-    /// index file (rebuilt if there is no valid one).
-    fn load(&mut self, found: Found) -> Result<(), L2Error> {
-        let path = self.config.index_path();
-        match found {
-            Found::Fresh => {
-                self.free.extend((0..self.sb.extents).rev());
-                let _ = self.file.remove_index(&path);
-            }
-            Found::Extended => {
-                let _ = self.file.remove_index(&path);
-                self.rebuild()?;
-            }
-            Found::Whole => {
-                if self.load_index()? {
-                    self.prefixes_scan()?;
-                } else {
-                    self.rebuild()?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Installs a check that every slot read must pass, after its checksum, before its chunk
     /// is handed out: a slot that fails is dropped from the index and counted
     /// ([`L2Counters::name_mismatches`]), like a slot whose checksum fails. The check gets the
@@ -706,12 +682,6 @@ impl L2File {
     /// Operations in flight.
     pub fn in_flight(&self) -> usize {
         self.io.in_flight()
-    }
-
-    /// Reads a previous store left in flight at [`L2File::reopen`], not yet handed out as
-    /// failed (the next poll does).
-    pub fn orphaned_reads(&self) -> usize {
-        self.orphans.len()
     }
 
     /// Chunks the index says are stored.
@@ -1016,29 +986,6 @@ impl L2File {
     /// Blocks until nothing is in flight (completed reads are discarded).
     pub fn flush(&mut self) {
         while self.wait_one(|_| {}) {}
-    }
-
-    /// See [`crate::sim::forget_orphans`].
-    pub(crate) fn forget_orphans(&mut self) {
-        self.orphans.clear();
-    }
-
-    /// Hands out a read a previous store left in flight as a failed read; false if none.
-    fn finish_orphan(&mut self, f: &mut impl FnMut(&BatchRead<'_>)) -> bool {
-        let Some(ticket) = self.orphans.pop() else {
-            return false;
-        };
-        f(&BatchRead {
-            ticket,
-            io_error: true,
-            buf: &[],
-            slot_bytes: self.sb.slot_bytes as usize,
-            valid: 0,
-            lens: &self.lens,
-            segments: &self.segments,
-            now_ms: self.file.now_ms(),
-        });
-        true
     }
 
     fn finish(&mut self, done: IoDone, f: &mut impl FnMut(&BatchRead<'_>)) {

@@ -189,6 +189,35 @@ impl L2File {
         self.file.now_ms()
     }
 
+    /// Reads a previous store left in flight at [`L2File::reopen`], not yet handed out as
+    /// failed (the next poll does).
+    pub fn orphaned_reads(&self) -> usize {
+        self.orphans.len()
+    }
+
+    /// See [`crate::sim::forget_orphans`].
+    pub(crate) fn forget_orphans(&mut self) {
+        self.orphans.clear();
+    }
+
+    /// Hands out a read a previous store left in flight as a failed read; false if none.
+    pub(super) fn finish_orphan(&mut self, f: &mut impl FnMut(&BatchRead<'_>)) -> bool {
+        let Some(ticket) = self.orphans.pop() else {
+            return false;
+        };
+        f(&BatchRead {
+            ticket,
+            io_error: true,
+            buf: &[],
+            slot_bytes: self.sb.slot_bytes as usize,
+            valid: 0,
+            lens: &self.lens,
+            segments: &self.segments,
+            now_ms: self.file.now_ms(),
+        });
+        true
+    }
+
     /// Opens the store again from what is on its file or disk, as a restart does: `clean`
     /// first waits for every operation in flight and writes the index (as [`L2File::close`];
     /// an index that cannot be written is left for the next open to rebuild); otherwise it is
