@@ -199,6 +199,10 @@ pub(super) struct SimL2 {
     /// What the filters depended on at the last check ([`SimFilters::mark`]); `None` after a
     /// reopen.
     mark: Option<[u64; 6]>,
+    /// The disk neither corrupts nor loses what it reports written (no torn, lost or failed
+    /// writes, no bit flips, no fault on the open path): a reopen must find every chunk the
+    /// store held (the writes pending at a crash are not held yet).
+    lossless: bool,
 }
 
 impl SimL2 {
@@ -238,6 +242,13 @@ impl SimL2 {
             filters,
             dropped: 0,
             mark: None,
+            lossless: [
+                l2.disk.torn_write_pm,
+                l2.disk.lost_write_pm,
+                l2.disk.write_error_pm,
+                l2.disk.bit_flip_pm,
+                l2.disk.open_error_pm,
+            ] == [0; 5],
         };
         (sim, tier)
     }
@@ -269,7 +280,15 @@ impl SimL2 {
         stats.waiting_at_reopen += t.waiting() as u64;
         self.mark = None;
         let failures = t.l2().counters().checksum_failures;
+        let held = t.l2().stored_chunks();
         match t.l2_mut().reopen(clean) {
+            Ok(()) if self.lossless && t.l2().counters().recovered_chunks < held => {
+                return Err(format!(
+                    "a {} lost chunks on a disk that loses nothing: {held} held, {} found",
+                    if clean { "clean restart" } else { "crash" },
+                    t.l2().counters().recovered_chunks
+                ));
+            }
             Ok(()) => {
                 self.closed_checksum_failures += failures;
                 stats.recovered += t.l2().counters().recovered_chunks;

@@ -201,6 +201,19 @@ fn lookups_a_reopened_store_forgot_are_caught_with_their_seed_and_step() {
     assert_eq!(run(&cfg).expect_err("again"), f);
 }
 
+/// On a disk that loses nothing, stores that crash and restart often find every chunk they
+/// held (checked at each reopen).
+#[test]
+fn crashes_and_restarts_on_a_lossless_disk_keep_every_chunk() {
+    let l2 = L2Sim::parse("none,crash=20,restart=20,reorder,delay=4").unwrap();
+    let o = run(&SimConfig::new(4, 2_000).with_l2(l2)).unwrap_or_else(|f| panic!("{f}"));
+    let l = o.stats.l2;
+    assert!(
+        l.crash_reopens > 0 && l.restarts > 0 && l.recovered > 0,
+        "{l:?}"
+    );
+}
+
 #[test]
 fn without_faults_l2_serves_and_the_read_back_finds_every_chunk_whole() {
     let mut cfg = SimConfig::new(3, 3_000).with_l2(L2Sim::NO_FAULTS);
