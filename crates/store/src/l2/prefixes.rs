@@ -277,9 +277,12 @@ impl L2File {
             }
             // The first present slot whose header names a chunk of the batch: an unreadable
             // one is found (and dropped) when read, but must not hide the extent's other
-            // chunks from CanBePrefix lookups.
+            // chunks from CanBePrefix lookups. An extent none of whose slots is readable
+            // leaves the index (its reads would drop every slot): kept, unlinked, a chunk
+            // written into its batch later would be out of reach of CanBePrefix lookups.
+            let mut linked = false;
             let mut present = x.present;
-            while present != 0 {
+            while present != 0 && !linked {
                 let slot = present.trailing_zeros();
                 present &= present - 1;
                 // One slot, not the whole (page-rounded) buffer: past the file's end for a
@@ -291,9 +294,15 @@ impl L2File {
                 if let Ok((h, name, _)) = SlotHeader::read(&buf.as_slice()[..sbytes]) {
                     if let (true, Some(n)) = (h.batch_key == x.key, ChunkName::parse(name)) {
                         self.prefixes_link(e, &n);
-                        break;
+                        linked = true;
                     }
                 }
+            }
+            if !linked {
+                self.map.remove(&x.key);
+                self.replacement.unlink(e);
+                self.extents[e as usize] = Extent::EMPTY;
+                self.free.push(e);
             }
         }
         Ok(())

@@ -439,3 +439,42 @@ fn faults_on_the_open_path_open_the_store_or_turn_it_off_never_wrong_data() {
     assert!(counts.open_errors > 0 && counts.open_lost > 0, "{counts:?}");
     assert!(counts.truncated + counts.torn_superblocks > 0, "{counts:?}");
 }
+
+#[test]
+fn an_extent_the_prefix_scan_cannot_read_leaves_the_index() {
+    let d = disk(10, DiskFaults::NONE);
+    let (_, link) = prefix_filter();
+    let cfg = config(&d, 4);
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    // One chunk of content 0's batch: slot 0 only.
+    let n0 = name(0, 0);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
+    let at = l2.superblock().slot_offset(e, slot);
+    l2.close().unwrap();
+    d.poke(at + 3, 0xff);
+    let (f, link) = prefix_filter();
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert_eq!(
+        l2.stored_chunks(),
+        0,
+        "its only slot is unreadable: the extent left"
+    );
+    // The batch's next chunk gets an extent linked under its prefixes.
+    let n1 = name(0, 1);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
+    assert!(matches!(
+        l2.read_prefix(&n1[..9]),
+        ReadStart::Pending { .. }
+    ));
+}
