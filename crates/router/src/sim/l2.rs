@@ -203,6 +203,8 @@ pub(super) struct SimL2 {
     /// writes, no bit flips, no fault on the open path): a reopen must find every chunk the
     /// store held (the writes pending at a crash are not held yet).
     lossless: bool,
+    /// The worker's turns when its lookups were first seen waiting with nothing in flight.
+    stuck_since: Option<u64>,
 }
 
 impl SimL2 {
@@ -249,6 +251,7 @@ impl SimL2 {
                 l2.disk.bit_flip_pm,
                 l2.disk.open_error_pm,
             ] == [0; 5],
+            stuck_since: None,
         };
         (sim, tier)
     }
@@ -328,7 +331,13 @@ impl SimL2 {
     }
 
     /// The store's bounds, and no read after a fault turned it off.
-    fn check(&mut self, names: &[(Name, Vec<u8>)], stats: &mut L2Stats) -> Result<(), String> {
+    /// `turns`: the worker's turns so far.
+    fn check(
+        &mut self,
+        names: &[(Name, Vec<u8>)],
+        turns: u64,
+        stats: &mut L2Stats,
+    ) -> Result<(), String> {
         let t = self.tier.lock();
         let l2 = t.l2();
         let qd = l2.config().queue_depth;
@@ -346,12 +355,19 @@ impl SimL2 {
                 t.waiting()
             ));
         }
+        // Lookups deferred for room in a queue that a reopen emptied are retried at the
+        // worker's next poll: waiting with nothing in flight is a hang once it has polled.
         if t.waiting() > 0 && l2.in_flight() == 0 && l2.orphaned_reads() == 0 {
-            return Err(format!(
-                "L2: {} lookups wait, but the store has no read in flight: they would wait \
-                 for ever",
-                t.waiting()
-            ));
+            let since = *self.stuck_since.get_or_insert(turns);
+            if turns > since {
+                return Err(format!(
+                    "L2: {} lookups wait, but the store has no read in flight: they would \
+                     wait for ever",
+                    t.waiting()
+                ));
+            }
+        } else {
+            self.stuck_since = None;
         }
         let reads = l2.counters().reads_submitted;
         match (l2.fault(), self.reads_at_fault) {
@@ -518,7 +534,7 @@ impl SimRouter {
         let workers = self.workers.borrow();
         for (w, s) in self.l2.iter_mut().enumerate() {
             let q = workers[w].admission_queues().unwrap_or_default();
-            s.check(names, &mut stats.l2)
+            s.check(names, self.turns[w].get(), &mut stats.l2)
                 .and_then(|()| s.check_admission(q, &mut stats.l2))
                 .and_then(|()| match read_back {
                     true => s

@@ -186,6 +186,8 @@ pub(super) struct SimRouter {
     pub pit_capacity: usize,
     /// Each worker's L2 store, when the run has L2.
     pub l2: Vec<super::l2::SimL2>,
+    /// Each worker's turns so far (each polls its L2).
+    pub turns: Vec<std::cell::Cell<u64>>,
 }
 
 impl SimRouter {
@@ -294,6 +296,7 @@ impl SimRouter {
             effects,
             pit_capacity,
             l2,
+            turns: vec![std::cell::Cell::new(0); n],
         }
     }
 
@@ -394,6 +397,7 @@ impl SimRouter {
     /// One turn of worker `w`'s loop: a batch if there is input, else its idle turn (the
     /// engine's clock advances: PIT expiry). True if it had work.
     pub fn step_worker(&self, w: usize) -> bool {
+        self.turns[w].set(self.turns[w].get() + 1);
         let mut ws = self.workers.borrow_mut();
         if ws[w].step() {
             return true;
