@@ -19,14 +19,17 @@ pub struct SimArgs {
     steps: u64,
     /// Faults to inject: a comma-separated list of all, none, hostile, producers, admin,
     /// clock, corrupt@STEP (flip a byte of a Data from that step on: the checker must fail),
-    /// plant@STEP (with --l2: a wrong slot that passes the store's checks; must fail).
+    /// plant@STEP (with --l2: a wrong slot that passes the store's checks; must fail),
+    /// unfilter@STEP (with --l2: a held chunk taken out of the CS filter; must fail),
+    /// forget@STEP (with --l2: a crash whose new store forgets the reads lookups wait for;
+    /// must fail).
     #[arg(long, default_value = "all")]
     faults: String,
     /// Give every worker an L2 store on a simulated disk (RAM CS of 12 entries in all).
     #[arg(long)]
     l2: bool,
     /// The L2 disks' faults (implies --l2): a comma-separated list of default, none,
-    /// read=PM, write=PM, torn=PM, lost=PM, flip=PM, crash=PM, restart=PM (per mille),
+    /// read=PM, write=PM, torn=PM, lost=PM, flip=PM, open=PM, crash=PM, restart=PM (per mille),
     /// delay=STEPS, reorder, inorder, extents=N, batch=B.
     #[arg(long, value_name = "LIST")]
     l2_faults: Option<String>,
@@ -120,9 +123,12 @@ fn l2_line(l: &router::sim::L2Stats) -> String {
     let d = &l.disk;
     format!(
         "{} reads, {} writes, {} served, {} failed lookups, {} checksum failures, {} times off, \
-         {} clean restarts, {} crash reopens ({} chunks recovered), {} chunks read back; \
-         faults: {} read EIO, {} write EIO, {} write ENOSPC, {} torn, {} lost, {} bit flips, \
-         {} reordered, {} delayed, {} crashes ({} writes lost, {} torn), {} failed after a crash",
+         {} clean restarts, {} crash reopens ({} chunks recovered, {} lookups waiting), {} \
+         failed opens, {} chunks read back, {} filter counts checked, {} chunks dropped by \
+         admission (backlog peak {}); faults: {} read EIO, {} write EIO, {} write ENOSPC, {} \
+         torn, {} lost, {} bit flips, {} reordered, {} delayed, {} crashes ({} writes lost, {} \
+         torn), {} failed after a crash; open path: {} errors, {} lost or torn, {} files left \
+         short, {} superblocks torn",
         d.reads,
         d.writes,
         l.served,
@@ -132,7 +138,12 @@ fn l2_line(l: &router::sim::L2Stats) -> String {
         l.restarts,
         l.crash_reopens,
         l.recovered,
+        l.waiting_at_reopen,
+        l.open_failures,
         l.read_back,
+        l.filter_checks,
+        l.admit_dropped,
+        l.max_backlog,
         d.read_errors,
         d.write_eio,
         d.write_enospc,
@@ -144,6 +155,10 @@ fn l2_line(l: &router::sim::L2Stats) -> String {
         d.crashes,
         d.crash_lost,
         d.crash_torn,
-        d.after_crash
+        d.after_crash,
+        d.open_errors,
+        d.open_lost,
+        d.truncated,
+        d.torn_superblocks
     )
 }

@@ -39,7 +39,8 @@ use batch_time::BatchTimes;
 pub use batch_time::BATCH_TIME_BOUNDS;
 
 pub use l2::{
-    ADMIT_BACKLOG_CHUNKS, ADMIT_HOLD_CHUNKS, DEFAULT_STOP_BUDGET, L2, POLL_OPS_PER_ITERATION,
+    AdmissionQueues, ADMIT_BACKLOG_CHUNKS, ADMIT_HOLD_CHUNKS, DEFAULT_STOP_BUDGET, L2,
+    POLL_OPS_PER_ITERATION,
 };
 use l2::{EVICTION_LOG_MAX_BYTES, EVICTION_LOG_MAX_ENTRIES};
 use stalls::{context_switches, Stalls};

@@ -62,7 +62,7 @@ mod prefixes;
 
 use backing::{Backing, SlotDrop};
 pub use members::FilterLink;
-use persist::{superblock, Found};
+use persist::superblock;
 pub use prefixes::PREFIX_LEVELS;
 
 /// Default queue depth (operations in flight).
@@ -526,6 +526,9 @@ pub struct L2File {
     members: Option<members::Members>,
     /// Which extents hold chunks under a name prefix (CanBePrefix lookups).
     prefixes: prefixes::Prefixes,
+    /// Tickets of reads a previous store left in flight when [`L2File::reopen`] replaced it:
+    /// the next poll hands each out as a failed read, so that no lookup waits for them.
+    orphans: Vec<u64>,
     // Scratch for a completed read (fixed size, reused).
     lens: [(u16, u32); 64],
     segments: [u64; 64],
@@ -617,6 +620,7 @@ impl L2File {
             fault: None,
             members: filter.map(|f| members::Members::new(f, sb.extents, sb.batch)),
             prefixes: prefixes::Prefixes::new(sb.extents, prefixes),
+            orphans: Vec::new(),
             lens: [(0, 0); 64],
             segments: [0; 64],
             config: config.clone(),
@@ -628,22 +632,10 @@ impl L2File {
             // Refused (e.g. the memlock limit): plain reads and writes, as before.
             unsafe { l2.io.register_buffers(&bufs) };
         }
-        match found {
-            Found::Fresh => {
-                l2.free.extend((0..sb.extents).rev());
-                let _ = l2.file.remove_index(&config.index_path());
-            }
-            Found::Extended => {
-                let _ = l2.file.remove_index(&config.index_path());
-                l2.rebuild()?;
-            }
-            Found::Whole => {
-                if l2.load_index()? {
-                    l2.prefixes_scan()?;
-                } else {
-                    l2.rebuild()?;
-                }
-            }
+        if let Err(e) = l2.load(found) {
+            // The prefixes linked so far leave the filter with the store that failed to open.
+            l2.prefixes.filter_off();
+            return Err(e);
         }
         l2.counters.recovered_chunks = l2.stored_chunks();
         l2.members_load();
@@ -978,6 +970,9 @@ impl L2File {
     pub fn poll_max(&mut self, max: usize, mut f: impl FnMut(&BatchRead<'_>)) -> usize {
         self.io.flush();
         let mut n = 0;
+        while n < max && self.finish_orphan(&mut f) {
+            n += 1;
+        }
         while n < max {
             let Some(done) = self.io.try_complete() else {
                 break;
@@ -991,6 +986,9 @@ impl L2File {
     /// Blocks until one operation finishes and handles it like [`L2File::poll`]; `false` if
     /// nothing was in flight. For benchmarks and shutdown, not for forwarding workers.
     pub fn wait_one(&mut self, mut f: impl FnMut(&BatchRead<'_>)) -> bool {
+        if self.finish_orphan(&mut f) {
+            return true;
+        }
         match self.io.wait() {
             Some(done) => {
                 self.finish(done, &mut f);

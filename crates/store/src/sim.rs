@@ -20,6 +20,13 @@
 //!   bit flips in the stored data, delayed and reordered completions, and
 //!   [`SimDisk::crash`]: every pending write is lost, torn or written whole, every pending read
 //!   fails, and every operation fails until the store is opened again.
+//! - Faults on the store's synchronous open path ([`DiskFaults::open_error_pm`], once the
+//!   simulation arms them with [`SimDisk::arm_open_faults`]): reads of the superblock, of
+//!   the index file or of the rebuild scan that fail (`EIO`) or come back short, writes of a
+//!   new superblock that fail (`ENOSPC`, `EROFS`) or are torn, a preallocation without space,
+//!   a sync that fails, an index file that is lost, damaged or not deleted; and at a crash,
+//!   sometimes, a file left short (the store extends it back and rebuilds) or a torn
+//!   superblock (the store cannot open it and stays off).
 //! - [`SimDisk::now_ms`]: the store's clock (slot write times, freshness) is the simulated
 //!   one.
 //!
@@ -58,6 +65,9 @@ pub struct DiskFaults {
     pub reorder: bool,
     /// An operation waits up to this many steps before it can complete.
     pub max_delay_steps: u32,
+    /// Per mille of the open path's operations that fail or lose their bytes, and of crashes
+    /// that leave the file short or its superblock torn (from [`SimDisk::arm_open_faults`]).
+    pub open_error_pm: u32,
 }
 
 impl DiskFaults {
@@ -70,6 +80,7 @@ impl DiskFaults {
         bit_flip_pm: 0,
         reorder: false,
         max_delay_steps: 0,
+        open_error_pm: 0,
     };
 }
 
@@ -104,6 +115,15 @@ pub struct DiskCounts {
     pub crash_torn: u64,
     /// Operations that failed because the disk had crashed (before the store reopened).
     pub after_crash: u64,
+    /// Operations of the open path that failed (`EIO`, `ENOSPC`, `EROFS`, a short read).
+    pub open_errors: u64,
+    /// Operations of the open path that reported success but lost or tore their bytes (a
+    /// torn superblock write, an index file lost, damaged or not deleted).
+    pub open_lost: u64,
+    /// Crashes that left the file short.
+    pub truncated: u64,
+    /// Crashes that tore the superblock.
+    pub torn_superblocks: u64,
 }
 
 impl DiskCounts {
@@ -123,6 +143,10 @@ impl DiskCounts {
         self.crash_lost += o.crash_lost;
         self.crash_torn += o.crash_torn;
         self.after_crash += o.after_crash;
+        self.open_errors += o.open_errors;
+        self.open_lost += o.open_lost;
+        self.truncated += o.truncated;
+        self.torn_superblocks += o.torn_superblocks;
     }
 }
 
@@ -144,6 +168,10 @@ struct Disk {
     clock: Arc<AtomicU64>,
     /// The next failed write is ENOSPC (else EIO).
     enospc: bool,
+    /// Faults on the open path are on ([`SimDisk::arm_open_faults`]).
+    open_armed: bool,
+    /// Tests: the open path's reads that succeed before one fails.
+    fail_read_in: Option<u32>,
 }
 
 impl Disk {
@@ -165,6 +193,35 @@ impl Disk {
 
     fn per_mille(&mut self, pm: u32) -> bool {
         pm > 0 && self.below(1000) < u64::from(pm)
+    }
+
+    /// Whether this operation of the open path is faulted.
+    fn open_fault(&mut self) -> bool {
+        self.open_armed && self.per_mille(self.faults.open_error_pm)
+    }
+
+    /// An open-path operation failed with `errno`.
+    fn open_error(&mut self, errno: i32) -> io::Error {
+        self.counts.open_errors += 1;
+        io::Error::from_raw_os_error(errno)
+    }
+
+    /// At a crash, sometimes: the file left short (at a random length), or the superblock
+    /// torn (zeros from a random byte of it on: all zeros is a file created again).
+    fn crash_damage(&mut self) {
+        if !self.open_fault() {
+            return;
+        }
+        if self.below(4) > 0 {
+            self.counts.truncated += 1;
+            let len = self.below(self.image.len() as u64 + 1) as usize;
+            self.image.truncate(len);
+        } else {
+            self.counts.torn_superblocks += 1;
+            let sb = (SUPERBLOCK_BYTES as usize).min(self.image.len());
+            let from = self.below(sb as u64) as usize;
+            self.image[from..sb].fill(0);
+        }
     }
 
     /// Carries out `op` on the image, with the faults its draw gives.
@@ -273,6 +330,8 @@ impl SimDisk {
                 counts: DiskCounts::default(),
                 clock,
                 enospc: false,
+                open_armed: false,
+                fail_read_in: None,
             })),
         }
     }
@@ -354,7 +413,14 @@ impl SimDisk {
                 result: Err(io::Error::from_raw_os_error(libc::EIO)),
             });
         }
+        d.crash_damage();
         d.down = true;
+    }
+
+    /// Turns the open path's faults on ([`DiskFaults::open_error_pm`]): the simulation does
+    /// once its stores have opened the first time.
+    pub fn arm_open_faults(&self) {
+        self.lock().open_armed = true;
     }
 
     /// Faults injected so far, by kind.
@@ -424,34 +490,62 @@ impl SimDisk {
         self.lock().image.len() as u64
     }
 
-    pub(crate) fn set_len(&self, bytes: u64) {
-        self.lock().image.resize(bytes as usize, 0);
-    }
-
-    /// Synchronous read for the open path (no fault: the open path's own I/O errors are the
-    /// real file's business).
-    pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let d = self.lock();
-        let start = offset as usize;
-        match d.image.get(start..start + buf.len()) {
-            Some(b) => {
-                buf.copy_from_slice(b);
-                Ok(())
-            }
-            None => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "L2 file shorter than its superblock says",
-            )),
-        }
-    }
-
-    pub(crate) fn write_at(&self, buf: &[u8], offset: u64) {
+    /// Preallocation: fails with `ENOSPC` (nothing changed) when faulted.
+    pub(crate) fn set_len(&self, bytes: u64) -> io::Result<()> {
         let mut d = self.lock();
-        let end = offset as usize + buf.len();
-        if d.image.len() < end {
-            d.image.resize(end, 0);
+        if d.open_fault() {
+            return Err(d.open_error(libc::ENOSPC));
         }
-        d.image[offset as usize..end].copy_from_slice(buf);
+        d.image.resize(bytes as usize, 0);
+        Ok(())
+    }
+
+    /// Synchronous read for the open path: faulted, it fails with `EIO` or comes back short.
+    pub(crate) fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let mut d = self.lock();
+        if let Some(n) = d.fail_read_in {
+            d.fail_read_in = n.checked_sub(1);
+            if n == 0 {
+                return Err(d.open_error(libc::EIO));
+            }
+        }
+        if d.open_fault() {
+            return Err(if d.below(2) == 0 {
+                d.open_error(libc::EIO)
+            } else {
+                d.counts.open_errors += 1;
+                short_read()
+            });
+        }
+        d.copy_out(buf, offset)
+    }
+
+    /// Synchronous write for the open path (a new superblock): faulted, it fails (`ENOSPC`
+    /// or `EROFS`, nothing written) or is torn (a prefix written, success reported).
+    pub(crate) fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let mut d = self.lock();
+        let mut len = buf.len();
+        if d.open_fault() {
+            match d.below(3) {
+                0 => return Err(d.open_error(libc::ENOSPC)),
+                1 => return Err(d.open_error(libc::EROFS)),
+                _ => {
+                    d.counts.open_lost += 1;
+                    len = d.below(len as u64) as usize;
+                }
+            }
+        }
+        d.copy_in(&buf[..len], offset);
+        Ok(())
+    }
+
+    /// Makes writes durable: faulted, fails with `EIO`.
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        let mut d = self.lock();
+        if d.open_fault() {
+            return Err(d.open_error(libc::EIO));
+        }
+        Ok(())
     }
 
     pub(crate) fn random(&self, out: &mut [u8]) {
@@ -463,13 +557,100 @@ impl SimDisk {
         }
     }
 
+    /// The index file: faulted, it is lost (not found) or comes back with a byte changed.
     pub(crate) fn index(&self) -> Option<Vec<u8>> {
-        self.lock().index.clone()
+        let mut d = self.lock();
+        let mut index = d.index.clone()?;
+        if d.open_fault() {
+            d.counts.open_lost += 1;
+            if index.is_empty() || d.below(2) == 0 {
+                return None;
+            }
+            let at = d.below(index.len() as u64) as usize;
+            index[at] ^= 1 + d.below(255) as u8;
+        }
+        Some(index)
     }
 
-    pub(crate) fn set_index(&self, index: Option<Vec<u8>>) {
-        self.lock().index = index;
+    /// Writes (`Some`) or deletes (`None`) the index file: faulted, it fails (`EROFS` or
+    /// `EIO`) or reports success having done nothing (a write lost, a deletion that did not
+    /// happen: the old index file stays).
+    pub(crate) fn set_index(&self, index: Option<Vec<u8>>) -> io::Result<()> {
+        let mut d = self.lock();
+        if d.open_fault() {
+            return match d.below(2) {
+                0 => Err(d.open_error(if index.is_some() {
+                    libc::EROFS
+                } else {
+                    libc::EIO
+                })),
+                _ => {
+                    d.counts.open_lost += 1;
+                    Ok(())
+                }
+            };
+        }
+        d.index = index;
+        Ok(())
     }
+
+    /// Tests: the open path's next `n` reads succeed, the one after fails with `EIO`.
+    #[cfg(test)]
+    pub(crate) fn fail_open_read_after(&self, n: u32) {
+        self.lock().fail_read_in = Some(n);
+    }
+
+    /// Tests: changes a byte of the image.
+    #[cfg(test)]
+    pub(crate) fn poke(&self, offset: u64, xor: u8) {
+        self.lock().image[offset as usize] ^= xor;
+    }
+
+    /// The image's bytes at `offset`, without a fault (the checker's own view).
+    fn peek(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.lock().copy_out(buf, offset)
+    }
+}
+
+impl Disk {
+    fn copy_out(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = offset as usize;
+        match self.image.get(start..start + buf.len()) {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                Ok(())
+            }
+            None => Err(short_read()),
+        }
+    }
+
+    fn copy_in(&mut self, buf: &[u8], offset: u64) {
+        let end = offset as usize + buf.len();
+        if self.image.len() < end {
+            self.image.resize(end, 0);
+        }
+        self.image[offset as usize..end].copy_from_slice(buf);
+    }
+}
+
+fn short_read() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "L2 file shorter than its superblock says",
+    )
+}
+
+/// The hashes of the name prefixes `l2`'s prefix index has a list for: with a prefix filter
+/// ([`L2File::open_with_filters`]), each must be in it, once.
+pub fn linked_prefixes(l2: &L2File) -> Vec<u64> {
+    l2.linked_prefixes()
+}
+
+/// Forgets the reads a previous store left in flight at [`L2File::reopen`], as a store that
+/// did not hand them out would: the lookups waiting for them would wait for ever. For tests
+/// of the simulation's checker.
+pub fn forget_orphans(l2: &mut L2File) {
+    l2.forget_orphans();
 }
 
 /// What [`read_back`] found for a name.
@@ -491,7 +672,7 @@ pub fn read_back(l2: &L2File, disk: &SimDisk, name: &ChunkName<'_>) -> ReadBack 
     };
     let sb = l2.superblock();
     let mut buf = vec![0u8; sb.slot_bytes as usize];
-    if disk.read_at(&mut buf, sb.slot_offset(e, slot)).is_err() {
+    if disk.peek(&mut buf, sb.slot_offset(e, slot)).is_err() {
         return ReadBack::Miss;
     }
     let key = l2.batch_key(name.prefix, name.segment);
@@ -522,7 +703,7 @@ pub fn plant(l2: &L2File, disk: &SimDisk, name: &ChunkName<'_>, payload: &[u8]) 
         payload_len: payload.len() as u32,
     };
     header.write_stamped(&mut buf, name.name, payload, disk.now_ms());
-    disk.write_at(&buf, sb.slot_offset(e, slot));
+    disk.lock().copy_in(&buf, sb.slot_offset(e, slot));
     true
 }
 

@@ -2,7 +2,10 @@
 //! [`store::L2Tier`], the worker's own write-back admission and lookups) on a simulated disk
 //! ([`store::sim::SimDisk`]) whose operations complete when the simulation steps it, with
 //! faults drawn from the seed; crashes and clean restarts reopen the store from the disk's
-//! image through its real open path (index load, or the rebuild scan).
+//! image through its real open path (index load, or the rebuild scan), at once, whatever
+//! lookups wait for the store, with faults on that path too (a store that cannot open stays
+//! off, counted, and the worker forwards from RAM); the L2 filters (see the `filters`
+//! module); each worker's admission queues.
 //!
 //! Checks, besides the router's (a Data served from L2 must carry the producer's bytes, as
 //! every Data does): the store's queues within their bounds (operations in flight and on the
@@ -10,14 +13,25 @@
 //! that a fault turned off submits no more reads (the worker goes on from RAM, and a panic
 //! anywhere fails the run); after every reopen, and every [`READ_BACK_EVERY`] steps, every
 //! chunk the store's index holds reads back, through the store's own checks, as the
-//! producer's bytes or as a miss, never as other bytes.
+//! producer's bytes or as a miss, never as other bytes; a store that failed to open is off;
+//! no lookup waits for ever (lookups wait only while the store has a read in flight, or one
+//! a reopen left, which its next poll completes as a miss); each worker's backlog and
+//! hand-over queue within [`ADMIT_BACKLOG_CHUNKS`], its count of dropped chunks never going
+//! back, and at the end of the run (the traffic stopped, the disks caught up) both queues
+//! empty: every chunk a worker took for L2 was offered to a store or counted dropped.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
+use engine::fw::pipeline::Engine;
+use engine::hash::HashKey;
 use store::sim::{plant, read_back, DiskCounts, DiskFaults, ReadBack, SimDisk};
-use store::{ChunkName, L2Config, L2File, L2Tier, SharedL2Tier};
+use store::{ChunkName, CountingBloom, L2Config, L2File, L2Tier, SharedL2Tier};
 use wire::Name;
+
+use crate::worker::ADMIT_BACKLOG_CHUNKS;
+
+use super::filters::SimFilters;
 
 use super::net::SimRouter;
 use super::packets::{all_chunk_names, canonical_data};
@@ -52,8 +66,9 @@ pub struct L2Sim {
 
 impl L2Sim {
     /// The default faults: 10‰ of reads fail, 5‰ of writes fail, 20‰ are torn and 20‰ lost,
-    /// 5‰ of disk steps flip a bit, completions reordered and delayed up to 8 steps, 1‰ of
-    /// steps crash a store and 1‰ restart one cleanly; 6 extents of 2 chunks per worker (far
+    /// 5‰ of disk steps flip a bit, completions reordered and delayed up to 8 steps, 50‰ of
+    /// the open path's operations fail or lose their bytes (and 50‰ of crashes leave the file
+    /// short or its superblock torn), 1‰ of steps crash a store and 1‰ restart one cleanly; 6 extents of 2 chunks per worker (far
     /// fewer than the names, so that L2 evicts).
     pub const DEFAULT: L2Sim = L2Sim {
         disk: DiskFaults {
@@ -64,6 +79,7 @@ impl L2Sim {
             bit_flip_pm: 5,
             reorder: true,
             max_delay_steps: 8,
+            open_error_pm: 50,
         },
         crash_pm: 1,
         restart_pm: 1,
@@ -80,7 +96,7 @@ impl L2Sim {
     };
 
     /// Parses a comma-separated list of `default`, `none`, `read=PM`, `write=PM`, `torn=PM`,
-    /// `lost=PM`, `flip=PM`, `crash=PM`, `restart=PM` (per mille), `delay=STEPS`, `reorder`,
+    /// `lost=PM`, `flip=PM`, `open=PM`, `crash=PM`, `restart=PM` (per mille), `delay=STEPS`, `reorder`,
     /// `inorder`, `extents=N`, `batch=B`, applied in order from the defaults.
     pub fn parse(s: &str) -> Result<L2Sim, String> {
         let mut l = L2Sim::DEFAULT;
@@ -99,6 +115,7 @@ impl L2Sim {
                 "torn" => l.disk.torn_write_pm = n()?,
                 "lost" => l.disk.lost_write_pm = n()?,
                 "flip" => l.disk.bit_flip_pm = n()?,
+                "open" => l.disk.open_error_pm = n()?,
                 "crash" => l.crash_pm = n()?,
                 "restart" => l.restart_pm = n()?,
                 "delay" => l.disk.max_delay_steps = n()?,
@@ -109,7 +126,8 @@ impl L2Sim {
                 _ => {
                     return Err(format!(
                         "unknown L2 fault {word:?} (default, none, read=, write=, torn=, lost=, \
-                         flip=, crash=, restart=, delay=, reorder, inorder, extents=, batch=)"
+                         flip=, open=, crash=, restart=, delay=, reorder, inorder, extents=, \
+                         batch=)"
                     ))
                 }
             }
@@ -120,6 +138,7 @@ impl L2Sim {
             l.disk.torn_write_pm,
             l.disk.lost_write_pm,
             l.disk.bit_flip_pm,
+            l.disk.open_error_pm,
             l.crash_pm,
             l.restart_pm,
         ]
@@ -153,6 +172,16 @@ pub struct L2Stats {
     pub turned_off: u64,
     /// Chunks read back and checked ([`read_back`]).
     pub read_back: u64,
+    /// Reopens that failed (a fault on the open path): the store stayed off.
+    pub open_failures: u64,
+    /// Lookups waiting for a store when it crashed or restarted (completed as misses).
+    pub waiting_at_reopen: u64,
+    /// Chunks the workers' admission dropped, counted (backlog or hand-over queue full).
+    pub admit_dropped: u64,
+    /// Longest backlog seen in a worker.
+    pub max_backlog: u64,
+    /// Times the checker compared the filters' counts with the RAM CS and the index.
+    pub filter_checks: u64,
 }
 
 /// One worker's store, as the simulation holds it.
@@ -161,20 +190,34 @@ pub(super) struct SimL2 {
     tier: SharedL2Tier,
     /// Reads submitted when a fault turned the store off (none may follow).
     reads_at_fault: Option<u64>,
-    /// Crashed: reopen once no lookup waits for the dead store.
-    crashed: bool,
     /// L2 counters of the stores closed so far (their files' counters restart at open).
     closed_checksum_failures: u64,
+    /// The worker's filters.
+    filters: SimFilters,
+    /// Chunks the worker's admission had dropped at the last check.
+    dropped: u64,
+    /// What the filters depended on at the last check ([`SimFilters::mark`]); `None` after a
+    /// reopen.
+    mark: Option<[u64; 6]>,
+    /// The disk neither corrupts nor loses what it reports written (no torn, lost or failed
+    /// writes, no bit flips, no fault on the open path): a reopen must find every chunk the
+    /// store held (the writes pending at a crash are not held yet).
+    lossless: bool,
+    /// The worker's turns when its lookups were first seen waiting with nothing in flight.
+    stuck_since: Option<u64>,
 }
 
 impl SimL2 {
     /// Worker `w`'s store on a new disk (faults from `seed`), as the worker's L2 tier: the
     /// handle for the engine, and the simulation's own.
+    /// The filters are the real ones: the CS filter, shared with `engine`'s RAM tier, and
+    /// `prefixes` (the worker's prefix filter, with two workers or more).
     pub fn open(
         l2: &L2Sim,
-        seed: u64,
-        w: usize,
+        (seed, w, key): (u64, usize, HashKey),
         clock: &Arc<std::sync::atomic::AtomicU64>,
+        engine: &mut Engine,
+        (ram_cs, prefixes): (usize, Option<Arc<CountingBloom>>),
     ) -> (SimL2, SharedL2Tier) {
         let disk = SimDisk::new(seed ^ ((w as u64 + 1) << 40), l2.disk, clock.clone());
         let cfg = L2Config {
@@ -184,14 +227,31 @@ impl SimL2 {
             disk: Some(disk.clone()),
             ..L2Config::new(format!("sim-l2-{w}"), l2.extents)
         };
-        let file = L2File::open(&cfg).expect("a simulated disk always opens");
+        let names = ram_cs as u64 + u64::from(l2.extents * l2.batch);
+        let filters = SimFilters::new(key, names, prefixes);
+        engine.set_cs_filter(filters.engine_filter());
+        let (link, prefix_link) = filters.links();
+        let file = L2File::open_with_filters(&cfg, link, prefix_link)
+            .expect("a new simulated disk always opens");
+        // From now on the open path meets faults too.
+        disk.arm_open_faults();
         let tier = SharedL2Tier::new(L2Tier::new(file, MAX_NAME_BYTES));
         let sim = SimL2 {
             disk,
             tier: tier.clone(),
             reads_at_fault: None,
-            crashed: false,
             closed_checksum_failures: 0,
+            filters,
+            dropped: 0,
+            mark: None,
+            lossless: [
+                l2.disk.torn_write_pm,
+                l2.disk.lost_write_pm,
+                l2.disk.write_error_pm,
+                l2.disk.bit_flip_pm,
+                l2.disk.open_error_pm,
+            ] == [0; 5],
+            stuck_since: None,
         };
         (sim, tier)
     }
@@ -215,29 +275,69 @@ impl SimL2 {
         )
     }
 
-    /// Reopens the store if it is due and no lookup waits; `clean`: a clean restart.
-    fn reopen(&mut self, clean: bool, stats: &mut L2Stats) -> Result<bool, String> {
+    /// Reopens the store now, whatever lookups wait for it (they complete as misses);
+    /// `clean`: a clean restart. A store that cannot open must be off (counted); then the
+    /// filters' counts are checked.
+    fn reopen(&mut self, clean: bool, stats: &mut L2Stats) -> Result<(), String> {
         let mut t = self.tier.lock();
-        if t.waiting() > 0 {
-            return Ok(false);
+        stats.waiting_at_reopen += t.waiting() as u64;
+        self.mark = None;
+        let failures = t.l2().counters().checksum_failures;
+        let held = t.l2().stored_chunks();
+        match t.l2_mut().reopen(clean) {
+            Ok(()) if self.lossless && t.l2().counters().recovered_chunks < held => {
+                return Err(format!(
+                    "a {} lost chunks on a disk that loses nothing: {held} held, {} found",
+                    if clean { "clean restart" } else { "crash" },
+                    t.l2().counters().recovered_chunks
+                ));
+            }
+            Ok(()) => {
+                self.closed_checksum_failures += failures;
+                stats.recovered += t.l2().counters().recovered_chunks;
+                if clean {
+                    stats.restarts += 1;
+                } else {
+                    stats.crash_reopens += 1;
+                }
+                self.reads_at_fault = None;
+            }
+            Err(e) => {
+                stats.open_failures += 1;
+                if t.l2().fault().is_none() {
+                    return Err(format!("the store failed to open ({e}) but is not off"));
+                }
+            }
         }
-        self.closed_checksum_failures += t.l2().counters().checksum_failures;
-        t.l2_mut()
-            .reopen(clean)
-            .map_err(|e| format!("the store did not reopen from its disk: {e}"))?;
-        stats.recovered += t.l2().counters().recovered_chunks;
-        if clean {
-            stats.restarts += 1;
-        } else {
-            stats.crash_reopens += 1;
-        }
-        self.crashed = false;
-        self.reads_at_fault = None;
-        Ok(true)
+        drop(t);
+        self.check_counts(chunk_names(), stats)
+    }
+
+    /// The filters' counts against the RAM CS and the index, and every prefix of a chunk L2
+    /// would serve in the prefix filter.
+    fn check_counts(&self, names: &[(Name, Vec<u8>)], stats: &mut L2Stats) -> Result<(), String> {
+        let t = self.tier.lock();
+        let served: Vec<&Name> = names
+            .iter()
+            .filter(|(_, v)| {
+                ChunkName::parse(v).is_some_and(|c| {
+                    matches!(read_back(t.l2(), &self.disk, &c), ReadBack::Served(_))
+                })
+            })
+            .map(|(n, _)| n)
+            .collect();
+        stats.filter_checks += 1;
+        self.filters.check_counts(t.l2(), names, &served)
     }
 
     /// The store's bounds, and no read after a fault turned it off.
-    fn check(&mut self, stats: &mut L2Stats) -> Result<(), String> {
+    /// `turns`: the worker's turns so far.
+    fn check(
+        &mut self,
+        names: &[(Name, Vec<u8>)],
+        turns: u64,
+        stats: &mut L2Stats,
+    ) -> Result<(), String> {
         let t = self.tier.lock();
         let l2 = t.l2();
         let qd = l2.config().queue_depth;
@@ -255,6 +355,20 @@ impl SimL2 {
                 t.waiting()
             ));
         }
+        // Lookups deferred for room in a queue that a reopen emptied are retried at the
+        // worker's next poll: waiting with nothing in flight is a hang once it has polled.
+        if t.waiting() > 0 && l2.in_flight() == 0 && l2.orphaned_reads() == 0 {
+            let since = *self.stuck_since.get_or_insert(turns);
+            if turns > since {
+                return Err(format!(
+                    "L2: {} lookups wait, but the store has no read in flight: they would \
+                     wait for ever",
+                    t.waiting()
+                ));
+            }
+        } else {
+            self.stuck_since = None;
+        }
         let reads = l2.counters().reads_submitted;
         match (l2.fault(), self.reads_at_fault) {
             (Some(_), None) => {
@@ -269,15 +383,45 @@ impl SimL2 {
             }
             _ => {}
         }
+        let mark = self.filters.mark(l2);
+        if self.mark == Some(mark) {
+            return Ok(());
+        }
+        self.mark = Some(mark);
+        self.filters.check(l2, names)
+    }
+
+    /// The worker's admission queues within their bounds, its dropped chunks counted (never
+    /// fewer than before).
+    fn check_admission(
+        &mut self,
+        q: crate::worker::AdmissionQueues,
+        stats: &mut L2Stats,
+    ) -> Result<(), String> {
+        if q.backlog > ADMIT_BACKLOG_CHUNKS || q.handovers > ADMIT_BACKLOG_CHUNKS {
+            return Err(format!(
+                "admission: {} chunks in the backlog, {} to hand over, at most \
+                 {ADMIT_BACKLOG_CHUNKS} each",
+                q.backlog, q.handovers
+            ));
+        }
+        if q.dropped < self.dropped {
+            return Err(format!(
+                "admission: {} chunks counted dropped, {} before",
+                q.dropped, self.dropped
+            ));
+        }
+        stats.admit_dropped += q.dropped - self.dropped;
+        self.dropped = q.dropped;
+        stats.max_backlog = stats.max_backlog.max(q.backlog as u64);
         Ok(())
     }
 
     /// Every chunk the index holds reads back as the producer's bytes or as a miss.
-    fn read_back_all(&self, names: &[Name], stats: &mut L2Stats) -> Result<(), String> {
+    fn read_back_all(&self, names: &[(Name, Vec<u8>)], stats: &mut L2Stats) -> Result<(), String> {
         let t = self.tier.lock();
-        for name in names {
-            let wire = name.to_wire();
-            let Some(chunk) = ChunkName::parse(&wire[2..]) else {
+        for (name, value) in names {
+            let Some(chunk) = ChunkName::parse(value) else {
                 continue;
             };
             match read_back(t.l2(), &self.disk, &chunk) {
@@ -318,55 +462,111 @@ impl SimL2 {
     }
 }
 
+/// Bugs planted on purpose (tests of the checker): each is due from its step on, and done
+/// once (the flag then goes back to false).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Plants {
+    /// A wrong slot that passes every check of the store ([`plant`]).
+    pub slot: bool,
+    /// A held chunk's name taken out of the CS filter behind the store's back.
+    pub unfilter: bool,
+    /// A crash while lookups wait, after which the new store forgets the reads the old one
+    /// left in flight ([`store::sim::forget_orphans`]).
+    pub forget: bool,
+}
+
+/// Every chunk name (and its name TLV value) the producers make.
+pub(super) fn chunk_names() -> &'static [(Name, Vec<u8>)] {
+    static NAMES: std::sync::OnceLock<Vec<(Name, Vec<u8>)>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        all_chunk_names()
+            .into_iter()
+            .map(|n| {
+                let v = n.to_wire()[2..].to_vec();
+                (n, v)
+            })
+            .collect()
+    })
+}
+
 impl SimRouter {
-    /// One L2 turn: a worker's disk completes a few operations; that store may crash or
-    /// restart cleanly (`cfg`'s rates), a crashed one reopens once nothing waits for it, a
-    /// wrong slot is planted if `plant` (once); then the checks, and every
-    /// [`READ_BACK_EVERY`] steps the read-back of every store.
+    /// One L2 turn: a worker's disk completes a few operations; that store may crash (and
+    /// reopen at once) or restart cleanly (`cfg`'s rates); the due `plants` are planted; then
+    /// the checks, and every [`READ_BACK_EVERY`] steps the read-back of every store.
     pub fn l2_step(
         &mut self,
         rng: &mut Rng,
         cfg: &L2Sim,
         step: u64,
-        plant: &mut bool,
+        plants: &mut Plants,
         stats: &mut SimStats,
     ) -> Result<(), String> {
         let w = rng.index(self.l2.len());
         let s = &mut self.l2[w];
         s.disk.step();
-        if s.crashed {
-            s.reopen(false, &mut stats.l2)?;
-        } else if rng.below(1000) < u64::from(cfg.crash_pm) {
+        if rng.below(1000) < u64::from(cfg.crash_pm) {
             s.disk.crash();
-            s.crashed = true;
             s.reopen(false, &mut stats.l2)?;
         } else if rng.below(1000) < u64::from(cfg.restart_pm) {
             s.reopen(true, &mut stats.l2)?;
         }
-        if *plant && s.plant_wrong(&all_chunk_names()) {
-            *plant = false;
+        let names = chunk_names();
+        if plants.slot && s.plant_wrong(&all_chunk_names()) {
+            plants.slot = false;
+        }
+        if plants.unfilter && s.filters.unfilter_one(s.tier.lock().l2(), names) {
+            plants.unfilter = false;
+            s.mark = None;
+        }
+        if plants.forget && s.tier.lock().waiting() > 0 {
+            plants.forget = false;
+            s.disk.crash();
+            s.reopen(false, &mut stats.l2)?;
+            store::sim::forget_orphans(s.tier.lock().l2_mut());
         }
         self.l2_checks(step % READ_BACK_EVERY == 0, stats)
     }
 
-    /// The checks of every store; `read_back`: also read back every chunk they hold.
+    /// The checks of every store and every worker's admission; `read_back`: also read back
+    /// every chunk the stores hold, and compare the filters' counts.
     pub fn l2_checks(&mut self, read_back: bool, stats: &mut SimStats) -> Result<(), String> {
-        let names = if read_back {
-            all_chunk_names()
-        } else {
-            Vec::new()
-        };
+        let names = chunk_names();
+        let workers = self.workers.borrow();
         for (w, s) in self.l2.iter_mut().enumerate() {
-            s.check(&mut stats.l2)
-                .and_then(|()| s.read_back_all(&names, &mut stats.l2))
+            let q = workers[w].admission_queues().unwrap_or_default();
+            s.check(names, self.turns[w].get(), &mut stats.l2)
+                .and_then(|()| s.check_admission(q, &mut stats.l2))
+                .and_then(|()| match read_back {
+                    true => s
+                        .read_back_all(names, &mut stats.l2)
+                        .and_then(|()| s.check_counts(names, &mut stats.l2)),
+                    false => Ok(()),
+                })
                 .map_err(|e| format!("worker {w}: {e}"))?;
         }
         Ok(())
     }
 
-    /// Steps every disk until nothing is ready, and reopens the crashed stores (the final
-    /// drain: every lookup waiting for L2 completes). True if anything happened.
-    pub fn l2_drain(&mut self, stats: &mut SimStats) -> Result<bool, String> {
+    /// At the end of the run (the traffic stopped, the disks caught up): every worker's
+    /// admission queues are empty, every chunk it took offered to a store or counted dropped.
+    pub fn l2_final(&self) -> Result<(), String> {
+        let workers = self.workers.borrow();
+        for (w, worker) in workers.iter().enumerate() {
+            let q = worker.admission_queues().unwrap_or_default();
+            if q.backlog + q.handovers > 0 {
+                return Err(format!(
+                    "worker {w}: {} chunks still in the backlog and {} to hand over after \
+                     the drain (neither stored nor counted dropped)",
+                    q.backlog, q.handovers
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps every disk until nothing is ready (the final drain: every lookup waiting for L2
+    /// completes). True if anything happened.
+    pub fn l2_drain(&mut self) -> bool {
         let mut busy = false;
         for s in &mut self.l2 {
             for _ in 0..64 {
@@ -375,11 +575,10 @@ impl SimRouter {
                 }
                 busy = true;
             }
-            if s.crashed {
-                busy |= s.reopen(false, &mut stats.l2)?;
-            }
+            let t = s.tier.lock();
+            busy |= t.waiting() > 0 || t.l2().orphaned_reads() > 0;
         }
-        Ok(busy)
+        busy
     }
 
     /// Adds up what the stores did into `stats` (at the end of a run).
@@ -407,5 +606,10 @@ impl L2Stats {
         self.checksum_failures += o.checksum_failures;
         self.turned_off += o.turned_off;
         self.read_back += o.read_back;
+        self.open_failures += o.open_failures;
+        self.waiting_at_reopen += o.waiting_at_reopen;
+        self.admit_dropped += o.admit_dropped;
+        self.max_backlog = self.max_backlog.max(o.max_backlog);
+        self.filter_checks += o.filter_checks;
     }
 }

@@ -24,11 +24,15 @@
 //! - **L2** (with [`SimConfig::l2`]): each worker's real store, lookups, write-back
 //!   admission and hand-overs, on a simulated disk ([`store::sim::SimDisk`]) that completes
 //!   operations when stepped and injects read and write errors, torn and lost writes, bit
-//!   flips, delays and reordering, crashes and clean restarts (the store reopens through its
-//!   real open path: index load or rebuild scan); see the `l2` module for its checks.
+//!   flips, delays and reordering, crashes and clean restarts whatever lookups wait (the store
+//!   reopens through its real open path: index load or rebuild scan, itself faulted: failed
+//!   and short reads, `ENOSPC` and `EROFS`, torn superblocks, lost index files, files left
+//!   short), the real L2 filters (the CS Bloom filter, with two workers or more the
+//!   dispatchers' prefix filters) and each worker's admission queues; see the `l2` and
+//!   `filters` modules for their checks.
 //! - **Not covered**: the poll loop and socket faces (UDP, TCP, Unix, WebSocket, Ethernet,
-//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, the L2 filters
-//!   (the CS Bloom filter, the dispatcher's prefix filters), faults on the store's open path.
+//!   fragmentation, reliability), sharded loops, the HTTP endpoint, reloads, the L2
+//!   directory's lock and `hash.key` (opened at start-up with the real file system).
 //!
 //! Invariants (checked after every step): a Data reaches a face only for an Interest it
 //! sent and satisfies, at most once per Interest, with the producer's bytes and the PIT token
@@ -42,6 +46,7 @@
 mod actors;
 mod check;
 mod faces;
+mod filters;
 mod l2;
 mod net;
 mod packets;
@@ -72,6 +77,13 @@ pub struct Faults {
     /// check of the store but carries other bytes: the checker must catch it (a test of the
     /// checker).
     pub plant_at: Option<u64>,
+    /// From this step on, with L2, the name of a chunk a store holds is taken out of its CS
+    /// filter behind the store's back: the checker must catch the false negative.
+    pub unfilter_at: Option<u64>,
+    /// From this step on, with L2, the first store with lookups waiting crashes and its new
+    /// store forgets the reads the old one left in flight: the checker must catch the
+    /// lookups that would wait for ever.
+    pub forget_at: Option<u64>,
 }
 
 impl Faults {
@@ -83,6 +95,8 @@ impl Faults {
         clock_jumps: true,
         corrupt_at: None,
         plant_at: None,
+        unfilter_at: None,
+        forget_at: None,
     };
 
     /// No fault.
@@ -93,10 +107,12 @@ impl Faults {
         clock_jumps: false,
         corrupt_at: None,
         plant_at: None,
+        unfilter_at: None,
+        forget_at: None,
     };
 
     /// Parses a comma-separated list: `all`, `none`, `hostile`, `producers`, `admin`,
-    /// `clock`, `corrupt@STEP`, `plant@STEP`.
+    /// `clock`, `corrupt@STEP`, `plant@STEP`, `unfilter@STEP`, `forget@STEP`.
     pub fn parse(s: &str) -> Result<Faults, String> {
         let mut f = Faults::NONE;
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -105,6 +121,8 @@ impl Faults {
                     f = Faults {
                         corrupt_at: f.corrupt_at,
                         plant_at: f.plant_at,
+                        unfilter_at: f.unfilter_at,
+                        forget_at: f.forget_at,
                         ..Faults::ALL
                     }
                 }
@@ -113,19 +131,22 @@ impl Faults {
                 "producers" => f.producers = true,
                 "admin" => f.admin = true,
                 "clock" => f.clock_jumps = true,
-                w => match (
-                    w.strip_prefix("corrupt@").map(str::parse),
-                    w.strip_prefix("plant@").map(str::parse),
-                ) {
-                    (Some(Ok(n)), _) => f.corrupt_at = Some(n),
-                    (_, Some(Ok(n))) => f.plant_at = Some(n),
-                    _ => {
-                        return Err(format!(
-                            "unknown fault {w:?} (all, none, hostile, producers, admin, clock, \
-                             corrupt@STEP, plant@STEP)"
-                        ))
+                w => {
+                    let (what, at) = w.split_once('@').unwrap_or((w, ""));
+                    let at = at.parse().ok();
+                    match (what, at) {
+                        ("corrupt", Some(n)) => f.corrupt_at = Some(n),
+                        ("plant", Some(n)) => f.plant_at = Some(n),
+                        ("unfilter", Some(n)) => f.unfilter_at = Some(n),
+                        ("forget", Some(n)) => f.forget_at = Some(n),
+                        _ => {
+                            return Err(format!(
+                                "unknown fault {w:?} (all, none, hostile, producers, admin, \
+                                 clock, corrupt@STEP, plant@STEP, unfilter@STEP, forget@STEP)"
+                            ))
+                        }
                     }
-                },
+                }
             }
         }
         Ok(f)

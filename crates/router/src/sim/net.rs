@@ -186,6 +186,8 @@ pub(super) struct SimRouter {
     pub pit_capacity: usize,
     /// Each worker's L2 store, when the run has L2.
     pub l2: Vec<super::l2::SimL2>,
+    /// Each worker's turns so far (each polls its L2).
+    pub turns: Vec<std::cell::Cell<u64>>,
 }
 
 impl SimRouter {
@@ -212,6 +214,15 @@ impl SimRouter {
         let mut ctl = Vec::new();
         let mut workers = Vec::new();
         let mut l2 = Vec::new();
+        // The dispatchers' prefix filters of the workers' stores (two workers or more).
+        let prefixes = cfg
+            .l2
+            .and_then(|l| super::filters::prefix_filters(n, l.extents));
+        let l2_prefixes: Option<crate::dispatch::L2Prefixes> = prefixes.clone().map(Into::into);
+        let dispatcher = || {
+            Dispatcher::new(key, n, WorkerMapping::Content, limits)
+                .with_l2_prefixes(l2_prefixes.clone())
+        };
         for (i, link) in links.iter().enumerate() {
             let ecfg = EngineConfig {
                 pit_cs: PitCsConfig {
@@ -227,11 +238,18 @@ impl SimRouter {
             ctl.push(tx);
             let mut engine = Engine::new(key, fib.clone(), ecfg);
             let tier = cfg.l2.map(|l| {
-                let (sim, tier) = super::l2::SimL2::open(&l, cfg.seed, i, &clock);
+                let ram_cs = cfg.cs_capacity.div_ceil(n);
+                let pf = prefixes.as_ref().map(|p| p[i].clone());
+                let (sim, tier) = super::l2::SimL2::open(
+                    &l,
+                    (cfg.seed, i, key),
+                    &clock,
+                    &mut engine,
+                    (ram_cs, pf),
+                );
                 l2.push(sim);
                 engine.set_slow_tier(Box::new(tier.clone()));
-                let d = Dispatcher::new(key, n, WorkerMapping::Content, limits);
-                super::l2::SimL2::worker_l2(tier, d, limits, links.clone())
+                super::l2::SimL2::worker_l2(tier, dispatcher(), limits, links.clone())
             });
             let w = Worker::new(
                 i,
@@ -266,7 +284,7 @@ impl SimRouter {
         };
         let (mgmt_tx, mgmt_rx) = mgmt_queue(cfg.mgmt_queue);
         SimRouter {
-            dispatcher: Dispatcher::new(key, n, WorkerMapping::Content, limits),
+            dispatcher: dispatcher(),
             pool,
             links,
             ctl,
@@ -278,6 +296,7 @@ impl SimRouter {
             effects,
             pit_capacity,
             l2,
+            turns: vec![std::cell::Cell::new(0); n],
         }
     }
 
@@ -378,6 +397,7 @@ impl SimRouter {
     /// One turn of worker `w`'s loop: a batch if there is input, else its idle turn (the
     /// engine's clock advances: PIT expiry). True if it had work.
     pub fn step_worker(&self, w: usize) -> bool {
+        self.turns[w].set(self.turns[w].get() + 1);
         let mut ws = self.workers.borrow_mut();
         if ws[w].step() {
             return true;

@@ -138,6 +138,7 @@ fn l2_with_disk_faults_keeps_every_invariant_and_replays_exactly() {
         let l = a.stats.l2;
         total.served += l.served;
         total.read_back += l.read_back;
+        total.filter_checks += l.filter_checks;
         total.restarts += l.restarts;
         total.crash_reopens += l.crash_reopens;
         total.disk.writes += l.disk.writes;
@@ -151,6 +152,65 @@ fn l2_with_disk_faults_keeps_every_invariant_and_replays_exactly() {
     assert!(
         total.disk.torn_writes + total.disk.lost_writes > 0,
         "{total:?}"
+    );
+    // The filters' counts were compared with the RAM CS and the index.
+    assert!(total.filter_checks > 0, "{total:?}");
+}
+
+/// Harsh faults on the open path (200‰ of its operations, and of crashes), stores crashing
+/// and restarting often, whatever lookups wait: every store opens or stays off, counted;
+/// nothing wrong is served, no lookup waits for ever, the filters agree.
+#[test]
+fn harsh_open_path_faults_keep_every_invariant_and_replay_exactly() {
+    let l2 = L2Sim::parse("open=200,crash=10,restart=10").unwrap();
+    let mut total = L2Stats::default();
+    for seed in 0..3 {
+        let cfg = SimConfig::new(seed, 2_000).with_l2(l2);
+        let a = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+        if seed == 0 {
+            assert_eq!(run(&cfg).unwrap_or_else(|f| panic!("{f}")), a);
+        }
+        total.add(&a.stats.l2);
+    }
+    let d = total.disk;
+    assert!(d.open_errors > 0 && d.open_lost > 0, "{total:?}");
+    assert!(d.truncated + d.torn_superblocks > 0, "{total:?}");
+    assert!(total.open_failures > 0, "{total:?}");
+    // Stores reopened while lookups waited for them.
+    assert!(total.waiting_at_reopen > 0, "{total:?}");
+    assert!(total.crash_reopens + total.restarts > 0, "{total:?}");
+}
+
+#[test]
+fn a_held_chunk_missing_from_the_cs_filter_is_caught_with_its_seed_and_step() {
+    let mut cfg = SimConfig::new(2, 1_500).with_l2(L2Sim::NO_FAULTS);
+    cfg.faults.unfilter_at = Some(300);
+    let f = run(&cfg).expect_err("the false negative must be reported");
+    assert!(f.step >= 300, "{f}");
+    assert!(f.what.contains("false negative"), "{f}");
+    assert_eq!(run(&cfg).expect_err("again"), f);
+}
+
+#[test]
+fn lookups_a_reopened_store_forgot_are_caught_with_their_seed_and_step() {
+    let mut cfg = SimConfig::new(1, 1_500).with_l2(L2Sim::NO_FAULTS);
+    cfg.faults.forget_at = Some(100);
+    let f = run(&cfg).expect_err("the lookups left waiting must be reported");
+    assert!(f.step >= 100, "{f}");
+    assert!(f.what.contains("wait for ever"), "{f}");
+    assert_eq!(run(&cfg).expect_err("again"), f);
+}
+
+/// On a disk that loses nothing, stores that crash and restart often find every chunk they
+/// held (checked at each reopen).
+#[test]
+fn crashes_and_restarts_on_a_lossless_disk_keep_every_chunk() {
+    let l2 = L2Sim::parse("none,crash=20,restart=20,reorder,delay=4").unwrap();
+    let o = run(&SimConfig::new(4, 2_000).with_l2(l2)).unwrap_or_else(|f| panic!("{f}"));
+    let l = o.stats.l2;
+    assert!(
+        l.crash_reopens > 0 && l.restarts > 0 && l.recovered > 0,
+        "{l:?}"
     );
 }
 
@@ -193,5 +253,10 @@ fn l2_faults_parse_and_refuse_unknown_words() {
     assert!(L2Sim::parse("raed=1").unwrap_err().contains("raed"));
     assert!(L2Sim::parse("read=x").unwrap_err().contains("number"));
     assert!(L2Sim::parse("read=1001").is_err());
+    assert_eq!(L2Sim::parse("open=7").unwrap().disk.open_error_pm, 7);
     assert_eq!(Faults::parse("plant@9").unwrap().plant_at, Some(9));
+    let f = Faults::parse("all,unfilter@3,forget@4").unwrap();
+    assert_eq!((f.unfilter_at, f.forget_at), (Some(3), Some(4)));
+    assert!(f.hostile);
+    assert!(Faults::parse("forget@x").unwrap_err().contains("forget@x"));
 }

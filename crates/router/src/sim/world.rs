@@ -68,8 +68,8 @@ struct Sim {
     stats: SimStats,
     /// The corruption hook fired.
     corrupted: bool,
-    /// The wrong slot was planted.
-    planted: bool,
+    /// The L2 bugs planted so far (see [`super::l2::Plants`]).
+    planted: super::l2::Plants,
     /// Consumers' recent Interests, for the hostile face's replays.
     recent: VecDeque<Interest>,
     limits: Limits,
@@ -92,7 +92,7 @@ impl Sim {
             trace: FNV_OFFSET,
             stats: SimStats::default(),
             corrupted: false,
-            planted: false,
+            planted: super::l2::Plants::default(),
             recent: VecDeque::new(),
             limits: Limits::default(),
         }
@@ -116,6 +116,7 @@ impl Sim {
         self.router.l2_checks(true, &mut self.stats)?;
         self.drain()?;
         self.router.l2_checks(true, &mut self.stats)?;
+        self.router.l2_final()?;
         self.router.l2_totals(&mut self.stats);
         Ok(())
     }
@@ -125,11 +126,20 @@ impl Sim {
         let Some(cfg) = self.cfg.l2 else {
             return Ok(());
         };
-        let due = !self.planted && self.cfg.faults.plant_at.is_some_and(|s| self.step >= s);
-        let mut plant = due;
+        let f = self.cfg.faults;
+        let due = |at: Option<u64>, done: bool| !done && at.is_some_and(|s| self.step >= s);
+        let p = self.planted;
+        let mut plants = super::l2::Plants {
+            slot: due(f.plant_at, p.slot),
+            unfilter: due(f.unfilter_at, p.unfilter),
+            forget: due(f.forget_at, p.forget),
+        };
+        let before = plants;
         self.router
-            .l2_step(&mut self.rng, &cfg, self.step, &mut plant, &mut self.stats)?;
-        self.planted |= due && !plant;
+            .l2_step(&mut self.rng, &cfg, self.step, &mut plants, &mut self.stats)?;
+        self.planted.slot |= before.slot && !plants.slot;
+        self.planted.unfilter |= before.unfilter && !plants.unfilter;
+        self.planted.forget |= before.forget && !plants.forget;
         Ok(())
     }
 
@@ -492,7 +502,7 @@ impl Sim {
             self.step += 1;
             self.advance(1_000);
             for _ in 0..64 {
-                let mut busy = self.router.l2_drain(&mut self.stats)?;
+                let mut busy = self.router.l2_drain();
                 for w in 0..self.cfg.workers {
                     busy |= self.router.step_worker(w);
                 }

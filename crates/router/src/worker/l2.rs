@@ -380,7 +380,28 @@ impl L2 {
     }
 }
 
+/// A worker's admission queues now (read by the deterministic simulation's checker).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AdmissionQueues {
+    /// Chunks in the backlog ([`L2::backlog`]).
+    pub backlog: usize,
+    /// Chunks waiting to be handed over ([`L2::handovers`]).
+    pub handovers: usize,
+    /// [`L2::admit_dropped`].
+    pub dropped: u64,
+}
+
 impl Worker {
+    /// The admission queues of the worker's L2 (`None` without one).
+    pub fn admission_queues(&self) -> Option<AdmissionQueues> {
+        let t = self.tier.as_ref()?;
+        Some(AdmissionQueues {
+            backlog: t.backlog.len(),
+            handovers: t.handovers.len(),
+            dropped: t.admit_dropped,
+        })
+    }
+
     /// Whether the worker takes no new input now ([`L2::holds_input`]).
     pub(super) fn holds_input(&self) -> bool {
         self.tier.as_ref().is_some_and(L2::holds_input)

@@ -58,10 +58,7 @@ impl Backing {
     pub(super) fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         match self {
             Backing::File(f) => f.write_all_at(buf, offset),
-            Backing::Sim(d) => {
-                d.write_at(buf, offset);
-                Ok(())
-            }
+            Backing::Sim(d) => d.write_at(buf, offset),
         }
     }
 
@@ -77,10 +74,7 @@ impl Backing {
     pub(super) fn preallocate(&self, bytes: u64) -> io::Result<()> {
         match self {
             Backing::File(f) => persist::preallocate(f, bytes),
-            Backing::Sim(d) => {
-                d.set_len(bytes);
-                Ok(())
-            }
+            Backing::Sim(d) => d.set_len(bytes),
         }
     }
 
@@ -88,7 +82,7 @@ impl Backing {
     pub(super) fn sync(&self) -> io::Result<()> {
         match self {
             Backing::File(f) => f.sync_all(),
-            Backing::Sim(_) => Ok(()),
+            Backing::Sim(d) => d.sync(),
         }
     }
 
@@ -126,10 +120,7 @@ impl Backing {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
                 r => r,
             },
-            Backing::Sim(d) => {
-                d.set_index(None);
-                Ok(())
-            }
+            Backing::Sim(d) => d.set_index(None),
         }
     }
 
@@ -143,10 +134,7 @@ impl Backing {
                 f.sync_all()?;
                 std::fs::rename(&tmp, path)
             }
-            Backing::Sim(d) => {
-                d.set_index(Some(bytes.to_vec()));
-                Ok(())
-            }
+            Backing::Sim(d) => d.set_index(Some(bytes.to_vec())),
         }
     }
 }
@@ -201,23 +189,69 @@ impl L2File {
         self.file.now_ms()
     }
 
+    /// Reads a previous store left in flight at [`L2File::reopen`], not yet handed out as
+    /// failed (the next poll does).
+    pub fn orphaned_reads(&self) -> usize {
+        self.orphans.len()
+    }
+
+    /// See [`crate::sim::forget_orphans`].
+    pub(crate) fn forget_orphans(&mut self) {
+        self.orphans.clear();
+    }
+
+    /// Hands out a read a previous store left in flight as a failed read; false if none.
+    pub(super) fn finish_orphan(&mut self, f: &mut impl FnMut(&BatchRead<'_>)) -> bool {
+        let Some(ticket) = self.orphans.pop() else {
+            return false;
+        };
+        f(&BatchRead {
+            ticket,
+            io_error: true,
+            buf: &[],
+            slot_bytes: self.sb.slot_bytes as usize,
+            valid: 0,
+            lens: &self.lens,
+            segments: &self.segments,
+            now_ms: self.file.now_ms(),
+        });
+        true
+    }
+
     /// Opens the store again from what is on its file or disk, as a restart does: `clean`
-    /// first waits for every operation in flight and writes the index (as
-    /// [`L2File::close`]); otherwise it is a crash (the operations in flight are abandoned,
-    /// the index file is not written, the next open rebuilds). The new store has no filter
-    /// (reopen one opened with filters with [`L2File::open_with_filters`] instead) and keeps
-    /// the payload check. On an error the store is left as it was, turned off.
+    /// first waits for every operation in flight and writes the index (as [`L2File::close`];
+    /// an index that cannot be written is left for the next open to rebuild); otherwise it is
+    /// a crash (the operations in flight are abandoned, the index file is not written, the
+    /// next open rebuilds). The new store keeps the payload check and the filters: this
+    /// store's names leave them, and the new one puts in those it finds. Every read in flight
+    /// (or finished and not handed out) completes, at the next poll, as a failed read, so that
+    /// the lookups waiting for it complete as misses. On an error the store is left as it
+    /// was, turned off (its names out of the filters).
     pub fn reopen(&mut self, clean: bool) -> Result<(), L2Error> {
+        let mut orphans = std::mem::take(&mut self.orphans);
         if clean {
-            self.flush();
+            while self.wait_one(|b| orphans.push(b.ticket)) {}
             if self.fault.is_none() {
-                self.write_index()?;
+                let _ = self.write_index();
             }
         }
+        orphans.extend(
+            (self.extents.iter().enumerate())
+                .filter(|(_, x)| x.reading)
+                .map(|(e, x)| read_tag(e as u32, x.gen)),
+        );
         let check = self.payload_check;
-        match L2File::open(&self.config) {
+        let (members, prefixes) = (self.members_link(), self.prefixes.filter_link());
+        self.members_off();
+        self.prefixes.filter_off();
+        match L2File::open_with_filters(&self.config, members, prefixes) {
             Ok(mut l2) => {
                 l2.payload_check = check;
+                // Newer generations: a ticket of this store never names a read of the new one.
+                for (x, old) in l2.extents.iter_mut().zip(&self.extents) {
+                    x.gen = old.gen.wrapping_add(1);
+                }
+                l2.orphans = orphans;
                 *self = l2;
                 Ok(())
             }
@@ -228,6 +262,7 @@ impl L2File {
                         errno: libc::EIO,
                     });
                 }
+                self.orphans = orphans;
                 Err(e)
             }
         }

@@ -113,6 +113,11 @@ impl L2File {
         }
     }
 
+    /// The filter the store keeps its names in, to reopen it with the same one.
+    pub(super) fn members_link(&self) -> Option<FilterLink> {
+        self.members.as_ref().map(|m| m.link.clone())
+    }
+
     /// Whether the store keeps its names in a filter.
     pub fn has_filter(&self) -> bool {
         self.members.is_some()

@@ -43,6 +43,30 @@ impl L2File {
             .map_err(io_err(format!("cannot write index {}", path.display())))
     }
 
+    /// The index, as `found` says: none (a new file), rebuilt by a scan, or loaded from the
+    /// index file (rebuilt if there is no valid one).
+    pub(super) fn load(&mut self, found: Found) -> Result<(), L2Error> {
+        let path = self.config.index_path();
+        match found {
+            Found::Fresh => {
+                self.free.extend((0..self.sb.extents).rev());
+                let _ = self.file.remove_index(&path);
+            }
+            Found::Extended => {
+                let _ = self.file.remove_index(&path);
+                self.rebuild()?;
+            }
+            Found::Whole => {
+                if self.load_index()? {
+                    self.prefixes_scan()?;
+                } else {
+                    self.rebuild()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Loads and deletes the index file; `false` if there is no valid one.
     pub(super) fn load_index(&mut self) -> Result<bool, L2Error> {
         let path = self.config.index_path();

@@ -50,6 +50,9 @@ pub(super) struct Prefixes {
     links: Vec<[Link; PREFIX_LEVELS]>,
     /// The filter every linked prefix is counted in, and the key of its hashes.
     filter: Option<(Arc<CountingBloom>, HashKey)>,
+    /// A storage fault took the prefixes out of the filter: no more updates (the key still
+    /// makes the hashes, and a reopened store takes the filter again).
+    filter_off: bool,
 }
 
 impl Prefixes {
@@ -58,6 +61,7 @@ impl Prefixes {
             heads: KeyMap::with_capacity_and_hasher(extents as usize, Default::default()),
             links: vec![[UNUSED; PREFIX_LEVELS]; extents as usize],
             filter: filter.map(|f| (f.filter, f.key)),
+            filter_off: false,
         }
     }
 
@@ -65,11 +69,25 @@ impl Prefixes {
     /// the store serves nothing more).
     pub(super) fn filter_off(&mut self) {
         self.filter_remove_all();
-        self.filter = None;
+        self.filter_off = true;
+    }
+
+    /// The filter, while the store keeps its prefixes in it.
+    fn live_filter(&self) -> Option<&Arc<CountingBloom>> {
+        self.filter
+            .as_ref()
+            .filter(|_| !self.filter_off)
+            .map(|(f, _)| f)
+    }
+
+    /// The prefix filter and its key, to reopen the store with the same one.
+    pub(super) fn filter_link(&self) -> Option<FilterLink> {
+        let (filter, key) = self.filter.clone()?;
+        Some(FilterLink { filter, key })
     }
 
     fn filter_remove_all(&self) {
-        if let Some((f, _)) = &self.filter {
+        if let Some(f) = self.live_filter() {
             for &hash in self.heads.keys() {
                 f.remove(hash);
             }
@@ -92,7 +110,7 @@ impl Prefixes {
                 continue;
             }
             let next = self.heads.insert(hash, e).unwrap_or(NIL);
-            if let (NIL, Some((f, _))) = (next, &self.filter) {
+            if let (NIL, Some(f)) = (next, self.live_filter()) {
                 f.insert(hash); // a new list
             }
             if next != NIL {
@@ -124,7 +142,7 @@ impl Prefixes {
                 self.heads.insert(hash, next);
             } else {
                 self.heads.remove(&hash);
-                if let Some((f, _)) = &self.filter {
+                if let Some(f) = self.live_filter() {
                     f.remove(hash); // the list's last extent
                 }
             }
@@ -238,8 +256,15 @@ impl L2File {
         ReadStart::Miss
     }
 
+    /// The hashes of the prefixes the prefix index has a list for (what its filter must
+    /// hold, each once).
+    pub(crate) fn linked_prefixes(&self) -> Vec<u64> {
+        self.prefixes.heads.keys().copied().collect()
+    }
+
     /// After loading the index file: links every extent in use into the prefix index, reading
-    /// the name of its first chunk (one read of a slot per extent, in replacement order).
+    /// the name of its first chunk whose header is whole (one read of a slot per extent, in
+    /// replacement order, more only past damaged slots).
     pub(super) fn prefixes_scan(&mut self) -> Result<(), L2Error> {
         let sbytes = self.sb.slot_bytes as usize;
         let mut buf = AlignedBuf::new(sbytes);
@@ -250,18 +275,34 @@ impl L2File {
             if !x.in_use || x.present == 0 {
                 continue;
             }
-            let slot = x.present.trailing_zeros();
-            // One slot, not the whole (page-rounded) buffer: past the file's end for a late
-            // slot of the last extent.
-            let at = self.sb.slot_offset(e, slot);
-            self.file
-                .read_full(&mut buf.as_mut_slice()[..sbytes], at)
-                .map_err(io_err("cannot read L2 slot"))?;
-            // An unreadable slot is found (and dropped) when read.
-            if let Ok((h, name, _)) = SlotHeader::read(&buf.as_slice()[..sbytes]) {
-                if let (true, Some(n)) = (h.batch_key == x.key, ChunkName::parse(name)) {
-                    self.prefixes_link(e, &n);
+            // The first present slot whose header names a chunk of the batch: an unreadable
+            // one is found (and dropped) when read, but must not hide the extent's other
+            // chunks from CanBePrefix lookups. An extent none of whose slots is readable
+            // leaves the index (its reads would drop every slot): kept, unlinked, a chunk
+            // written into its batch later would be out of reach of CanBePrefix lookups.
+            let mut linked = false;
+            let mut present = x.present;
+            while present != 0 && !linked {
+                let slot = present.trailing_zeros();
+                present &= present - 1;
+                // One slot, not the whole (page-rounded) buffer: past the file's end for a
+                // late slot of the last extent.
+                let at = self.sb.slot_offset(e, slot);
+                self.file
+                    .read_full(&mut buf.as_mut_slice()[..sbytes], at)
+                    .map_err(io_err("cannot read L2 slot"))?;
+                if let Ok((h, name, _)) = SlotHeader::read(&buf.as_slice()[..sbytes]) {
+                    if let (true, Some(n)) = (h.batch_key == x.key, ChunkName::parse(name)) {
+                        self.prefixes_link(e, &n);
+                        linked = true;
+                    }
                 }
+            }
+            if !linked {
+                self.map.remove(&x.key);
+                self.replacement.unlink(e);
+                self.extents[e as usize] = Extent::EMPTY;
+                self.free.push(e);
             }
         }
         Ok(())

@@ -253,3 +253,228 @@ fn a_planted_slot_passes_every_check_of_the_store() {
     let absent = name(3, 0);
     assert!(!plant(&l2, &d, &ChunkName::parse(&absent).unwrap(), b"x"));
 }
+
+/// A Data packet named `name(c, s)` (the tier checks that a slot's Data carries its name).
+fn data(c: u32, s: u64) -> (Vec<u8>, Vec<u8>) {
+    let n = name(c, s);
+    let mut tlv = vec![7, n.len() as u8];
+    tlv.extend_from_slice(&n);
+    let d = wire::Data::new(wire::Name::decode(&tlv).unwrap(), payload(c, s));
+    (n, d.to_wire())
+}
+
+fn config(d: &SimDisk, extents: u32) -> L2Config {
+    L2Config {
+        slot_bytes: 512,
+        batch: 2,
+        queue_depth: 4,
+        disk: Some(d.clone()),
+        ..L2Config::new("sim", extents)
+    }
+}
+
+/// A prefix filter and its link (the engine's key).
+fn prefix_filter() -> (Arc<crate::CountingBloom>, crate::FilterLink) {
+    let f = Arc::new(crate::CountingBloom::with_fp_rate(64, 0.01).unwrap());
+    let key = engine::hash::HashKey::fixed(1, 2);
+    (f.clone(), crate::FilterLink { filter: f, key })
+}
+
+/// The prefix filter's counters for the name prefix `/t` and `/t/c=<c>`: all zero if it
+/// holds neither.
+fn prefix_counts(f: &crate::CountingBloom, c: u32) -> Vec<u8> {
+    let key = engine::hash::HashKey::fixed(1, 2);
+    let short = name(c, 0)[..3].to_vec();
+    let long = name(c, 0)[..9].to_vec();
+    [short, long]
+        .iter()
+        .flat_map(|p| f.counts(engine::hash::value_hash(key, p).max(1)))
+        .collect()
+}
+
+#[test]
+fn a_reopen_completes_the_lookups_waiting_for_its_reads_as_misses() {
+    for clean in [false, true] {
+        let d = disk(6, DiskFaults::NONE);
+        let mut t = crate::L2Tier::new(open(&d, 8), 64);
+        let (n, chunk) = data(0, 0);
+        assert_eq!(t.admit(&n, &chunk), Admit::Writing);
+        while t.l2().in_flight() > 0 {
+            d.step();
+            t.poll(|_| {});
+        }
+        assert!(t.lookup(7, &n), "held: pending");
+        assert_eq!(t.waiting(), 1);
+        if !clean {
+            d.crash();
+        }
+        t.l2_mut().reopen(clean).unwrap();
+        assert_eq!(t.l2().orphaned_reads(), 1);
+        // The next poll completes the lookup without data: the engine asks upstream.
+        let mut got = Vec::new();
+        t.poll(|c| got.push((c.full_hash, c.data.is_some())));
+        assert_eq!(got, vec![(Some(7), false)], "clean: {clean}");
+        assert_eq!((t.waiting(), t.l2().orphaned_reads()), (0, 0));
+        // The reopened store serves the chunk to the next lookup.
+        assert!(t.lookup(8, &n));
+        let mut served = Vec::new();
+        while t.waiting() > 0 {
+            d.step();
+            t.poll(|c| served.push((c.full_hash, c.data.map(<[u8]>::to_vec))));
+        }
+        assert_eq!(served, vec![(Some(8), Some(chunk))]);
+    }
+}
+
+#[test]
+fn a_store_that_fails_to_open_leaves_none_of_its_prefixes_in_the_filter() {
+    let d = disk(7, DiskFaults::NONE);
+    let (f, link) = prefix_filter();
+    let mut l2 = L2File::open_with_filters(&config(&d, 8), None, Some(link)).unwrap();
+    fill(&mut l2, &d, 3, 2);
+    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
+    // The index file loads; the prefix scan reads two extents (linking their prefixes),
+    // then a read fails.
+    d.fail_open_read_after(2);
+    assert!(l2.reopen(true).is_err());
+    assert!(l2.fault().is_some(), "a store that cannot open is off");
+    for c in 0..3 {
+        assert_eq!(prefix_counts(&f, c), vec![0; prefix_counts(&f, c).len()]);
+    }
+    assert_eq!(f.stats().underflows, 0);
+}
+
+#[test]
+fn a_store_reopened_after_a_fault_keeps_its_filters() {
+    let d = disk(8, DiskFaults::NONE);
+    let (f, link) = prefix_filter();
+    let cs = Arc::new(crate::CountingBloom::with_fp_rate(64, 0.01).unwrap());
+    let cs_link = crate::FilterLink {
+        filter: cs.clone(),
+        key: link.key,
+    };
+    let mut l2 = L2File::open_with_filters(&config(&d, 8), Some(cs_link), Some(link)).unwrap();
+    fill(&mut l2, &d, 2, 2);
+    let n = name(1, 1);
+    let hash = engine::hash::value_hash(engine::hash::HashKey::fixed(1, 2), &n);
+    assert!(cs.may_contain(hash));
+    // A read fails: the store is off, its names and prefixes out of the filters.
+    d.crash();
+    assert!(matches!(
+        l2.read(&ChunkName::parse(&n).unwrap()),
+        ReadStart::Pending { .. }
+    ));
+    d.step();
+    l2.poll(|_| {});
+    assert!(l2.fault().is_some());
+    assert!(prefix_counts(&f, 1).iter().all(|&c| c == 0));
+    // Reopened: the names and prefixes it finds are back in the same filters.
+    l2.reopen(false).unwrap();
+    assert!(cs.may_contain(hash));
+    assert!(prefix_counts(&f, 1).iter().all(|&c| c > 0));
+    assert!(matches!(l2.read_prefix(&n[..9]), ReadStart::Pending { .. }));
+    assert_eq!((cs.stats().underflows, f.stats().underflows), (0, 0));
+}
+
+#[test]
+fn the_prefix_scan_finds_an_extent_past_its_damaged_first_slot() {
+    let d = disk(9, DiskFaults::NONE);
+    let (f, link) = prefix_filter();
+    let cfg = config(&d, 4);
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link.clone())).unwrap();
+    fill(&mut l2, &d, 1, 2);
+    let (e, slot) = l2
+        .held_slot(&ChunkName::parse(&name(0, 0)).unwrap())
+        .unwrap();
+    let at = l2.superblock().slot_offset(e, slot);
+    l2.close().unwrap();
+    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
+    // Slot 0's header damaged: the index file still says both chunks are held.
+    d.poke(at + 3, 0xff);
+    let f2 = Arc::new(crate::CountingBloom::with_fp_rate(64, 0.01).unwrap());
+    let link2 = crate::FilterLink {
+        filter: f2.clone(),
+        key: link.key,
+    };
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link2)).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert!(prefix_counts(&f2, 0).iter().all(|&c| c > 0));
+    let got = l2.read_prefix(&name(0, 0)[..9]);
+    assert!(matches!(got, ReadStart::Pending { .. }), "{got:?}");
+}
+
+#[test]
+fn faults_on_the_open_path_open_the_store_or_turn_it_off_never_wrong_data() {
+    let faults = DiskFaults {
+        open_error_pm: 300,
+        ..DiskFaults::NONE
+    };
+    let (mut opened, mut failed) = (0, 0);
+    let mut counts = DiskCounts::default();
+    for seed in 0..20 {
+        let d = disk(seed, faults);
+        let mut l2 = open(&d, 8);
+        d.arm_open_faults();
+        fill(&mut l2, &d, 4, 2);
+        for round in 0..8 {
+            let clean = (seed + round) % 2 == 0;
+            if !clean {
+                d.crash();
+            }
+            match l2.reopen(clean) {
+                Ok(()) => {
+                    opened += 1;
+                    fill(&mut l2, &d, 4, 2);
+                }
+                Err(_) => {
+                    failed += 1;
+                    assert!(l2.fault().is_some(), "seed {seed}: failed to open, not off");
+                }
+            }
+            never_wrong(&l2, &d, 4, 2);
+        }
+        counts.add(&d.counts());
+    }
+    assert!(opened > 0 && failed > 0, "({opened}, {failed})");
+    assert!(counts.open_errors > 0 && counts.open_lost > 0, "{counts:?}");
+    assert!(counts.truncated + counts.torn_superblocks > 0, "{counts:?}");
+}
+
+#[test]
+fn an_extent_the_prefix_scan_cannot_read_leaves_the_index() {
+    let d = disk(10, DiskFaults::NONE);
+    let (_, link) = prefix_filter();
+    let cfg = config(&d, 4);
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    // One chunk of content 0's batch: slot 0 only.
+    let n0 = name(0, 0);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
+    let at = l2.superblock().slot_offset(e, slot);
+    l2.close().unwrap();
+    d.poke(at + 3, 0xff);
+    let (f, link) = prefix_filter();
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    assert_eq!(
+        l2.stored_chunks(),
+        0,
+        "its only slot is unreadable: the extent left"
+    );
+    // The batch's next chunk gets an extent linked under its prefixes.
+    let n1 = name(0, 1);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
+    assert!(matches!(
+        l2.read_prefix(&n1[..9]),
+        ReadStart::Pending { .. }
+    ));
+}

@@ -1,0 +1,267 @@
+//! The L2 filters in the simulation: each worker's counting Bloom filter in front of its CS
+//! (the real [`store::CountingBloom`], shared by the engine's RAM tier through
+//! [`store::BloomHandle`] and by the store), and, with two workers or more, each worker's
+//! prefix filter read by the dispatchers ([`crate::dispatch::L2Prefixes`]).
+//!
+//! Checks: no counter of either filter ever went below zero (the filters count underflows);
+//! no false negative: every chunk the store's index holds is in the CS filter (after every
+//! step), and every name prefix of a chunk L2 would serve is in the worker's prefix filter;
+//! and the counts agree: the CS filter's counters are those of a filter built afresh from
+//! the names the RAM tier holds (recorded as the engine tells its filter) and the chunks the
+//! index holds, and the prefix filter's those of one built from the prefixes the store's
+//! prefix index has a list for (after every reopen and every read-back).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use engine::fw::pipeline::CsFilter;
+use engine::hash::{value_hash, HashKey};
+use store::{BloomHandle, ChunkName, CountingBloom, L2File};
+use wire::Name;
+
+/// Target false-positive rate of the simulation's filters: high, so that names share
+/// counters and a count that is off shows.
+const FP_RATE: f64 = 0.05;
+
+/// The CS filter as the engine holds it: the real filter, and the multiset of names the RAM
+/// tier put in it (the checker's record; a removal of a name it does not hold is noted).
+#[derive(Debug)]
+struct Recording {
+    inner: BloomHandle,
+    ram: Arc<Mutex<RamNames>>,
+}
+
+/// The names the RAM tier holds in the filter, by hash, and removals of names it did not.
+#[derive(Debug, Default)]
+struct RamNames {
+    held: BTreeMap<u64, u32>,
+    unmatched_removals: u64,
+    /// Insertions and removals so far.
+    changes: u64,
+}
+
+impl CsFilter for Recording {
+    fn prefetch(&self, full_hash: u64) {
+        self.inner.prefetch(full_hash);
+    }
+
+    fn may_hold(&self, full_hash: u64) -> bool {
+        self.inner.may_hold(full_hash)
+    }
+
+    fn insert(&mut self, full_hash: u64) {
+        self.inner.insert(full_hash);
+        let mut r = lock(&self.ram);
+        *r.held.entry(full_hash).or_default() += 1;
+        r.changes += 1;
+    }
+
+    fn remove(&mut self, full_hash: u64) {
+        self.inner.remove(full_hash);
+        let mut r = lock(&self.ram);
+        r.changes += 1;
+        match r.held.get_mut(&full_hash) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                r.held.remove(&full_hash);
+            }
+            None => r.unmatched_removals += 1,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One worker's filters, as the simulation holds them.
+pub(super) struct SimFilters {
+    key: HashKey,
+    /// The CS filter (RAM tier and L2).
+    pub cs: Arc<CountingBloom>,
+    /// The worker's prefix filter (with two workers or more).
+    pub prefixes: Option<Arc<CountingBloom>>,
+    ram: Arc<Mutex<RamNames>>,
+}
+
+impl SimFilters {
+    /// A CS filter for `names` names (the worker's RAM CS and L2), and the prefix filter
+    /// `prefixes` (made by [`prefix_filters`]).
+    pub fn new(key: HashKey, names: u64, prefixes: Option<Arc<CountingBloom>>) -> Self {
+        let cs = CountingBloom::with_fp_rate(names.max(1), FP_RATE)
+            .expect("a small filter is always possible");
+        SimFilters {
+            key,
+            cs: Arc::new(cs),
+            prefixes,
+            ram: Arc::default(),
+        }
+    }
+
+    /// The filter for the engine's CS (the real one, recorded).
+    pub fn engine_filter(&self) -> Box<dyn CsFilter> {
+        Box::new(Recording {
+            inner: BloomHandle(self.cs.clone()),
+            ram: self.ram.clone(),
+        })
+    }
+
+    /// The links the store keeps its names and prefixes in.
+    pub fn links(&self) -> (Option<store::FilterLink>, Option<store::FilterLink>) {
+        let link = |filter: &Arc<CountingBloom>| store::FilterLink {
+            filter: filter.clone(),
+            key: self.key,
+        };
+        (Some(link(&self.cs)), self.prefixes.as_ref().map(link))
+    }
+
+    /// Takes a held chunk's name out of the CS filter, behind the store's back (a test of
+    /// the checker); true if the store held one.
+    pub fn unfilter_one(&self, l2: &L2File, names: &[(Name, Vec<u8>)]) -> bool {
+        let held = names
+            .iter()
+            .find(|(_, v)| ChunkName::parse(v).is_some_and(|c| l2.contains(&c)));
+        if let Some((_, v)) = held {
+            self.cs.remove(value_hash(self.key, v));
+        }
+        held.is_some()
+    }
+
+    /// What the CS filter's content depends on, moved by every change of the RAM tier's
+    /// names or of the store's index (a write completed, an extent evicted, a slot dropped,
+    /// a fault): the checks of a worker whose mark has not moved are skipped.
+    pub fn mark(&self, l2: &L2File) -> [u64; 6] {
+        let c = l2.counters();
+        [
+            lock(&self.ram).changes,
+            c.bytes_written,
+            c.evictions,
+            c.checksum_failures + c.name_mismatches,
+            u64::from(l2.fault().is_some()),
+            l2.stored_chunks(),
+        ]
+    }
+
+    /// After every step: no underflow, and every chunk the index holds is in the CS filter.
+    pub fn check(&self, l2: &L2File, names: &[(Name, Vec<u8>)]) -> Result<(), String> {
+        let under =
+            self.cs.stats().underflows + self.prefixes.as_ref().map_or(0, |p| p.stats().underflows);
+        if under > 0 {
+            return Err(format!("a filter counter went below zero ({under} times)"));
+        }
+        let unmatched = lock(&self.ram).unmatched_removals;
+        if unmatched > 0 {
+            return Err(format!(
+                "the RAM tier took {unmatched} names it did not hold out of the CS filter"
+            ));
+        }
+        for (name, v) in names {
+            let held = ChunkName::parse(v).is_some_and(|c| l2.contains(&c));
+            if held && !self.cs.may_contain(value_hash(self.key, v)) {
+                return Err(format!(
+                    "L2 holds {name} but the CS filter says it does not (a false negative)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// After a reopen and at every read-back: the filters' counts are those of filters built
+    /// afresh from what the RAM tier and the store hold; `served`: the chunks L2 would serve,
+    /// each of whose name prefixes must be in the prefix filter.
+    pub fn check_counts(
+        &self,
+        l2: &L2File,
+        names: &[(Name, Vec<u8>)],
+        served: &[&Name],
+    ) -> Result<(), String> {
+        let mut probes: Vec<u64> = Vec::new();
+        let expect = CountingBloom::new(self.cs.geometry(), self.cs.capacity());
+        for (&h, &n) in &lock(&self.ram).held {
+            (0..n).for_each(|_| expect.insert(h));
+            probes.push(h);
+        }
+        for (_, v) in names {
+            let h = value_hash(self.key, v);
+            probes.push(h);
+            if ChunkName::parse(v).is_some_and(|c| l2.contains(&c)) {
+                expect.insert(h);
+            }
+        }
+        if self.cs.stats().saturated == 0 {
+            if let Some(&h) = probes
+                .iter()
+                .find(|&&h| self.cs.counts(h) != expect.counts(h))
+            {
+                return Err(format!(
+                    "the CS filter counts {:?} for a name, the RAM CS and the index {:?}",
+                    self.cs.counts(h),
+                    expect.counts(h)
+                ));
+            }
+        }
+        let Some(pf) = &self.prefixes else {
+            return Ok(());
+        };
+        let expect = CountingBloom::new(pf.geometry(), pf.capacity());
+        let linked = store::sim::linked_prefixes(l2);
+        // A store that a fault turned off keeps no prefix in the filter.
+        if l2.fault().is_none() {
+            linked.iter().for_each(|&h| expect.insert(h));
+        }
+        let mut probes = linked;
+        for &name in served {
+            for p in name_prefixes(name) {
+                let h = value_hash(self.key, &p).max(1);
+                if !pf.may_contain(h) {
+                    return Err(format!(
+                        "L2 serves {name} but the prefix filter has not its prefix {} (a \
+                         false negative; in the store's prefix index: {})",
+                        Name::decode(&[&[7, p.len() as u8][..], &p].concat())
+                            .map_or_else(|_| "?".into(), |n| n.to_string()),
+                        probes.contains(&h)
+                    ));
+                }
+                probes.push(h);
+            }
+        }
+        if pf.stats().saturated == 0 {
+            if let Some(&h) = probes.iter().find(|&&h| pf.counts(h) != expect.counts(h)) {
+                return Err(format!(
+                    "the prefix filter counts {:?} for a prefix, the prefix index {:?}",
+                    pf.counts(h),
+                    expect.counts(h)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name TLV values of a chunk name's prefixes the prefix index links: the
+/// [`store::l2::PREFIX_LEVELS`] longest of its name without the segment.
+fn name_prefixes(name: &Name) -> Vec<Vec<u8>> {
+    let n = name.len().saturating_sub(1);
+    (n.saturating_sub(store::l2::PREFIX_LEVELS).max(1)..=n)
+        .map(|k| name.prefix(k).to_wire()[2..].to_vec())
+        .collect()
+}
+
+/// With two workers or more, one prefix filter per worker sized for its store's prefixes
+/// ([`store::l2::PREFIX_LEVELS`] per extent), as the router makes them.
+pub(super) fn prefix_filters(workers: usize, extents: u32) -> Option<Vec<Arc<CountingBloom>>> {
+    if workers < 2 {
+        return None;
+    }
+    let names = u64::from(extents.max(1)) * store::l2::PREFIX_LEVELS as u64;
+    Some(
+        (0..workers)
+            .map(|_| {
+                Arc::new(
+                    CountingBloom::with_fp_rate(names, FP_RATE)
+                        .expect("a small filter is always possible"),
+                )
+            })
+            .collect(),
+    )
+}
