@@ -693,6 +693,8 @@ mod tests {
             "max_faces = 9000",
             "udp_mtu = 1400",
             "reassembly_budget_bytes = 1048576",
+            "on_demand_faces_per_s = 50",
+            "on_demand_faces_burst = 5",
         ] {
             let new = Config::from_toml(&format!("[faces]\n{key}\n")).unwrap();
             assert_eq!(restart_sections(&old, &new), ["faces"], "{key}");
