@@ -419,39 +419,29 @@ impl L2Tier {
             }
             let at = i * self.max_name_bytes;
             let name = &self.prefix_names[at..at + usize::from(w.name_len)];
-            if w.missed {
-                self.prefix_waits[i].active = false;
-                self.waiting -= 1;
-                self.counters.failed += 1;
-                f(TierCompletion {
-                    full_hash: Some(w.hash),
-                    name_value: name,
-                    data: None,
-                    stored_at_ms: 0,
-                });
-                n += 1;
-                continue;
-            }
-            match self.l2.read_prefix_next(name, w.ticket) {
-                ReadStart::Busy => {} // next time
-                ReadStart::Pending { ticket, .. } => {
-                    let w = &mut self.prefix_waits[i];
-                    (w.ticket, w.again, w.reads) = (ticket, false, w.reads + 1);
-                }
-                ReadStart::Miss => {
-                    self.prefix_waits[i].active = false;
-                    self.waiting -= 1;
-                    self.counters.failed += 1;
-                    self.counters.prefix_stale += 1;
-                    f(TierCompletion {
-                        full_hash: Some(w.hash),
-                        name_value: name,
-                        data: None,
-                        stored_at_ms: 0,
-                    });
-                    n += 1;
+            // A lookup the prefix index had nothing for, or whose batches are all read, completes
+            // without data.
+            if !w.missed {
+                match self.l2.read_prefix_next(name, w.ticket) {
+                    ReadStart::Busy => continue, // next time
+                    ReadStart::Pending { ticket, .. } => {
+                        let w = &mut self.prefix_waits[i];
+                        (w.ticket, w.again, w.reads) = (ticket, false, w.reads + 1);
+                        continue;
+                    }
+                    ReadStart::Miss => self.counters.prefix_stale += 1,
                 }
             }
+            self.prefix_waits[i].active = false;
+            self.waiting -= 1;
+            self.counters.failed += 1;
+            f(TierCompletion {
+                full_hash: Some(w.hash),
+                name_value: name,
+                data: None,
+                stored_at_ms: 0,
+            });
+            n += 1;
         }
         n
     }
