@@ -27,6 +27,8 @@
 //! Refused commands are counted by reason ([`Refused`]).
 
 mod key;
+pub mod policy;
+pub mod regex;
 #[cfg(test)]
 pub(crate) mod tests;
 
