@@ -14,14 +14,14 @@ const NOW: u64 = 1_800_000_000_000;
 const DAY_MS: u64 = 86_400_000;
 
 /// A key and the certificate issued to it (wire and decoded).
-struct Party {
-    key: Signer,
-    cert_wire: Vec<u8>,
-    cert: Certificate,
+pub(crate) struct Party {
+    pub(crate) key: Signer,
+    pub(crate) cert_wire: Vec<u8>,
+    pub(crate) cert: Certificate,
 }
 
 impl Party {
-    fn key_name(&self) -> Name {
+    pub(crate) fn key_name(&self) -> Name {
         self.cert.key_name()
     }
 }
@@ -36,7 +36,12 @@ fn validity(from_ms: u64, until_ms: u64) -> Vec<u8> {
 
 /// A certificate for `identity`'s new key, issued (signed) by `issuer` (itself when `None`),
 /// valid over `valid`, its KeyLocator `kl` (the issuer's key name when `None`).
-fn issue(identity: &str, issuer: Option<&Party>, valid: (u64, u64), kl: Option<Name>) -> Party {
+pub(crate) fn issue(
+    identity: &str,
+    issuer: Option<&Party>,
+    valid: (u64, u64),
+    kl: Option<Name>,
+) -> Party {
     let key = signer(identity);
     let issuer_id = issuer.map_or("self".to_string(), |i| {
         i.key_name().components[0].to_string()
@@ -120,9 +125,15 @@ fn fetched_names(a: &mut Authorizations) -> Vec<Name> {
 
 /// anchor -> site -> user.
 fn hierarchy() -> (Party, Party, Party) {
-    let root = issue("/ndn", None, year(), None);
-    let site = issue("/ndn/site", Some(&root), year(), None);
-    let user = issue("/ndn/site/alice", Some(&site), year(), None);
+    hierarchy_over(year())
+}
+
+/// anchor (`/ndn`) -> site (`/ndn/site`) -> user (`/ndn/site/alice`), every certificate valid
+/// over `valid`.
+pub(crate) fn hierarchy_over(valid: (u64, u64)) -> (Party, Party, Party) {
+    let root = issue("/ndn", None, valid, None);
+    let site = issue("/ndn/site", Some(&root), valid, None);
+    let user = issue("/ndn/site/alice", Some(&site), valid, None);
     (root, site, user)
 }
 

@@ -28,7 +28,7 @@
 
 pub mod chain;
 #[cfg(test)]
-mod chain_tests;
+pub(crate) mod chain_tests;
 mod key;
 pub mod policy;
 pub mod regex;
