@@ -406,9 +406,10 @@ impl<F: Forwarder> Manager<F> {
         } else {
             (None, bytes, false)
         };
-        if token == Some(&crate::auth::FETCH_TOKEN[..]) {
+        let is_data = ibytes.first() == Some(&(tt::DATA as u8));
+        if token == Some(&crate::auth::FETCH_TOKEN[..]) && (is_data || nack) {
             // A certificate fetched for a localhop command's chain (or a Nack of the fetch).
-            self.on_fetched(ibytes, nack);
+            self.on_fetched(face, ibytes, nack);
             return;
         }
         if nack {
@@ -493,15 +494,15 @@ impl<F: Forwarder> Manager<F> {
         self.answer(face, token, &data);
     }
 
-    /// A Data (or a Nack, `nack`) that came back to a certificate fetch.
-    fn on_fetched(&mut self, bytes: &[u8], nack: bool) {
+    /// A Data (or a Nack, `nack`) that came back on `face` to a certificate fetch.
+    fn on_fetched(&mut self, face: FaceId, bytes: &[u8], nack: bool) {
         let (wall, now) = (wall_ms(), self.now_ms());
         if nack {
             if let Ok(i) = InterestView::decode(bytes, &self.limits) {
-                self.localhop_auth.on_nack(&i.name().to_name(), now);
+                self.localhop_auth.on_nack(face, &i.name().to_name(), now);
             }
         } else {
-            self.localhop_auth.on_certificate(bytes, wall, now);
+            self.localhop_auth.on_certificate(face, bytes, wall, now);
         }
         self.flush_chains();
     }

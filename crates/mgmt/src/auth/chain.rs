@@ -386,10 +386,17 @@ impl Authorizations {
         });
     }
 
-    /// A Data that came back to a certificate fetch (`bytes`: the network-layer Data), at
-    /// `wall_ms` and `now_ms`: every command waiting for it goes on (or is decided). Answers
-    /// whether any was.
-    pub fn on_certificate(&mut self, bytes: &[u8], wall_ms: u64, now_ms: u64) -> bool {
+    /// A Data that came back on `face` to a certificate fetch (`bytes`: the network-layer
+    /// Data), at `wall_ms` and `now_ms`: every command from that face waiting for it goes on
+    /// (or is decided). Answers whether any was. (A Data from another face answers nothing: the
+    /// fetch went to the command's face only.)
+    pub fn on_certificate(
+        &mut self,
+        face: FaceId,
+        bytes: &[u8],
+        wall_ms: u64,
+        now_ms: u64,
+    ) -> bool {
         let Ok(d) = DataView::decode(bytes, &Limits::default()) else {
             return false;
         };
@@ -397,7 +404,7 @@ impl Authorizations {
         let (mine, rest): (VecDeque<Pending>, VecDeque<Pending>) =
             std::mem::take(&mut self.chains.pending)
                 .into_iter()
-                .partition(|p| p.fetching.is_prefix_of(&name));
+                .partition(|p| p.origin.face == face && p.fetching.is_prefix_of(&name));
         self.chains.pending = rest;
         if mine.is_empty() {
             return false;
@@ -498,13 +505,14 @@ impl Authorizations {
         });
     }
 
-    /// A Nack came back to the fetch of `name` (the Interest's name): the commands waiting for
-    /// it try again later, or are refused once out of retries. Answers whether any waited.
-    pub fn on_nack(&mut self, name: &Name, now_ms: u64) -> bool {
+    /// A Nack came back on `face` to the fetch of `name` (the Interest's name): the commands
+    /// from that face waiting for it try again later, or are refused once out of retries.
+    /// Answers whether any waited.
+    pub fn on_nack(&mut self, face: FaceId, name: &Name, now_ms: u64) -> bool {
         let mut any = false;
         let mut out = Vec::new();
         for mut p in std::mem::take(&mut self.chains.pending) {
-            if p.fetching != *name || p.resend_at_ms.is_some() {
+            if p.origin.face != face || p.fetching != *name || p.resend_at_ms.is_some() {
                 self.chains.pending.push_back(p);
                 continue;
             }

@@ -147,12 +147,14 @@ fn a_chain_is_fetched_from_the_face_verified_up_to_the_anchor_and_cached() {
     assert_eq!(fetched_names(&mut a), [user.cert.name.clone()]);
     assert!(a.take_decided().is_empty());
     // The user's certificate names the site's key, which is no anchor: fetched next.
-    assert!(a.on_certificate(&user.cert_wire, NOW, 10));
+    assert!(a.on_certificate(300, &user.cert_wire, NOW, 10));
     assert_eq!(fetched_names(&mut a), [site.key_name()]);
     assert!(a.take_decided().is_empty());
-    // A Data nobody waits for changes nothing.
-    assert!(!a.on_certificate(&root.cert_wire, NOW, 15));
-    assert!(a.on_certificate(&site.cert_wire, NOW, 20));
+    // A Data nobody waits for changes nothing, nor the awaited one from another face.
+    assert!(!a.on_certificate(300, &root.cert_wire, NOW, 15));
+    assert!(!a.on_certificate(301, &site.cert_wire, NOW, 15));
+    assert!(!a.on_nack(301, &site.key_name(), 15));
+    assert!(a.on_certificate(300, &site.cert_wire, NOW, 20));
     let decided = a.take_decided();
     assert_eq!(decided.len(), 1);
     assert!(decided[0].accepted);
@@ -174,7 +176,7 @@ fn a_chain_is_fetched_from_the_face_verified_up_to_the_anchor_and_cached() {
         Verdict::Pending
     );
     assert_eq!(fetched_names(&mut a), [bob.key_name()]);
-    a.on_certificate(&bob.cert_wire, NOW, 60);
+    a.on_certificate(300, &bob.cert_wire, NOW, 60);
     assert!(a.take_decided()[0].accepted);
     assert!(
         a.take_fetches().is_empty(),
@@ -206,8 +208,8 @@ fn expired_certificates_break_the_chain() {
         judge(&mut a, &command(&user, NOW, &user.key_name()), 0),
         Verdict::Pending
     );
-    a.on_certificate(&user.cert_wire, NOW, 1);
-    a.on_certificate(&site.cert_wire, NOW, 2);
+    a.on_certificate(300, &user.cert_wire, NOW, 1);
+    a.on_certificate(300, &site.cert_wire, NOW, 2);
     let d = a.take_decided();
     assert!(!d[0].accepted);
     assert_eq!(a.refused().bad_certificate, 1);
@@ -221,7 +223,7 @@ fn expired_certificates_break_the_chain() {
     );
     let mut a = validator(&[&root]);
     judge(&mut a, &command(&early, NOW, &early.key_name()), 0);
-    a.on_certificate(&early.cert_wire, NOW, 1);
+    a.on_certificate(300, &early.cert_wire, NOW, 1);
     assert!(!a.take_decided()[0].accepted);
 }
 
@@ -238,16 +240,16 @@ fn forged_signatures_are_refused_anywhere_in_the_chain() {
     );
     let mut a = validator(&[&root]);
     judge(&mut a, &command(&forged, NOW, &forged.key_name()), 0);
-    a.on_certificate(&forged.cert_wire, NOW, 1);
-    a.on_certificate(&site.cert_wire, NOW, 2);
+    a.on_certificate(300, &forged.cert_wire, NOW, 1);
+    a.on_certificate(300, &site.cert_wire, NOW, 2);
     assert!(!a.take_decided()[0].accepted);
     assert_eq!(a.refused().bad_signature, 1);
     // A command whose own signature is not the user's.
     let mut a = validator(&[&root]);
     let bad = command(&forged, NOW, &user.key_name());
     judge(&mut a, &bad, 0);
-    a.on_certificate(&user.cert_wire, NOW, 1);
-    a.on_certificate(&site.cert_wire, NOW, 2);
+    a.on_certificate(300, &user.cert_wire, NOW, 1);
+    a.on_certificate(300, &site.cert_wire, NOW, 2);
     assert!(!a.take_decided()[0].accepted);
     assert_eq!(a.refused().bad_signature, 1);
     assert_eq!(a.records(), 0);
@@ -283,7 +285,7 @@ fn a_chain_that_reaches_no_anchor_stops_at_the_depth_bound() {
             .iter()
             .find(|p| p.cert.designated_by(&names[0]))
             .unwrap();
-        a.on_certificate(&p.cert_wire, NOW, 1);
+        a.on_certificate(300, &p.cert_wire, NOW, 1);
     }
     assert_eq!(fetches, MAX_DEPTH);
     assert!(!a.take_decided()[0].accepted);
@@ -293,7 +295,7 @@ fn a_chain_that_reaches_no_anchor_stops_at_the_depth_bound() {
     let stranger = issue("/ndn/stranger", None, year(), None);
     judge(&mut a, &command(&stranger, NOW, &stranger.key_name()), 2);
     assert_eq!(fetched_names(&mut a), [stranger.key_name()]);
-    a.on_certificate(&stranger.cert_wire, NOW, 3);
+    a.on_certificate(300, &stranger.cert_wire, NOW, 3);
     assert!(a.take_fetches().is_empty());
     assert!(!a.take_decided()[0].accepted);
     assert_eq!(a.refused().bad_certificate, 1);
@@ -307,8 +309,8 @@ fn the_rules_judge_the_command_and_each_certificate() {
     let user = issue("/other/alice", Some(&other), year(), None);
     let mut a = validator(&[&root]);
     judge(&mut a, &command(&user, NOW, &user.key_name()), 0);
-    a.on_certificate(&user.cert_wire, NOW, 1);
-    a.on_certificate(&other.cert_wire, NOW, 2);
+    a.on_certificate(300, &user.cert_wire, NOW, 1);
+    a.on_certificate(300, &other.cert_wire, NOW, 2);
     assert!(!a.take_decided()[0].accepted);
     assert_eq!(a.refused().bad_certificate, 1);
     // A KeyLocator that names no key: no rule passes it, nothing is fetched.
@@ -355,7 +357,7 @@ fn waiting_commands_are_bounded_and_fetches_retried_then_given_up() {
     a.take_fetches();
     let mut wait = NACK_WAIT_MS;
     for _ in 0..FETCH_RETRIES {
-        assert!(a.on_nack(&user.key_name(), now));
+        assert!(a.on_nack(300, &user.key_name(), now));
         a.tick_chains(now + wait - 1);
         assert!(a.take_fetches().is_empty());
         now += wait;
@@ -363,7 +365,7 @@ fn waiting_commands_are_bounded_and_fetches_retried_then_given_up() {
         assert_eq!(a.take_fetches().len(), 1);
         wait *= 2;
     }
-    assert!(a.on_nack(&user.key_name(), now));
+    assert!(a.on_nack(300, &user.key_name(), now));
     assert!(!a.take_decided()[0].accepted);
     // Replacing the validator refuses what waits.
     judge(&mut a, &command(&user, NOW + 3000, &user.key_name()), now);

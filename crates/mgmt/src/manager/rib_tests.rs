@@ -200,7 +200,7 @@ fn localhop_registration_waits_for_its_chain_fetched_from_its_face() {
         i.name().to_name()
     };
     assert_eq!(fetch(&m), user.key_name());
-    let reply = |m: &mut Manager<Fake>, token: &[u8], cert: &[u8]| {
+    let reply = |m: &mut Manager<Fake>, face: FaceId, token: &[u8], cert: &[u8]| {
         let mut lp = Vec::new();
         LpPacket {
             pit_token: Some(token.to_vec()),
@@ -208,12 +208,17 @@ fn localhop_registration_waits_for_its_chain_fetched_from_its_face() {
             ..LpPacket::default()
         }
         .encode(&mut lp);
-        m.on_interest(2, false, &lp);
+        m.on_interest(face, false, &lp);
     };
-    reply(&mut m, &FETCH_TOKEN, &user.cert_wire);
+    // The certificate from another face, or without the token, answers nothing.
+    let sent = m.forwarder().sent.borrow().len();
+    reply(&mut m, 5, &FETCH_TOKEN, &user.cert_wire);
+    reply(&mut m, 2, &[1, 2], &user.cert_wire);
+    assert_eq!(m.forwarder().sent.borrow().len(), sent);
+    reply(&mut m, 2, &FETCH_TOKEN, &user.cert_wire);
     assert_eq!(fetch(&m), site.key_name());
     assert!(m.rib().routes(&name("/ndn/site/alice/app")).is_empty());
-    reply(&mut m, &FETCH_TOKEN, &site.cert_wire);
+    reply(&mut m, 2, &FETCH_TOKEN, &site.cert_wire);
     // Verified: the command runs and is answered with its own PIT token.
     let (to, token, _) = last_sent(&m);
     assert_eq!((to, token), (2, Some(vec![9, 9])));
@@ -238,7 +243,7 @@ fn localhop_registration_waits_for_its_chain_fetched_from_its_face() {
     );
     let (to, _, _) = last_sent(&m);
     assert_eq!(to, 3);
-    reply(&mut m, &FETCH_TOKEN, &stranger.cert_wire);
+    reply(&mut m, 3, &FETCH_TOKEN, &stranger.cert_wire);
     assert_eq!(code(&last_response(&m)).0, 403);
     assert!(m.rib().routes(&name("/ndn/site/mallory/app")).is_empty());
     assert_eq!(m.traffic().refused_commands.bad_certificate, 1);
