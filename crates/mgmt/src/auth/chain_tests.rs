@@ -144,7 +144,7 @@ fn a_chain_is_fetched_from_the_face_verified_up_to_the_anchor_and_cached() {
     let cmd = command(&user, NOW, &user.cert.name);
     assert_eq!(judge(&mut a, &cmd, 0), Verdict::Pending);
     assert_eq!(a.pending(), 1);
-    assert_eq!(fetched_names(&mut a), [user.cert.name.clone()]);
+    assert_eq!(fetched_names(&mut a), std::slice::from_ref(&user.cert.name));
     assert!(a.take_decided().is_empty());
     // The user's certificate names the site's key, which is no anchor: fetched next.
     assert!(a.on_certificate(300, &user.cert_wire, NOW, 10));

@@ -209,41 +209,42 @@ impl Parser<'_> {
 
     /// A repetition after an atom (none: exactly once).
     fn repeat(&mut self) -> Result<(u32, u32), String> {
-        Ok(match self.peek() {
+        let one = match self.peek() {
             Some('*') => (0, u32::MAX),
             Some('+') => (1, u32::MAX),
             Some('?') => (0, 1),
-            Some('{') => {
-                let start = self.at + 1;
-                let end = self.s[start..]
-                    .find('}')
-                    .ok_or_else(|| format!("an unclosed '{{' in {:?}", self.s))?;
-                let body = &self.s[start..start + end];
-                self.at = start + end + 1;
-                let bad = || format!("a bad repetition {{{body}}} in {:?}", self.s);
-                let num = |t: &str| t.trim().parse::<u32>().map_err(|_| bad());
-                let (min, max) = match body.split_once(',') {
-                    None => (num(body)?, num(body)?),
-                    Some((a, b)) => (
-                        if a.trim().is_empty() { 0 } else { num(a)? },
-                        if b.trim().is_empty() {
-                            u32::MAX
-                        } else {
-                            num(b)?
-                        },
-                    ),
-                };
-                if min > max {
-                    return Err(bad());
-                }
-                return Ok((min, max));
-            }
+            Some('{') => return self.braces(),
             _ => return Ok((1, 1)),
-        })
-        .map(|r| {
-            self.bump();
-            r
-        })
+        };
+        self.bump();
+        Ok(one)
+    }
+
+    /// `{n}`, `{n,}`, `{,m}` or `{n,m}` (at the `{`).
+    fn braces(&mut self) -> Result<(u32, u32), String> {
+        let start = self.at + 1;
+        let end = self.s[start..]
+            .find('}')
+            .ok_or_else(|| format!("an unclosed '{{' in {:?}", self.s))?;
+        let body = &self.s[start..start + end];
+        self.at = start + end + 1;
+        let bad = || format!("a bad repetition {{{body}}} in {:?}", self.s);
+        let num = |t: &str| t.trim().parse::<u32>().map_err(|_| bad());
+        let (min, max) = match body.split_once(',') {
+            None => (num(body)?, num(body)?),
+            Some((a, b)) => (
+                if a.trim().is_empty() { 0 } else { num(a)? },
+                if b.trim().is_empty() {
+                    u32::MAX
+                } else {
+                    num(b)?
+                },
+            ),
+        };
+        if min > max {
+            return Err(bad());
+        }
+        Ok((min, max))
     }
 }
 
