@@ -391,3 +391,52 @@ fn validity_periods_read_as_ndn_cxx_writes_them() {
     assert!(root.cert.valid_at(NOW));
     assert!(!root.cert.valid_at(NOW + 366 * DAY_MS));
 }
+
+#[test]
+fn a_digest_signature_the_rules_allow_is_checked_without_a_certificate() {
+    let text = r#"rule { id digest
+                        for interest
+                        checker { type customized
+                                  sig-type sha256 } }
+                  rule { id ecdsa
+                         for interest
+                         filter { type name
+                                  regex ^<localhop><nfd><rib><register><>{1,3}$ }
+                         checker { type customized
+                                   sig-type ecdsa-sha256
+                                   key-locator { type name
+                                                 regex ^<>*<KEY><>{1,3}$ } } }"#;
+    let (root, _, _) = hierarchy();
+    let mut a = Authorizations::localhop_with(Policy::parse(text).unwrap(), vec![root.cert]);
+    let digest = |time_ms: u64, corrupt: bool| {
+        let name = Name::from_uri("/localhop/nfd/rib/register")
+            .unwrap()
+            .with(Component::generic(vec![0x68, 0]));
+        let mut i = wire::Interest::new(name, [1; 4]);
+        let info = SignatureInfo {
+            signature_type: signature_type::DIGEST_SHA256,
+            nonce: Some(vec![3; 8]),
+            time_ms: Some(time_ms),
+            ..SignatureInfo::default()
+        };
+        crate::keychain::digest_sign_interest(&mut i, info);
+        if corrupt {
+            i.signature_value.as_mut().unwrap()[0] ^= 1;
+        }
+        i.to_wire()
+    };
+    assert_eq!(judge(&mut a, &digest(NOW, true), 0), Verdict::Reject);
+    assert_eq!(a.refused().bad_signature, 1);
+    assert_eq!(judge(&mut a, &digest(NOW, false), 0), Verdict::Accept);
+    assert!(a.take_fetches().is_empty());
+    // Under the ECDSA rule alone, a digest is refused by the rules.
+    let text = text.replacen("rule { id digest", "rule { id digest-off\n for data", 1);
+    let text = text.replacen(
+        "for data\n                        for interest",
+        "for data",
+        1,
+    );
+    let mut a = Authorizations::localhop_with(Policy::parse(&text).unwrap(), Vec::new());
+    assert_eq!(judge(&mut a, &digest(NOW, false), 0), Verdict::Reject);
+    assert_eq!(a.refused().policy, 1);
+}
