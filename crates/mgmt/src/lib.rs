@@ -34,7 +34,8 @@
 //! command-Interest policy do: by default anyone (NFD's `certfile any`), else signers whose
 //! certificates are trust anchors, with signing times checked against the clock and replays
 //! refused; `/localhop/nfd/rib` commands from neighbours answer to NFD's `localhop_security`
-//! ([`auth::Authorizations::localhop`]).
+//! ([`auth::Authorizations::localhop`], or with an ndn-cxx validator configuration's rules,
+//! [`auth::policy`], and certificate chains fetched from the command's face, [`auth::chain`]).
 //!
 //! [`keychain`] reads the key chain ndn-cxx and python-ndn keep (`~/.ndn/pib.db` and the
 //! `tpm-file` private keys) and signs with it, for the tools and for prefix propagation.

@@ -29,7 +29,7 @@ use wire::nfd::{
 };
 use wire::{tt, InterestView, Limits, LpPacketView, Name};
 
-use crate::auth::{Authorizations, Refused, Verdict};
+use crate::auth::{Authorizations, Origin, Refused, Verdict};
 use crate::cs::CsSettings;
 use crate::dataset::{names_a_version, Dataset, Sources, Versions};
 use crate::forwarder::Forwarder;
@@ -174,7 +174,10 @@ impl<F: Forwarder> Manager<F> {
 
     /// Puts `auth` ([`Authorizations::localhop`]) in force for `/localhop/nfd/rib` commands
     /// (NFD's `localhop_security`); the counts of refusals carry on.
+    /// Commands waiting for their certificate chains under the old one are refused (403).
     pub fn set_localhop_security(&mut self, auth: Authorizations) {
+        self.localhop_auth.abandon();
+        self.flush_chains();
         let refused = self.localhop_auth.refused();
         self.localhop_auth = auth;
         self.localhop_auth.add_refused(refused);
@@ -378,6 +381,9 @@ impl<F: Forwarder> Manager<F> {
     /// The regular chores: expired routes go ([`Manager::expire_routes`]), and so do Interests
     /// that waited for a notification past their lifetime.
     pub fn tick(&mut self) {
+        let now = self.now_ms();
+        self.localhop_auth.tick_chains(now);
+        self.flush_chains();
         self.expire_routes();
         self.readvertise_changes();
         let now = self.now_ms();
@@ -389,17 +395,26 @@ impl<F: Forwarder> Manager<F> {
     /// `/localhost` only, and nothing answers a refused or unknown dataset request; every
     /// command gets a ControlResponse. The answer echoes the Interest's PIT token.
     pub fn on_interest(&mut self, face: FaceId, local: bool, bytes: &[u8]) {
-        let (token, ibytes) = if bytes.first() == Some(&(tt::LP_PACKET as u8)) {
+        let (token, ibytes, nack) = if bytes.first() == Some(&(tt::LP_PACKET as u8)) {
             match LpPacketView::decode(bytes, &self.limits) {
                 Ok(lp) => match lp.fragment() {
-                    Some(f) => (lp.pit_token, f),
+                    Some(f) => (lp.pit_token, f, lp.nack.is_some()),
                     None => return,
                 },
                 Err(_) => return,
             }
         } else {
-            (None, bytes)
+            (None, bytes, false)
         };
+        let is_data = ibytes.first() == Some(&(tt::DATA as u8));
+        if token == Some(&crate::auth::FETCH_TOKEN[..]) && (is_data || nack) {
+            // A certificate fetched for a localhop command's chain (or a Nack of the fetch).
+            self.on_fetched(face, ibytes, nack);
+            return;
+        }
+        if nack {
+            return;
+        }
         if ibytes.first() == Some(&(tt::DATA as u8)) {
             self.on_nlsr_reply(ibytes);
             return;
@@ -449,10 +464,24 @@ impl<F: Forwarder> Manager<F> {
             Err(r) => r,
             Ok(cmd) => {
                 let (wall, now) = (wall_ms(), self.now_ms());
-                let judge = self.authority(text(0) == "localhop" && module == "rib");
-                match judge.check(&module, &interest, wall, now) {
+                let verdict = if text(0) == "localhop" && module == "rib" {
+                    let origin = Origin {
+                        face,
+                        token: token.map(<[u8]>::to_vec),
+                    };
+                    let v = self
+                        .localhop_auth
+                        .check_localhop(&interest, ibytes, origin, wall, now);
+                    self.flush_chains();
+                    v
+                } else {
+                    self.auth.check(&module, &interest, wall, now)
+                };
+                match verdict {
                     Verdict::Accept => self.command(face, &cmd),
                     Verdict::Reject => crate::unauthorized(),
+                    // Answered once its certificate chain is fetched and verified.
+                    Verdict::Pending => return,
                     Verdict::Drop => {
                         self.traffic.unanswered += 1;
                         return;
@@ -465,14 +494,46 @@ impl<F: Forwarder> Manager<F> {
         self.answer(face, token, &data);
     }
 
-    /// Who judges a command: `/localhop/nfd/rib` answers to NFD's `localhop_security`, the
-    /// rest to the authorizations.
-    fn authority(&mut self, localhop: bool) -> &mut Authorizations {
-        if localhop {
-            &mut self.localhop_auth
+    /// A Data (or a Nack, `nack`) that came back on `face` to a certificate fetch.
+    fn on_fetched(&mut self, face: FaceId, bytes: &[u8], nack: bool) {
+        let (wall, now) = (wall_ms(), self.now_ms());
+        if nack {
+            if let Ok(i) = InterestView::decode(bytes, &self.limits) {
+                self.localhop_auth.on_nack(face, &i.name().to_name(), now);
+            }
         } else {
-            &mut self.auth
+            self.localhop_auth.on_certificate(face, bytes, wall, now);
         }
+        self.flush_chains();
+    }
+
+    /// Sends the certificate fetches the localhop validator asks for, and runs (or answers 403)
+    /// the commands it decided after their chains.
+    fn flush_chains(&mut self) {
+        for f in self.localhop_auth.take_fetches() {
+            let token = &crate::auth::FETCH_TOKEN[..];
+            self.forwarder.send(f.face, Some(token), &f.interest);
+        }
+        let decided = self.localhop_auth.take_decided();
+        if decided.is_empty() {
+            return;
+        }
+        for d in decided {
+            let Ok(interest) = InterestView::decode(&d.command, &self.limits) else {
+                continue;
+            };
+            let Ok(cmd) = parse_command_with(&interest, false, self.localhop) else {
+                continue;
+            };
+            let answer = if d.accepted {
+                self.command(d.origin.face, &cmd)
+            } else {
+                crate::unauthorized()
+            };
+            let data = response_data(&interest.name().to_name(), &answer);
+            self.answer(d.origin.face, d.origin.token.as_deref(), &data);
+        }
+        self.readvertise_changes();
     }
 
     /// The Data answering a dataset Interest: a new version for the bare dataset name, or a

@@ -665,6 +665,7 @@ impl Config {
             format!("{line}{}", e.message().replace('\n', " "))
         })?;
         authorizations::resolve_in(&mut c.authorizations, dir);
+        c.rib.resolve_in(dir);
         c.validate()?;
         Ok(c)
     }

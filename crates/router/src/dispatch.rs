@@ -16,7 +16,8 @@
 //!   a restarted router answers version discovery from whichever worker stored the content.
 //!   When that worker's L2 has nothing to serve after all, it hands the Interest on to the next
 //!   candidate ([`Dispatcher::next_prefix_holder`]).
-//! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management.
+//! - Interests for `/localhost/nfd` and `/localhop/nfd` go to management, and so do the Data
+//!   and Nacks carrying management's certificate-fetch PIT token ([`mgmt::auth::FETCH_TOKEN`]).
 //! - Fragments go back to the face for reassembly first.
 
 use std::sync::Arc;
@@ -373,6 +374,11 @@ impl Dispatcher {
             let localhost = is_generic(name.get(0), b"localhost");
             return (Route::Mgmt { localhost }, kind, None);
         }
+        if kind != PktKind::Interest && token == Some(&mgmt::auth::FETCH_TOKEN[..]) {
+            // A certificate (or a Nack) for a localhop command's chain, which management
+            // fetched.
+            return (Route::Mgmt { localhost: false }, kind, None);
+        }
         if kind == PktKind::Data && is_nlsr_answer(&name) {
             return (Route::Mgmt { localhost: true }, kind, None);
         }
@@ -693,6 +699,27 @@ mod tests {
         ] {
             assert!(!matches!(dd.route(&data(other)), Route::Mgmt { .. }));
         }
+        // Certificates (and Nacks) answering management's fetches, by their PIT token: any
+        // name; an Interest with that token is forwarded as any other.
+        let token = &mgmt::auth::FETCH_TOKEN[..];
+        let cert = data("/ndn/site/KEY/k/ndn/v=1");
+        assert_eq!(
+            dd.route(&lp(cert.clone(), Some(token), false)),
+            Route::Mgmt { localhost: false }
+        );
+        let fetch = interest("/ndn/site/KEY/k");
+        assert_eq!(
+            dd.route(&lp(fetch.clone(), Some(token), true)),
+            Route::Mgmt { localhost: false }
+        );
+        assert!(matches!(
+            dd.route(&lp(fetch, Some(token), false)),
+            Route::Worker(_)
+        ));
+        assert!(!matches!(
+            dd.route(&lp(cert, Some(&token[..3]), false)),
+            Route::Mgmt { .. }
+        ));
         assert_eq!(dd.route(&LpPacket::default().to_wire()), Route::Idle);
         let frag = LpPacket {
             sequence: Some(1),

@@ -45,6 +45,8 @@ pub struct Statics {
     pub authorizations: Vec<crate::config::authorizations::AuthorizeEntry>,
     /// `[[rib.localhop_trust_anchor]]`.
     pub localhop_anchors: Vec<crate::config::localhop::TrustAnchor>,
+    /// `[rib] localhop_security` (the file's path), read at every reload.
+    pub localhop_security: Option<String>,
 }
 
 impl Statics {
@@ -57,6 +59,7 @@ impl Statics {
             limits: runtime_limits(cfg),
             authorizations: cfg.authorizations.clone(),
             localhop_anchors: cfg.rib.localhop_trust_anchor.clone(),
+            localhop_security: cfg.rib.localhop_security.clone(),
         }
     }
 }
@@ -257,12 +260,17 @@ pub fn apply<F: Forwarder>(
     let auth = auth_changed
         .then(|| crate::config::authorizations::load(&new.authorizations))
         .transpose()?;
-    // The localhop anchors are read again at every reload (their files may have changed).
-    let (anchors, localhop) = AnchorState::renew(
-        applied.anchors.as_ref(),
-        &new.localhop_anchors,
-        Instant::now(),
-    )?;
+    // The localhop anchors are read again at every reload (their files may have changed), and
+    // so is the localhop_security file (a bad one keeps the policy in force: nothing changed).
+    let (specs, policy) = match &new.localhop_security {
+        Some(path) => {
+            let (p, a) = crate::config::localhop::read_policy(path)?;
+            (a, Some(std::sync::Arc::new(p)))
+        }
+        None => (new.localhop_anchors.clone(), None),
+    };
+    let (anchors, localhop) =
+        AnchorState::renew(applied.anchors.as_ref(), &specs, policy, Instant::now())?;
     let mut undo = Vec::new();
     let r = add(m, applied, new, &mut done, &mut undo);
     let (faces, routes, strategies) = match r {
@@ -345,7 +353,8 @@ pub fn refresh_anchors<F: Forwarder>(
     let Some(current) = applied.anchors.as_mut().filter(|a| a.due(now)) else {
         return Ok(false);
     };
-    match AnchorState::renew(Some(current), &current.specs.clone(), now) {
+    let policy = current.policy.clone();
+    match AnchorState::renew(Some(current), &current.specs.clone(), policy, now) {
         Ok((state, localhop)) => {
             *current = state;
             let changed = localhop.is_some();
@@ -760,6 +769,38 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_localhop_security_file_at_a_reload_keeps_the_policy_in_force() {
+        use crate::config::authorizations::tests::certificate_named;
+        use crate::config::localhop::tests::{dir, POLICY};
+        let d = dir("reload-policy");
+        std::fs::create_dir_all(d.0.join("keys")).unwrap();
+        std::fs::write(
+            d.0.join("keys/root.ndncert"),
+            certificate_named("/ndn/KEY/k/self/v=1"),
+        )
+        .unwrap();
+        let file = d.0.join("localhop.conf");
+        std::fs::write(&file, POLICY).unwrap();
+        let (mut m, mut applied) = (manager(), Applied::default());
+        let new = Statics {
+            localhop_security: Some(file.display().to_string()),
+            ..Statics::default()
+        };
+        assert!(apply(&mut m, &mut applied, &new).unwrap().anchors_applied);
+        assert!(!apply(&mut m, &mut applied, &new).unwrap().anchors_applied);
+        std::fs::write(&file, "rule { id x }").unwrap();
+        let e = apply(&mut m, &mut applied, &new).unwrap_err();
+        assert!(
+            e.starts_with("rib.localhop_security: ") && e.contains("line 1"),
+            "{e}"
+        );
+        // The rules changed: put in force at the next reload.
+        let one_rule = POLICY.replace("<KEY><>{1,3}$", "<KEY><>{1,2}$");
+        std::fs::write(&file, one_rule).unwrap();
+        assert!(apply(&mut m, &mut applied, &new).unwrap().anchors_applied);
+    }
+
+    #[test]
     fn localhop_anchors_are_read_again_at_a_reload_and_at_their_refresh_interval() {
         use crate::config::authorizations::tests::certificate_named;
         use crate::config::localhop::tests::{dir, dir_anchor};
@@ -808,6 +849,7 @@ mod tests {
         let gone = Statics {
             localhop_anchors: vec![crate::config::localhop::TrustAnchor {
                 kind: "file".into(),
+                base64_string: None,
                 file_name: Some("/nonexistent/h.cert".into()),
                 dir: None,
                 refresh: None,

@@ -26,6 +26,10 @@ pub struct Certificate {
     alg: Alg,
     /// The key as `ring` reads it: the EC point, or the RSAPublicKey (DER).
     key: Vec<u8>,
+    /// Its ValidityPeriod (NotBefore, NotAfter) in milliseconds since the Unix epoch; `None`
+    /// when it has none (ndn-cxx then takes it as never valid, for a certificate that is not a
+    /// trust anchor).
+    pub validity_ms: Option<(u64, u64)>,
 }
 
 /// A public key's algorithm.
@@ -62,11 +66,20 @@ impl Certificate {
         let (alg, key) = read_spki(spki).ok_or_else(|| {
             "the public key is no ECDSA P-256/P-384 or RSA SubjectPublicKeyInfo".to_string()
         })?;
+        let validity_ms = d.signature_info().validity_period.and_then(read_validity);
         Ok(Certificate {
             name,
             alg,
             key: key.to_vec(),
+            validity_ms,
         })
+    }
+
+    /// Whether `wall_ms` (milliseconds since the Unix epoch) is within its ValidityPeriod
+    /// (ndn-cxx's `Certificate::isValid`: none is never valid).
+    pub fn valid_at(&self, wall_ms: u64) -> bool {
+        self.validity_ms
+            .is_some_and(|(from, until)| from <= wall_ms && wall_ms <= until)
     }
 
     /// The certificate's key name (its name without issuer and version).
@@ -97,6 +110,65 @@ impl Certificate {
             .verify(&message, sig)
             .is_ok()
     }
+}
+
+/// A ValidityPeriod's value: NotBefore (0xFE) and NotAfter (0xFF), each `YYYYMMDDThhmmss` (UTC),
+/// as milliseconds since the Unix epoch.
+fn read_validity(v: &[u8]) -> Option<(u64, u64)> {
+    let mut r = wire::tlv::Reader::new(v);
+    let (a, b) = (r.read().ok()?, r.read().ok()?);
+    if a.typ != 0xFE || b.typ != 0xFF {
+        return None;
+    }
+    Some((iso_ms(a.value)?, iso_ms(b.value)?))
+}
+
+/// `YYYYMMDDThhmmss` (ISO 8601 basic, UTC) as milliseconds since the Unix epoch.
+pub fn iso_ms(s: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(s).ok()?;
+    if s.len() != 15 || s.as_bytes()[8] != b'T' || !s.is_char_boundary(8) {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<u64>().ok();
+    let (y, m, d) = (num(0..4)?, num(4..6)?, num(6..8)?);
+    let (hh, mm, ss) = (num(9..11)?, num(11..13)?, num(13..15)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from the civil date (H. Hinnant's algorithm), from 1970 on.
+    let (y, m) = if m <= 2 {
+        (y.checked_sub(1)?, m + 9)
+    } else {
+        (y, m - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    Some(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000)
+}
+
+/// `ms` (since the Unix epoch) as `YYYYMMDDThhmmss`: for tests and for tools that make
+/// certificates.
+pub fn ms_iso(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// One DER element at the start of `buf`: (tag, value, the rest).

@@ -26,17 +26,21 @@
 //! [`RECORD_LIFETIME_MS`] after its last refresh, recorded only once the command is accepted.
 //! Refused commands are counted by reason ([`Refused`]).
 
+pub mod chain;
+#[cfg(test)]
+pub(crate) mod chain_tests;
 mod key;
+pub mod policy;
+pub mod regex;
 #[cfg(test)]
 pub(crate) mod tests;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+pub use chain::{Decided, Fetch, Origin, FETCH_TOKEN};
 pub(crate) use key::{der, read_spki, Alg};
-pub use key::{p256_spki, Certificate};
-use wire::data::{signature_type, KeyLocatorView};
-use wire::signed::{SignedError, SignedInterestView};
+pub use key::{iso_ms, ms_iso, p256_spki, Certificate};
 use wire::{InterestView, Name};
 
 /// How far a command's signing time may be from the router's clock, either way (ndn-cxx's
@@ -77,6 +81,9 @@ pub enum Verdict {
     Reject,
     /// Drop it without an answer (its signature is malformed).
     Drop,
+    /// Wait: its signer's certificate chain is being fetched ([`chain`]); the decision comes
+    /// later ([`Authorizations::take_decided`]).
+    Pending,
 }
 
 /// Commands refused, by reason.
@@ -98,6 +105,18 @@ pub struct Refused {
     pub bad_signature: u64,
     /// Signers' last times forgotten to make room ([`MAX_RECORDS`]).
     pub records_evicted: u64,
+    /// No rule is for the command, or its checkers refuse it ([`policy`]).
+    pub policy: u64,
+    /// Too many commands waiting for their chains ([`chain::MAX_PENDING`]).
+    pub pending_full: u64,
+    /// A certificate fetched unreadable, expired, refused by the rules or seen twice.
+    pub bad_certificate: u64,
+    /// No trust anchor within [`chain::MAX_DEPTH`] certificates.
+    pub chain_too_long: u64,
+    /// A certificate not fetched (timeouts or Nacks past the retries).
+    pub certificate_unreachable: u64,
+    /// Verified certificates forgotten to make room ([`chain::MAX_CACHED`]).
+    pub cache_evicted: u64,
 }
 
 impl Refused {
@@ -112,11 +131,17 @@ impl Refused {
             unknown_key: self.unknown_key + r.unknown_key,
             bad_signature: self.bad_signature + r.bad_signature,
             records_evicted: self.records_evicted + r.records_evicted,
+            policy: self.policy + r.policy,
+            pending_full: self.pending_full + r.pending_full,
+            bad_certificate: self.bad_certificate + r.bad_certificate,
+            chain_too_long: self.chain_too_long + r.chain_too_long,
+            certificate_unreachable: self.certificate_unreachable + r.certificate_unreachable,
+            cache_evicted: self.cache_evicted + r.cache_evicted,
         }
     }
 
     /// The reasons and their counts, named as the metrics label them.
-    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 12] {
         [
             ("no_time", self.no_time),
             ("malformed", self.malformed),
@@ -125,6 +150,11 @@ impl Refused {
             ("reordered", self.reordered),
             ("unknown_key", self.unknown_key),
             ("bad_signature", self.bad_signature),
+            ("policy", self.policy),
+            ("pending_full", self.pending_full),
+            ("bad_certificate", self.bad_certificate),
+            ("chain_too_long", self.chain_too_long),
+            ("certificate_unreachable", self.certificate_unreachable),
         ]
     }
 }
@@ -158,6 +188,10 @@ pub struct Authorizations {
     /// Oldest refresh first; at most [`MAX_RECORDS`] per module.
     records: VecDeque<Record>,
     refused: Refused,
+    /// `localhop_security`'s rules, when it has some ([`Authorizations::localhop_with`]).
+    policy: Option<Arc<policy::Policy>>,
+    /// Certificate chains being fetched, and those verified.
+    chains: chain::Chains,
 }
 
 impl Default for Authorizations {
@@ -167,6 +201,8 @@ impl Default for Authorizations {
             grants: std::array::from_fn(|_| Grant::Any),
             records: VecDeque::new(),
             refused: Refused::default(),
+            policy: None,
+            chains: chain::Chains::default(),
         }
     }
 }
@@ -279,43 +315,10 @@ impl Authorizations {
         wall_ms: u64,
         now_ms: u64,
     ) -> Verdict {
-        let r = &mut self.refused;
-        let s = match SignedInterestView::of(interest) {
-            Ok(s) => s,
-            Err(SignedError::NoTime) => {
-                r.no_time += 1;
-                return Verdict::Reject;
-            }
-            Err(SignedError::Malformed) => {
-                r.malformed += 1;
-                return Verdict::Drop;
-            }
+        let (s, key) = match self.command_checks(m, interest, wall_ms, now_ms) {
+            Ok(x) => x,
+            Err(v) => return v,
         };
-        let key = if s.info.signature_type == signature_type::DIGEST_SHA256 {
-            Name::from_uri(DIGEST_SHA256_KEY).unwrap_or_default()
-        } else if let Some(KeyLocatorView::Name(n)) = s.info.key_locator {
-            n.to_name()
-        } else {
-            r.malformed += 1;
-            return Verdict::Drop;
-        };
-        if s.time_ms.abs_diff(wall_ms) > GRACE_MS {
-            r.stale += 1;
-            return Verdict::Reject;
-        }
-        self.forget_expired(now_ms);
-        let last = self.records.iter().find(|x| x.module == m && x.key == key);
-        match last.map(|x| s.time_ms.cmp(&x.time_ms)) {
-            Some(std::cmp::Ordering::Equal) => {
-                self.refused.replay += 1;
-                return Verdict::Reject;
-            }
-            Some(std::cmp::Ordering::Less) => {
-                self.refused.reordered += 1;
-                return Verdict::Reject;
-            }
-            _ => {}
-        }
         if let Some(anchors) = anchors {
             let Some(cert) = anchors.iter().find(|c| c.designated_by(&key)) else {
                 self.refused.unknown_key += 1;

@@ -12,7 +12,7 @@ const NOW: u64 = 1_800_000_000_000;
 
 /// A key made here and its self-signed certificate.
 pub(crate) struct Signer {
-    key: EcdsaKeyPair,
+    pub(crate) key: EcdsaKeyPair,
     pub(crate) cert: Certificate,
 }
 

@@ -160,6 +160,95 @@ fn localhop_registration_verified_with_the_trust_anchors() {
     assert_eq!(m.traffic().refused_commands.bad_signature, 1);
 }
 
+#[test]
+fn localhop_registration_waits_for_its_chain_fetched_from_its_face() {
+    use crate::auth::chain_tests::hierarchy_over;
+    use crate::auth::policy::Policy;
+    use crate::auth::FETCH_TOKEN;
+    use wire::lp::LpPacket;
+    let wall = crate::test_support::signing_time_ms();
+    let (root, site, user) = hierarchy_over((wall - 86_400_000, wall + 86_400_000));
+    let opts = RibOptions {
+        localhop: true,
+        ..RibOptions::default()
+    };
+    let mut m = manager_with(Fake::default(), opts);
+    m.set_localhop_security(Authorizations::localhop_with(
+        Policy::nfd_sample(Vec::new()),
+        vec![root.cert.clone()],
+    ));
+    let p = ControlParameters {
+        name: Some(name("/ndn/site/alice/app")),
+        ..ControlParameters::default()
+    };
+    let n = name("/localhop/nfd/rib/register").with(cp_component(&p));
+    let cmd = user.key.v03_named(n, wall, &user.key_name());
+    let mut lp = Vec::new();
+    LpPacket {
+        pit_token: Some(vec![9, 9]),
+        fragment: Some(cmd),
+        ..LpPacket::default()
+    }
+    .encode(&mut lp);
+    m.on_interest(2, false, &lp);
+    // No answer yet: an Interest for the signer's certificate, back out the command's face.
+    let fetch = |m: &Manager<Fake>| {
+        let (to, token, bytes) = last_sent(m);
+        assert_eq!((to, token.as_deref()), (2, Some(&FETCH_TOKEN[..])));
+        let i = InterestView::decode(&bytes, &Limits::default()).unwrap();
+        assert!(i.can_be_prefix());
+        i.name().to_name()
+    };
+    assert_eq!(fetch(&m), user.key_name());
+    let reply = |m: &mut Manager<Fake>, face: FaceId, token: &[u8], cert: &[u8]| {
+        let mut lp = Vec::new();
+        LpPacket {
+            pit_token: Some(token.to_vec()),
+            fragment: Some(cert.to_vec()),
+            ..LpPacket::default()
+        }
+        .encode(&mut lp);
+        m.on_interest(face, false, &lp);
+    };
+    // The certificate from another face, or without the token, answers nothing.
+    let sent = m.forwarder().sent.borrow().len();
+    reply(&mut m, 5, &FETCH_TOKEN, &user.cert_wire);
+    reply(&mut m, 2, &[1, 2], &user.cert_wire);
+    assert_eq!(m.forwarder().sent.borrow().len(), sent);
+    reply(&mut m, 2, &FETCH_TOKEN, &user.cert_wire);
+    assert_eq!(fetch(&m), site.key_name());
+    assert!(m.rib().routes(&name("/ndn/site/alice/app")).is_empty());
+    reply(&mut m, 2, &FETCH_TOKEN, &site.cert_wire);
+    // Verified: the command runs and is answered with its own PIT token.
+    let (to, token, _) = last_sent(&m);
+    assert_eq!((to, token), (2, Some(vec![9, 9])));
+    assert_eq!(code(&last_response(&m)).0, 200);
+    assert_eq!(m.rib().next_hops(&name("/ndn/site/alice/app")), &[(2, 0)]);
+    // A command of a signer whose chain does not reach the anchor: 403 once it is known.
+    let stranger = crate::auth::chain_tests::issue(
+        "/ndn/site/mallory",
+        None,
+        (wall - 86_400_000, wall + 86_400_000),
+        None,
+    );
+    let p = ControlParameters {
+        name: Some(name("/ndn/site/mallory/app")),
+        ..ControlParameters::default()
+    };
+    let n = name("/localhop/nfd/rib/register").with(cp_component(&p));
+    m.on_interest(
+        3,
+        false,
+        &stranger.key.v03_named(n, wall, &stranger.key_name()),
+    );
+    let (to, _, _) = last_sent(&m);
+    assert_eq!(to, 3);
+    reply(&mut m, 3, &FETCH_TOKEN, &stranger.cert_wire);
+    assert_eq!(code(&last_response(&m)).0, 403);
+    assert!(m.rib().routes(&name("/ndn/site/mallory/app")).is_empty());
+    assert_eq!(m.traffic().refused_commands.bad_certificate, 1);
+}
+
 /// Sends a command from local face `from` whose answer comes with NLSR commands: answers
 /// its ControlResponse.
 fn command_sending(

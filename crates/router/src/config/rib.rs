@@ -17,6 +17,10 @@ pub struct Rib {
     /// NFD's `localhop_security` trust anchors ([`super::localhop`]); any implies `localhop`.
     /// Default none: any signer.
     pub localhop_trust_anchor: Vec<TrustAnchor>,
+    /// NFD's `localhop_security` as an ndn-cxx validator configuration file (rules, trust
+    /// anchors; certificate chains fetched from the command's face): its path, relative to the
+    /// configuration file's directory. Implies `localhop`; not with `localhop_trust_anchor`.
+    pub localhop_security: Option<String>,
     /// Readvertise routes of origin client (65) to NLSR through `/localhost/nlsr/rib/register`
     /// (NFD's `readvertise_nlsr yes`). Default off.
     pub readvertise_nlsr: bool,
@@ -30,15 +34,37 @@ impl Rib {
     /// The manager's options.
     pub fn options(&self) -> mgmt::RibOptions {
         mgmt::RibOptions {
-            localhop: self.localhop || !self.localhop_trust_anchor.is_empty(),
+            localhop: self.localhop
+                || !self.localhop_trust_anchor.is_empty()
+                || self.localhop_security.is_some(),
             readvertise_nlsr: self.readvertise_nlsr,
             readvertise_retry_ms: self.readvertise_retry_ms,
+        }
+    }
+
+    /// Makes a relative `localhop_security` path relative to `dir` (the configuration file's
+    /// directory).
+    pub fn resolve_in(&mut self, dir: Option<&std::path::Path>) {
+        if let (Some(dir), Some(p)) = (dir, self.localhop_security.as_mut()) {
+            if std::path::Path::new(p.as_str()).is_relative() {
+                *p = dir.join(p.as_str()).display().to_string();
+            }
         }
     }
 
     /// Checks the ranges: one line naming the key on error.
     pub fn validate(&self) -> Result<(), String> {
         super::localhop::load(&self.localhop_trust_anchor)?;
+        if let Some(path) = &self.localhop_security {
+            if !self.localhop_trust_anchor.is_empty() {
+                return Err(
+                    "rib.localhop_security: not with rib.localhop_trust_anchor (the \
+                            file names its trust anchors)"
+                        .into(),
+                );
+            }
+            super::localhop::read_policy(path)?;
+        }
         if let Some(p) = &self.auto_prefix_propagate {
             p.validate()?;
         }
