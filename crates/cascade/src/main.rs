@@ -58,6 +58,8 @@ enum Command {
     Sim(sim::SimArgs),
     /// Manage a running forwarder (Cascade or NFD) with nfdc's command line, output and exit
     /// statuses, through the management protocol (`cascade ctl route add /a 300 cost 10`).
+    /// `-h`/`--help` are nfdc's (the list of its commands); `cascade help ctl` prints this.
+    #[command(disable_help_flag = true)]
     Ctl(ctl::CtlArgs),
     /// Send one Interest and print the Data's content (like ndnpeek).
     #[command(version)]

@@ -33,6 +33,10 @@ use crate::signals::StopSignals;
 const EXIT_TIMEOUT: u8 = 3;
 /// Exit status of a Nack.
 const EXIT_NACK: u8 = 4;
+/// `get`'s exit status for a file it cannot write (the output, `--log-cwnd`, `--log-rtt`):
+/// ndncatchunks' for a log file it cannot open. ndncatchunks exits 1 on a timeout or a Nack
+/// (its fetch fails like any other error), so `get` does too (unlike `peek`).
+pub(crate) const EXIT_GET_FILE: u8 = 4;
 
 /// The `--transport` option shared by the tools.
 #[derive(Args, Debug)]
@@ -845,6 +849,38 @@ fn describe_pipeline(opts: &FetchOptions) -> String {
     s
 }
 
+/// A writer that remembers whether a write failed (to tell the output's failure from the
+/// forwarder's in `get`'s exit status).
+struct Watched<W> {
+    inner: W,
+    failed: bool,
+}
+
+impl<W: Write> Write for Watched<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.failed |= r.is_err();
+        r
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.failed |= r.is_err();
+        r
+    }
+}
+
+/// `get`'s exit status for a fetch that failed: ndncatchunks' (2 for bad usage, 4 for a file
+/// it cannot write, 1 for anything else, a timeout or a Nack included).
+fn get_failure(e: Error, output_failed: bool) -> Failure {
+    let code = match &e {
+        _ if output_failed => EXIT_GET_FILE,
+        Error::Config(_) => 2,
+        _ => 1,
+    };
+    Failure(code, e.to_string())
+}
+
 fn get_inner(args: &GetArgs) -> Result<(), Failure> {
     let name = parse_name(&args.name, "name")?;
     check_naming_convention(args.naming_convention.as_deref())?;
@@ -859,14 +895,27 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
             crate::tools_log::ChunksLog::open(args.log_cwnd.as_deref(), args.log_rtt.as_deref())?
         }
     };
-    let mut face = connect(&args.transport)?;
-    let mut sink: Box<dyn Write> = if to_stdout {
+    // The files first, as ndncatchunks opens its logs before it fetches.
+    let inner: Box<dyn Write> = if to_stdout {
         Box::new(std::io::stdout().lock())
     } else {
-        let f = std::fs::File::create(&args.output)
-            .map_err(|e| Failure(1, format!("cannot create {}: {e}", args.output.display())))?;
+        let f = std::fs::File::create(&args.output).map_err(|e| {
+            Failure(
+                EXIT_GET_FILE,
+                format!("cannot create {}: {e}", args.output.display()),
+            )
+        })?;
         Box::new(std::io::BufWriter::new(f))
     };
+    let mut sink = Watched {
+        inner,
+        failed: false,
+    };
+    let mut face = connect(&args.transport).inspect_err(|_| {
+        if !to_stdout {
+            let _ = std::fs::remove_file(&args.output);
+        }
+    })?;
     let show_bar = !args.no_progress && !args.quiet && std::io::stderr().is_terminal();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut on_progress = |p: &client::Progress| {
@@ -895,17 +944,24 @@ fn get_inner(args: &GetArgs) -> Result<(), Failure> {
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
+    // The rest of the output (a BufWriter's) is written here, its failure seen.
+    let flushed = sink.flush();
+    let output_failed = sink.failed;
     drop(sink);
     if let Some(l) = log {
         l.finish()?;
     }
+    let r = r.and_then(|s| {
+        flushed.map_err(|e| Error::io("cannot write the output", e))?;
+        Ok(s)
+    });
     let stats = match r {
         Ok(s) => s,
         Err(e) => {
             if !to_stdout {
                 let _ = std::fs::remove_file(&args.output);
             }
-            return Err(e.into());
+            return Err(get_failure(e, output_failed));
         }
     };
     if args.quiet {
@@ -1119,6 +1175,18 @@ mod tests {
         };
         assert_eq!(code(nack), EXIT_NACK);
         assert_eq!(code(Error::Closed), 1);
+        // get: ndncatchunks' statuses, 1 for a timeout or a Nack, 4 for the output.
+        let get = |e: Error, out: bool| get_failure(e, out).0;
+        let nack = || Error::Nack {
+            name: Name::new(),
+            reason: None,
+        };
+        assert_eq!(get(Error::Timeout("x".into()), false), 1);
+        assert_eq!(get(nack(), false), 1);
+        assert_eq!(get(Error::Config("x".into()), false), 2);
+        let io = || Error::io("cannot write the output", std::io::ErrorKind::Other.into());
+        assert_eq!(get(io(), true), EXIT_GET_FILE);
+        assert_eq!(get(io(), false), 1);
         assert!(parse_name("/", "name").is_err());
         assert!(parse_name("/a/%zz", "name").is_err());
     }

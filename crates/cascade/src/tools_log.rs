@@ -16,7 +16,7 @@ use std::path::Path;
 
 use client::FetchEvent;
 
-use crate::tools::Failure;
+use crate::tools::{Failure, EXIT_GET_FILE};
 use crate::tools_ping::g;
 
 /// The open log files.
@@ -26,8 +26,12 @@ pub(crate) struct ChunksLog {
 }
 
 fn create(path: &Path, option: &str, header: &str) -> Result<BufWriter<File>, Failure> {
-    let cannot =
-        |e: std::io::Error| Failure(1, format!("{option}: cannot write {}: {e}", path.display()));
+    let cannot = |e: std::io::Error| {
+        Failure(
+            EXIT_GET_FILE,
+            format!("{option}: cannot write {}: {e}", path.display()),
+        )
+    };
     let mut w = BufWriter::new(File::create(path).map_err(cannot)?);
     w.write_all(header.as_bytes()).map_err(cannot)?;
     Ok(w)
@@ -85,7 +89,7 @@ impl ChunksLog {
         for (w, option) in [(self.cwnd, "--log-cwnd"), (self.rtt, "--log-rtt")] {
             if let Some(mut w) = w {
                 w.flush()
-                    .map_err(|e| Failure(1, format!("{option}: cannot write: {e}")))?;
+                    .map_err(|e| Failure(EXIT_GET_FILE, format!("{option}: cannot write: {e}")))?;
             }
         }
         Ok(())

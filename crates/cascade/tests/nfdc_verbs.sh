@@ -30,7 +30,14 @@ expect() {
 expect 0 '^All subcommands:$'
 expect 0 '^  route add       add a route$' help
 expect 0 '^Subcommands starting with face:$' face help
-expect 0 '^[0-9]+\.[0-9]+\.[0-9]+' -V
+expect 0 '^[0-9]+\.[0-9]+\.[0-9]+$' -V
+expect 0 '^[0-9]+\.[0-9]+\.[0-9]+$' --version
+expect 0 '^All subcommands:$' -h
+expect 0 '^All subcommands:$' --help
+expect 0 '^  nfdc route show \[prefix\] PREFIX$' help route
+expect 0 '^  nfdc face \[list ' face --help
+expect 0 '^  nfdc strategy set \[prefix\] PREFIX \[strategy\] STRATEGY$' strategy -h
+expect 2 '^No such command: bogus $' help bogus
 
 # status, channel
 expect 0 '^General NFD status:$' status

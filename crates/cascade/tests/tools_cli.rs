@@ -776,22 +776,48 @@ fn get_logs_cwnd_and_rtt_as_ndncatchunks_for_both_adaptive_pipelines() {
             .iter()
             .all(|r| r.len() == 5 && r[4] >= 200.0 && r[4] >= r[3]));
     }
-    // A file that cannot be created: one line naming the option, exit 1.
+    // A file that cannot be created: one line naming the option, exit 4 (ndncatchunks'),
+    // before any forwarder is asked.
+    let nowhere = ["--transport", "unix:///nonexistent/nfd.sock"];
     let o = cascade(
         &[
-            "get",
-            "/x",
-            "-o",
-            "-",
-            "--log-rtt",
-            "/nonexistent/dir/rtt.tsv",
-        ],
+            &[
+                "get",
+                "/x",
+                "-o",
+                "-",
+                "--log-rtt",
+                "/nonexistent/dir/rtt.tsv",
+            ][..],
+            &nowhere,
+        ]
+        .concat(),
         b"",
     );
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(4));
     assert!(
         one_line(&o).starts_with("cascade get: --log-rtt: cannot write /nonexistent/dir/rtt.tsv")
     );
+    // The output too.
+    let o = cascade(
+        &[
+            &["get", "/x", "-o", "/nonexistent/dir/out.bin"][..],
+            &nowhere,
+        ]
+        .concat(),
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(4));
+    assert!(one_line(&o).starts_with("cascade get: cannot create /nonexistent/dir/out.bin"));
+    // An unreachable forwarder is no file error, and leaves no file.
+    let dir = TempDir::new();
+    let out = dir.0.join("out.bin");
+    let o = cascade(
+        &[&["get", "/x", "-o", out.to_str().unwrap()][..], &nowhere].concat(),
+        b"",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
 }
 
 #[test]
@@ -817,7 +843,8 @@ fn get_failure_leaves_no_partial_file() {
         ],
         b"",
     );
-    assert_eq!(o.status.code(), Some(4));
+    // ndncatchunks exits 1 when a Nack ends the fetch (4 is its status for a file).
+    assert_eq!(o.status.code(), Some(1));
     assert_eq!(one_line(&o), "cascade get: Nack (NoRoute) for /none\n");
     assert!(!out.exists());
     f.thread.join().unwrap();

@@ -196,3 +196,60 @@ fn the_watch_is_bounded_and_counts_what_did_not_fit() {
     fib.add_nexthop(&n("/w"), 3, 0).unwrap();
     assert_eq!(tick(&mut e, 10_001), [3]);
 }
+
+#[test]
+fn a_next_hop_removed_and_added_again_gets_the_interest_again() {
+    // NFD's afterNewNextHop sends to the added next hop whatever its out-record says.
+    let (mut e, fib) = engine();
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    fib.add_nexthop(&n("/"), 3, 0).unwrap();
+    let mut first = step(&mut e, 0, &[(1, interest("/r", 1, None))]);
+    first.sort();
+    assert_eq!(first, [(2, None), (3, None)]);
+    // Face 2 leaves and comes back before the engine looks: it gets the Interest again, face
+    // 3 (never gone) does not.
+    assert!(fib.remove_nexthop(&n("/"), 2));
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    assert_eq!(tick(&mut e, 10), [2]);
+    // Once per addition: another prefix's addition sends nothing more.
+    fib.add_nexthop(&n("/other"), 2, 0).unwrap();
+    assert!(tick(&mut e, 20).is_empty());
+    // The same face added to a longer prefix than the entry's longest match is not new to it.
+    fib.add_nexthop(&n("/r/s"), 3, 0).unwrap();
+    assert!(tick(&mut e, 30).is_empty());
+    // A next hop removed and added again on the entry's own longest match again.
+    assert!(fib.remove_nexthop(&n("/"), 3));
+    fib.add_nexthop(&n("/"), 3, 0).unwrap();
+    assert_eq!(tick(&mut e, 40), [3]);
+    assert_eq!(e.counters().new_nexthop.sent, 2);
+}
+
+#[test]
+fn a_readdition_older_than_the_fibs_log_is_not_sent_again() {
+    // The FIB remembers its last ADDITION_LOG additions: a re-addition followed by more
+    // before the engine looks is no longer known, and the out-record stands.
+    let (mut e, fib) = engine();
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    assert_eq!(
+        step(&mut e, 0, &[(1, interest("/r", 1, None))]),
+        [(2, None)]
+    );
+    assert!(fib.remove_nexthop(&n("/"), 2));
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    for _ in 0..engine::table::fib::ADDITION_LOG {
+        fib.add_nexthop(&n("/elsewhere"), 3, 0).unwrap();
+        assert!(fib.remove_nexthop(&n("/elsewhere"), 3));
+    }
+    assert!(tick(&mut e, 10).is_empty());
+    // The log's length decides: one addition fewer and the re-addition is still known.
+    let (mut e, fib) = engine();
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    step(&mut e, 0, &[(1, interest("/r", 1, None))]);
+    assert!(fib.remove_nexthop(&n("/"), 2));
+    fib.add_nexthop(&n("/"), 2, 0).unwrap();
+    for _ in 0..engine::table::fib::ADDITION_LOG - 1 {
+        fib.add_nexthop(&n("/elsewhere"), 3, 0).unwrap();
+        assert!(fib.remove_nexthop(&n("/elsewhere"), 3));
+    }
+    assert_eq!(tick(&mut e, 10), [2]);
+}

@@ -393,6 +393,58 @@ pub(super) fn help_list(noun: &str) -> String {
     s
 }
 
+/// What `nfdc help NOUN` shows in place of the man page nfdc opens (`nfdc-NOUN`): the man
+/// page's synopsis, one usage line a command of the noun, the default verb in brackets and
+/// the arguments in nfdc's notation (`[name] VALUE` positional, `[name VALUE]` optional
+/// named), then the noun's commands as `help_list` lists them. `None` for a noun nfdc does
+/// not have.
+pub(super) fn help_noun(noun: &str) -> Option<String> {
+    let defs: Vec<&Def> = DEFS.iter().filter(|d| d.noun == noun).collect();
+    if defs.is_empty() {
+        return None;
+    }
+    let mut s = String::from("Synopsis:\n");
+    for d in defs {
+        s.push_str(&usage_line(d));
+        s.push('\n');
+    }
+    s.push('\n');
+    s.push_str(&help_list(noun));
+    Some(s)
+}
+
+/// One command's usage line, as nfdc's man pages write it (`nfdc route show [prefix] PREFIX`).
+fn usage_line(d: &Def) -> String {
+    let mut args = String::new();
+    for a in d.args {
+        let value = match a.ty {
+            Ty::None => String::new(),
+            Ty::Bool => "on|off".into(),
+            Ty::ReportFormat => "text|xml".into(),
+            Ty::FaceUri => "FACEURI".into(),
+            Ty::FaceIdOrUri => "FACEID|FACEURI".into(),
+            Ty::Persistency => "PERSISTENCY".into(),
+            Ty::Origin => "ORIGIN".into(),
+            Ty::Unsigned if a.name == "id" => "FACEID".into(),
+            Ty::Unsigned | Ty::Str | Ty::Name => a.name.to_uppercase(),
+        };
+        let one = match (a.ty, a.positional, a.required) {
+            (Ty::None, _, _) => format!("[{}]", a.name),
+            (_, true, true) => format!("[{}] {value}", a.name),
+            (_, true, false) => format!("[[{}] {value}]", a.name),
+            (_, false, true) => format!("{} {value}", a.name),
+            (_, false, false) => format!("[{} {value}]", a.name),
+        };
+        args.push(' ');
+        args.push_str(&one);
+    }
+    if default_verb(d.noun) == Some(d.verb) {
+        format!("  nfdc {} [{}{args}]", d.noun, d.verb)
+    } else {
+        format!("  nfdc {} {}{args}", d.noun, d.verb)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,5 +554,39 @@ mod tests {
             "{r}"
         );
         assert!(help_list("bogus").contains("(none)"));
+    }
+
+    #[test]
+    fn help_of_a_noun_is_its_man_pages_synopsis_then_its_commands() {
+        // nfdc-route(1)'s synopsis: the default verb in brackets, positional arguments as
+        // `[name] VALUE`, optional named ones as `[name VALUE]`, flags as `[name]`.
+        let r = help_noun("route").unwrap();
+        let (synopsis, _) = r.split_once("\n\n").unwrap();
+        assert_eq!(
+            synopsis.lines().collect::<Vec<_>>(),
+            [
+                "Synopsis:",
+                "  nfdc route [list [[nexthop] FACEID|FACEURI] [origin ORIGIN]]",
+                "  nfdc route show [prefix] PREFIX",
+                "  nfdc route add [prefix] PREFIX [nexthop] FACEID|FACEURI [origin ORIGIN] \
+                 [cost COST] [no-inherit] [capture] [expires EXPIRES]",
+                "  nfdc route remove [prefix] PREFIX [nexthop] FACEID|FACEURI [origin ORIGIN]",
+            ]
+        );
+        // Then the noun's commands, as nfdc lists them.
+        assert_eq!(r, format!("{synopsis}\n\n{}", help_list("route")));
+        let f = help_noun("face").unwrap();
+        assert!(f.contains("  nfdc face show [id] FACEID\n"), "{f}");
+        assert!(
+            f.contains("  nfdc face create [remote] FACEURI [[persistency] PERSISTENCY] "),
+            "{f}"
+        );
+        assert!(help_noun("status")
+            .unwrap()
+            .contains("  nfdc status [show]\n"));
+        assert!(help_noun("cs")
+            .unwrap()
+            .contains("  nfdc cs config [capacity CAPACITY] [admit on|off] [serve on|off]\n"));
+        assert_eq!(help_noun("bogus"), None);
     }
 }

@@ -372,8 +372,8 @@ pub fn run_signed(
     signer: Option<&crate::control::Signer>,
 ) -> Result<String, Failure> {
     match command {
-        Command::Help(noun) => return Ok(grammar::help_list(&noun)),
-        Command::Version => return Ok(format!("{}\n", env!("CARGO_PKG_VERSION"))),
+        Command::Help(noun) => return help(&noun),
+        Command::Version => return Ok(version()),
         _ => {}
     }
     let uri: TransportUri = crate::transport::resolve(transport)?;
@@ -401,6 +401,25 @@ pub fn run_signed(
         }
     }
     Ok(out)
+}
+
+/// What `help [NOUN]` prints: nfdc's list of commands, or a noun's usage lines and commands
+/// (nfdc opens the noun's man page); a noun nfdc does not have is a usage error, its (empty)
+/// list printed, as nfdc's `man` finds no page for it.
+fn help(noun: &str) -> Result<String, Failure> {
+    if noun.is_empty() {
+        return Ok(grammar::help_list(noun));
+    }
+    grammar::help_noun(noun).ok_or_else(|| {
+        Failure::new(status::USAGE, format!("No such command: {noun} "))
+            .after(grammar::help_list(noun))
+    })
+}
+
+/// What `-V`/`--version` prints: nfdc prints its build's version string (`24.07`) and a
+/// newline; this prints Cascade's.
+fn version() -> String {
+    format!("{}\n", env!("CARGO_PKG_VERSION"))
 }
 
 fn parse_name(s: &str) -> Result<Name, Failure> {
@@ -442,6 +461,36 @@ mod tests {
                 .unwrap(),
             name("/localhost/nfd/strategy/multicast/v=4")
         );
+    }
+
+    #[test]
+    fn help_and_version_need_no_forwarder() {
+        let out = |c: Command| run(c, Some("unix:///nonexistent/nfd.sock"), false);
+        assert_eq!(
+            out(Command::Help(String::new())),
+            Ok(grammar::help_list(""))
+        );
+        let route = out(Command::Help("route".into())).unwrap();
+        assert!(
+            route.starts_with("Synopsis:\n  nfdc route [list "),
+            "{route}"
+        );
+        // A noun nfdc has not: a usage error, the empty list on stdout.
+        let e = out(Command::Help("bogus".into())).unwrap_err();
+        assert_eq!(
+            (e.status, e.message.as_str(), e.output.as_str()),
+            (
+                2,
+                "No such command: bogus ",
+                grammar::help_list("bogus").as_str()
+            )
+        );
+        assert!(e
+            .output
+            .ends_with("Subcommands starting with bogus:\n  (none)\n"));
+        // nfdc prints its version string alone on a line.
+        let v = out(Command::Version).unwrap();
+        assert_eq!(v, format!("{}\n", env!("CARGO_PKG_VERSION")));
     }
 
     #[test]

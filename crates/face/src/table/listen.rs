@@ -346,10 +346,13 @@ impl FaceTable {
                 Listener::Tcp(l, addr) => match l.accept() {
                     Ok((s, peer)) => {
                         let _ = s.set_nodelay(true);
+                        // NFD names the face by the connection's own local address (the
+                        // interface's, where the listener is the wildcard).
+                        let local_uri = FaceUri::tcp(s.local_addr().unwrap_or(*addr)).to_string();
                         Accepted {
                             sock: StreamSock::Tcp(s),
                             uri: Some(FaceUri::tcp(peer).to_string()),
-                            local_uri: FaceUri::tcp(*addr).to_string(),
+                            local_uri,
                             local: self.cfg.local.tcp_local(peer.ip().is_loopback()),
                             ws: false,
                             tls: None,

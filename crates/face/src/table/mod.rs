@@ -881,7 +881,7 @@ impl FaceTable {
         }));
         let uris = (
             FaceUri::udp(remote).to_string(),
-            FaceUri::udp(self.udp[socket].local).to_string(),
+            FaceUri::udp(source_toward(self.udp[socket].local, remote)).to_string(),
             false,
         );
         let mut face = Face::new(id, uris, params, sink.now_ms(), io);
@@ -1050,5 +1050,32 @@ impl FaceTable {
             .add_udp_face(socket, remote, params, false, sink)
             .ok_or_else(|| CreateError::Failed("face limit reached".into()))?;
         Ok(self.faces[&id].desc())
+    }
+}
+
+/// The local endpoint a unicast UDP face to `remote` shows on a socket bound to `local`: NFD
+/// gives each unicast face its own socket, bound to the channel's endpoint and connected to the
+/// remote, so its LocalUri is the address the kernel picks as the source toward the remote
+/// (`udp4://192.0.2.7:6363`, not the wildcard). Cascade's faces share the channel's socket;
+/// when that one is bound to the wildcard, a probe socket connected to the remote (no packet
+/// is sent) finds the same source address, once, when the face is made. `local` unchanged
+/// when it is a specific address, for a multicast remote (named by its interface), or when
+/// the probe fails (no route).
+fn source_toward(local: SocketAddr, remote: SocketAddr) -> SocketAddr {
+    if !local.ip().is_unspecified() || remote.ip().is_multicast() {
+        return local;
+    }
+    let any = SocketAddr::new(local.ip(), 0);
+    let source = UdpSocket::bind(any)
+        .and_then(|probe| {
+            probe.connect(remote)?;
+            probe.local_addr()
+        })
+        .map(|a| a.ip());
+    match source {
+        Ok(ip) if !ip.is_unspecified() && ip.is_ipv4() == local.is_ipv4() => {
+            SocketAddr::new(ip, local.port())
+        }
+        _ => local,
     }
 }

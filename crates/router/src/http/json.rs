@@ -64,6 +64,11 @@ pub fn status_json(f: &Figures) -> String {
                 "n_in_data": s.counters.in_data,
                 "n_drops": s.counters.drops.iter().sum::<u64>(),
                 "input_ring_full": f.input_ring_full.get(i).copied().unwrap_or(0),
+                "new_nexthop": {
+                    "sent": s.counters.new_nexthop.sent,
+                    "unwatched": s.counters.new_nexthop.unwatched,
+                    "scans": s.counters.new_nexthop.scans,
+                },
             })
         })
         .collect();

@@ -375,6 +375,26 @@ fn worker_events(m: &mut Families, w: &[mgmt::WorkerStats]) {
          NB-CC signals and Data marked, by event.",
         nbcache,
     );
+    let new_nexthop = labelled(
+        &|s| {
+            let n = &s.counters.new_nexthop;
+            [
+                ("sent", n.sent),
+                ("unwatched", n.unwatched),
+                ("scans", n.scans),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect()
+        },
+        "event",
+    );
+    m.counter(
+        "worker_new_nexthop",
+        "Multicast's afterNewNextHop (NFD): Interests sent to next hops added while they \
+         waited, PIT entries not watched (queue full), scans of the watch, by event.",
+        new_nexthop,
+    );
 }
 
 fn content_store(m: &mut Families, f: &Figures) {

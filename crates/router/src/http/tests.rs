@@ -31,6 +31,9 @@ fn figures() -> Figures {
     w.counters.drops[DropReason::NoRoute.index()] = 2;
     w.counters.drops[DropReason::Malformed.index()] = 1;
     w.counters.bypass.filter_false_positives = 9;
+    w.counters.new_nexthop.sent = 12;
+    w.counters.new_nexthop.unwatched = 13;
+    w.counters.new_nexthop.scans = 14;
     let face = FaceDesc {
         id: 257,
         uri: "udp4://192.0.2.1:6363".into(),
@@ -161,6 +164,10 @@ fn metrics_render_every_part_of_the_snapshot() {
         ),
         Some(9.0)
     );
+    for (event, v) in [("sent", 12.0), ("unwatched", 13.0), ("scans", 14.0)] {
+        let series = format!(r#"cascade_worker_new_nexthop_total{{worker="0",event="{event}"}}"#);
+        assert_eq!(sample(&text, &series), Some(v), "{series}");
+    }
     // Router-wide drops: the face's 3 malformed and the engine's 1.
     assert_eq!(
         sample(&text, r#"cascade_drops_total{reason="malformed"}"#),
@@ -315,6 +322,11 @@ fn status_json_carries_the_tables_the_page_shows() {
     assert_eq!(v["fib"][0]["nexthops"][0]["cost"], 10);
     assert_eq!(v["general"]["n_in_interests"], 41);
     assert_eq!(v["workers"][0]["input_ring_full"], 6);
+    let n = &v["workers"][0]["new_nexthop"];
+    assert_eq!(
+        (&n["sent"], &n["unwatched"], &n["scans"]),
+        (&12.into(), &13.into(), &14.into())
+    );
     assert!(v["l2"].is_null());
     assert_eq!(v["websocket_handshakes"]["accepted"], 9);
     assert_eq!(v["websocket_handshakes"]["tls_error"], 3);

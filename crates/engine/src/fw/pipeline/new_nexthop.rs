@@ -21,13 +21,19 @@
 //! downstream, or a HopLimit run out, to local faces). The scan costs at most
 //! [`NEW_NEXTHOP_WATCH`] lookups per FIB change seen, off the per-packet path. As NFD, the
 //! longest match decides: an entry under a longer prefix than the new next hop's is not
-//! affected. Unlike NFD, a next hop removed and added again while the Interest waits does not
-//! get it a second time (its out-record is there).
+//! affected. A next hop removed and added again while the Interest waits gets it again, as in
+//! NFD (whose `afterNewNextHop` sends to the new next hop whatever its out-record says): the FIB
+//! logs its last [`ADDITION_LOG`] additions (prefix hash and face,
+//! [`crate::table::fib::Fib::addition`]), and a next hop of the longest match the log shows
+//! added after the entry was forwarded (or last scanned) gets the Interest even with an
+//! out-record. When more additions came between two scans than the log holds, the scan sends
+//! only to the next hops without an out-record, as before the log.
 
 use std::collections::VecDeque;
 
 use super::interest::{find_nonce_offset, Forward};
 use super::*;
+use crate::table::fib::ADDITION_LOG;
 
 /// Most multicast PIT entries an engine watches for new next hops.
 pub const NEW_NEXTHOP_WATCH: usize = 1024;
@@ -49,6 +55,25 @@ pub struct NewNextHopCounters {
 struct Watched {
     pit: u32,
     owner: u32,
+    /// The FIB's additions count when the entry was forwarded, then when last scanned: a next
+    /// hop added after it is new to the entry.
+    seen: u64,
+}
+
+/// The additions a scan looks at: numbers, prefix hashes and faces, on the stack.
+struct Added {
+    /// `(number, prefix hash, face)`; the first `len` hold.
+    log: [(u64, u64, u32); ADDITION_LOG],
+    len: usize,
+}
+
+impl Added {
+    /// Whether next hop `face` of the prefix hashed `hash` was added after addition `seen`.
+    fn since(&self, seen: u64, hash: u64, face: u32) -> bool {
+        self.log[..self.len]
+            .iter()
+            .any(|&(n, h, f)| n > seen && h == hash && f == face)
+    }
 }
 
 /// The queue of watched multicast PIT entries and the FIB's count last seen.
@@ -100,7 +125,13 @@ impl Engine {
             self.table.store_interest(f.p, wire, nonce_off);
         }
         let owner = self.table.pit(f.p).owner;
-        self.watch.queue.push_back(Watched { pit: f.p, owner });
+        // Loaded after the entry's FIB lookup: an addition it did not see counts as new.
+        let seen = self.fib.nexthop_additions();
+        self.watch.queue.push_back(Watched {
+            pit: f.p,
+            owner,
+            seen,
+        });
     }
 
     /// If the FIB gained next hops since the last look, sends the watched Interests to them
@@ -112,12 +143,32 @@ impl Engine {
         }
         self.watch.seen_additions = additions;
         self.counters.new_nexthop.scans += 1;
+        let oldest = self
+            .watch
+            .queue
+            .iter()
+            .map(|w| w.seen)
+            .min()
+            .unwrap_or(additions);
+        let mut added = Added {
+            log: [(0, 0, 0); ADDITION_LOG],
+            len: 0,
+        };
+        // The log holds the last ADDITION_LOG additions at most.
+        let first = (oldest + 1).max(additions.saturating_sub(ADDITION_LOG as u64 - 1));
+        for n in first..=additions {
+            if let Some((hash, face)) = self.fib.addition(n) {
+                added.log[added.len] = (n, hash, face);
+                added.len += 1;
+            }
+        }
         let guard = crossbeam_epoch::pin();
         for k in 0..self.watch.queue.len() {
             let w = self.watch.queue[k];
             if self.watched_live(w) {
-                self.new_nexthops_of(now_ms, w.pit, &guard);
+                self.new_nexthops_of(now_ms, w, &added, &guard);
             }
+            self.watch.queue[k].seen = additions;
         }
         // The entries gone leave the queue.
         let mut queue = std::mem::take(&mut self.watch.queue);
@@ -125,9 +176,17 @@ impl Engine {
         self.watch.queue = queue;
     }
 
-    /// Sends PIT entry `p`'s stored Interest to the next hops of its longest match that it has
-    /// no out-record for and one of its downstreams may use.
-    fn new_nexthops_of(&mut self, now_ms: u64, p: u32, guard: &crossbeam_epoch::Guard) {
+    /// Sends watched entry `w`'s stored Interest to the next hops of its longest match that
+    /// were added since it was last seen (`added`), or that it has no out-record for, and one
+    /// of its downstreams may use.
+    fn new_nexthops_of(
+        &mut self,
+        now_ms: u64,
+        w: Watched,
+        added: &Added,
+        guard: &crossbeam_epoch::Guard,
+    ) {
+        let p = w.pit;
         let stored = std::mem::take(&mut self.table.pit_mut(p).interest);
         if let Ok(i) = InterestView::decode(&stored, &self.config.limits) {
             let name = i.name();
@@ -138,9 +197,11 @@ impl Engine {
                 self.counters.lpm.lookups += stats.lookups;
                 self.counters.lpm.probes += stats.probes;
                 let mut outgoing = None;
+                let prefix_hash = entry.map_or(0, |e| e.hash);
                 for n in entry.map_or(&[][..], |e| e.nexthops()) {
                     let pe = self.table.pit(p);
-                    let tried = pe.out_records.iter().any(|r| r.face == n.face);
+                    let readded = added.since(w.seen, prefix_hash, n.face);
+                    let tried = !readded && pe.out_records.iter().any(|r| r.face == n.face);
                     let expiry = pe.expiry_ms;
                     if tried || !self.downstream_may_use(p, &i, n.face) {
                         continue;

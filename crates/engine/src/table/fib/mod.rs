@@ -108,6 +108,17 @@ impl core::fmt::Display for FibError {
 
 impl std::error::Error for FibError {}
 
+/// How many of the latest next-hop additions the FIB remembers ([`Fib::addition`]).
+pub const ADDITION_LOG: usize = 64;
+
+/// One logged next-hop addition: its number (0 while written), prefix hash and face.
+#[derive(Debug, Default)]
+struct LoggedAddition {
+    n: AtomicU64,
+    hash: AtomicU64,
+    face: AtomicU64,
+}
+
 /// The forwarding information base, shared by all workers (see the module documentation).
 pub struct Fib {
     key: HashKey,
@@ -125,6 +136,8 @@ pub struct Fib {
     virt: AtomicUsize,
     /// Next hops added so far ([`Fib::nexthop_additions`]).
     additions: AtomicU64,
+    /// The last [`ADDITION_LOG`] additions ([`Fib::addition`]).
+    log: [LoggedAddition; ADDITION_LOG],
     collector: &'static Collector,
     writer: Mutex<Writer>,
 }
@@ -189,6 +202,7 @@ impl Fib {
             real: AtomicUsize::new(0),
             virt: AtomicUsize::new(0),
             additions: AtomicU64::new(0),
+            log: core::array::from_fn(|_| LoggedAddition::default()),
             collector: epoch::default_collector(),
             writer: Mutex::new(Writer::new(retired, m)),
         }
@@ -200,6 +214,34 @@ impl Fib {
     #[inline]
     pub fn nexthop_additions(&self) -> u64 {
         self.additions.load(Ordering::Acquire)
+    }
+
+    /// The next hop the `n`th addition added (`n` from 1, as [`Fib::nexthop_additions`]
+    /// counts them): its prefix's hash ([`FibEntry::hash`]) and its face; `None` once
+    /// [`ADDITION_LOG`] later additions have taken its place, or while one is writing it.
+    /// Lets an engine tell a next hop added again (removed, then added while an Interest
+    /// waited) from one that never left.
+    pub fn addition(&self, n: u64) -> Option<(u64, u32)> {
+        let slot = &self.log[(n % ADDITION_LOG as u64) as usize];
+        // A sequence lock: the slot is the `n`th addition if its number reads `n` before and
+        // after its fields.
+        if slot.n.load(Ordering::Acquire) != n || n == 0 {
+            return None;
+        }
+        let hash = slot.hash.load(Ordering::Relaxed);
+        let face = slot.face.load(Ordering::Relaxed);
+        core::sync::atomic::fence(Ordering::Acquire);
+        (slot.n.load(Ordering::Relaxed) == n).then_some((hash, face as u32))
+    }
+
+    /// Logs the `n`th addition (the writer's lock held), before it is counted.
+    fn log_addition(&self, n: u64, hash: u64, face: u32) {
+        let slot = &self.log[(n % ADDITION_LOG as u64) as usize];
+        slot.n.store(0, Ordering::Relaxed);
+        core::sync::atomic::fence(Ordering::Release);
+        slot.hash.store(hash, Ordering::Relaxed);
+        slot.face.store(u64::from(face), Ordering::Relaxed);
+        slot.n.store(n, Ordering::Release);
     }
 
     /// The M currently used by lookups.

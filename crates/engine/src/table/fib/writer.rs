@@ -444,7 +444,9 @@ impl Fib {
         nh.sort_by_key(|n| (n.cost, n.face));
         self.set_real(&mut w, name, NextHops::new(&nh))?;
         if added {
-            self.additions.fetch_add(1, Ordering::Release);
+            let n = self.additions.load(Ordering::Relaxed) + 1;
+            self.log_addition(n, hash, face);
+            self.additions.store(n, Ordering::Release);
         }
         Ok(())
     }
