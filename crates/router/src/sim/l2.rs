@@ -9,7 +9,9 @@
 //!
 //! Checks, besides the router's (a Data served from L2 must carry the producer's bytes, as
 //! every Data does): the store's queues within their bounds (operations in flight and on the
-//! disk at most the queue depth, waiting lookups at most what the tier has room for); a store
+//! disk at most the queue depth, waiting lookups at most what the tier has room for); every
+//! offer to a store counted once with its outcome (`admit_offers` equals
+//! [`store::L2Counters::offers_accounted`], after every step); a store
 //! that a fault turned off submits no more reads (the worker goes on from RAM, and a panic
 //! anywhere fails the run); after every reopen, and every [`READ_BACK_EVERY`] steps, every
 //! chunk the store's index holds reads back, through the store's own checks, as the
@@ -374,6 +376,14 @@ impl SimL2 {
             }
         } else {
             self.stuck_since = None;
+        }
+        let c = l2.counters();
+        if c.admit_offers != c.offers_accounted() {
+            return Err(format!(
+                "L2: {} offers, but {} written, present, rejected, busy, too large or off",
+                c.admit_offers,
+                c.offers_accounted()
+            ));
         }
         let reads = l2.counters().reads_submitted;
         match (l2.fault(), self.reads_at_fault) {
