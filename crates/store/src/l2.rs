@@ -256,6 +256,11 @@ pub struct L2Counters {
     pub write_errors: u64,
     /// Bytes written by chunk writes.
     pub bytes_written: u64,
+    /// Offers ([`L2File::admit`], [`L2File::admit_stamped`], and [`crate::L2Tier`]'s offers
+    /// of malformed names). Each ends in exactly one of `writes_submitted`, `admit_present`,
+    /// `admit_rejected`, `admit_busy`, `admit_too_large` and `admit_off`: see
+    /// [`L2Counters::offers_accounted`].
+    pub admit_offers: u64,
     /// Offers refused by the decision policy.
     pub admit_rejected: u64,
     /// Offers refused because the queue was full or no extent could be freed.
@@ -275,6 +280,23 @@ pub struct L2Counters {
     /// Reads and offers refused because a storage fault turned the store off
     /// ([`L2File::fault`]).
     pub refused_off: u64,
+    /// Of those, offers.
+    pub admit_off: u64,
+}
+
+impl L2Counters {
+    /// The offers the outcomes account for: the sum of `writes_submitted`, `admit_present`,
+    /// `admit_rejected`, `admit_busy`, `admit_too_large` and `admit_off`, which equals
+    /// [`L2Counters::admit_offers`] at every moment (an offer is counted with its outcome, at
+    /// once).
+    pub fn offers_accounted(&self) -> u64 {
+        self.writes_submitted
+            + self.admit_present
+            + self.admit_rejected
+            + self.admit_busy
+            + self.admit_too_large
+            + self.admit_off
+    }
 }
 
 /// The storage fault that turned an [`L2File`] off: a read or write that failed (EIO, ENOSPC,
@@ -814,8 +836,10 @@ impl L2File {
         payload: &[u8],
         arrived_at_ms: Option<u64>,
     ) -> Admit {
+        self.counters.admit_offers += 1;
         if self.fault.is_some() {
             self.counters.refused_off += 1;
+            self.counters.admit_off += 1;
             return Admit::Off;
         }
         if name.name.len() > usize::from(u16::MAX)
@@ -889,6 +913,14 @@ impl L2File {
         x.writing |= bit;
         x.busy += 1;
         Admit::Writing
+    }
+
+    /// An offer of a chunk whose name is not valid TLV (made by [`crate::L2Tier`]): refused as
+    /// [`Admit::TooLarge`], counted like one.
+    pub(crate) fn refuse_malformed(&mut self) -> Admit {
+        self.counters.admit_offers += 1;
+        self.counters.admit_too_large += 1;
+        Admit::TooLarge
     }
 
     /// Whether a batch that has no extent yet is accepted.

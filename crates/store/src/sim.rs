@@ -685,6 +685,12 @@ pub fn read_back(l2: &L2File, disk: &SimDisk, name: &ChunkName<'_>) -> ReadBack 
     }
 }
 
+/// The extent and slot `l2`'s index holds `name` in, if it holds it (and no fault turned it
+/// off).
+pub fn held_slot(l2: &L2File, name: &ChunkName<'_>) -> Option<(u32, u32)> {
+    l2.held_slot(name)
+}
+
 /// Writes into `disk`'s image, in the slot `l2` holds `name` in, a slot that passes every
 /// check of the store (checksum, batch key, position, the name in the header) but carries
 /// `payload` instead of what was stored: what a buggy writer or a crafted file could leave.

@@ -551,7 +551,7 @@ impl L2Tier {
     ) -> Admit {
         match ChunkName::parse(name_value) {
             Some(name) => self.l2.admit_stamped(&name, data, arrived_at_ms),
-            None => Admit::TooLarge,
+            None => self.l2.refuse_malformed(),
         }
     }
 

@@ -11,7 +11,7 @@
 //! index holds, and the prefix filter's those of one built from the prefixes the store's
 //! prefix index has a list for (after every reopen and every read-back).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use engine::fw::pipeline::CsFilter;
@@ -155,13 +155,25 @@ impl SimFilters {
                 "the RAM tier took {unmatched} names it did not hold out of the CS filter"
             ));
         }
+        let mut slots = BTreeSet::new();
         for (name, v) in names {
-            let held = ChunkName::parse(v).is_some_and(|c| l2.contains(&c));
-            if held && !self.cs.may_contain(value_hash(self.key, v)) {
+            let Some(slot) = ChunkName::parse(v).and_then(|c| store::sim::held_slot(l2, &c)) else {
+                continue;
+            };
+            slots.insert(slot);
+            if !self.cs.may_contain(value_hash(self.key, v)) {
                 return Err(format!(
                     "L2 holds {name} but the CS filter says it does not (a false negative)"
                 ));
             }
+        }
+        // The counts are compared over `names` only: they must cover every chunk held.
+        if l2.fault().is_none() && (slots.len() as u64) < l2.stored_chunks() {
+            return Err(format!(
+                "L2 holds {} chunks, but only {} under a name the router was given",
+                l2.stored_chunks(),
+                slots.len()
+            ));
         }
         Ok(())
     }

@@ -9,7 +9,9 @@
 //!
 //! Checks, besides the router's (a Data served from L2 must carry the producer's bytes, as
 //! every Data does): the store's queues within their bounds (operations in flight and on the
-//! disk at most the queue depth, waiting lookups at most what the tier has room for); a store
+//! disk at most the queue depth, waiting lookups at most what the tier has room for); every
+//! offer to a store counted once with its outcome (`admit_offers` equals
+//! [`store::L2Counters::offers_accounted`], after every step); a store
 //! that a fault turned off submits no more reads (the worker goes on from RAM, and a panic
 //! anywhere fails the run); after every reopen, and every [`READ_BACK_EVERY`] steps, every
 //! chunk the store's index holds reads back, through the store's own checks, as the
@@ -20,6 +22,7 @@
 //! back, and at the end of the run (the traffic stopped, the disks caught up) both queues
 //! empty: every chunk a worker took for L2 was offered to a store or counted dropped.
 
+use std::collections::HashSet;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
@@ -34,7 +37,7 @@ use crate::worker::ADMIT_BACKLOG_CHUNKS;
 use super::filters::SimFilters;
 
 use super::net::SimRouter;
-use super::packets::{all_chunk_names, canonical_data};
+use super::packets::{all_chunk_names, canonical_data, decode, Received};
 use super::rng::Rng;
 use super::SimStats;
 
@@ -278,7 +281,12 @@ impl SimL2 {
     /// Reopens the store now, whatever lookups wait for it (they complete as misses);
     /// `clean`: a clean restart. A store that cannot open must be off (counted); then the
     /// filters' counts are checked.
-    fn reopen(&mut self, clean: bool, stats: &mut L2Stats) -> Result<(), String> {
+    fn reopen(
+        &mut self,
+        clean: bool,
+        names: &[(Name, Vec<u8>)],
+        stats: &mut L2Stats,
+    ) -> Result<(), String> {
         let mut t = self.tier.lock();
         stats.waiting_at_reopen += t.waiting() as u64;
         self.mark = None;
@@ -310,7 +318,7 @@ impl SimL2 {
             }
         }
         drop(t);
-        self.check_counts(chunk_names(), stats)
+        self.check_counts(names, stats)
     }
 
     /// The filters' counts against the RAM CS and the index, and every prefix of a chunk L2
@@ -368,6 +376,14 @@ impl SimL2 {
             }
         } else {
             self.stuck_since = None;
+        }
+        let c = l2.counters();
+        if c.admit_offers != c.offers_accounted() {
+            return Err(format!(
+                "L2: {} offers, but {} written, present, rejected, busy, too large or off",
+                c.admit_offers,
+                c.offers_accounted()
+            ));
         }
         let reads = l2.counters().reads_submitted;
         match (l2.fault(), self.reads_at_fault) {
@@ -475,18 +491,50 @@ pub(super) struct Plants {
     pub forget: bool,
 }
 
-/// Every chunk name (and its name TLV value) the producers make.
-pub(super) fn chunk_names() -> &'static [(Name, Vec<u8>)] {
-    static NAMES: std::sync::OnceLock<Vec<(Name, Vec<u8>)>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| {
-        all_chunk_names()
-            .into_iter()
-            .map(|n| {
-                let v = n.to_wire()[2..].to_vec();
-                (n, v)
-            })
-            .collect()
-    })
+/// Every name a store may hold a chunk under, as the checker probes the stores and their
+/// filters with: the producers' chunk names, then the name of every Data given to the router
+/// (a hostile face's Data under a prefix nobody serves, which a pending Interest takes into
+/// the CS; a producer's answer to a flood Interest). The checker can only compare the
+/// filters with the names it probes, so it also checks that these account for every chunk a
+/// store holds.
+pub(super) struct L2Names {
+    names: Vec<(Name, Vec<u8>)>,
+    seen: HashSet<Vec<u8>>,
+}
+
+impl L2Names {
+    /// The producers' chunk names.
+    pub fn new() -> Self {
+        let mut n = L2Names {
+            names: Vec::new(),
+            seen: HashSet::new(),
+        };
+        for name in all_chunk_names() {
+            n.add(name);
+        }
+        n
+    }
+
+    fn add(&mut self, name: Name) {
+        let v = name.to_wire()[2..].to_vec();
+        if self.seen.insert(v.clone()) {
+            self.names.push((name, v));
+        }
+    }
+
+    /// Notes the name of `bytes` if it is a Data (bytes a face gives the router).
+    pub fn note(&mut self, bytes: &[u8], limits: &wire::Limits) {
+        if let Ok(Received::Data { data, .. }) = decode(bytes, limits) {
+            if !self.seen.contains(data.name().value()) {
+                self.add(data.name().to_name());
+            }
+        }
+    }
+
+    /// The names and their name TLV values.
+    pub fn all(&self) -> &[(Name, Vec<u8>)] {
+        &self.names
+    }
 }
 
 impl SimRouter {
@@ -503,14 +551,14 @@ impl SimRouter {
     ) -> Result<(), String> {
         let w = rng.index(self.l2.len());
         let s = &mut self.l2[w];
+        let names = self.l2_names.all();
         s.disk.step();
         if rng.below(1000) < u64::from(cfg.crash_pm) {
             s.disk.crash();
-            s.reopen(false, &mut stats.l2)?;
+            s.reopen(false, names, &mut stats.l2)?;
         } else if rng.below(1000) < u64::from(cfg.restart_pm) {
-            s.reopen(true, &mut stats.l2)?;
+            s.reopen(true, names, &mut stats.l2)?;
         }
-        let names = chunk_names();
         if plants.slot && s.plant_wrong(&all_chunk_names()) {
             plants.slot = false;
         }
@@ -521,7 +569,7 @@ impl SimRouter {
         if plants.forget && s.tier.lock().waiting() > 0 {
             plants.forget = false;
             s.disk.crash();
-            s.reopen(false, &mut stats.l2)?;
+            s.reopen(false, names, &mut stats.l2)?;
             store::sim::forget_orphans(s.tier.lock().l2_mut());
         }
         self.l2_checks(step % READ_BACK_EVERY == 0, stats)
@@ -530,7 +578,7 @@ impl SimRouter {
     /// The checks of every store and every worker's admission; `read_back`: also read back
     /// every chunk the stores hold, and compare the filters' counts.
     pub fn l2_checks(&mut self, read_back: bool, stats: &mut SimStats) -> Result<(), String> {
-        let names = chunk_names();
+        let names = self.l2_names.all();
         let workers = self.workers.borrow();
         for (w, s) in self.l2.iter_mut().enumerate() {
             let q = workers[w].admission_queues().unwrap_or_default();

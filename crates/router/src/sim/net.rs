@@ -188,6 +188,8 @@ pub(super) struct SimRouter {
     pub l2: Vec<super::l2::SimL2>,
     /// Each worker's turns so far (each polls its L2).
     pub turns: Vec<std::cell::Cell<u64>>,
+    /// Every name the stores may hold a chunk under (with L2).
+    pub l2_names: super::l2::L2Names,
 }
 
 impl SimRouter {
@@ -297,6 +299,7 @@ impl SimRouter {
             pit_capacity,
             l2,
             turns: vec![std::cell::Cell::new(0); n],
+            l2_names: super::l2::L2Names::new(),
         }
     }
 

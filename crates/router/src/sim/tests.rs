@@ -260,3 +260,63 @@ fn l2_faults_parse_and_refuse_unknown_words() {
     assert!(f.hostile);
     assert!(Faults::parse("forget@x").unwrap_err().contains("forget@x"));
 }
+
+/// A hostile face's Data under a prefix nobody serves (`/nowhere/...`), taken into the CS by
+/// a pending Interest and written back to L2: the checker's probes must include its name,
+/// else the CS filter shows one count more than the names it probes (seed 56 of the harsh
+/// run failed so at step 9919).
+#[test]
+fn a_stored_chunk_under_a_name_nobody_serves_is_counted_by_the_checker() {
+    let l2 = L2Sim::parse("open=200,crash=10,restart=10").unwrap();
+    let mut cfg = SimConfig::new(56, 10_000).with_l2(l2);
+    cfg.faults = Faults::ALL;
+    run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+}
+
+/// The checker compares the CS filter's counts over the names it knows: a chunk the store
+/// holds under any other name is reported, not silently left out of the comparison.
+#[test]
+fn a_stored_chunk_the_checker_has_no_name_for_is_reported() {
+    use engine::hash::HashKey;
+    use store::sim::SimDisk;
+    use store::{ChunkName, L2Config, L2File};
+
+    let key = HashKey::from_bytes([7; 16]);
+    let filters = filters::SimFilters::new(key, 64, None);
+    let disk = SimDisk::new(
+        1,
+        DiskFaults::NONE,
+        std::sync::Arc::new(std::sync::atomic::AtomicU64::new(5)),
+    );
+    let cfg = L2Config {
+        slot_bytes: 512,
+        batch: 2,
+        queue_depth: 4,
+        disk: Some(disk.clone()),
+        ..L2Config::new("sim-names", 4)
+    };
+    let mut l2 = L2File::open_with_filters(&cfg, filters.links().0, None).unwrap();
+    let stray = wire::Name::from_uri("/nowhere/o4")
+        .unwrap()
+        .with(wire::Component::segment(0));
+    let value = stray.to_wire()[2..].to_vec();
+    let chunk = ChunkName::parse(&value).unwrap();
+    assert_eq!(
+        l2.admit(&chunk, &packets::canonical_data(&stray)),
+        store::Admit::Writing
+    );
+    while l2.in_flight() > 0 {
+        disk.step();
+        l2.poll(|_| {});
+    }
+    assert_eq!(l2.stored_chunks(), 1);
+    let mut names = l2::L2Names::new();
+    let e = filters
+        .check(&l2, names.all())
+        .expect_err("a chunk under a name the checker does not probe");
+    assert!(e.contains("under a name the router was given"), "{e}");
+    // Once the router was given a Data with that name, the checker probes it.
+    names.note(&packets::canonical_data(&stray), &wire::Limits::default());
+    filters.check(&l2, names.all()).unwrap();
+    filters.check_counts(&l2, names.all(), &[]).unwrap();
+}

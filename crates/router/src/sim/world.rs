@@ -216,6 +216,9 @@ impl Sim {
         let local = self.faces.get(&face).is_some_and(|f| f.local);
         self.trace = fnv(fnv(self.trace, &face.to_le_bytes()), bytes);
         self.stats.sent += 1;
+        if !self.router.l2.is_empty() {
+            self.router.l2_names.note(bytes, &self.limits);
+        }
         match self.router.receive(face, local, bytes) {
             Routed::Workers { refused } => self.stats.ring_full += u64::from(refused),
             Routed::Malformed => self.stats.malformed += 1,

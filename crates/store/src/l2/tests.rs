@@ -725,3 +725,60 @@ fn an_index_whose_last_extent_holds_only_a_late_slot_reopens() {
     assert!(l2.counters().loaded_index_file);
     assert!(l2.contains(&ChunkName::parse(&n).unwrap()));
 }
+
+/// Every offer is counted once with its outcome, whatever the outcome: written, present,
+/// rejected by the policy, busy, too large (or a malformed name), refused by a fault.
+#[test]
+fn every_offer_is_accounted_for_by_exactly_one_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = L2File::open(&L2Config {
+        decision: Decision::TwoLru { filter_batches: 16 },
+        ..config(dir.path(), 64)
+    })
+    .unwrap();
+    let mut t = crate::L2Tier::new(file, 256);
+    let check = |t: &crate::L2Tier, offers: u64| {
+        let c = t.l2().counters();
+        assert_eq!(c.admit_offers, offers, "{c:?}");
+        assert_eq!(c.offers_accounted(), offers, "{c:?}");
+    };
+    let mut offers = 0;
+    let n = name(0, 0);
+    assert_eq!(t.admit(&n, &[0u8; 2048]), Admit::TooLarge);
+    assert_eq!(t.admit(&[0xff, 0x05], b"x"), Admit::TooLarge);
+    offers += 2;
+    check(&t, offers);
+    // The first offer of a batch is filtered (and the decision covers the batch's rest).
+    assert_eq!(t.admit(&n, b"x"), Admit::Rejected);
+    for s in 1..4 {
+        assert_eq!(t.admit(&name(0, s), b"x"), Admit::Rejected);
+    }
+    offers += 4;
+    check(&t, offers);
+    assert_eq!(t.admit(&n, b"x"), Admit::Writing);
+    assert_eq!(t.admit(&n, b"x"), Admit::Present);
+    offers += 2;
+    check(&t, offers);
+    let mut busy = false;
+    for s in 1..64 {
+        offers += 1;
+        if t.admit(&name(0, s), b"x") == Admit::Busy {
+            busy = true;
+            break;
+        }
+    }
+    assert!(busy, "queue depth 4 must refuse a write");
+    check(&t, offers);
+    t.l2_mut().flush();
+    t.l2_mut().fail_next_io(IoKind::Read, libc::EIO);
+    let chunk = ChunkName::parse(&n).unwrap();
+    assert!(matches!(t.l2_mut().read(&chunk), ReadStart::Pending { .. }));
+    t.l2_mut().flush();
+    assert!(t.l2().fault().is_some());
+    assert_eq!(t.admit(&name(0, 61), b"x"), Admit::Off);
+    offers += 1;
+    check(&t, offers);
+    let c = t.l2().counters();
+    assert_eq!((c.admit_too_large, c.admit_off), (2, 1), "{c:?}");
+    assert!(c.admit_present > 0 && c.admit_rejected > 0 && c.admit_busy > 0);
+}
