@@ -442,5 +442,6 @@ fn tier_info(x: &L2Snapshot) -> CsTierInfo {
         n_prefix_stale: x.tier.prefix_stale,
         n_prefix_handovers: x.prefix_handovers,
         n_prefix_handovers_full: x.prefix_handovers_full,
+        n_prefix_missed: x.tier.prefix_missed,
     }
 }

@@ -55,6 +55,10 @@ pub enum PktKind {
     /// A chunk (bare Data) that another worker received and that this worker owns: to be
     /// stored in this worker's L2, not forwarded.
     Admit,
+    /// A CanBePrefix Interest another worker's L2 missed and handed on to this worker: its
+    /// link-layer packet, then what is left of its downstream's lifetime (8 bytes, ms, little
+    /// endian).
+    HandOn,
 }
 
 impl PktKind {
@@ -84,7 +88,7 @@ impl From<PktKind> for face::PacketKind {
             PktKind::Interest => face::PacketKind::Interest,
             PktKind::Data => face::PacketKind::Data,
             PktKind::Nack => face::PacketKind::Nack,
-            PktKind::Other | PktKind::Admit => face::PacketKind::Other,
+            PktKind::Other | PktKind::Admit | PktKind::HandOn => face::PacketKind::Other,
         }
     }
 }

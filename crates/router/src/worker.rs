@@ -488,6 +488,8 @@ pub struct Worker {
     /// How long the worker spins for input before it parks (zero: it parks at once).
     spin: Duration,
     batch: Vec<Pkt>,
+    /// The Interests other workers handed on, taken out of a batch ([`PktKind::HandOn`]).
+    handed_on: Vec<Pkt>,
     batches: u64,
     tier: Option<L2>,
     /// A storage fault turned this worker's L2 off when it was opened (there is no `tier`).
@@ -552,6 +554,7 @@ impl Worker {
             tick,
             spin,
             batch: Vec::with_capacity(MAX_BATCH),
+            handed_on: Vec::with_capacity(MAX_BATCH),
             batches: 0,
             stalls: tier.as_ref().map(|_| Box::new(Stalls::new())),
             batch_times: BatchTimes::default(),
@@ -899,6 +902,40 @@ impl Worker {
             });
     }
 
+    /// Runs the Interests other workers handed on ([`Worker::handed_on`]) through the engine,
+    /// each with what is left of its downstream's lifetime.
+    fn run_handed_on(&mut self) {
+        let handed = std::mem::take(&mut self.handed_on);
+        let now = self.now_ms();
+        let mut inputs: [(FaceId, &[u8]); MAX_BATCH] = [(0, &[]); MAX_BATCH];
+        let mut hashes: [Option<u64>; MAX_BATCH] = [None; MAX_BATCH];
+        let mut left_ms = [0u64; MAX_BATCH];
+        for (((slot, hash), left), p) in inputs
+            .iter_mut()
+            .zip(hashes.iter_mut())
+            .zip(left_ms.iter_mut())
+            .zip(&handed)
+        {
+            let (link, ms) = l2::handed_on(p.bytes());
+            *slot = (p.face, link);
+            *hash = p.full_hash;
+            *left = ms;
+        }
+        let n = handed.len().min(MAX_BATCH);
+        let out = self
+            .engine
+            .process_handed_on(now, &inputs[..n], &hashes[..n], &left_ms[..n]);
+        let (sent, _) = self.emit.emit(&out, &inputs[..n]);
+        let mut handed = handed;
+        for p in handed.drain(..) {
+            self.emit.pool.put(p.buf);
+        }
+        self.handed_on = handed;
+        if sent > 0 {
+            self.io.wake();
+        }
+    }
+
     /// Processes one batch; false if the input ring was empty.
     fn run_batch(&mut self) -> bool {
         if self.hold_input() {
@@ -937,10 +974,23 @@ impl Worker {
             if let Some(st) = &mut self.stalls {
                 st.current_ns += t0.elapsed().as_nanos() as u64;
             }
-            if batch.is_empty() {
-                self.batch = batch;
-                return true;
+        }
+        // Interests other workers handed on go through the engine apart (with what is left of
+        // their lifetimes); the rest of the batch keeps its order.
+        if batch.iter().any(|p| p.kind == PktKind::HandOn) {
+            let mut i = 0;
+            while i < batch.len() {
+                if batch[i].kind == PktKind::HandOn {
+                    self.handed_on.push(batch.remove(i));
+                } else {
+                    i += 1;
+                }
             }
+            self.run_handed_on();
+        }
+        if batch.is_empty() {
+            self.batch = batch;
+            return true;
         }
         self.batches += 1;
         let t_batch = Instant::now();

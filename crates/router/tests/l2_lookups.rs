@@ -310,6 +310,10 @@ fn a_can_be_prefix_miss_is_handed_on_to_the_worker_whose_l2_holds_the_name() {
     std::thread::sleep(Duration::from_millis(5)); // the stale versions are past 1 ms
     let got = fetch(&mut f, &interest("/p", 99, true, true));
     assert_eq!(got, Name::from_uri(&fresh).unwrap());
+    // Nothing under /q anywhere: its prefix lookup misses (counted in cs/tiers), and with no
+    // route it is Nacked.
+    let q = f.express(&interest("/q", 98, true, false)).unwrap();
+    assert!(matches!(q, Outcome::Nack(_)), "{q:?}");
     let snaps = r.snapshots();
     let l2 = |w: usize| snaps[w].l2.unwrap();
     assert!(
@@ -320,6 +324,19 @@ fn a_can_be_prefix_miss_is_handed_on_to_the_worker_whose_l2_holds_the_name() {
     let handed: u64 = (0..3).map(|w| l2(w).prefix_handovers).sum();
     assert!(handed <= 2, "each worker at most once: {handed}");
     assert_eq!(l2(holder).tier.served, 1);
+    // Each Interest is counted once as incoming, whichever workers it visited; the workers
+    // that took it from another count it as handed on.
+    let ins: u64 = snaps.iter().map(|s| s.counters.in_interests).sum();
+    assert_eq!(ins, 2);
+    let handed_in: u64 = snaps.iter().map(|s| s.counters.handed_on_in).sum();
+    assert_eq!(handed_in, handed);
+    // The prefix index's misses, in the cs/tiers dataset.
+    let missed: u64 = (0..3).map(|w| l2(w).tier.prefix_missed).sum();
+    assert!(missed >= 1, "/q missed");
+    let tiers = client::Controller::new(&mut f)
+        .cs_tiers(Duration::from_secs(5))
+        .unwrap();
+    assert_eq!(tiers[0].n_prefix_missed, missed);
     r.stop_handle().stop();
     r.join();
 }

@@ -718,6 +718,7 @@ pub(super) fn cs(
                 "n_prefix_stale": t.n_prefix_stale,
                 "n_prefix_handovers": t.n_prefix_handovers,
                 "n_prefix_handovers_full": t.n_prefix_handovers_full,
+                "n_prefix_missed": t.n_prefix_missed,
             });
         }
         if let Some(n) = nb {
@@ -731,7 +732,7 @@ pub(super) fn cs(
             .prefetch_usefulness()
             .map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
         out.push_str(&format!(
-            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n  inputHeld={} deferred={}\n  prefixLookups={} pending={} stale={}\n  prefixHandovers={} full={}\n",
+            "L{} tier (disk, {} workers):\n  capacity={} chunks\n  nEntries={}\n     nHits={}\n   nMisses={}\n    nReads={} ({} bytes)\n   nWrites={} ({} bytes)\n  checksumFailures={}\n  prefetch={} used={} ({})\n  readAhead offered={} reads={}\n  admitDropped={}\n  queueDepth={} inFlight={} batch={}\n  storageStall max={}us p99.9={}us over1ms={}\n  loopIteration max={}us p99.9={}us\n  nameMismatches={}\n  workersOff={} ioErrors={}\n  inputHeld={} deferred={}\n  prefixLookups={} pending={} stale={} missed={}\n  prefixHandovers={} full={}\n",
             t.level,
             t.workers,
             t.capacity,
@@ -765,6 +766,7 @@ pub(super) fn cs(
             t.n_prefix_lookups,
             t.n_prefix_pending,
             t.n_prefix_stale,
+            t.n_prefix_missed,
             t.n_prefix_handovers,
             t.n_prefix_handovers_full
         ));

@@ -280,6 +280,7 @@ fn cs_render() {
         n_prefix_stale: 15,
         n_prefix_handovers: 16,
         n_prefix_handovers_full: 17,
+        n_prefix_missed: 18,
         ..CsTierInfo::default()
     };
     let t = cs(&info, &[l2], None, false);
@@ -293,7 +294,7 @@ fn cs_render() {
     assert!(t.contains("workersOff=1 ioErrors=2"), "{t}");
     assert!(t.contains("  inputHeld=11 deferred=12\n"), "{t}");
     assert!(
-        t.contains("  prefixLookups=13 pending=14 stale=15\n"),
+        t.contains("  prefixLookups=13 pending=14 stale=15 missed=18\n"),
         "{t}"
     );
     assert!(t.contains("  prefixHandovers=16 full=17\n"), "{t}");
@@ -323,6 +324,7 @@ fn cs_render() {
         ("n_prefix_stale", 15),
         ("n_prefix_handovers", 16),
         ("n_prefix_handovers_full", 17),
+        ("n_prefix_missed", 18),
     ] {
         assert_eq!(j["l2"][key], v, "{key}");
     }

@@ -91,6 +91,10 @@ pub mod tlv {
     /// Of those misses, the ones whose hand-over found the next worker's ring full (forwarded
     /// upstream instead).
     pub const N_PREFIX_HANDOVERS_FULL: u32 = 0xCA46;
+    /// CanBePrefix lookups the prefix index had nothing for (a Bloom filter's false positive
+    /// included) or that found the queue full, completed without data so that the worker may
+    /// hand the Interest on.
+    pub const N_PREFIX_MISSED: u32 = 0xCA48;
 }
 
 /// One storage tier's state.
@@ -166,10 +170,12 @@ pub struct CsTierInfo {
     pub n_prefix_handovers: u64,
     /// CanBePrefix L2 misses whose hand-over found a full ring.
     pub n_prefix_handovers_full: u64,
+    /// CanBePrefix lookups completed without data for want of a chunk (or of queue room).
+    pub n_prefix_missed: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 35] {
+    fn fields(&self) -> [(u32, u64); 36] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -207,6 +213,7 @@ impl CsTierInfo {
             (N_PREFIX_STALE, self.n_prefix_stale),
             (N_PREFIX_HANDOVERS, self.n_prefix_handovers),
             (N_PREFIX_HANDOVERS_FULL, self.n_prefix_handovers_full),
+            (N_PREFIX_MISSED, self.n_prefix_missed),
         ]
     }
 
@@ -248,6 +255,7 @@ impl CsTierInfo {
             N_PREFIX_STALE => &mut self.n_prefix_stale,
             N_PREFIX_HANDOVERS => &mut self.n_prefix_handovers,
             N_PREFIX_HANDOVERS_FULL => &mut self.n_prefix_handovers_full,
+            N_PREFIX_MISSED => &mut self.n_prefix_missed,
             _ => return None,
         })
     }
@@ -388,6 +396,7 @@ mod tests {
             n_prefix_stale: 45,
             n_prefix_handovers: 46,
             n_prefix_handovers_full: 47,
+            n_prefix_missed: 48,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();
@@ -401,8 +410,12 @@ mod tests {
         );
         assert_eq!([two.n_prefix_pending, two.n_prefix_stale], [88, 90]);
         assert_eq!(
-            [two.n_prefix_handovers, two.n_prefix_handovers_full],
-            [92, 94]
+            [
+                two.n_prefix_handovers,
+                two.n_prefix_handovers_full,
+                two.n_prefix_missed
+            ],
+            [92, 94, 96]
         );
         // A decoder that knows only the fields before them reads the rest unchanged.
         fn old(t: &mut CsTierInfo, typ: u32) -> Option<&mut u64> {

@@ -262,11 +262,16 @@ fn workers(m: &mut Families, f: &Figures) {
         "RAM CS entries of the worker.",
         per(|s| s.cs_len as u64),
     );
-    let counters: [(&str, &'static str, Get); 12] = [
+    let counters: [(&str, &'static str, Get); 13] = [
         (
             "worker_in_interests",
-            "Interests the worker's engine took.",
+            "Interests the worker's engine took from faces.",
             |s| s.counters.in_interests,
+        ),
+        (
+            "worker_handed_on_in",
+            "CanBePrefix Interests another worker's L2 missed and handed on to this worker.",
+            |s| s.counters.handed_on_in,
         ),
         ("worker_in_data", "Data the worker's engine took.", |s| {
             s.counters.in_data
@@ -494,6 +499,11 @@ fn content_store(m: &mut Families, f: &Figures) {
             "cs_l2_prefix_handovers_full",
             "CanBePrefix L2 misses whose hand-over found the next worker's ring full.",
             t.n_prefix_handovers_full,
+        ),
+        (
+            "cs_l2_prefix_missed",
+            "CanBePrefix L2 lookups completed without data (no chunk under the prefix, a filter's false positive included, or no queue room).",
+            t.n_prefix_missed,
         ),
     ] {
         m.counter(name, help, one(v));

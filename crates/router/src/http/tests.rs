@@ -229,6 +229,7 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         n_prefix_stale: 35,
         n_prefix_handovers: 36,
         n_prefix_handovers_full: 37,
+        n_prefix_missed: 38,
         ..Default::default()
     });
     let text = render_metrics(&f);
@@ -244,6 +245,7 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         ("prefix_stale", 35.0),
         ("prefix_handovers", 36.0),
         ("prefix_handovers_full", 37.0),
+        ("prefix_missed", 38.0),
     ] {
         let series = format!("cascade_cs_l2_{name}_total");
         assert_eq!(sample(&text, &series), Some(v), "{series}");

@@ -13,6 +13,8 @@
 //! refused (`refused_off`).
 
 use super::*;
+use engine::fw::pipeline::HandOn;
+use face::link::link_len;
 use wire::InterestView;
 
 /// Most finished L2 operations a worker handles per loop iteration (each batch read hands up
@@ -128,15 +130,33 @@ pub(super) fn arrived_at_ms(
     Some(store_now_ms.saturating_sub(period_ms - left_ms))
 }
 
+/// Bytes after a handed-on Interest's link-layer packet ([`PktKind::HandOn`]): what is left of
+/// its downstream's lifetime, ms, little endian.
+const HAND_ON_TRAILER_BYTES: usize = 8;
+
+/// A handed-on Interest's packet ([`PktKind::HandOn`]) as its link-layer packet and what is
+/// left of its downstream's lifetime (ms; 0, expired, if the packet is too short).
+pub(super) fn handed_on(bytes: &[u8]) -> (&[u8], u64) {
+    let Some(at) = bytes.len().checked_sub(HAND_ON_TRAILER_BYTES) else {
+        return (bytes, 0);
+    };
+    let (link, left) = bytes.split_at(at);
+    (link, u64::from_le_bytes(left.try_into().unwrap_or([0; 8])))
+}
+
 /// After this worker's L2 completed the lookup of `name_value` (full-name hash `full_hash`)
 /// without data: hands every CanBePrefix Interest waiting for it on to the next worker whose
 /// L2 may hold a chunk under the name ([`Dispatcher::next_prefix_holder`]), pushing it into
-/// that worker's input ring as if it came from its downstream face, with the downstream's PIT
-/// token, so that the worker answers the downstream directly. The PIT entry here goes with the
+/// that worker's input ring as if it came from its downstream face ([`PktKind::HandOn`]): an
+/// LpPacket with the downstream's PIT token (so that the worker answers the downstream
+/// directly) and the NextHopFaceId the Interest came with, followed by what is left of the
+/// downstream's lifetime (so that it expires there when it would have here); that worker
+/// counts it as handed on, not as a new incoming Interest. The PIT entry here goes with the
 /// hand-over (nobody would satisfy it: the Data comes from the other worker's L2, or from the
-/// upstream it forwards to, with that worker's token). No next worker, or a full ring or
-/// pool (counted in `handovers.1`): the entry stays, and the caller's `complete_pending`
-/// forwards it as before. Allocates nothing (pool buffers).
+/// upstream it forwards to, with that worker's token). No next worker, or a full ring or pool
+/// (counted in `handovers.1`): the entry stays without the downstreams handed on before, and
+/// the caller's `complete_pending` forwards it for the others. Allocates nothing (pool
+/// buffers).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn hand_on_prefix_miss(
     engine: &mut Engine,
@@ -152,20 +172,30 @@ pub(super) fn hand_on_prefix_miss(
         return;
     }
     let limits = *dispatcher.limits();
-    let done = engine.hand_on_pending(now_ms, full_hash, name_value, |face, token, interest| {
-        let Some(next) = InterestView::decode(interest, &limits)
+    let done = engine.hand_on_pending(now_ms, full_hash, name_value, |h: &HandOn<'_>| {
+        let Some(next) = InterestView::decode(h.interest, &limits)
             .ok()
             .and_then(|i| dispatcher.next_prefix_holder(me, &i.name()))
         else {
             return false;
         };
         let headers = LpHeaders {
-            pit_token: token.and_then(PitToken::new),
+            pit_token: h.pit_token.and_then(PitToken::new),
+            next_hop_face_id: h.next_hop.map(u64::from),
             ..LpHeaders::default()
         };
-        let pushed = pool.pkt_link(face, &headers, interest).map(|mut p| {
-            p.kind = PktKind::Interest;
-            p.full_hash = Some(full_hash);
+        let room = pool.buf_bytes();
+        let fits = link_len(&headers, h.interest.len()) + HAND_ON_TRAILER_BYTES <= room;
+        let pushed = fits.then(|| pool.get()).flatten().map(|mut buf| {
+            let encoded = encode_link(&mut buf, &headers, h.interest, room);
+            debug_assert!(encoded);
+            buf.extend_from_slice(&h.lifetime_left_ms.to_le_bytes());
+            let p = Pkt {
+                face: h.face,
+                kind: PktKind::HandOn,
+                buf,
+                full_hash: Some(full_hash),
+            };
             peers[next].input.push(p).map_err(|p| pool.put(p.buf))
         });
         if pushed == Some(Ok(())) {

@@ -395,7 +395,7 @@ impl Engine {
             is_new: true,
             nonce: i.nonce().unwrap_or([0; 4]),
             expiry: self.table.pit(p).expiry_ms,
-            next_hop: None,
+            next_hop: self.table.pit(p).stored_next_hop,
             outgoing,
             restrict_local,
             stored: true,

@@ -18,7 +18,10 @@ impl Engine {
         planned: Option<Planned<'_>>,
         guard: &crossbeam_epoch::Guard,
     ) {
-        self.counters.in_interests += 1;
+        match self.handed_on {
+            None => self.counters.in_interests += 1,
+            Some(_) => self.counters.handed_on_in += 1,
+        }
         let name = i.name();
         let token = lp.pit_token;
         let info = self.face(face);
@@ -246,7 +249,12 @@ impl Engine {
             }
         };
         let nonce = i.nonce().unwrap_or([0; 4]);
-        let lifetime_ms = i.effective_lifetime_ms().min(self.table.max_lifetime_ms());
+        let mut lifetime_ms = i.effective_lifetime_ms().min(self.table.max_lifetime_ms());
+        if let Some(left) = &self.handed_on {
+            // Handed on by another engine: the downstream's Interest expires when it would
+            // have there.
+            lifetime_ms = lifetime_ms.min(left[idx]);
+        }
         let expiry = now_ms.saturating_add(lifetime_ms);
         if !self.table.add_in_record(p, face, nonce, expiry, token) {
             if is_new {
@@ -310,7 +318,7 @@ impl Engine {
                 self.counters.bypass.queue_no_upstream += 1;
             }
         }
-        if self.park_on_slow_tier(p, full, r.interest) {
+        if self.park_on_slow_tier(p, full, r.interest, r.next_hop) {
             if self.nbcc_marks_queued(waiting) {
                 self.table.pit_mut(p).cc_mark = true;
             }
@@ -390,9 +398,15 @@ impl Engine {
     }
 
     /// Asks the slow CS tier about new PIT entry `p`'s name; when it answers pending, parks a
-    /// copy of Interest `i` in the entry (to forward or Nack when the lookup completes) and
-    /// returns true.
-    pub(super) fn park_on_slow_tier(&mut self, p: u32, full: u64, i: &InterestView<'_>) -> bool {
+    /// copy of Interest `i` in the entry, with its NextHopFaceId `next_hop` (to forward or Nack
+    /// when the lookup completes, or to hand on) and returns true.
+    pub(super) fn park_on_slow_tier(
+        &mut self,
+        p: u32,
+        full: u64,
+        i: &InterestView<'_>,
+        next_hop: Option<FaceId>,
+    ) -> bool {
         let Some(tier) = self.slow_tier.as_mut() else {
             return false;
         };
@@ -409,7 +423,9 @@ impl Engine {
         }
         let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
         self.table.store_interest(p, i.wire(), nonce_off);
-        self.table.pit_mut(p).cs_pending = true;
+        let pe = self.table.pit_mut(p);
+        pe.cs_pending = true;
+        pe.stored_next_hop = next_hop;
         true
     }
 

@@ -57,7 +57,7 @@ mod interest;
 mod nbcc;
 mod new_nexthop;
 
-pub use handon::HandedOn;
+pub use handon::{HandOn, HandedOn};
 use interest::{find_nonce_offset, Forward, Planned};
 use nbcc::CcState;
 pub use nbcc::{CongestionConfig, CongestionCounters};
@@ -274,8 +274,12 @@ pub struct Action {
 /// Per-engine counters (read by management; never shared between workers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
-    /// Interests received.
+    /// Interests received from a face (a CanBePrefix Interest another engine handed on is
+    /// counted once, by the engine that received it from the face).
     pub in_interests: u64,
+    /// Interests another engine handed on ([`Engine::process_handed_on`]): already counted in
+    /// that engine's `in_interests`.
+    pub handed_on_in: u64,
     /// Data received.
     pub in_data: u64,
     /// Nacks received.
@@ -461,6 +465,9 @@ pub struct Engine {
     rng: u64,
     /// Multicast PIT entries watched for new next hops.
     watch: new_nexthop::Watch,
+    /// While [`Engine::process_handed_on`] runs: what is left of each input's downstream
+    /// lifetime, ms (the expiry its in-record had at the engine that handed it on).
+    handed_on: Option<[u64; MAX_BATCH]>,
 }
 
 impl core::fmt::Debug for Engine {
@@ -545,6 +552,7 @@ impl Engine {
             faces_scratch: Vec::with_capacity(16),
             rng: crate::hash::value_hash(key, b"random") | 1,
             watch: new_nexthop::Watch::new(additions),
+            handed_on: None,
         }
     }
 
@@ -741,6 +749,32 @@ impl Engine {
         self.forward_pass(now_ms, inputs, &parsed, &planned, &guard);
         drop(guard);
         self.cc_idle_signals(now_ms);
+        Output {
+            actions: &self.actions,
+            out: &self.out,
+        }
+    }
+
+    /// [`Engine::process_hashed`] for Interests another engine handed on
+    /// ([`Engine::hand_on_pending`]), each from its downstream's face with its link-layer
+    /// fields, `lifetimes_ms[i]` what was left of input `i`'s lifetime there: its in-record
+    /// here expires then (or at its InterestLifetime, if sooner), and it counts in
+    /// [`Counters::handed_on_in`], not in `in_interests`. A missing lifetime is taken as 0
+    /// (the Interest expires at once).
+    pub fn process_handed_on<'e>(
+        &'e mut self,
+        now_ms: u64,
+        inputs: &[(FaceId, &[u8])],
+        full_hashes: &[Option<u64>],
+        lifetimes_ms: &[u64],
+    ) -> Output<'e> {
+        let mut left = [0; MAX_BATCH];
+        for (l, &t) in left.iter_mut().zip(lifetimes_ms) {
+            *l = t;
+        }
+        self.handed_on = Some(left);
+        self.process_hashed(now_ms, inputs, full_hashes);
+        self.handed_on = None;
         Output {
             actions: &self.actions,
             out: &self.out,

@@ -220,6 +220,10 @@ pub struct PitEntry {
     /// The Interest stored for a pending slower-tier lookup (wire bytes), for Nacks and for
     /// forwarding after it completes; empty otherwise.
     pub interest: Vec<u8>,
+    /// The NextHopFaceId the stored Interest came with (NFD honours it when the content store
+    /// misses, so a slower tier's miss forwards there, and so does another worker the Interest
+    /// is handed on to); meaningful only with a stored Interest.
+    pub stored_next_hop: Option<FaceId>,
 }
 
 impl PitEntry {
@@ -924,6 +928,24 @@ impl PitCs {
         pe.nonce_offset = nonce_offset.and_then(|o| u16::try_from(o).ok());
     }
 
+    /// Removes the in-records of PIT entry `p` that `gone` picks (downstreams another engine
+    /// took over), and reschedules the entry's expiry to its latest remaining in-record. The
+    /// entry stays, even with none left.
+    pub fn remove_in_records(&mut self, p: u32, mut gone: impl FnMut(&InRecord) -> bool) {
+        let pe = &mut self.pits[p as usize];
+        let shares = &mut self.shares;
+        pe.in_records.retain(|r| {
+            let g = gone(r);
+            if g {
+                shares.remove(r.face);
+            }
+            !g
+        });
+        if let Some(expiry) = pe.in_records.iter().map(|r| r.expiry_ms).max() {
+            self.schedule(p, expiry);
+        }
+    }
+
     /// Removes PIT entry `p` (satisfied, expired or rejected). Calls `on_out_nonce` with the
     /// nonce of every out-record, for the dead-nonce list.
     pub fn pit_remove(&mut self, p: u32, mut on_out_nonce: impl FnMut([u8; 4])) {
@@ -942,6 +964,7 @@ impl PitCs {
         if pe.has_interest {
             pe.interest.clear();
             pe.has_interest = false;
+            pe.stored_next_hop = None;
         }
         let (owner, cbp, mbf, is_digest) =
             (pe.owner, pe.can_be_prefix, pe.must_be_fresh, pe.is_digest);
