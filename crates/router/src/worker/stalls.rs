@@ -56,9 +56,16 @@ pub(super) fn context_switches() -> (i64, i64, i64, i64) {
 
 impl Stalls {
     pub(super) fn new() -> Self {
+        // Zeroed memory from calloc is mapped only when first written: a long iteration would
+        // take the page fault when it records itself.
+        let mapped = || {
+            let mut v = vec![0; STALL_BUCKETS];
+            crate::mem::touch_init(&mut v);
+            v
+        };
         Stalls {
-            storage: vec![0; STALL_BUCKETS],
-            looped: vec![0; STALL_BUCKETS],
+            storage: mapped(),
+            looped: mapped(),
             storage_max_ns: 0,
             loop_max_ns: 0,
             storage_over_1ms: 0,
