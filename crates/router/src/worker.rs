@@ -616,7 +616,7 @@ impl Worker {
     /// thread calls it after each receive.
     pub fn step(&mut self) -> bool {
         let t0 = self.stalls.as_mut().map(|st| {
-            st.switches = context_switches();
+            st.start_iteration();
             Instant::now()
         });
         self.drain_control();
