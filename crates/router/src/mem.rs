@@ -21,6 +21,11 @@
 //!   already there.
 //! - The packet pool ([`crate::pool::Pool::prefault`]) and the L2 tier's read buffers (`store`)
 //!   are touched when they are created.
+//! - [`prefault_stack`] (each worker and the I/O thread, when it starts) writes the stack its
+//!   loop will use, and [`crate::worker::Worker::prefault`] the CS's lazily written memory (the
+//!   small-page part of its Data slots, its eviction log): measured with `perf record -e
+//!   minor-faults` on the storage-stall test, these were the first-touch faults left in a
+//!   worker's loop (docs/performance.md).
 
 use std::sync::OnceLock;
 
