@@ -294,7 +294,8 @@ pub struct Workers {
     /// needed); at most `buffers`.
     pub prefault_buffers: usize,
     /// MiB of each worker's and the I/O thread's malloc arena touched when the thread starts,
-    /// so that what it allocates later is already mapped (0: none).
+    /// so that what it allocates later is already mapped (0: none, and neither the threads'
+    /// stacks nor the CS's small-page Data slots are touched either).
     pub prefault_mb: usize,
     /// Worker tick: the longest a worker sleeps when idle (PIT expiry runs at least this often).
     pub tick_ms: u64,

@@ -285,7 +285,7 @@ impl Shared {
             let filter = nbcache::attach(cfg, i, self.workers, &mut engine)?;
             let (tier, l2_off) = self.worker_l2(cfg, i, &mut engine, &stopped_flushing, filter)?;
             let waker = &wakers[if inline { i } else { 0 }];
-            let w = Worker::new(
+            let mut w = Worker::new(
                 i,
                 engine,
                 self.links[i].clone(),
@@ -300,6 +300,9 @@ impl Shared {
                 l2_off,
             );
             if inline {
+                if prefault_bytes > 0 {
+                    w.prefault();
+                }
                 let _ = self.links[i].host.set(waker.clone());
                 workers.push(w);
                 continue;
@@ -316,7 +319,11 @@ impl Shared {
                     if let Some(c) = core {
                         pin_to(c);
                     }
-                    mem::prefault_arena(prefault_bytes);
+                    if prefault_bytes > 0 {
+                        mem::prefault_arena(prefault_bytes);
+                        mem::prefault_stack(mem::LOOP_STACK_PREFAULT_BYTES);
+                        w.prefault();
+                    }
                     w.run();
                 }),
                 &self.stop,
@@ -415,7 +422,10 @@ impl Shared {
                 if let Some(c) = io_core {
                     pin_to(c);
                 }
-                mem::prefault_arena(prefault_bytes);
+                if prefault_bytes > 0 {
+                    mem::prefault_arena(prefault_bytes);
+                    mem::prefault_stack(mem::LOOP_STACK_PREFAULT_BYTES);
+                }
                 io.run();
             }),
             &self.stop,

@@ -583,6 +583,14 @@ impl Worker {
         self.emit.index
     }
 
+    /// Maps now the worker's memory that its loop would otherwise touch for the first time
+    /// while forwarding (a page fault each, which can wait on the process's memory-map lock):
+    /// the CS's reserved memory (the engine's `PitCs::prefault`). The stall histograms
+    /// are mapped when made. Call it before the loop runs; returns the bytes touched.
+    pub fn prefault(&mut self) -> usize {
+        self.engine.table_mut().prefault()
+    }
+
     /// Runs until the stop flag is set, then closes the L2 tier (writing its index).
     pub fn run(mut self) {
         let link = self.emit.link.clone();
@@ -611,7 +619,7 @@ impl Worker {
     /// thread calls it after each receive.
     pub fn step(&mut self) -> bool {
         let t0 = self.stalls.as_mut().map(|st| {
-            st.switches = context_switches();
+            st.start_iteration();
             Instant::now()
         });
         self.drain_control();

@@ -117,6 +117,17 @@ pub fn zeroed_bytes(n: usize) -> FixedArena<u8> {
     FixedArena { ptr, len: n, map }
 }
 
+/// Rewrites one byte of every 4 KB page of `bytes` with the value it holds (volatile, so
+/// that neither is optimised away: a store of the zero a fresh mapping already reads as would
+/// be), which makes the kernel map each page for writing now.
+pub fn touch_pages(bytes: &mut [u8]) {
+    for b in bytes.iter_mut().step_by(4096) {
+        let p: *mut u8 = b;
+        // SAFETY: `p` comes from a live `&mut u8`.
+        unsafe { core::ptr::write_volatile(p, core::ptr::read_volatile(p)) };
+    }
+}
+
 /// Bytes at the start of a [`zeroed_bytes`] arena left on small pages.
 pub const LAZY_SMALL_PAGE_BYTES: usize = HUGE_PAGE;
 

@@ -39,6 +39,8 @@ pub(super) struct Stalls {
     /// Context switches (voluntary, involuntary), CPU time (µs) and minor page faults at the
     /// start of the iteration.
     pub(super) switches: (i64, i64, i64, i64),
+    /// The thread's minor page faults at the start of its first iteration.
+    pub(super) first_faults: Option<i64>,
 }
 
 /// The calling thread's (voluntary, involuntary) context switches, CPU time in µs and minor
@@ -56,9 +58,16 @@ pub(super) fn context_switches() -> (i64, i64, i64, i64) {
 
 impl Stalls {
     pub(super) fn new() -> Self {
+        // Zeroed memory from calloc is mapped only when first written: a long iteration would
+        // take the page fault when it records itself.
+        let mapped = || {
+            let mut v = vec![0; STALL_BUCKETS];
+            crate::mem::touch_init(&mut v);
+            v
+        };
         Stalls {
-            storage: vec![0; STALL_BUCKETS],
-            looped: vec![0; STALL_BUCKETS],
+            storage: mapped(),
+            looped: mapped(),
             storage_max_ns: 0,
             loop_max_ns: 0,
             storage_over_1ms: 0,
@@ -75,7 +84,14 @@ impl Stalls {
             on_cpu_over_1ms: 0,
             faulted_over_1ms: 0,
             switches: (0, 0, 0, 0),
+            first_faults: None,
         }
+    }
+
+    /// Reads the thread's counters at the start of an iteration.
+    pub(super) fn start_iteration(&mut self) {
+        self.switches = context_switches();
+        self.first_faults.get_or_insert(self.switches.3);
     }
 
     pub(super) fn bucket(ns: u64) -> usize {
@@ -180,6 +196,9 @@ impl Stalls {
             blocked_over_1ms: self.blocked_over_1ms,
             on_cpu_over_1ms: self.on_cpu_over_1ms,
             faulted_over_1ms: self.faulted_over_1ms,
+            loop_minor_faults: self
+                .first_faults
+                .map_or(0, |f| (self.switches.3 - f) as u64),
         }
     }
 }
@@ -217,4 +236,8 @@ pub struct StallSummary {
     pub on_cpu_over_1ms: u64,
     /// Of those, the ones in which the thread took page faults.
     pub faulted_over_1ms: u64,
+    /// Minor page faults the thread took from the start of its first iteration to the start
+    /// of its latest (memory touched for the first time in the loop; none once start-up has
+    /// pre-faulted it, see `router::mem`).
+    pub loop_minor_faults: u64,
 }

@@ -220,6 +220,18 @@ impl PitCs {
         };
     }
 
+    /// Maps now the CS memory the forwarding loop would otherwise touch for the first time
+    /// while it forwards: the small-page part of the Data slots ([`DataSlots::prefault`]) and
+    /// the eviction log's reserved memory. Call it once before the loop runs; what it touches
+    /// keeps its contents. Returns the bytes touched.
+    pub fn prefault(&mut self) -> usize {
+        let log = &mut self.evicted;
+        let touched = touch_spare(&mut log.bytes)
+            + touch_spare(&mut log.ends)
+            + touch_spare(&mut log.fresh_until_ms);
+        touched + self.data.prefault()
+    }
+
     /// Hands every logged evicted Data (oldest first) to `f` and empties the log.
     pub fn drain_evicted(&mut self, mut f: impl FnMut(&[u8])) {
         self.drain_evicted_fresh(|d, _| f(d));
@@ -297,4 +309,18 @@ impl PitCs {
             self.victim_ahead += 1;
         }
     }
+}
+
+/// Writes one zero byte in every 4 KB page of `v`'s reserved but unused memory (volatile, so
+/// that it is not optimised away), making the kernel map it now; returns its length in bytes.
+fn touch_spare<T>(v: &mut Vec<T>) -> usize {
+    let spare = v.spare_capacity_mut();
+    let bytes = core::mem::size_of_val(spare);
+    let p = spare.as_mut_ptr().cast::<u8>();
+    for off in (0..bytes).step_by(4096) {
+        // SAFETY: in bounds of the vector's spare capacity, which nothing reads before it is
+        // written by a push.
+        unsafe { core::ptr::write_volatile(p.add(off), 0) };
+    }
+    bytes
 }
