@@ -272,14 +272,15 @@ impl L2File {
         let order: Vec<u32> = self.replacement.tail_to_head().collect();
         for e in order {
             let x = self.extents[e as usize];
-            if !x.in_use || x.present == 0 {
+            if !x.in_use {
                 continue;
             }
             // The first present slot whose header names a chunk of the batch: an unreadable
             // one is found (and dropped) when read, but must not hide the extent's other
-            // chunks from CanBePrefix lookups. An extent none of whose slots is readable
-            // leaves the index (its reads would drop every slot): kept, unlinked, a chunk
-            // written into its batch later would be out of reach of CanBePrefix lookups.
+            // chunks from CanBePrefix lookups. An extent with no chunk present (its last
+            // one dropped by a failed read before a clean stop) or none of whose slots is
+            // readable leaves the index: kept, unlinked, a chunk written into its batch later
+            // would be out of reach of CanBePrefix lookups and of the prefix filters.
             let mut linked = false;
             let mut present = x.present;
             while present != 0 && !linked {

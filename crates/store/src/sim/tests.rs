@@ -478,3 +478,51 @@ fn an_extent_the_prefix_scan_cannot_read_leaves_the_index() {
         ReadStart::Pending { .. }
     ));
 }
+
+#[test]
+fn an_extent_left_with_no_chunk_at_a_clean_stop_leaves_the_index() {
+    let d = disk(11, DiskFaults::NONE);
+    let (_, link) = prefix_filter();
+    let cfg = config(&d, 4);
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    // One chunk of content 0's batch, then damaged on the disk: its read fails the checksum
+    // and drops the slot, leaving the extent in use with no chunk present.
+    let n0 = name(0, 0);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
+    d.poke(l2.superblock().slot_offset(e, slot) + 3, 0xff);
+    assert!(matches!(
+        l2.read(&ChunkName::parse(&n0).unwrap()),
+        ReadStart::Pending { .. }
+    ));
+    let mut chunks = None;
+    while chunks.is_none() {
+        d.step();
+        l2.poll(|b| chunks = Some(b.chunks().count()));
+    }
+    assert_eq!(chunks, Some(0));
+    assert_eq!(l2.counters().checksum_failures, 1);
+    assert_eq!(l2.stored_chunks(), 0);
+    // A clean stop saves the index with that extent; the next open's prefix scan has no chunk
+    // to read a name from: the extent leaves the index instead of staying in use unlinked.
+    l2.close().unwrap();
+    let (f, link) = prefix_filter();
+    let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
+    assert!(l2.counters().loaded_index_file);
+    // The batch's next chunk gets an extent linked under its prefixes.
+    let n1 = name(0, 1);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
+        Admit::Writing
+    );
+    settle(&mut l2, &d);
+    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
+    assert!(matches!(
+        l2.read_prefix(&n1[..9]),
+        ReadStart::Pending { .. }
+    ));
+}
