@@ -24,7 +24,7 @@
 //! pending), the Interests to send and the commands decided are taken by the manager
 //! ([`Authorizations::take_fetches`], [`Authorizations::take_decided`]), and Data, Nacks and
 //! time come in through [`Authorizations::on_certificate`], [`Authorizations::on_nack`] and
-//! [`Authorizations::tick`].
+//! [`Authorizations::tick_chains`].
 
 use std::collections::VecDeque;
 use std::sync::Arc;
