@@ -9,29 +9,7 @@ use super::Figures;
 pub fn status_json(f: &Figures) -> String {
     let v = &f.view;
     let g = &v.general;
-    let faces: Vec<Value> = v
-        .faces
-        .iter()
-        .map(|d| {
-            let c = &d.counters;
-            json!({
-                "face_id": d.id,
-                "remote": d.uri,
-                "local": d.local_uri,
-                "scope": if d.local { "local" } else { "non-local" },
-                "persistency": format!("{:?}", d.persistency).to_lowercase(),
-                "n_in_interests": c.in_interests,
-                "n_in_data": c.in_data,
-                "n_in_nacks": c.in_nacks,
-                "n_out_interests": c.out_interests,
-                "n_out_data": c.out_data,
-                "n_out_nacks": c.out_nacks,
-                "n_in_bytes": c.in_bytes,
-                "n_out_bytes": c.out_bytes,
-                "n_drops": c.malformed + c.drop_no_buffer + c.drop_ring_full + c.drop_queue_full,
-            })
-        })
-        .collect();
+    let faces = faces_json(f);
     let fib: Vec<Value> = v
         .fib
         .iter()
@@ -49,29 +27,7 @@ pub fn status_json(f: &Figures) -> String {
         .iter()
         .map(|c| json!({"prefix": c.name.to_string(), "strategy": c.strategy.to_string()}))
         .collect();
-    let workers: Vec<Value> = v
-        .workers
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            json!({
-                "worker": i,
-                "pit_entries": s.pit_len,
-                "cs_entries": s.cs_len,
-                "cs_hits": s.cs_hits,
-                "cs_misses": s.cs_misses,
-                "n_in_interests": s.counters.in_interests,
-                "n_in_data": s.counters.in_data,
-                "n_drops": s.counters.drops.iter().sum::<u64>(),
-                "input_ring_full": f.input_ring_full.get(i).copied().unwrap_or(0),
-                "new_nexthop": {
-                    "sent": s.counters.new_nexthop.sent,
-                    "unwatched": s.counters.new_nexthop.unwatched,
-                    "scans": s.counters.new_nexthop.scans,
-                },
-            })
-        })
-        .collect();
+    let workers = workers_json(f);
     let l2 = v.tiers.as_ref().map(|t| {
         json!({
             "capacity": t.capacity,
@@ -127,4 +83,58 @@ pub fn status_json(f: &Figures) -> String {
         },
     })
     .to_string()
+}
+
+/// One object per face.
+fn faces_json(f: &Figures) -> Vec<Value> {
+    f.view
+        .faces
+        .iter()
+        .map(|d| {
+            let c = &d.counters;
+            json!({
+                "face_id": d.id,
+                "remote": d.uri,
+                "local": d.local_uri,
+                "scope": if d.local { "local" } else { "non-local" },
+                "persistency": format!("{:?}", d.persistency).to_lowercase(),
+                "n_in_interests": c.in_interests,
+                "n_in_data": c.in_data,
+                "n_in_nacks": c.in_nacks,
+                "n_out_interests": c.out_interests,
+                "n_out_data": c.out_data,
+                "n_out_nacks": c.out_nacks,
+                "n_in_bytes": c.in_bytes,
+                "n_out_bytes": c.out_bytes,
+                "n_drops": c.malformed + c.drop_no_buffer + c.drop_ring_full + c.drop_queue_full,
+            })
+        })
+        .collect()
+}
+
+/// One object per forwarding worker.
+fn workers_json(f: &Figures) -> Vec<Value> {
+    f.view
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "worker": i,
+                "pit_entries": s.pit_len,
+                "cs_entries": s.cs_len,
+                "cs_hits": s.cs_hits,
+                "cs_misses": s.cs_misses,
+                "n_in_interests": s.counters.in_interests,
+                "n_in_data": s.counters.in_data,
+                "n_drops": s.counters.drops.iter().sum::<u64>(),
+                "input_ring_full": f.input_ring_full.get(i).copied().unwrap_or(0),
+                "new_nexthop": {
+                    "sent": s.counters.new_nexthop.sent,
+                    "unwatched": s.counters.new_nexthop.unwatched,
+                    "scans": s.counters.new_nexthop.scans,
+                },
+            })
+        })
+        .collect()
 }
