@@ -440,21 +440,41 @@ fn faults_on_the_open_path_open_the_store_or_turn_it_off_never_wrong_data() {
     assert!(counts.truncated + counts.torn_superblocks > 0, "{counts:?}");
 }
 
+/// Content 0's chunk 0 written and settled, alone in its batch's extent: its slot's offset.
+fn one_chunk(l2: &mut L2File, d: &SimDisk) -> u64 {
+    let n0 = name(0, 0);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
+        Admit::Writing
+    );
+    settle(l2, d);
+    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
+    l2.superblock().slot_offset(e, slot)
+}
+
+/// The batch's next chunk gets an extent linked under its prefixes: in the filter `f` and
+/// found by a prefix lookup.
+fn next_chunk_reachable_by_prefix(l2: &mut L2File, d: &SimDisk, f: &crate::CountingBloom) {
+    let n1 = name(0, 1);
+    assert_eq!(
+        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
+        Admit::Writing
+    );
+    settle(l2, d);
+    assert!(prefix_counts(f, 0).iter().all(|&c| c > 0));
+    assert!(matches!(
+        l2.read_prefix(&n1[..9]),
+        ReadStart::Pending { .. }
+    ));
+}
+
 #[test]
 fn an_extent_the_prefix_scan_cannot_read_leaves_the_index() {
     let d = disk(10, DiskFaults::NONE);
     let (_, link) = prefix_filter();
     let cfg = config(&d, 4);
     let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
-    // One chunk of content 0's batch: slot 0 only.
-    let n0 = name(0, 0);
-    assert_eq!(
-        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
-        Admit::Writing
-    );
-    settle(&mut l2, &d);
-    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
-    let at = l2.superblock().slot_offset(e, slot);
+    let at = one_chunk(&mut l2, &d);
     l2.close().unwrap();
     d.poke(at + 3, 0xff);
     let (f, link) = prefix_filter();
@@ -465,18 +485,7 @@ fn an_extent_the_prefix_scan_cannot_read_leaves_the_index() {
         0,
         "its only slot is unreadable: the extent left"
     );
-    // The batch's next chunk gets an extent linked under its prefixes.
-    let n1 = name(0, 1);
-    assert_eq!(
-        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
-        Admit::Writing
-    );
-    settle(&mut l2, &d);
-    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
-    assert!(matches!(
-        l2.read_prefix(&n1[..9]),
-        ReadStart::Pending { .. }
-    ));
+    next_chunk_reachable_by_prefix(&mut l2, &d, &f);
 }
 
 #[test]
@@ -485,16 +494,11 @@ fn an_extent_left_with_no_chunk_at_a_clean_stop_leaves_the_index() {
     let (_, link) = prefix_filter();
     let cfg = config(&d, 4);
     let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
-    // One chunk of content 0's batch, then damaged on the disk: its read fails the checksum
-    // and drops the slot, leaving the extent in use with no chunk present.
+    // Content 0's only chunk, damaged on the disk: its read fails the checksum and drops the
+    // slot, leaving the extent in use with no chunk present.
+    let at = one_chunk(&mut l2, &d);
+    d.poke(at + 3, 0xff);
     let n0 = name(0, 0);
-    assert_eq!(
-        l2.admit(&ChunkName::parse(&n0).unwrap(), &payload(0, 0)),
-        Admit::Writing
-    );
-    settle(&mut l2, &d);
-    let (e, slot) = l2.held_slot(&ChunkName::parse(&n0).unwrap()).unwrap();
-    d.poke(l2.superblock().slot_offset(e, slot) + 3, 0xff);
     assert!(matches!(
         l2.read(&ChunkName::parse(&n0).unwrap()),
         ReadStart::Pending { .. }
@@ -513,16 +517,5 @@ fn an_extent_left_with_no_chunk_at_a_clean_stop_leaves_the_index() {
     let (f, link) = prefix_filter();
     let mut l2 = L2File::open_with_filters(&cfg, None, Some(link)).unwrap();
     assert!(l2.counters().loaded_index_file);
-    // The batch's next chunk gets an extent linked under its prefixes.
-    let n1 = name(0, 1);
-    assert_eq!(
-        l2.admit(&ChunkName::parse(&n1).unwrap(), &payload(0, 1)),
-        Admit::Writing
-    );
-    settle(&mut l2, &d);
-    assert!(prefix_counts(&f, 0).iter().all(|&c| c > 0));
-    assert!(matches!(
-        l2.read_prefix(&n1[..9]),
-        ReadStart::Pending { .. }
-    ));
+    next_chunk_reachable_by_prefix(&mut l2, &d, &f);
 }
