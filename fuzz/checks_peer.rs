@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use engine::hash::{full_name_hash, HashKey};
 use face::stream::StreamFramer;
@@ -29,6 +29,7 @@ use router::dispatch::{is_management, Dispatcher, Route, WorkerMapping};
 use router::pool::PktKind;
 use store::l2::{Admit, L2Config, L2File, ReadStart};
 use store::layout::{ChunkName, SlotHeader, Superblock, SUPERBLOCK_BYTES};
+use store::sim::{DiskFaults, SimDisk};
 use store::IoBackend;
 use wire::nfd::{ControlParameters, ControlResponse};
 use wire::tlv::{write_nni_tlv, write_tlv};
@@ -52,7 +53,11 @@ pub fn check(target: &str, data: &[u8]) -> bool {
         "dispatch" => check_dispatch(data),
         "command" => check_command(data),
         "l2" => check_l2(data),
-        "l2file" => check_l2file(data),
+        "l2file" => assert_eq!(
+            check_l2file_on(data, L2Medium::Sim),
+            check_l2file_on(data, L2Medium::File),
+            "a store on the simulated disk and one on a file disagree on the same bytes"
+        ),
         _ => return false,
     }
     true
@@ -556,6 +561,18 @@ struct Template {
 
 const L2_DIR_PREFIX: &str = "cascade-fuzz-l2-";
 
+/// What the `l2file` check stands its store on. The store's open path (superblock, file
+/// length, index load, rebuild scan) and its reads are the same code on both; the simulated
+/// disk spares each execution a file system and the I/O threads' start and stop, so the fuzz
+/// target runs on it, and the corpus replay runs every input on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L2Medium {
+    /// A [`SimDisk`] holding the damaged bytes (no fault of its own).
+    Sim,
+    /// Real files (in `/dev/shm` when there is one), read through the I/O thread pool.
+    File,
+}
+
 fn l2_base() -> PathBuf {
     if std::path::Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")
@@ -585,13 +602,19 @@ fn remove_stale_dirs() {
     }
 }
 
-fn l2_config() -> L2Config {
+/// The store's configuration on `medium`: a new simulated disk, or the file in [`l2_dir`].
+fn l2_config(medium: L2Medium) -> L2Config {
+    let disk = match medium {
+        L2Medium::Sim => Some(SimDisk::new(0, DiskFaults::NONE, Arc::default())),
+        L2Medium::File => None,
+    };
     L2Config {
         slot_bytes: L2_SLOT_BYTES,
         batch: L2_BATCH,
         queue_depth: 2,
         io_threads: 1,
         backend: IoBackend::Threads,
+        disk,
         ..L2Config::new(l2_dir().join("l2"), L2_EXTENTS)
     }
 }
@@ -609,13 +632,13 @@ fn chunk(content: u8, segment: u64) -> Chunk {
     (value, d.to_wire())
 }
 
+/// The template, written once per process by a store on a simulated disk and closed (the
+/// bytes are the ones a store on a file writes: the layout does not depend on the medium).
 fn template() -> &'static Template {
     static T: OnceLock<Template> = OnceLock::new();
     T.get_or_init(|| {
-        let cfg = l2_config();
-        remove_stale_dirs();
-        let _ = std::fs::remove_dir_all(l2_dir());
-        std::fs::create_dir_all(l2_dir()).expect("l2 fuzz dir");
+        let cfg = l2_config(L2Medium::Sim);
+        let disk = cfg.disk.clone().expect("a simulated disk");
         let mut l2 = L2File::open(&cfg).expect("create the template L2 file");
         let mut written = Vec::new();
         for content in 0..3u8 {
@@ -633,14 +656,38 @@ fn template() -> &'static Template {
             }
         }
         l2.close().expect("close the template");
-        let data = std::fs::read(&cfg.path).expect("read template");
-        let index = std::fs::read(cfg.index_path()).expect("read template index");
+        let (data, index) = disk.files();
         Template {
             data,
-            index,
+            index: index.expect("a clean close writes the index"),
             written,
         }
     })
+}
+
+/// Stands the damaged `file` and `index` (`None`: no index file) on `medium` and opens a store
+/// on them.
+fn open_damaged(
+    medium: L2Medium,
+    file: Vec<u8>,
+    index: Option<Vec<u8>>,
+) -> Result<L2File, store::l2::L2Error> {
+    let cfg = l2_config(medium);
+    match &cfg.disk {
+        Some(disk) => disk.load(file, index),
+        None => {
+            remove_stale_dirs();
+            std::fs::create_dir_all(l2_dir()).expect("l2 fuzz dir");
+            std::fs::write(&cfg.path, &file).expect("write the L2 file");
+            match index {
+                Some(index) => std::fs::write(cfg.index_path(), index).expect("write the index"),
+                None => {
+                    let _ = std::fs::remove_file(cfg.index_path());
+                }
+            }
+        }
+    }
+    L2File::open(&cfg)
 }
 
 /// `l2file`: the template L2 file and its index, damaged as the input says (bit flips by
@@ -648,7 +695,14 @@ fn template() -> &'static Template {
 /// opened (loading the index or rebuilding it from the slots) and every chunk ever written is
 /// read. Whatever the damage: opening does not panic, and every chunk handed out is one that
 /// was written, whole, in its own slot, and the one asked for is under the name asked for.
+/// On a simulated disk (the fuzz target's); [`check_l2file_on`] chooses.
 pub fn check_l2file(data: &[u8]) {
+    check_l2file_on(data, L2Medium::Sim);
+}
+
+/// [`check_l2file`] on `medium`; returns how many chunks the store held at open and which
+/// of the chunks asked for it served (`None`: it did not open).
+pub fn check_l2file_on(data: &[u8], medium: L2Medium) -> Option<(u64, Vec<usize>)> {
     let t = template();
     let ([flags, trunc, from, to], mut rest) = header::<4>(data);
     let (mut file, mut index) = (t.data.clone(), t.index.clone());
@@ -687,27 +741,23 @@ pub fn check_l2file(data: &[u8]) {
     if flags & 2 != 0 {
         file.truncate(file.len() * usize::from(trunc) / 256);
     }
-    let cfg = l2_config();
-    std::fs::write(&cfg.path, &file).expect("write the L2 file");
-    if flags & 1 == 0 {
-        std::fs::write(cfg.index_path(), &index).expect("write the index");
-    } else {
-        let _ = std::fs::remove_file(cfg.index_path());
-    }
-    let Ok(mut l2) = L2File::open(&cfg) else {
-        return; // a damaged superblock: the worker runs without L2
+    let index = (flags & 1 == 0).then_some(index);
+    let Ok(mut l2) = open_damaged(medium, file, index) else {
+        return None; // a damaged superblock: the worker runs without L2
     };
     l2.set_payload_check(store::tier::data_name_matches);
     assert!(
         l2.stored_chunks() <= u64::from(L2_EXTENTS * L2_BATCH),
         "more chunks than slots"
     );
+    let held = l2.stored_chunks();
+    let mut served = Vec::new();
     let written: HashSet<(&[u8], &[u8])> = t
         .written
         .iter()
         .map(|(n, p)| (n.as_slice(), p.as_slice()))
         .collect();
-    for (name, _) in &t.written {
+    for (k, (name, _)) in t.written.iter().enumerate() {
         let c = ChunkName::parse(name).expect("chunk name");
         let ReadStart::Pending { ticket, slot, .. } = l2.read(&c) else {
             continue;
@@ -736,6 +786,7 @@ pub fn check_l2file(data: &[u8]) {
                             name.as_slice(),
                             "another name in the slot asked for"
                         );
+                        served.push(k);
                     }
                 }
             });
@@ -743,6 +794,7 @@ pub fn check_l2file(data: &[u8]) {
         }
     }
     drop(l2);
+    Some((held, served))
 }
 
 /// Removes the directory the `l2file` check writes its files in.

@@ -449,6 +449,25 @@ impl SimDisk {
         SIM_EPOCH_MS + self.lock().clock.load(Ordering::Relaxed)
     }
 
+    /// The file's image and its index file as they are now (a store closed on this disk left
+    /// them), for starting other stores on the same bytes with [`SimDisk::load`].
+    pub fn files(&self) -> (Vec<u8>, Option<Vec<u8>>) {
+        let d = self.lock();
+        (d.image.clone(), d.index.clone())
+    }
+
+    /// Replaces the file's image and its index file (`None`: no index file) with the given
+    /// bytes, dropping whatever was in flight: a store opened next finds exactly these, as it
+    /// would find a file and an index on a real disk (the fuzzing of the open path starts each
+    /// store on damaged bytes so, without a file system under it).
+    pub fn load(&self, image: Vec<u8>, index: Option<Vec<u8>>) {
+        let mut d = self.lock();
+        d.image = image;
+        d.index = index;
+        d.pending.clear();
+        d.done.clear();
+    }
+
     // ------------------------------------------------------------ the store's side (crate)
 
     /// A store opens the disk: whatever the previous store left in flight is gone, and
