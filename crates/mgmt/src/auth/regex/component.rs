@@ -307,7 +307,8 @@ impl CompPattern {
             caps: vec![None; self.groups],
         };
         let end = text.len();
-        m.alts(&self.alts, 0, &mut |_, p| p == end).then_some(m.caps)
+        m.alts(&self.alts, 0, &mut |_, p| p == end)
+            .then_some(m.caps)
     }
 }
 
