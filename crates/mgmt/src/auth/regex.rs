@@ -11,8 +11,7 @@
 //!
 //! Inside `<...>`, the component pattern is an ECMAScript regular expression matched against
 //! the whole of the component's URI form, as ndn-cxx's `std::regex`; the subset read is the one
-//! configurations write ([`component`]: classes, `\d \w \s`, counted repetitions,
-//! alternatives, groups). The component pattern's own capturing groups take their numbers in
+//! configurations write (classes, `\d \w \s`, counted repetitions, alternatives, groups). The component pattern's own capturing groups take their numbers in
 //! the pattern's sequence of groups, as in ndn-cxx, and a back reference to one expands to a
 //! generic component of the text it captured ([`Capture::Text`]).
 //!

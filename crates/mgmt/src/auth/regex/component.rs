@@ -10,7 +10,9 @@
 //! pattern is read.
 //!
 //! A capturing group's text is handed to the name pattern's back references as a generic
-//! component of that text (for a group repeated, the last iteration's).
+//! component of that text (for a group repeated, the last iteration's; a group inside a
+//! repeated group keeps the text of the last iteration it took part in, where ECMAScript would
+//! forget it when a later iteration skips it).
 //!
 //! Matching backtracks with a step budget the caller shares with the name's match (see
 //! [`super::MAX_STEPS`]): a text that would take more does not match.
