@@ -9,11 +9,12 @@
 //! Groups are numbered by their opening parenthesis from 1, and an expansion is a sequence of
 //! back references (`\1`; `\0` the whole match) and literal components (`<x>`).
 //!
-//! Inside `<...>`, the component pattern is an ECMAScript regular expression matched against
-//! the whole of the component's URI form, as ndn-cxx's `std::regex`; the subset read is the one
-//! configurations write (classes, `\d \w \s`, counted repetitions, alternatives, groups). The component pattern's own capturing groups take their numbers in
-//! the pattern's sequence of groups, as in ndn-cxx, and a back reference to one expands to a
-//! generic component of the text it captured ([`Capture::Text`]).
+//! Inside `<...>`, the component pattern is an ECMAScript regular expression matched against the
+//! whole of the component's URI form, as ndn-cxx's `std::regex`; the subset read is the one
+//! configurations write (classes, `\d \w \s`, counted repetitions, alternatives, groups). The
+//! component pattern's own capturing groups take their numbers in the pattern's sequence of groups,
+//! as in ndn-cxx, and a back reference to one expands to a generic component of the text it
+//! captured ([`Capture::Text`]).
 //!
 //! Matching backtracks, with at most [`MAX_STEPS`] steps a match, the component patterns' steps
 //! included (a name that would take more does not match), so that no pattern and name make
