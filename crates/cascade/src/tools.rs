@@ -37,6 +37,10 @@ const EXIT_NACK: u8 = 4;
 /// ndncatchunks' for a log file it cannot open. ndncatchunks exits 1 on a timeout or a Nack
 /// (its fetch fails like any other error), so `get` does too (unlike `peek`).
 pub(crate) const EXIT_GET_FILE: u8 = 4;
+/// `get`'s exit status for an application-level Nack (a segment Data of ContentType NACK):
+/// ndncatchunks'. (Its status 5, a Data its validator refuses, cannot happen: ndncatchunks
+/// 24.07 validates with ndn-cxx's accept-all validator, and `get` checks no signature either.)
+const EXIT_GET_APP_NACK: u8 = 3;
 
 /// The `--transport` option shared by the tools.
 #[derive(Args, Debug)]
@@ -870,12 +874,14 @@ impl<W: Write> Write for Watched<W> {
     }
 }
 
-/// `get`'s exit status for a fetch that failed: ndncatchunks' (2 for bad usage, 4 for a file
-/// it cannot write, 1 for anything else, a timeout or a Nack included).
+/// `get`'s exit status for a fetch that failed: ndncatchunks' (2 for bad usage, 3 for an
+/// application-level Nack of a segment, 4 for a file it cannot write, 1 for anything else, a
+/// timeout, a network Nack or an application Nack of the metadata included).
 fn get_failure(e: Error, output_failed: bool) -> Failure {
     let code = match &e {
         _ if output_failed => EXIT_GET_FILE,
         Error::Config(_) => 2,
+        Error::ApplicationNack { .. } => EXIT_GET_APP_NACK,
         _ => 1,
     };
     Failure(code, e.to_string())
@@ -1183,6 +1189,12 @@ mod tests {
         };
         assert_eq!(get(Error::Timeout("x".into()), false), 1);
         assert_eq!(get(nack(), false), 1);
+        let app_nack = Error::ApplicationNack {
+            name: Name::new(),
+            content_bytes: 0,
+        };
+        assert_eq!(get(app_nack, false), EXIT_GET_APP_NACK);
+        assert_eq!(get(Error::Protocol("x".into()), false), 1);
         assert_eq!(get(Error::Config("x".into()), false), 2);
         let io = || Error::io("cannot write the output", std::io::ErrorKind::Other.into());
         assert_eq!(get(io(), true), EXIT_GET_FILE);

@@ -850,6 +850,93 @@ fn get_failure_leaves_no_partial_file() {
     f.thread.join().unwrap();
 }
 
+/// Runs `cascade get NAME -o OUT` against a producer of `/app/v=1` (3 segments, RDR metadata
+/// first) that answers with a Data of ContentType NACK (an application-level Nack) the
+/// metadata Interest when `nack_metadata`, and every segment from `nack_from` on. Returns the
+/// run and whether the output file exists.
+fn get_app_nacked(uri: &str, nack_metadata: bool, nack_from: u64) -> (Output, bool) {
+    let dir = TempDir::new();
+    let out = dir.0.join("out.bin");
+    let meta = |content_type, final_seg: Option<u64>| wire::MetaInfo {
+        content_type: Some(content_type),
+        freshness_ms: Some(1000),
+        final_block_id: final_seg.map(Component::segment),
+    };
+    let f = fake((), move |_, face, r| {
+        let Received::Interest(i) = r else {
+            return true;
+        };
+        let n = i.interest.name.clone();
+        let d = if client::rdr::is_metadata_interest(&i.interest, &name("/app")) {
+            if nack_metadata {
+                let n = n.with(Component::version(7)).with(Component::segment(0));
+                signed(n, b"", Some(meta(3, None)))
+            } else {
+                client::rdr::metadata_data(&name("/app"), &name("/app/v=1"), 7)
+            }
+        } else {
+            let seg = client::face::segment_number(n.components.last().unwrap()).unwrap();
+            match seg >= nack_from {
+                true => signed(n, b"gone", Some(meta(3, Some(2)))),
+                false => signed(n, b"segment", Some(meta(0, Some(2)))),
+            }
+        };
+        face.put_data(&d, i.pit_token).unwrap();
+        true
+    });
+    let args = [
+        "get",
+        uri,
+        "-o",
+        out.to_str().unwrap(),
+        "--transport",
+        &f.uri,
+    ];
+    let o = cascade(&args, b"");
+    f.thread.join().unwrap();
+    let exists = out.exists();
+    (o, exists)
+}
+
+#[test]
+fn get_application_nack_exits_3_and_in_discovery_1_as_ndncatchunks() {
+    // ndncatchunks 24.07: a segment Data of ContentType NACK ends the fetch with status 3.
+    let (o, exists) = get_app_nacked("/app", false, 1);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let e = one_line(&o);
+    assert!(
+        e.starts_with("cascade get: application Nack: /app/v=1/seg="),
+        "{e}"
+    );
+    assert!(
+        e.ends_with("(ContentType NACK, 4 bytes of content)\n"),
+        "{e}"
+    );
+    assert!(!exists);
+    // The first segment too, asked for by exact name when the name has a version.
+    let (o, exists) = get_app_nacked("/app/v=1", false, 0);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(
+        one_line(&o),
+        "cascade get: application Nack: /app/v=1/seg=0 (ContentType NACK, 4 bytes of content)\n"
+    );
+    assert!(!exists);
+    // A metadata Data of ContentType NACK: ndncatchunks' discovery refuses a metadata packet
+    // that is not a BLOB, status 1; no fallback discovery follows.
+    let (o, exists) = get_app_nacked("/app", true, u64::MAX);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        one_line(&o),
+        "cascade get: protocol error: invalid metadata packet /app/32=metadata/v=7/seg=0: \
+         ContentType NACK (an application Nack)\n"
+    );
+    assert!(!exists);
+    // The same producer without Nacks serves the whole object.
+    let (o, exists) = get_app_nacked("/app", false, u64::MAX);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(exists);
+}
+
 #[test]
 fn put_nacks_what_it_cannot_satisfy_and_ignores_what_is_not_its_own() {
     // ndnputchunks 24.07: an Interest its filters take but no segment satisfies gets a Nack

@@ -33,6 +33,13 @@ pub enum Error {
         /// The reason, if the Nack carried one.
         reason: Option<NackReason>,
     },
+    /// A producer answered with an application-level Nack (a Data of ContentType NACK).
+    ApplicationNack {
+        /// The Data's name.
+        name: Name,
+        /// The length of its Content.
+        content_bytes: usize,
+    },
     /// A management command was answered with a StatusCode other than 200.
     Command {
         /// StatusCode.
@@ -72,6 +79,13 @@ impl fmt::Display for Error {
             Error::Nack { name, reason } => {
                 write!(f, "Nack ({}) for {name}", nack_reason_str(*reason))
             }
+            Error::ApplicationNack {
+                name,
+                content_bytes,
+            } => write!(
+                f,
+                "application Nack: {name} (ContentType NACK, {content_bytes} bytes of content)"
+            ),
             Error::Command { code, text } => write!(f, "StatusCode {code}: {text}"),
         }
     }

@@ -20,6 +20,7 @@ use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
 use face::{Fragmenter, LpHeaders, PitToken, Reassembler, StreamFramer};
+use wire::data::content_type;
 use wire::lp::Nack;
 use wire::{
     sha256, tt, Component, DataView, Interest, InterestView, Limits, NackReason, Name, PacketView,
@@ -111,6 +112,8 @@ pub struct DataPacket {
     pub final_block_id: Option<Component>,
     /// MetaInfo FreshnessPeriod, in milliseconds.
     pub freshness_ms: Option<u64>,
+    /// MetaInfo ContentType, as carried (absent means BLOB).
+    pub content_type: Option<u64>,
     /// NDNLPv2 CongestionMark, if the forwarder marked it.
     pub congestion_mark: Option<u64>,
     /// NDNLPv2 PitToken that came with it.
@@ -135,6 +138,12 @@ impl DataPacket {
         segment_number(self.final_block_id.as_ref()?)
     }
 
+    /// Is it an application-level Nack (ContentType NACK, NDN packet format 0.3): the
+    /// producer's answer that it has no such Data?
+    pub fn is_application_nack(&self) -> bool {
+        self.content_type == Some(content_type::NACK)
+    }
+
     fn from_view(d: &DataView<'_>, headers: &LpHeaders) -> Self {
         let wire = d.wire().to_vec();
         let content_range = match d.content() {
@@ -150,6 +159,7 @@ impl DataPacket {
             content_range,
             final_block_id: d.final_block_id().map(|c| c.to_component()),
             freshness_ms: d.freshness_ms(),
+            content_type: d.content_type(),
             congestion_mark: headers.congestion_mark,
             pit_token: headers.pit_token,
             digest_valid: d.verify_digest_sha256(),

@@ -16,7 +16,10 @@
 //! - an Interest times out after the estimator's RTO ([`RttEstimator`]); the RTO backs off on a
 //!   timeout that decreased the window; RTT samples come only from segments sent once (Karn);
 //! - a timed-out segment, or one Nacked with Congestion or Duplicate, is sent again (before any
-//!   new segment), at most `max_retries` times; any other Nack reason ends the fetch;
+//!   new segment), at most `max_retries` times; any other Nack reason ends the fetch, and so
+//!   does an application-level Nack (a Data of ContentType NACK for a segment not yet
+//!   received, [`Error::ApplicationNack`]; for the metadata, see [`crate::rdr::discover`]), as
+//!   in ndncatchunks;
 //! - segments are handed out in order; those that arrive early wait in a reorder buffer, and no
 //!   segment more than `max_reorder` beyond the next one to hand out is requested, which bounds
 //!   the buffer;
@@ -531,6 +534,9 @@ fn first_segment(
             opts.max_retries + 1
         ))
     })?;
+    if first.is_application_nack() {
+        return Err(application_nack(&first));
+    }
     let seg = first.segment().ok_or_else(|| {
         Error::Protocol(format!(
             "{} (the answer for {name}) is not a segment",
@@ -547,6 +553,14 @@ fn first_segment(
         )));
     }
     Ok((first, seg, last))
+}
+
+/// The error for a Data of ContentType NACK.
+fn application_nack(d: &DataPacket) -> Error {
+    Error::ApplicationNack {
+        name: d.name.clone(),
+        content_bytes: d.content_range.len(),
+    }
 }
 
 /// Fetches the segmented content under `name` and writes it to `out`. See the
@@ -624,6 +638,9 @@ pub fn get_logged(
         match answer {
             Some(Received::Data(d)) => {
                 if let Some(s) = seg_of(&d.name) {
+                    if d.is_application_nack() && s <= f.last_segment() && !f.is_done(s) {
+                        return Err(application_nack(&d));
+                    }
                     let marked = d.congestion_mark.is_some_and(|m| m > 0);
                     f.on_data(s, d.content().to_vec(), marked, now);
                 }

@@ -9,7 +9,7 @@
 
 use wire::{data::content_type, tt, Component, Data, Interest, MetaInfo, NackReason, Name};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::face::{Face, Outcome};
 
 /// The FreshnessPeriod of a metadata Data, in milliseconds (ndn-cxx's `MetadataObject`
@@ -67,6 +67,10 @@ pub fn parse_metadata(prefix: &Name, content: &[u8]) -> Option<Name> {
 /// the versioned name, or `None` when no usable answer came (timeout, a Nack, an answer that is
 /// not metadata): the caller then falls back to another discovery, which a content store may
 /// still answer when the producer is gone.
+///
+/// An application-level Nack (a Data of ContentType NACK) is the producer's own answer that
+/// there is nothing to discover: an error ([`Error::Protocol`]), as ndncatchunks' discovery
+/// fails on a metadata packet whose ContentType is not BLOB (ndn-cxx's `MetadataObject`).
 pub fn discover(face: &mut Face, prefix: &Name, lifetime_ms: u64) -> Result<Option<Name>> {
     let mut i = Interest::new(metadata_name(prefix), [0; 4]);
     i.can_be_prefix = true;
@@ -75,6 +79,12 @@ pub fn discover(face: &mut Face, prefix: &Name, lifetime_ms: u64) -> Result<Opti
     for _ in 0..2 {
         i.nonce = Some(crate::random_nonce());
         match face.express(&i)? {
+            Outcome::Data(d) if d.is_application_nack() => {
+                return Err(Error::Protocol(format!(
+                    "invalid metadata packet {}: ContentType NACK (an application Nack)",
+                    d.name
+                )))
+            }
             Outcome::Data(d) => return Ok(parse_metadata(prefix, d.content())),
             Outcome::Nack(n)
                 if matches!(

@@ -157,6 +157,16 @@ impl Refused {
             ("certificate_unreachable", self.certificate_unreachable),
         ]
     }
+
+    /// What the authorizations forgot to stay within their bounds, named as the metrics label
+    /// it: signers' last times and verified certificates. These are no refusals (a forgotten
+    /// signer or certificate is checked again when it next comes).
+    pub fn evictions(&self) -> [(&'static str, u64); 2] {
+        [
+            ("signer_records", self.records_evicted),
+            ("certificates", self.cache_evicted),
+        ]
+    }
 }
 
 /// One module's grant.

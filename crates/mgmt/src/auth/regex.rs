@@ -9,111 +9,28 @@
 //! Groups are numbered by their opening parenthesis from 1, and an expansion is a sequence of
 //! back references (`\1`; `\0` the whole match) and literal components (`<x>`).
 //!
-//! Inside `<...>`, the component pattern is the subset of ECMAScript regular expressions a
-//! configuration names components with: literal characters (as the component's URI form
-//! writes them), `.`, the repetitions `*`, `+`, `?`, and `\` escaping the next character.
-//! Character classes, alternatives and the like are refused when the pattern is read.
+//! Inside `<...>`, the component pattern is an ECMAScript regular expression matched against the
+//! whole of the component's URI form, as ndn-cxx's `std::regex`; the subset read is the one
+//! configurations write (classes, `\d \w \s`, counted repetitions, alternatives, groups). The
+//! component pattern's own capturing groups take their numbers in the pattern's sequence of groups,
+//! as in ndn-cxx, and a back reference to one expands to a generic component of the text it
+//! captured ([`Capture::Text`]).
 //!
-//! Matching backtracks, with at most [`MAX_STEPS`] steps a match (a name that would take more
-//! does not match), so that no pattern and name make the manager spin.
+//! Matching backtracks, with at most [`MAX_STEPS`] steps a match, the component patterns' steps
+//! included (a name that would take more does not match), so that no pattern and name make
+//! the manager spin.
 
 use wire::{Component, Name};
+
+mod component;
+
+use component::CompPattern;
 
 /// Steps one match may take before it gives up (no match).
 pub const MAX_STEPS: u32 = 100_000;
 
 /// How many groups a pattern may hold (nesting included).
 const MAX_GROUPS: usize = 32;
-
-/// One component pattern (inside `<...>`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum CharItem {
-    /// This character.
-    Lit(char),
-    /// Any character.
-    Any,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CharRep {
-    item: CharItem,
-    min: u32,
-    max: u32,
-}
-
-/// A pattern for one component's URI form; empty: any component.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct CompPattern(Vec<CharRep>);
-
-impl CompPattern {
-    fn parse(s: &str) -> Result<CompPattern, String> {
-        let mut out: Vec<CharRep> = Vec::new();
-        let mut chars = s.chars();
-        while let Some(c) = chars.next() {
-            let item = match c {
-                '\\' => CharItem::Lit(chars.next().ok_or("a trailing \\ in a component")?),
-                '.' => CharItem::Any,
-                '*' | '+' | '?' => {
-                    let last = out
-                        .last_mut()
-                        .filter(|r| r.min == 1 && r.max == 1)
-                        .ok_or_else(|| format!("nothing to repeat before {c:?} in <{s}>"))?;
-                    (last.min, last.max) = match c {
-                        '*' => (0, u32::MAX),
-                        '+' => (1, u32::MAX),
-                        _ => (0, 1),
-                    };
-                    continue;
-                }
-                '[' | ']' | '(' | ')' | '|' | '{' | '}' | '^' | '$' => {
-                    return Err(format!(
-                        "{c:?} in the component pattern <{s}> is not supported (literal \
-                         characters, '.', '*', '+', '?')"
-                    ))
-                }
-                c => CharItem::Lit(c),
-            };
-            out.push(CharRep {
-                item,
-                min: 1,
-                max: 1,
-            });
-        }
-        Ok(CompPattern(out))
-    }
-
-    fn matches(&self, c: &Component) -> bool {
-        if self.0.is_empty() {
-            return true;
-        }
-        let text: Vec<char> = c.to_string().chars().collect();
-        let mut steps = 0;
-        chars_match(&self.0, &text, &mut steps)
-    }
-}
-
-/// Whether `pat` matches all of `text` (backtracking, bounded by [`MAX_STEPS`]).
-fn chars_match(pat: &[CharRep], text: &[char], steps: &mut u32) -> bool {
-    *steps += 1;
-    if *steps > MAX_STEPS {
-        return false;
-    }
-    let Some((first, rest)) = pat.split_first() else {
-        return text.is_empty();
-    };
-    let ok = |c: &char| match first.item {
-        CharItem::Any => true,
-        CharItem::Lit(l) => l == *c,
-    };
-    let most = text
-        .iter()
-        .take_while(|c| ok(c))
-        .count()
-        .min(first.max as usize);
-    (first.min as usize..=most)
-        .rev()
-        .any(|n| n >= first.min as usize && chars_match(rest, &text[n..], steps))
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Atom {
@@ -138,7 +55,16 @@ pub struct Regex {
 }
 
 /// What a match captured: per group (0: the whole match), the components' range.
-pub type Captures = Vec<Option<(usize, usize)>>;
+pub type Captures = Vec<Option<Capture>>;
+
+/// What one group captured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Capture {
+    /// The name's components from the first index to the second (excluded).
+    Components(usize, usize),
+    /// A component pattern's group: a generic component of the text it matched.
+    Text(Component),
+}
 
 struct Parser<'a> {
     s: &'a str,
@@ -164,7 +90,21 @@ impl Parser<'_> {
             .find('>')
             .ok_or_else(|| format!("an unclosed '<' in {:?}", self.s))?;
         self.at = start + end + 1;
-        CompPattern::parse(&self.s[start..start + end])
+        let mut p = CompPattern::parse(&self.s[start..start + end])?;
+        p.first_group = self.groups + 1;
+        for _ in 0..p.groups {
+            self.new_group()?;
+        }
+        Ok(p)
+    }
+
+    /// Numbers a new group.
+    fn new_group(&mut self) -> Result<usize, String> {
+        self.groups += 1;
+        if self.groups > MAX_GROUPS {
+            return Err(format!("more than {MAX_GROUPS} groups in {:?}", self.s));
+        }
+        Ok(self.groups)
     }
 
     /// Items up to `close` (or the end when `None`).
@@ -193,11 +133,7 @@ impl Parser<'_> {
                     Atom::Set { negated, of }
                 }
                 Some('(') => {
-                    self.groups += 1;
-                    if self.groups > MAX_GROUPS {
-                        return Err(format!("more than {MAX_GROUPS} groups in {:?}", self.s));
-                    }
-                    let n = self.groups;
+                    let n = self.new_group()?;
                     Atom::Group(n, self.items(Some(')'))?)
                 }
                 Some(c) => return Err(format!("unexpected {c:?} in {:?}", self.s)),
@@ -263,7 +199,7 @@ impl Regex {
         let mut items = p.items(None)?;
         let anchored_end = body.ends_with('$') && !body.ends_with("\\$");
         let any = || Item {
-            atom: Atom::Comp(CompPattern(Vec::new())),
+            atom: Atom::Comp(CompPattern::parse("").expect("the empty pattern")),
             min: 0,
             max: u32::MAX,
         };
@@ -334,8 +270,12 @@ impl Regex {
                 let r = rest.trim_start_matches('\\');
                 let digits = r.chars().take_while(char::is_ascii_digit).count();
                 let i: usize = r[..digits].parse().ok()?;
-                if let Some((a, b)) = *caps.get(i)? {
-                    out.components.extend_from_slice(&name.components[a..b]);
+                match caps.get(i)? {
+                    Some(Capture::Components(a, b)) => {
+                        out.components.extend_from_slice(&name.components[*a..*b]);
+                    }
+                    Some(Capture::Text(c)) => out.push(c.clone()),
+                    None => {}
                 }
                 rest = &r[digits..];
             } else {
@@ -388,6 +328,49 @@ impl Matcher<'_> {
         self.steps <= MAX_STEPS
     }
 
+    /// If `p` matches the component at `pos` (from the match's step budget), its groups'
+    /// texts.
+    fn captured(&mut self, p: &CompPattern, pos: usize) -> Option<Vec<Component>> {
+        p.match_component(&self.comps[pos], &mut self.steps)
+    }
+
+    /// `p` against the component at `pos`, then `k`.
+    fn component(
+        &mut self,
+        p: &CompPattern,
+        pos: usize,
+        caps: &mut Captures,
+        k: &mut dyn FnMut(&mut Self, usize, &mut Captures) -> bool,
+    ) -> bool {
+        self.captured(p, pos)
+            .is_some_and(|texts| self.then(p, texts, pos, caps, k))
+    }
+
+    /// With `p`'s groups set to `texts` (`p` matched the component at `pos`), `k` from the
+    /// next component; the groups are restored if it fails.
+    fn then(
+        &mut self,
+        p: &CompPattern,
+        texts: Vec<Component>,
+        pos: usize,
+        caps: &mut Captures,
+        k: &mut dyn FnMut(&mut Self, usize, &mut Captures) -> bool,
+    ) -> bool {
+        if texts.is_empty() {
+            return k(self, pos + 1, caps);
+        }
+        let groups = p.first_group..p.first_group + texts.len();
+        let before = caps[groups.clone()].to_vec();
+        for (slot, t) in caps[groups.clone()].iter_mut().zip(texts) {
+            *slot = Some(Capture::Text(t));
+        }
+        if k(self, pos + 1, caps) {
+            return true;
+        }
+        caps[groups].clone_from_slice(&before);
+        false
+    }
+
     /// `item` repeated, `n` times so far, then `k` (greedy).
     fn rep(
         &mut self,
@@ -420,19 +403,25 @@ impl Matcher<'_> {
         k: &mut dyn FnMut(&mut Self, usize, &mut Captures) -> bool,
     ) -> bool {
         match atom {
-            Atom::Comp(p) => {
-                pos < self.comps.len() && p.matches(&self.comps[pos]) && k(self, pos + 1, caps)
-            }
-            Atom::Set { negated, of } => {
+            Atom::Comp(p) => pos < self.comps.len() && self.component(p, pos, caps, k),
+            Atom::Set { negated: false, of } => {
+                // The first pattern of the set that matches the component, as ndn-cxx tries
+                // them.
                 pos < self.comps.len()
-                    && of.iter().any(|p| p.matches(&self.comps[pos])) != *negated
+                    && of
+                        .iter()
+                        .find_map(|p| self.captured(p, pos).map(|t| (p, t)))
+                        .is_some_and(|(p, texts)| self.then(p, texts, pos, caps, k))
+            }
+            Atom::Set { negated: true, of } => {
+                pos < self.comps.len()
+                    && !of.iter().any(|p| self.captured(p, pos).is_some())
                     && k(self, pos + 1, caps)
             }
             Atom::Group(g, items) => {
                 let g = *g;
                 let mut inner = |m: &mut Self, p: usize, c: &mut Captures| {
-                    let before = c[g];
-                    c[g] = Some((pos, p));
+                    let before = c[g].replace(Capture::Components(pos, p));
                     if k(m, p, c) {
                         return true;
                     }
@@ -524,13 +513,74 @@ mod tests {
     }
 
     #[test]
+    fn component_patterns_as_validator_configurations_write_them() {
+        // NLSR's sample nlsr.conf: sets of literal components around `[^...]*`.
+        let lsa = Regex::new("^<localhop>([^<nlsr><LSA>]*)<nlsr><LSA>(<>*)<><><><>$").unwrap();
+        assert_eq!(
+            lsa.expand(
+                &n("/localhop/ndn/site/nlsr/LSA/ndn/site/rtr/NAME/1/2/3"),
+                "\\1"
+            ),
+            Some(n("/ndn/site"))
+        );
+        let op = Regex::new("^([^<KEY><%C1.Operator>]*)<%C1.Operator>[^<KEY>]*<KEY><>{1,3}$");
+        let op = op.unwrap();
+        assert!(op.is_match(&n("/ndn/site/%C1.Operator/op/KEY/k1")));
+        assert!(!op.is_match(&n("/ndn/site/%C1.Router/op/KEY/k1")));
+        // ECMAScript inside `<...>`: classes, escapes, counts, alternatives, groups.
+        let ver = Regex::new("^<ndn><[a-z0-9_-]+><v=\\d{1,3}><KEY|ID-CERT>$").unwrap();
+        assert!(ver.is_match(&n("/ndn/edu-ucla_1/v=12/KEY")));
+        assert!(ver.is_match(&n("/ndn/x/v=123/ID-CERT")));
+        assert!(
+            !ver.is_match(&n("/ndn/Edu/v=12/KEY")),
+            "upper case is outside the class"
+        );
+        assert!(!ver.is_match(&n("/ndn/x/v=1234/KEY")));
+        assert!(!ver.is_match(&n("/ndn/x/v=1/KEYS")), "the whole component");
+        let set = Regex::new("^[<(ab)+><[^x]>]+$").unwrap();
+        assert!(set.is_match(&n("/abab/y/z")));
+        assert!(!set.is_match(&n("/aba")));
+        // A component pattern's groups take their numbers in the pattern's order and expand
+        // to their text, as in ndn-cxx (its own test, tests/unit/util/regex.t.cpp).
+        let dns = Regex::new("^<ndn><(.*)\\.(.*)><DNS>(<>*)<>").unwrap();
+        assert_eq!(dns.groups(), 3);
+        assert!(dns.check_expand("<ndn>\\2\\1\\3").is_ok());
+        assert_eq!(
+            dns.expand(&n("/ndn/ucla.edu/DNS/yingdi/mac/ksk-1"), "<ndn>\\2\\1\\3"),
+            Some(n("/ndn/edu/ucla/yingdi/mac"))
+        );
+        // In a set: the pattern that matched sets its groups, the others none.
+        let set = Regex::new("^<a>[<x(\\d)><y(\\d)>]$").unwrap();
+        assert_eq!(set.groups(), 2);
+        assert_eq!(set.expand(&n("/a/y7"), "\\2\\1<z>"), Some(n("/7/z")));
+        assert_eq!(set.expand(&n("/a/x3"), "\\1\\2<z>"), Some(n("/3/z")));
+        assert!(Regex::new(&format!("^{}", "<(a)>".repeat(33))).is_err());
+    }
+
+    #[test]
+    fn component_steps_count_in_the_match_budget() {
+        // Each component matches (by the second alternative) after an exhaustive first one:
+        // under the budget alone, over it all together. A budget per component would match.
+        let one = CompPattern::parse("(a+)+b|a*").unwrap();
+        let text = "a".repeat(12);
+        let mut steps = 0;
+        assert!(one.matches(&text, &mut steps));
+        let per_component = steps;
+        assert!(per_component * 4 < MAX_STEPS, "{per_component}");
+        let re = Regex::new("^<(a+)+b|a*>*$").unwrap();
+        let name = |count: u32| n(&format!("/{text}").repeat(count as usize));
+        assert!(re.is_match(&name(4)));
+        assert!(!re.is_match(&name(MAX_STEPS / per_component + 1)));
+    }
+
+    #[test]
     fn bad_patterns_are_refused_and_hard_ones_bounded() {
         for bad in [
             "^<a",
             "^(<a>",
             "^<a>)",
-            "^<[ab]>",
-            "^<a|b>",
+            "^<[ab>",
+            "^<a\\1>",
             "^[]",
             "^<a>{3,1}",
             "^<a>{x}",

@@ -105,6 +105,17 @@ fn gather(f: &Figures) -> Families {
             .map(|(r, v)| (vec![("reason", r.to_owned())], v))
             .collect(),
     );
+    m.counter(
+        "mgmt_auth_evicted",
+        "What the authorizations forgot to stay within their bounds, by kind.",
+        f.view
+            .management
+            .refused_commands
+            .evictions()
+            .into_iter()
+            .map(|(k, v)| (vec![("kind", k.to_owned())], v))
+            .collect(),
+    );
     let h = &f.http;
     m.counter(
         "http_requests",

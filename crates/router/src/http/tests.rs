@@ -113,11 +113,16 @@ fn metrics_count_refused_commands_by_reason() {
     let mut f = figures();
     f.view.management.refused_commands.replay = 3;
     f.view.management.refused_commands.bad_signature = 2;
+    f.view.management.refused_commands.cache_evicted = 5;
+    f.view.management.refused_commands.records_evicted = 7;
     let text = render_metrics(&f);
     let series = |r: &str| format!("cascade_mgmt_commands_refused_total{{reason=\"{r}\"}}");
     assert_eq!(sample(&text, &series("replay")), Some(3.0));
     assert_eq!(sample(&text, &series("bad_signature")), Some(2.0));
     assert_eq!(sample(&text, &series("stale")), Some(0.0));
+    let evicted = |k: &str| format!("cascade_mgmt_auth_evicted_total{{kind=\"{k}\"}}");
+    assert_eq!(sample(&text, &evicted("certificates")), Some(5.0));
+    assert_eq!(sample(&text, &evicted("signer_records")), Some(7.0));
 }
 
 #[test]
