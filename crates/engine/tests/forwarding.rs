@@ -990,6 +990,65 @@ fn congestion_mark_on_incoming_data_is_carried_downstream() {
     assert_eq!((sent[0].face, sent[0].mark), (1, 0));
 }
 
+/// NFD keeps an incoming Interest's CongestionMark as a tag and its link service writes it on
+/// the Interest it forwards: the mark travels upstream with the Interest, each Interest with its
+/// own (an unmarked retransmission goes unmarked). A Nack is not relayed with the upstream's
+/// mark: NFD builds the downstream's Nack afresh from the in-record's Interest.
+#[test]
+fn congestion_mark_on_an_interest_goes_upstream_with_it() {
+    let (mut e, fib) = engine();
+    route(&fib, "/cm", 2, 1);
+    let marked = |uri: &str, nonce: u32, mark: u64| {
+        lp(wire_of(&interest(uri, nonce)), |p| {
+            p.congestion_mark = Some(mark)
+        })
+    };
+    let sent = run1(&mut e, 1000, 1, marked("/cm/a", 1, 7));
+    assert_eq!(
+        (sent[0].face, sent[0].kind, sent[0].mark),
+        (2, SendKind::Interest, 7)
+    );
+    let sent = run1(&mut e, 1000, 1, wire_of(&interest("/cm/b", 2)));
+    assert_eq!((sent[0].face, sent[0].mark), (2, 0));
+    // A retransmission past the suppression interval carries its own mark, here none.
+    let sent = run1(&mut e, 1500, 1, wire_of(&interest("/cm/a", 3)));
+    assert_eq!((sent[0].face, sent[0].mark), (2, 0));
+    // The upstream's marked Nack reaches the downstream unmarked.
+    let i = wire_of(&interest("/cm/c", 4));
+    run1(&mut e, 1600, 1, marked("/cm/c", 4, 1));
+    let mut marked_nack = LpPacket::nack(i, NackReason::NoRoute);
+    marked_nack.congestion_mark = Some(1);
+    let sent = run1(&mut e, 1601, 2, marked_nack.to_wire());
+    assert_eq!(
+        (sent[0].face, sent[0].kind, sent[0].mark),
+        (1, SendKind::Nack(NackReason::NoRoute), 0)
+    );
+}
+
+/// An Interest parked on the slower CS tier keeps its CongestionMark: when the tier misses, the
+/// stored copy goes upstream with it.
+#[test]
+fn congestion_mark_of_an_interest_parked_on_the_slow_tier_goes_upstream_after_a_miss() {
+    let (mut e, fib) = engine();
+    e.set_slow_tier(Box::new(Tier {
+        lookups: Arc::new(Mutex::new(Vec::new())),
+    }));
+    route(&fib, "/t", 2, 1);
+    let i = lp(wire_of(&interest("/t/m", 1)), |p| {
+        p.congestion_mark = Some(3)
+    });
+    assert!(run1(&mut e, 1000, 1, i).is_empty());
+    let sent = complete(&mut e, 1001, "/t/m", None);
+    assert_eq!(
+        (sent[0].face, sent[0].kind, sent[0].mark),
+        (2, SendKind::Interest, 3)
+    );
+    // The entry's next stored Interest starts unmarked.
+    assert!(run1(&mut e, 1002, 1, wire_of(&interest("/t/n", 2))).is_empty());
+    let sent = complete(&mut e, 1003, "/t/n", None);
+    assert_eq!((sent[0].face, sent[0].mark), (2, 0));
+}
+
 #[test]
 fn a_full_pit_nacks_congestion() {
     let mut config = small_config();

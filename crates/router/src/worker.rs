@@ -401,10 +401,10 @@ impl Emitter {
             }
             let wants_face_id = self.local_fields.get(a.face as usize & self.face_mask);
             if wants_face_id == Some(&(a.face, true)) && !matches!(a.kind, SendKind::Nack(_)) {
-                h.incoming_face_id = Some(match &a.packet {
-                    PacketRef::Input { index, .. } => u64::from(inputs[*index as usize].0),
-                    PacketRef::Out(_) => CONTENT_STORE_FACE_ID,
-                });
+                // The face it came in on, even for a copy (an Interest with its HopLimit
+                // decremented, or forwarded after a slower-tier miss); the content store's id
+                // only for a Data the CS served (NFD's onContentStoreHit).
+                h.incoming_face_id = Some(a.incoming.map_or(CONTENT_STORE_FACE_ID, u64::from));
             }
             let Some(mut buf) = self.pool.get() else {
                 self.out_no_buffer += 1;

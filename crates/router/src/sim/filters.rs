@@ -10,14 +10,19 @@
 //! the names the RAM tier holds (recorded as the engine tells its filter) and the chunks the
 //! index holds, and the prefix filter's those of one built from the prefixes the store's
 //! prefix index has a list for (after every reopen and every read-back).
+//!
+//! The store keys a chunk by its name less a trailing segment component and by the segment
+//! (0 for a name without one), so `/X` and `/X/seg=0` share a slot: the checker takes a held
+//! slot under the one name its chunk carries ([`held`]), never under both.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use engine::fw::pipeline::CsFilter;
 use engine::hash::{value_hash, HashKey};
+use store::sim::{read_back, ReadBack, SimDisk};
 use store::{BloomHandle, ChunkName, CountingBloom, L2File};
-use wire::Name;
+use wire::{DataView, Limits, Name};
 
 /// Target false-positive rate of the simulation's filters: high, so that names share
 /// counters and a count that is off shows.
@@ -117,14 +122,12 @@ impl SimFilters {
 
     /// Takes a held chunk's name out of the CS filter, behind the store's back (a test of
     /// the checker); true if the store held one.
-    pub fn unfilter_one(&self, l2: &L2File, names: &[(Name, Vec<u8>)]) -> bool {
-        let held = names
-            .iter()
-            .find(|(_, v)| ChunkName::parse(v).is_some_and(|c| l2.contains(&c)));
-        if let Some((_, v)) = held {
+    pub fn unfilter_one(&self, held: &Held<'_>) -> bool {
+        let first = held.names.first();
+        if let Some((_, v)) = first {
             self.cs.remove(value_hash(self.key, v));
         }
-        held.is_some()
+        first.is_some()
     }
 
     /// What the CS filter's content depends on, moved by every change of the RAM tier's
@@ -142,8 +145,9 @@ impl SimFilters {
         ]
     }
 
-    /// After every step: no underflow, and every chunk the index holds is in the CS filter.
-    pub fn check(&self, l2: &L2File, names: &[(Name, Vec<u8>)]) -> Result<(), String> {
+    /// After every step: no underflow, and every chunk the index holds is in the CS filter
+    /// (`held`: the chunks by name, [`held`]).
+    pub fn check(&self, l2: &L2File, held: &Held<'_>) -> Result<(), String> {
         let under =
             self.cs.stats().underflows + self.prefixes.as_ref().map_or(0, |p| p.stats().underflows);
         if under > 0 {
@@ -155,12 +159,7 @@ impl SimFilters {
                 "the RAM tier took {unmatched} names it did not hold out of the CS filter"
             ));
         }
-        let mut slots = BTreeSet::new();
-        for (name, v) in names {
-            let Some(slot) = ChunkName::parse(v).and_then(|c| store::sim::held_slot(l2, &c)) else {
-                continue;
-            };
-            slots.insert(slot);
+        for (name, v) in &held.names {
             if !self.cs.may_contain(value_hash(self.key, v)) {
                 return Err(format!(
                     "L2 holds {name} but the CS filter says it does not (a false negative)"
@@ -168,23 +167,26 @@ impl SimFilters {
             }
         }
         // The counts are compared over `names` only: they must cover every chunk held.
-        if l2.fault().is_none() && (slots.len() as u64) < l2.stored_chunks() {
+        if l2.fault().is_none() && (held.slots as u64) < l2.stored_chunks() {
             return Err(format!(
                 "L2 holds {} chunks, but only {} under a name the router was given",
                 l2.stored_chunks(),
-                slots.len()
+                held.slots
             ));
         }
         Ok(())
     }
 
     /// After a reopen and at every read-back: the filters' counts are those of filters built
-    /// afresh from what the RAM tier and the store hold; `served`: the chunks L2 would serve,
-    /// each of whose name prefixes must be in the prefix filter.
+    /// afresh from what the RAM tier and the store hold (`names` probed, `held` the chunks by
+    /// name); `served`: the chunks L2 would serve, each of whose name prefixes must be in the
+    /// prefix filter. The CS filter's counts are not compared while a held slot has no name
+    /// ([`Held::unnamed`]).
     pub fn check_counts(
         &self,
         l2: &L2File,
         names: &[(Name, Vec<u8>)],
+        held: &Held<'_>,
         served: &[&Name],
     ) -> Result<(), String> {
         let mut probes: Vec<u64> = Vec::new();
@@ -193,14 +195,11 @@ impl SimFilters {
             (0..n).for_each(|_| expect.insert(h));
             probes.push(h);
         }
-        for (_, v) in names {
-            let h = value_hash(self.key, v);
-            probes.push(h);
-            if ChunkName::parse(v).is_some_and(|c| l2.contains(&c)) {
-                expect.insert(h);
-            }
+        probes.extend(names.iter().map(|(_, v)| value_hash(self.key, v)));
+        for (_, v) in &held.names {
+            expect.insert(value_hash(self.key, v));
         }
-        if self.cs.stats().saturated == 0 {
+        if self.cs.stats().saturated == 0 && held.unnamed == 0 {
             if let Some(&h) = probes
                 .iter()
                 .find(|&&h| self.cs.counts(h) != expect.counts(h))
@@ -251,12 +250,71 @@ impl SimFilters {
 }
 
 /// The name TLV values of a chunk name's prefixes the prefix index links: the
-/// [`store::l2::PREFIX_LEVELS`] longest of its name without the segment.
+/// [`store::l2::PREFIX_LEVELS`] longest of its name without a trailing segment component (the
+/// whole name when it has none), as the store splits it ([`ChunkName::parse`]).
 fn name_prefixes(name: &Name) -> Vec<Vec<u8>> {
-    let n = name.len().saturating_sub(1);
-    (n.saturating_sub(store::l2::PREFIX_LEVELS).max(1)..=n)
+    let value = name.to_wire()[2..].to_vec();
+    let segmented = ChunkName::parse(&value).is_some_and(|c| c.prefix.len() < value.len());
+    let n = name.len() - usize::from(segmented);
+    (n.saturating_sub(store::l2::PREFIX_LEVELS - 1).max(1)..=n)
         .map(|k| name.prefix(k).to_wire()[2..].to_vec())
         .collect()
+}
+
+/// A name and its name TLV value.
+type NameValue = (Name, Vec<u8>);
+
+/// The chunks a store holds, each under the name it was stored with.
+#[derive(Debug, Default)]
+pub(super) struct Held<'n> {
+    /// One per held slot that a name accounts for: that name.
+    pub names: Vec<&'n NameValue>,
+    /// Held slots that some name maps to.
+    pub slots: usize,
+    /// Held slots that several names map to (`/X` and `/X/seg=0`) and whose chunk does not read
+    /// back (its slot fails the store's checks), so which name it carries is unknown.
+    pub unnamed: usize,
+}
+
+/// What `l2` holds, by name: each name of `names` maps to the slot the store would keep it in
+/// ([`store::sim::held_slot`]); a slot only one name maps to holds that name (the router was
+/// given every name a store holds; the per-step check reports a slot no name maps to), and a
+/// slot several names map to holds the one its chunk carries (read back from `disk`). So a
+/// chunk is counted once, under its own name.
+pub(super) fn held<'n>(l2: &L2File, disk: &SimDisk, names: &'n [NameValue]) -> Held<'n> {
+    let mut by_slot: BTreeMap<(u32, u32), Vec<&'n NameValue>> = BTreeMap::new();
+    for n in names {
+        if let Some(slot) = ChunkName::parse(&n.1).and_then(|c| store::sim::held_slot(l2, &c)) {
+            by_slot.entry(slot).or_default().push(n);
+        }
+    }
+    let mut held = Held {
+        slots: by_slot.len(),
+        ..Held::default()
+    };
+    for candidates in by_slot.into_values() {
+        if let [only] = candidates[..] {
+            held.names.push(only);
+            continue;
+        }
+        let carried =
+            ChunkName::parse(&candidates[0].1).and_then(|c| match read_back(l2, disk, &c) {
+                ReadBack::Served(bytes) => DataView::decode(&bytes, &Limits::default())
+                    .ok()
+                    .and_then(|d| {
+                        candidates
+                            .iter()
+                            .copied()
+                            .find(|(_, v)| v[..] == *d.name().value())
+                    }),
+                ReadBack::NotHeld | ReadBack::Miss => None,
+            });
+        match carried {
+            Some(n) => held.names.push(n),
+            None => held.unnamed += 1,
+        }
+    }
+    held
 }
 
 /// With two workers or more, one prefix filter per worker sized for its store's prefixes

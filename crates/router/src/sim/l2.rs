@@ -34,7 +34,7 @@ use wire::Name;
 
 use crate::worker::ADMIT_BACKLOG_CHUNKS;
 
-use super::filters::SimFilters;
+use super::filters::{held, SimFilters};
 
 use super::net::SimRouter;
 use super::packets::{all_chunk_names, canonical_data, decode, Received};
@@ -325,7 +325,9 @@ impl SimL2 {
     /// would serve in the prefix filter.
     fn check_counts(&self, names: &[(Name, Vec<u8>)], stats: &mut L2Stats) -> Result<(), String> {
         let t = self.tier.lock();
-        let served: Vec<&Name> = names
+        let held = held(t.l2(), &self.disk, names);
+        let served: Vec<&Name> = held
+            .names
             .iter()
             .filter(|(_, v)| {
                 ChunkName::parse(v).is_some_and(|c| {
@@ -335,7 +337,7 @@ impl SimL2 {
             .map(|(n, _)| n)
             .collect();
         stats.filter_checks += 1;
-        self.filters.check_counts(t.l2(), names, &served)
+        self.filters.check_counts(t.l2(), names, &held, &served)
     }
 
     /// The store's bounds, and no read after a fault turned it off.
@@ -404,7 +406,7 @@ impl SimL2 {
             return Ok(());
         }
         self.mark = Some(mark);
-        self.filters.check(l2, names)
+        self.filters.check(l2, &held(l2, &self.disk, names))
     }
 
     /// The worker's admission queues within their bounds, its dropped chunks counted (never
@@ -436,7 +438,10 @@ impl SimL2 {
     /// Every chunk the index holds reads back as the producer's bytes or as a miss.
     fn read_back_all(&self, names: &[(Name, Vec<u8>)], stats: &mut L2Stats) -> Result<(), String> {
         let t = self.tier.lock();
-        for (name, value) in names {
+        let held = held(t.l2(), &self.disk, names);
+        // A slot that carries no name it is known by does not read back.
+        stats.read_back += held.unnamed as u64;
+        for (name, value) in held.names {
             let Some(chunk) = ChunkName::parse(value) else {
                 continue;
             };
@@ -562,7 +567,10 @@ impl SimRouter {
         if plants.slot && s.plant_wrong(&all_chunk_names()) {
             plants.slot = false;
         }
-        if plants.unfilter && s.filters.unfilter_one(s.tier.lock().l2(), names) {
+        if plants.unfilter
+            && s.filters
+                .unfilter_one(&held(s.tier.lock().l2(), &s.disk, names))
+        {
             plants.unfilter = false;
             s.mark = None;
         }

@@ -91,7 +91,7 @@ impl Engine {
         if t.schedule(timer) && !f.stored {
             let wire = f.interest.wire();
             let nonce_off = f.interest.nonce().and_then(|_| find_nonce_offset(wire));
-            self.table.store_interest(f.p, wire, nonce_off);
+            self.table.store_interest(f.p, wire, nonce_off, f.mark);
         }
     }
 
@@ -126,6 +126,7 @@ impl Engine {
             let mut stats = LpmStats::default();
             let expiry = self.table.pit(t.pit).expiry_ms;
             let nonce = i.nonce().unwrap_or([0; 4]);
+            let mark = self.table.pit(t.pit).stored_mark;
             if let Some(e) = self.fib.lookup(&i.name(), &h, &guard, &mut stats) {
                 for n in e.nexthops() {
                     let skip = n.face == t.in_face || n.face == t.first_out;
@@ -134,7 +135,15 @@ impl Engine {
                     }
                     self.table
                         .add_out_record(t.pit, n.face, nonce, now_ms, expiry);
-                    self.send(n.face, SendKind::Interest, outgoing.clone(), None, 0);
+                    let from = Some(t.in_face);
+                    self.send(
+                        n.face,
+                        SendKind::Interest,
+                        outgoing.clone(),
+                        None,
+                        mark,
+                        from,
+                    );
                 }
             }
         }

@@ -159,7 +159,7 @@ impl Engine {
         let packet = PacketRef::Out(start as u32..self.out.len() as u32);
         self.table
             .add_out_record(f.p, face, nonce, f.now_ms, f.expiry);
-        self.send(face, SendKind::Interest, packet, None, 0);
+        self.send(face, SendKind::Interest, packet, None, f.mark, Some(f.face));
     }
 
     /// The ASF namespace of a name (the longest prefix that has one), its prefix hashes

@@ -60,6 +60,7 @@ impl Engine {
                     packet.clone(),
                     rec.pit_token(),
                     mark,
+                    Some(face),
                 );
             }
         }
@@ -213,6 +214,7 @@ impl Engine {
                 PacketRef::Out(range),
                 rec.pit_token(),
                 0,
+                None,
             );
         }
     }
@@ -277,6 +279,7 @@ impl Engine {
                                 PacketRef::Out(range.clone()),
                                 rec.pit_token(),
                                 mark,
+                                None,
                             );
                         }
                     }
@@ -403,6 +406,7 @@ impl Engine {
             wire: &stored,
             interest: &i,
             token: None,
+            mark: self.table.pit(p).stored_mark,
             planned: None,
             guard: &guard,
         });

@@ -31,6 +31,8 @@ pub struct HandOn<'a> {
     pub pit_token: Option<&'a [u8]>,
     /// The NextHopFaceId the stored Interest came with.
     pub next_hop: Option<FaceId>,
+    /// The CongestionMark the stored Interest came with (0: none), to send on with it.
+    pub congestion_mark: u64,
     /// What is left of the downstream's lifetime, ms (at least 1).
     pub lifetime_left_ms: u64,
     /// The stored Interest with the downstream's nonce.
@@ -81,6 +83,7 @@ impl Engine {
                     face: rec.face,
                     pit_token: rec.pit_token(),
                     next_hop: pe.stored_next_hop,
+                    congestion_mark: pe.stored_mark,
                     lifetime_left_ms: rec.expiry_ms - now_ms,
                     interest: &self.out,
                 };

@@ -78,10 +78,7 @@ impl Engine {
             self.table.pit_mut(p).cc_mark = true;
         }
         let next_hop = lp.next_hop_face_id.map(|f| f as FaceId);
-        let hop_exhausted = i.hop_limit() == Some(1);
-        let localhop_from_remote = !info.local && is_under(&name, b"localhop");
-        let localhost = is_under(&name, b"localhost");
-        let restrict_local = hop_exhausted || localhop_from_remote || localhost;
+        let restrict_local = restricted_to_local(i, &name, info.local);
         // The slower CS tier (SSD): a pending answer parks the Interest in its PIT entry, with a
         // copy of it to forward or Nack when the lookup completes. (Not on the hot path.)
         let mut bypass = false;
@@ -93,6 +90,7 @@ impl Engine {
                 next_hop,
                 restrict_local,
                 interest: i,
+                mark: lp.congestion_mark,
                 planned,
                 guard,
             };
@@ -122,6 +120,7 @@ impl Engine {
             wire,
             interest: i,
             token,
+            mark: lp.congestion_mark,
             planned,
             guard,
         });
@@ -137,7 +136,14 @@ impl Engine {
         let start = self.out.len() as u32;
         self.out.extend_from_slice(data);
         let range = start..self.out.len() as u32;
-        self.send(face, SendKind::Data, PacketRef::Out(range), token, mark);
+        self.send(
+            face,
+            SendKind::Data,
+            PacketRef::Out(range),
+            token,
+            mark,
+            None,
+        );
         self.read_ahead(name_value)
     }
 
@@ -318,7 +324,7 @@ impl Engine {
                 self.counters.bypass.queue_no_upstream += 1;
             }
         }
-        if self.park_on_slow_tier(p, full, r.interest, r.next_hop) {
+        if self.park_on_slow_tier(p, full, r.interest, r.next_hop, r.mark) {
             if self.nbcc_marks_queued(waiting) {
                 self.table.pit_mut(p).cc_mark = true;
             }
@@ -398,14 +404,16 @@ impl Engine {
     }
 
     /// Asks the slow CS tier about new PIT entry `p`'s name; when it answers pending, parks a
-    /// copy of Interest `i` in the entry, with its NextHopFaceId `next_hop` (to forward or Nack
-    /// when the lookup completes, or to hand on) and returns true.
+    /// copy of Interest `i` in the entry, with its NextHopFaceId `next_hop` and its
+    /// CongestionMark `mark` (to forward or Nack when the lookup completes, or to hand on) and
+    /// returns true.
     pub(super) fn park_on_slow_tier(
         &mut self,
         p: u32,
         full: u64,
         i: &InterestView<'_>,
         next_hop: Option<FaceId>,
+        mark: u64,
     ) -> bool {
         let Some(tier) = self.slow_tier.as_mut() else {
             return false;
@@ -422,7 +430,7 @@ impl Engine {
             return false;
         }
         let nonce_off = i.nonce().and_then(|_| find_nonce_offset(i.wire()));
-        self.table.store_interest(p, i.wire(), nonce_off);
+        self.table.store_interest(p, i.wire(), nonce_off, mark);
         let pe = self.table.pit_mut(p);
         pe.cs_pending = true;
         pe.stored_next_hop = next_hop;
@@ -533,7 +541,8 @@ impl Engine {
                     strategy.retx.grow_upstream(r);
                 }
             }
-            self.send(out_face, SendKind::Interest, f.outgoing.clone(), None, 0);
+            let (packet, from) = (f.outgoing.clone(), Some(f.face));
+            self.send(out_face, SendKind::Interest, packet, None, f.mark, from);
         }
         let first = chosen.first().copied();
         self.faces_scratch = chosen;
@@ -682,6 +691,9 @@ pub(super) struct Forward<'a, 'g> {
     pub(super) wire: &'a [u8],
     pub(super) interest: &'a InterestView<'a>,
     pub(super) token: Option<&'a [u8]>,
+    /// The NDNLPv2 CongestionMark the Interest came with (0: none), sent on with it upstream
+    /// (NFD's link service writes an Interest's CongestionMark tag on the Interest it forwards).
+    pub(super) mark: u64,
     /// The FIB answer a planning pass found for this Interest in this batch.
     pub(super) planned: Option<Planned<'g>>,
     pub(super) guard: &'g crossbeam_epoch::Guard,
@@ -697,10 +709,21 @@ impl<'a, 'g> Forward<'a, 'g> {
             next_hop: self.next_hop,
             restrict_local: self.restrict_local,
             interest: self.interest,
+            mark: self.mark,
             planned: self.planned,
             guard: self.guard,
         }
     }
+}
+
+/// Whether Interest `i` (named `name`, from a local face if `from_local`) may go to local
+/// faces only: its HopLimit is spent here, it is under `/localhop` from a remote face, or under
+/// `/localhost`.
+#[inline(always)]
+fn restricted_to_local(i: &InterestView<'_>, name: &NameView<'_>, from_local: bool) -> bool {
+    let hop_exhausted = i.hop_limit() == Some(1);
+    let localhop_from_remote = !from_local && is_under(name, b"localhop");
+    hop_exhausted || localhop_from_remote || is_under(name, b"localhost")
 }
 
 /// Where an Interest may go: what [`Engine::has_upstream`] and the FIB lookup need.
@@ -711,6 +734,8 @@ pub(super) struct Route<'a, 'g> {
     next_hop: Option<FaceId>,
     restrict_local: bool,
     interest: &'a InterestView<'a>,
+    /// The CongestionMark it came with (0: none).
+    mark: u64,
     planned: Option<Planned<'g>>,
     guard: &'g crossbeam_epoch::Guard,
 }

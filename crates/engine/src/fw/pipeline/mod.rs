@@ -269,6 +269,12 @@ pub struct Action {
     pub congestion_mark: u64,
     /// NB-CC's Nack-α or Nack-β to attach (NDNLPv2 field 952; on Data and IDLE only).
     pub nbcc: Option<NbccSignal>,
+    /// The face the packet came in on, for NDNLPv2 IncomingFaceId: the downstream of a
+    /// forwarded Interest (also when `packet` is a copy: HopLimit decremented, or stored for a
+    /// slower-tier lookup), the upstream of a Data; `None` for a Data the content store (RAM
+    /// or slower tier) served, which NFD marks with its content-store face id, and for Nacks
+    /// and IDLE packets.
+    pub incoming: Option<FaceId>,
 }
 
 /// Per-engine counters (read by management; never shared between workers).
@@ -1094,6 +1100,7 @@ impl Engine {
         packet: PacketRef,
         token: Option<&[u8]>,
         mark: u64,
+        incoming: Option<FaceId>,
     ) {
         let pit_token = self.push_token(token);
         let mut nbcc = None;
@@ -1113,6 +1120,7 @@ impl Engine {
             pit_token,
             congestion_mark: mark,
             nbcc,
+            incoming,
         });
     }
 
@@ -1133,6 +1141,6 @@ impl Engine {
             index: idx as u32,
             range: range_of(wire, i.wire()),
         };
-        self.send(face, SendKind::Nack(reason), packet, token, 0);
+        self.send(face, SendKind::Nack(reason), packet, token, 0, None);
     }
 }

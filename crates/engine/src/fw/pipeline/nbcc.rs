@@ -253,6 +253,7 @@ impl Engine {
                     pit_token: None,
                     congestion_mark: 0,
                     nbcc: Some(sig),
+                    incoming: None,
                 });
             }
         }

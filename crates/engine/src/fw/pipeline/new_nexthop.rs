@@ -122,7 +122,7 @@ impl Engine {
         if !f.stored {
             let wire = f.interest.wire();
             let nonce_off = f.interest.nonce().and_then(|_| find_nonce_offset(wire));
-            self.table.store_interest(f.p, wire, nonce_off);
+            self.table.store_interest(f.p, wire, nonce_off, f.mark);
         }
         let owner = self.table.pit(f.p).owner;
         // Loaded after the entry's FIB lookup: an addition it did not see counts as new.
@@ -216,7 +216,9 @@ impl Engine {
                     };
                     let nonce = i.nonce().unwrap_or([0; 4]);
                     self.table.add_out_record(p, n.face, nonce, now_ms, expiry);
-                    self.send(n.face, SendKind::Interest, out, None, 0);
+                    let pe = self.table.pit(p);
+                    let (mark, from) = (pe.stored_mark, pe.in_records.first().map(|r| r.face));
+                    self.send(n.face, SendKind::Interest, out, None, mark, from);
                     self.counters.new_nexthop.sent += 1;
                 }
             }

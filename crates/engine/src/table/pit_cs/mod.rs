@@ -224,6 +224,10 @@ pub struct PitEntry {
     /// misses, so a slower tier's miss forwards there, and so does another worker the Interest
     /// is handed on to); meaningful only with a stored Interest.
     pub stored_next_hop: Option<FaceId>,
+    /// The NDNLPv2 CongestionMark the stored Interest came with (0: none): NFD keeps an
+    /// Interest's mark as a tag that its link service writes on the Interest it forwards, so the
+    /// stored copy forwards with it too; meaningful only with a stored Interest.
+    pub stored_mark: u64,
 }
 
 impl PitEntry {
@@ -919,13 +923,21 @@ impl PitCs {
         self.schedule(p, until_ms);
     }
 
-    /// Keeps a copy of the Interest wire in PIT entry `p`.
-    pub fn store_interest(&mut self, p: u32, wire: &[u8], nonce_offset: Option<usize>) {
+    /// Keeps a copy of the Interest wire in PIT entry `p`, with the CongestionMark it came with
+    /// (0: none).
+    pub fn store_interest(
+        &mut self,
+        p: u32,
+        wire: &[u8],
+        nonce_offset: Option<usize>,
+        congestion_mark: u64,
+    ) {
         let pe = &mut self.pits[p as usize];
         pe.interest.clear();
         pe.interest.extend_from_slice(wire);
         pe.has_interest = true;
         pe.nonce_offset = nonce_offset.and_then(|o| u16::try_from(o).ok());
+        pe.stored_mark = congestion_mark;
     }
 
     /// Removes the in-records of PIT entry `p` that `gone` picks (downstreams another engine
@@ -965,6 +977,7 @@ impl PitCs {
             pe.interest.clear();
             pe.has_interest = false;
             pe.stored_next_hop = None;
+            pe.stored_mark = 0;
         }
         let (owner, cbp, mbf, is_digest) =
             (pe.owner, pe.can_be_prefix, pe.must_be_fresh, pe.is_digest);
