@@ -804,7 +804,11 @@ fn the_two_lru_filter_never_reallocates_however_long_its_keys_churn() {
     }
     // Tombstones lower the room the map reports; a new table would raise it.
     assert_eq!(f.map.len(), 1000);
-    assert!(f.map.capacity() <= map_cap, "{} > {map_cap}", f.map.capacity());
+    assert!(
+        f.map.capacity() <= map_cap,
+        "{} > {map_cap}",
+        f.map.capacity()
+    );
     assert_eq!(f.keys.capacity(), keys_cap);
 }
 
