@@ -442,6 +442,11 @@ fn tier_info(x: &L2Snapshot) -> CsTierInfo {
         n_prefix_stale: x.tier.prefix_stale,
         n_prefix_handovers: x.prefix_handovers,
         n_prefix_handovers_full: x.prefix_handovers_full,
+        n_admit_taken: x.admit.taken,
+        n_admit_received: x.admit.received,
+        n_admit_offered: x.admit.offered,
+        n_admit_handed: x.admit.handed,
+        n_admit_malformed: x.admit.malformed,
         n_prefix_missed: x.tier.prefix_missed,
     }
 }

@@ -144,6 +144,8 @@ pub struct L2Snapshot {
     pub off: bool,
     /// Chunks not admitted because the write backlog was full.
     pub admit_dropped: u64,
+    /// The worker's admission queues and counters ([`L2::admission_balanced`]).
+    pub admit: AdmissionQueues,
     /// Loop iterations in which the worker held its input back while L2 writes were in flight.
     pub input_held: u64,
     /// Chunks stored.
@@ -837,6 +839,7 @@ impl Worker {
                     L2Snapshot {
                         off: g.l2().fault().is_some(),
                         admit_dropped: x.admit_dropped,
+                        admit: x.admission(),
                         prefix_handovers: x.prefix_handovers,
                         prefix_handovers_full: x.prefix_handovers_full,
                         input_held: x.input_held,

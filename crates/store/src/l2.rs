@@ -477,6 +477,16 @@ impl Hasher for KeyHasher {
 
 type KeyMap = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
 
+/// A [`KeyMap`] that holds up to `entries` keys, under any sequence of inserts and removals,
+/// without allocating after this call. Reserving `entries` is not enough: removals leave
+/// tombstones, and when they have used up the table's room the standard library's hash map
+/// (hashbrown's SwissTable) rehashes in place only while at most half of its capacity is in
+/// use; above that it allocates a table twice as large, at run time. So twice the entries
+/// are reserved (plus one for the insert that finds the room used up).
+fn key_map(entries: usize) -> KeyMap {
+    KeyMap::with_capacity_and_hasher(2 * entries + 2, Default::default())
+}
+
 /// A fixed-capacity LRU set of keys (the 2-LRU filter).
 #[derive(Debug)]
 struct KeyLru {
@@ -489,7 +499,7 @@ struct KeyLru {
 impl KeyLru {
     fn new(capacity: usize) -> Self {
         KeyLru {
-            map: KeyMap::with_capacity_and_hasher(capacity, Default::default()),
+            map: key_map(capacity),
             keys: Vec::with_capacity(capacity),
             order: Order::with_capacity(capacity),
             capacity,
@@ -616,7 +626,7 @@ impl L2File {
             sb,
             file,
             io,
-            map: KeyMap::with_capacity_and_hasher(n, Default::default()),
+            map: key_map(n),
             extents: vec![Extent::EMPTY; n],
             free: Vec::with_capacity(n),
             replacement: {

@@ -95,6 +95,16 @@ pub mod tlv {
     /// included) or that found the queue full, completed without data so that the worker may
     /// hand the Interest on.
     pub const N_PREFIX_MISSED: u32 = 0xCA48;
+    /// Chunks the workers took for L2 from their own traffic (satisfying or evicted Data).
+    pub const N_ADMIT_TAKEN: u32 = 0xCA4A;
+    /// Chunks workers received from the worker that took them (hand-overs to the owner).
+    pub const N_ADMIT_RECEIVED: u32 = 0xCA4C;
+    /// Chunks offered to a store with an outcome (anything but a full write queue).
+    pub const N_ADMIT_OFFERED: u32 = 0xCA4E;
+    /// Chunks handed over to the worker that owns them.
+    pub const N_ADMIT_HANDED: u32 = 0xCA50;
+    /// Hand-overs received that carried no chunk (refused).
+    pub const N_ADMIT_MALFORMED: u32 = 0xCA52;
 }
 
 /// One storage tier's state.
@@ -172,10 +182,20 @@ pub struct CsTierInfo {
     pub n_prefix_handovers_full: u64,
     /// CanBePrefix lookups completed without data for want of a chunk (or of queue room).
     pub n_prefix_missed: u64,
+    /// Chunks taken for L2 from the workers' own traffic.
+    pub n_admit_taken: u64,
+    /// Chunks received from the worker that took them.
+    pub n_admit_received: u64,
+    /// Chunks offered to a store with an outcome.
+    pub n_admit_offered: u64,
+    /// Chunks handed over to their owner.
+    pub n_admit_handed: u64,
+    /// Malformed hand-overs refused.
+    pub n_admit_malformed: u64,
 }
 
 impl CsTierInfo {
-    fn fields(&self) -> [(u32, u64); 36] {
+    fn fields(&self) -> [(u32, u64); 41] {
         use tlv::*;
         [
             (LEVEL, self.level),
@@ -214,6 +234,11 @@ impl CsTierInfo {
             (N_PREFIX_HANDOVERS, self.n_prefix_handovers),
             (N_PREFIX_HANDOVERS_FULL, self.n_prefix_handovers_full),
             (N_PREFIX_MISSED, self.n_prefix_missed),
+            (N_ADMIT_TAKEN, self.n_admit_taken),
+            (N_ADMIT_RECEIVED, self.n_admit_received),
+            (N_ADMIT_OFFERED, self.n_admit_offered),
+            (N_ADMIT_HANDED, self.n_admit_handed),
+            (N_ADMIT_MALFORMED, self.n_admit_malformed),
         ]
     }
 
@@ -256,6 +281,11 @@ impl CsTierInfo {
             N_PREFIX_HANDOVERS => &mut self.n_prefix_handovers,
             N_PREFIX_HANDOVERS_FULL => &mut self.n_prefix_handovers_full,
             N_PREFIX_MISSED => &mut self.n_prefix_missed,
+            N_ADMIT_TAKEN => &mut self.n_admit_taken,
+            N_ADMIT_RECEIVED => &mut self.n_admit_received,
+            N_ADMIT_OFFERED => &mut self.n_admit_offered,
+            N_ADMIT_HANDED => &mut self.n_admit_handed,
+            N_ADMIT_MALFORMED => &mut self.n_admit_malformed,
             _ => return None,
         })
     }
@@ -397,6 +427,11 @@ mod tests {
             n_prefix_handovers: 46,
             n_prefix_handovers_full: 47,
             n_prefix_missed: 48,
+            n_admit_taken: 49,
+            n_admit_received: 50,
+            n_admit_offered: 51,
+            n_admit_handed: 52,
+            n_admit_malformed: 53,
             ..CsTierInfo::default()
         };
         let mut out = Vec::new();
@@ -416,6 +451,16 @@ mod tests {
                 two.n_prefix_missed
             ],
             [92, 94, 96]
+        );
+        assert_eq!(
+            [
+                two.n_admit_taken,
+                two.n_admit_received,
+                two.n_admit_offered,
+                two.n_admit_handed,
+                two.n_admit_malformed
+            ],
+            [98, 100, 102, 104, 106]
         );
         // A decoder that knows only the fields before them reads the rest unchanged.
         fn old(t: &mut CsTierInfo, typ: u32) -> Option<&mut u64> {

@@ -37,6 +37,11 @@ pub fn status_json(f: &Figures) -> String {
             "reads": t.n_reads,
             "writes": t.n_writes,
             "admit_dropped": t.n_admit_dropped,
+            "admit_taken": t.n_admit_taken,
+            "admit_received": t.n_admit_received,
+            "admit_offered": t.n_admit_offered,
+            "admit_handed": t.n_admit_handed,
+            "admit_malformed": t.n_admit_malformed,
             "workers_off": t.n_workers_off,
         })
     });

@@ -472,6 +472,31 @@ fn content_store(m: &mut Families, f: &Figures) {
             t.n_admit_dropped,
         ),
         (
+            "cs_l2_admit_taken",
+            "Chunks workers took for L2 from their own traffic.",
+            t.n_admit_taken,
+        ),
+        (
+            "cs_l2_admit_received",
+            "Chunks workers received from the worker that took them.",
+            t.n_admit_received,
+        ),
+        (
+            "cs_l2_admit_offered",
+            "Chunks offered to a store with an outcome (not a full write queue).",
+            t.n_admit_offered,
+        ),
+        (
+            "cs_l2_admit_handed",
+            "Chunks handed over to the worker that owns them.",
+            t.n_admit_handed,
+        ),
+        (
+            "cs_l2_admit_malformed",
+            "Hand-overs received that carried no chunk (refused).",
+            t.n_admit_malformed,
+        ),
+        (
             "cs_l2_io_errors",
             "L2 read and write errors.",
             t.n_io_errors,

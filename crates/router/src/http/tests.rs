@@ -235,6 +235,11 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         n_prefix_handovers: 36,
         n_prefix_handovers_full: 37,
         n_prefix_missed: 38,
+        n_admit_taken: 39,
+        n_admit_received: 40,
+        n_admit_offered: 41,
+        n_admit_handed: 42,
+        n_admit_malformed: 43,
         ..Default::default()
     });
     let text = render_metrics(&f);
@@ -251,10 +256,20 @@ fn metrics_show_the_l2_backpressure_and_prefix_counters() {
         ("prefix_handovers", 36.0),
         ("prefix_handovers_full", 37.0),
         ("prefix_missed", 38.0),
+        ("admit_taken", 39.0),
+        ("admit_received", 40.0),
+        ("admit_offered", 41.0),
+        ("admit_handed", 42.0),
+        ("admit_malformed", 43.0),
     ] {
         let series = format!("cascade_cs_l2_{name}_total");
         assert_eq!(sample(&text, &series), Some(v), "{series}");
     }
+    // /status.json carries the admission counters beside admit_dropped.
+    let v: serde_json::Value = serde_json::from_str(&status_json(&f)).unwrap();
+    let admit = ["taken", "received", "offered", "handed", "malformed"]
+        .map(|k| v["l2"][format!("admit_{k}")].as_u64());
+    assert_eq!(admit, [39, 40, 41, 42, 43].map(Some), "{}", v["l2"]);
 }
 
 #[test]

@@ -19,8 +19,12 @@
 //! no lookup waits for ever (lookups wait only while the store has a read in flight, or one
 //! a reopen left, which its next poll completes as a miss); each worker's backlog and
 //! hand-over queue within [`ADMIT_BACKLOG_CHUNKS`], its count of dropped chunks never going
-//! back, and at the end of the run (the traffic stopped, the disks caught up) both queues
-//! empty: every chunk a worker took for L2 was offered to a store or counted dropped.
+//! back; each worker's admission identity after every step (chunks taken plus received equal
+//! chunks offered to its store, queued, handed over, dropped or refused as malformed:
+//! [`crate::worker::AdmissionQueues::balanced`]), and no worker receiving more hand-overs than
+//! the workers handed over; and at the end of the run (the traffic stopped, the disks caught
+//! up) both queues empty and every hand-over received: every chunk a worker took for L2 was
+//! offered to a store or counted dropped.
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicUsize;
@@ -429,6 +433,19 @@ impl SimL2 {
                 q.dropped, self.dropped
             ));
         }
+        if !q.balanced() {
+            return Err(format!(
+                "admission: {} chunks taken and {} received, but {} offered, {} queued, {} \
+                 handed over, {} dropped and {} malformed",
+                q.taken,
+                q.received,
+                q.offered,
+                q.backlog + q.handovers,
+                q.handed,
+                q.dropped,
+                q.malformed
+            ));
+        }
         stats.admit_dropped += q.dropped - self.dropped;
         self.dropped = q.dropped;
         stats.max_backlog = stats.max_backlog.max(q.backlog as u64);
@@ -588,6 +605,12 @@ impl SimRouter {
     pub fn l2_checks(&mut self, read_back: bool, stats: &mut SimStats) -> Result<(), String> {
         let names = self.l2_names.all();
         let workers = self.workers.borrow();
+        let (handed, received) = handovers(&workers);
+        if received > handed {
+            return Err(format!(
+                "admission: {received} hand-overs received, {handed} handed over"
+            ));
+        }
         for (w, s) in self.l2.iter_mut().enumerate() {
             let q = workers[w].admission_queues().unwrap_or_default();
             s.check(names, self.turns[w].get(), &mut stats.l2)
@@ -616,6 +639,13 @@ impl SimRouter {
                     q.backlog, q.handovers
                 ));
             }
+        }
+        let (handed, received) = handovers(&workers);
+        if received != handed {
+            return Err(format!(
+                "admission: {handed} chunks handed over, but {received} received after the \
+                 drain (lost between workers)"
+            ));
         }
         Ok(())
     }
@@ -648,6 +678,15 @@ impl SimRouter {
             stats.l2.disk.add(&s.disk.counts());
         }
     }
+}
+
+/// Chunks the workers handed over, and hand-overs they received (at most as many: the rest
+/// wait in their owners' input rings).
+fn handovers(workers: &[crate::worker::Worker]) -> (u64, u64) {
+    workers
+        .iter()
+        .filter_map(crate::worker::Worker::admission_queues)
+        .fold((0, 0), |(h, r), q| (h + q.handed, r + q.received))
 }
 
 impl L2Stats {

@@ -11,6 +11,13 @@
 //! dropped, counted in `admit_dropped`; the store itself counts what its policy refused
 //! (`admit_rejected`), what does not fit a slot (`admit_too_large`) and what a storage fault
 //! refused (`refused_off`).
+//!
+//! Every chunk is accounted for at the worker too ([`L2::admission_balanced`]): what the worker
+//! took from its own traffic (`admit_taken`) and what other workers handed over to it
+//! (`admit_received`) equals what it offered its store (`admit_offered`, any outcome but a full
+//! queue), what waits in its backlog and hand-over queue, what it handed over to the owner
+//! (`admit_handed`), what it dropped (`admit_dropped`) and the hand-overs that carried no chunk
+//! (`admit_malformed`, refused). The deterministic simulation checks this after every step.
 
 use super::*;
 use engine::fw::pipeline::HandOn;
@@ -67,6 +74,20 @@ pub struct L2 {
     /// Chunks dropped because the backlog (or the hand-over queue) was full, or stop's
     /// deadline came first.
     pub admit_dropped: u64,
+    /// Chunks this worker took for L2 from its own traffic (Data that satisfied an Interest,
+    /// or that its RAM CS evicted), its own or another worker's to store.
+    pub admit_taken: u64,
+    /// Hand-overs other workers pushed into this worker's input ring that it took (chunks it
+    /// owns; malformed ones included).
+    pub admit_received: u64,
+    /// Chunks offered to the store with an outcome (written, present, rejected, too large,
+    /// off, malformed name: anything but a full write queue, which keeps them in the backlog).
+    pub admit_offered: u64,
+    /// Chunks pushed into their owner's input ring.
+    pub admit_handed: u64,
+    /// Hand-overs received that carried no chunk (no Data, or a name without a segment
+    /// number): refused, counted.
+    pub admit_malformed: u64,
     /// Loop iterations in which the worker held its input back (back-pressure).
     pub input_held: u64,
     /// Every worker's rings, to hand a chunk to the worker that owns it.
@@ -230,9 +251,14 @@ impl L2 {
             dispatcher,
             limits,
             backlog: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
-            handovers: VecDeque::new(),
-            spare: Vec::new(),
+            handovers: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
+            spare: Vec::with_capacity(2 * ADMIT_BACKLOG_CHUNKS),
             admit_dropped: 0,
+            admit_taken: 0,
+            admit_received: 0,
+            admit_offered: 0,
+            admit_handed: 0,
+            admit_malformed: 0,
             input_held: 0,
             peers,
             write_back,
@@ -267,23 +293,33 @@ impl L2 {
         name: &NameView<'_>,
         arrived_at_ms: Option<u64>,
     ) {
+        self.admit_taken += 1;
         let owner = self.dispatcher.owner(name);
         if owner == me {
             self.admit(tier, name.value(), data, arrived_at_ms);
-            return;
+        } else {
+            self.hand_over_or_queue(pool, owner, face, &[&stamp(arrived_at_ms), data]);
         }
-        let stamp = stamp(arrived_at_ms);
+        debug_assert!(self.admission_balanced());
+    }
+
+    /// Hands a chunk (`parts`: its arrival [`stamp`], the Data) to `owner`, or queues it
+    /// behind earlier hand-overs (or when the ring or pool is full), or drops it, counted, when
+    /// the queue is full.
+    fn hand_over_or_queue(&mut self, pool: &Pool, owner: usize, face: FaceId, parts: &[&[u8]]) {
         // It satisfied an Interest here (a CanBePrefix one, or a copy of a Data without our
         // token), but its name lives on another worker: that worker stores it, so that it
         // finds it after a restart.
-        if !self.handovers.is_empty() || !self.hand_over(pool, owner, face, &[&stamp, data]) {
-            if self.handovers.len() >= ADMIT_BACKLOG_CHUNKS {
-                self.admit_dropped += 1;
-                return;
-            }
-            let buf = self.buffer(&[&stamp, data]);
-            self.handovers.push_back((owner, buf));
+        if self.handovers.is_empty() && self.hand_over(pool, owner, face, parts) {
+            self.admit_handed += 1;
+            return;
         }
+        if self.handovers.len() >= ADMIT_BACKLOG_CHUNKS {
+            self.admit_dropped += 1;
+            return;
+        }
+        let buf = self.buffer(parts);
+        self.handovers.push_back((owner, buf));
     }
 
     /// Pushes a chunk (`parts`: its arrival [`stamp`], the Data) into `owner`'s input ring;
@@ -343,6 +379,7 @@ impl L2 {
         if self.backlog.is_empty()
             && tier.admit_arrived(name_value, data, arrived_at_ms) != store::Admit::Busy
         {
+            self.admit_offered += 1;
             return;
         }
         if self.backlog.len() >= ADMIT_BACKLOG_CHUNKS {
@@ -354,12 +391,27 @@ impl L2 {
     }
 
     /// Stores a chunk another worker handed over ([`PktKind::Admit`]: its arrival [`stamp`],
-    /// then the Data).
+    /// then the Data); one that carries no chunk is refused, counted in `admit_malformed`.
     pub(super) fn admit_handed_over(&mut self, tier: &mut L2Tier, bytes: &[u8]) {
+        self.admit_received += 1;
         let (at, data) = unstamp(bytes);
-        if let Some((data, name)) = chunk_of(data, &self.limits) {
-            self.admit(tier, name.value(), data, at);
+        match chunk_of(data, &self.limits) {
+            Some((data, name)) => self.admit(tier, name.value(), data, at),
+            None => self.admit_malformed += 1,
         }
+        debug_assert!(self.admission_balanced());
+    }
+
+    /// The worker's admission identity: every chunk it took or received is offered to its
+    /// store, waiting in a queue, handed over, dropped or (a malformed hand-over) refused,
+    /// each exactly once.
+    pub fn admission_balanced(&self) -> bool {
+        let accounted = self.admit_offered
+            + self.queued() as u64
+            + self.admit_handed
+            + self.admit_dropped
+            + self.admit_malformed;
+        self.admit_taken + self.admit_received == accounted
     }
 
     /// Whether the worker should take no new input now: its backlog is past
@@ -377,6 +429,7 @@ impl L2 {
                 self.handovers.push_front((owner, buf));
                 break;
             }
+            self.admit_handed += 1;
             self.spare.push(buf);
         }
         if self.backlog.is_empty() {
@@ -389,7 +442,24 @@ impl L2 {
                 self.backlog.push_front((n, buf));
                 break;
             }
+            self.admit_offered += 1;
             self.spare.push(buf);
+        }
+        drop(tier);
+        debug_assert!(self.admission_balanced());
+    }
+
+    /// The admission queues and counters now.
+    pub fn admission(&self) -> AdmissionQueues {
+        AdmissionQueues {
+            backlog: self.backlog.len(),
+            handovers: self.handovers.len(),
+            dropped: self.admit_dropped,
+            taken: self.admit_taken,
+            received: self.admit_received,
+            offered: self.admit_offered,
+            handed: self.admit_handed,
+            malformed: self.admit_malformed,
         }
     }
 
@@ -419,17 +489,34 @@ pub struct AdmissionQueues {
     pub handovers: usize,
     /// [`L2::admit_dropped`].
     pub dropped: u64,
+    /// [`L2::admit_taken`].
+    pub taken: u64,
+    /// [`L2::admit_received`].
+    pub received: u64,
+    /// [`L2::admit_offered`].
+    pub offered: u64,
+    /// [`L2::admit_handed`].
+    pub handed: u64,
+    /// [`L2::admit_malformed`].
+    pub malformed: u64,
+}
+
+impl AdmissionQueues {
+    /// [`L2::admission_balanced`], on these figures.
+    pub fn balanced(&self) -> bool {
+        let accounted = self.offered
+            + (self.backlog + self.handovers) as u64
+            + self.handed
+            + self.dropped
+            + self.malformed;
+        self.taken + self.received == accounted
+    }
 }
 
 impl Worker {
     /// The admission queues of the worker's L2 (`None` without one).
     pub fn admission_queues(&self) -> Option<AdmissionQueues> {
-        let t = self.tier.as_ref()?;
-        Some(AdmissionQueues {
-            backlog: t.backlog.len(),
-            handovers: t.handovers.len(),
-            dropped: t.admit_dropped,
-        })
+        self.tier.as_ref().map(L2::admission)
     }
 
     /// Whether the worker takes no new input now ([`L2::holds_input`]).
@@ -551,8 +638,16 @@ mod tests {
     use engine::hash::HashKey;
     use wire::{Data, Name};
 
-    /// A worker's L2 on a store whose write queue holds one write.
+    /// A worker's L2 on a store whose write queue holds one write, the only worker.
     fn l2(dir: &std::path::Path, back_pressure: bool) -> L2 {
+        let mut l2 = l2_among(dir, vec![Arc::new(WorkerLink::new(64))]);
+        l2.back_pressure = back_pressure;
+        l2
+    }
+
+    /// A worker's L2 on a store whose write queue holds one write, among `peers` (every
+    /// worker's rings).
+    fn l2_among(dir: &std::path::Path, peers: Vec<Arc<WorkerLink>>) -> L2 {
         let cfg = store::L2Config {
             slot_bytes: 1024,
             batch: 4,
@@ -561,9 +656,13 @@ mod tests {
         };
         let tier = L2Tier::new(store::L2File::open(&cfg).unwrap(), 256);
         let limits = Limits::default();
-        let d = Dispatcher::new(HashKey::fixed(1, 2), 1, WorkerMapping::Content, limits);
-        let peers = vec![Arc::new(WorkerLink::new(64))];
-        let mut l2 = L2::new(
+        let d = Dispatcher::new(
+            HashKey::fixed(1, 2),
+            peers.len(),
+            WorkerMapping::Content,
+            limits,
+        );
+        L2::new(
             SharedL2Tier::new(tier),
             d,
             limits,
@@ -571,23 +670,166 @@ mod tests {
             false,
             Arc::new(AtomicUsize::new(0)),
             None,
-        );
-        l2.back_pressure = back_pressure;
-        l2
+        )
+    }
+
+    /// The chunk `/bp/seg=<s>` as a Data packet.
+    fn chunk(s: usize) -> Vec<u8> {
+        chunk_named(&format!("/bp/seg={s}"))
+    }
+
+    /// The chunk `uri` as a Data packet.
+    fn chunk_named(uri: &str) -> Vec<u8> {
+        Data::new(Name::from_uri(uri).unwrap(), vec![7; 100]).to_wire()
+    }
+
+    /// Worker `me` takes the chunk `data` for L2 (its own to store, or another worker's).
+    fn take(l2: &mut L2, me: usize, pool: &Pool, data: &[u8]) {
+        let (data, name) = chunk_of(data, &l2.limits).unwrap();
+        let handle = l2.tier.clone();
+        l2.store((&mut handle.lock(), me, pool), 0, data, &name, None);
     }
 
     /// Offers `n` new chunks without letting a write complete: returns the loop iterations in
     /// which the worker held its input back.
     fn offer(l2: &mut L2, n: usize) -> usize {
-        let handle = l2.tier.clone();
+        let pool = Pool::new(4, 2048);
         let mut held = 0;
         for s in 0..n {
-            let name = Name::from_uri(&format!("/bp/seg={s}")).unwrap();
-            let data = Data::new(name.clone(), vec![7; 100]).to_wire();
-            l2.admit(&mut handle.lock(), &name.to_wire()[2..], &data, None);
+            take(l2, 0, &pool, &chunk(s));
             held += usize::from(l2.holds_input());
         }
         held
+    }
+
+    /// Chunks `/bp/c<c>/seg=0` whose owner among `workers` is `owner` (a content's chunks
+    /// all have the same owner), bounded.
+    fn owned_by(owner: usize, workers: usize) -> impl Iterator<Item = Vec<u8>> {
+        let limits = Limits::default();
+        let d = Dispatcher::new(
+            HashKey::fixed(1, 2),
+            workers,
+            WorkerMapping::Content,
+            limits,
+        );
+        (0..100_000)
+            .map(|c| chunk_named(&format!("/bp/c{c}/seg=0")))
+            .filter(move |data| d.owner(&chunk_of(data, &limits).unwrap().1) == owner)
+    }
+
+    /// A scratch directory of its own for a test.
+    fn scratch(test: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("cascade-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_chunk_taken_is_offered_to_the_store_or_waits_in_the_backlog_counted() {
+        let dir = scratch("admit-taken");
+        let mut l2 = l2(&dir, true);
+        offer(&mut l2, 3);
+        // The first write takes the queue; the other two wait.
+        let q = l2.admission();
+        assert_eq!((q.taken, q.offered, q.backlog), (3, 1, 2), "{q:?}");
+        assert!(q.balanced() && l2.admission_balanced(), "{q:?}");
+        // The disk catches up: both are offered.
+        let pool = Pool::new(4, 2048);
+        for _ in 0..8 {
+            l2.tier.lock().l2_mut().wait_one(|_| {});
+            l2.retry(&pool);
+        }
+        let q = l2.admission();
+        assert_eq!((q.taken, q.offered, q.backlog), (3, 3, 0), "{q:?}");
+        assert!(q.balanced(), "{q:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_chunk_another_worker_owns_is_handed_over_and_received_by_it_counted() {
+        let peers = vec![Arc::new(WorkerLink::new(8)), Arc::new(WorkerLink::new(8))];
+        let pool = Pool::new(8, 2048);
+        let (d0, d1) = (scratch("admit-handed-0"), scratch("admit-handed-1"));
+        let mut w0 = l2_among(&d0, peers.clone());
+        let mut w1 = l2_among(&d1, peers.clone());
+        let data = owned_by(1, 2).next().unwrap();
+        take(&mut w0, 0, &pool, &data);
+        let q0 = w0.admission();
+        assert_eq!((q0.taken, q0.handed, q0.offered), (1, 1, 0), "{q0:?}");
+        assert!(q0.balanced(), "{q0:?}");
+        // The owner takes it from its input ring and offers it to its store.
+        let p = peers[1].input.pop().unwrap();
+        assert_eq!(p.kind, PktKind::Admit);
+        let handle = w1.tier.clone();
+        w1.admit_handed_over(&mut handle.lock(), p.bytes());
+        let q1 = w1.admission();
+        assert_eq!((q1.taken, q1.received, q1.offered), (0, 1, 1), "{q1:?}");
+        assert!(q1.balanced(), "{q1:?}");
+        assert_eq!(w1.tier.lock().l2().counters().admit_offers, 1);
+        for d in [d0, d1] {
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
+
+    #[test]
+    fn hand_overs_past_a_full_ring_wait_then_past_the_bound_are_dropped_counted() {
+        let dir = scratch("admit-dropped");
+        let ring = 4;
+        let peers = vec![
+            Arc::new(WorkerLink::new(ring)),
+            Arc::new(WorkerLink::new(ring)),
+        ];
+        let pool = Pool::new(2 * ring, 2048);
+        let mut w0 = l2_among(&dir, peers.clone());
+        let total = ring + ADMIT_BACKLOG_CHUNKS + 10;
+        for data in owned_by(1, 2).take(total) {
+            take(&mut w0, 0, &pool, &data);
+        }
+        let q = w0.admission();
+        let counts = (q.taken, q.handed, q.handovers, q.dropped);
+        assert_eq!(
+            counts,
+            (total as u64, ring as u64, ADMIT_BACKLOG_CHUNKS, 10),
+            "{q:?}"
+        );
+        assert!(q.balanced(), "{q:?}");
+        // The owner empties its ring: the queue moves on, still balanced.
+        while let Some(p) = peers[1].input.pop() {
+            pool.put(p.buf);
+        }
+        w0.retry(&pool);
+        let q = w0.admission();
+        assert_eq!(
+            (q.handed, q.handovers),
+            (2 * ring as u64, ADMIT_BACKLOG_CHUNKS - ring)
+        );
+        assert!(q.balanced(), "{q:?}");
+        // Stop's deadline: what is queued is dropped, counted.
+        w0.drop_queued();
+        let q = w0.admission();
+        assert_eq!(
+            (q.handovers, q.dropped),
+            (0, (10 + ADMIT_BACKLOG_CHUNKS - ring) as u64)
+        );
+        assert!(q.balanced(), "{q:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_malformed_hand_over_is_refused_counted_not_lost() {
+        let dir = scratch("admit-malformed");
+        let mut l2 = l2(&dir, true);
+        let handle = l2.tier.clone();
+        // No Data; a Data whose name has no segment number; too short for its stamp.
+        let not_a_chunk = Data::new(Name::from_uri("/bp/meta").unwrap(), vec![1]).to_wire();
+        let stamped = [&[0u8; 8][..], &not_a_chunk].concat();
+        for bytes in [&b"\0\0\0\0\0\0\0\0junk"[..], &stamped, &[5, 6]] {
+            l2.admit_handed_over(&mut handle.lock(), bytes);
+        }
+        let q = l2.admission();
+        assert_eq!((q.received, q.malformed, q.offered), (3, 3, 0), "{q:?}");
+        assert!(q.balanced(), "{q:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -602,11 +844,13 @@ mod tests {
         let held = offer(&mut on, ADMIT_HOLD_CHUNKS + 1);
         assert_eq!((on.backlog.len(), held), (ADMIT_HOLD_CHUNKS, 1));
         assert_eq!(on.admit_dropped, 0);
+        assert!(on.admission_balanced());
         // Off: never held, and what overflows the backlog is dropped, counted.
         let mut off = l2(&dir.join("off"), false);
         assert_eq!(offer(&mut off, total), 0);
         assert_eq!(off.backlog.len(), ADMIT_BACKLOG_CHUNKS);
         assert_eq!(off.admit_dropped, (total - 1 - ADMIT_BACKLOG_CHUNKS) as u64);
+        assert!(off.admission_balanced(), "{:?}", off.admission());
         // The disk catches up: the backlog drains into the store.
         let pool = Pool::new(4, 2048);
         for _ in 0..total {

@@ -5,8 +5,8 @@
 //! of its batch's name prefix (the chunk names without their segment: `/a/b/v=1` gives
 //! `/a/b/v=1`, `/a/b` and `/a`), into a list of the extents that share that prefix, newest
 //! first: a map from the prefix's keyed hash to the list's head, and per extent `PREFIX_LEVELS`
-//! links of 16 bytes. Memory is bounded: 64 bytes per extent and at most `PREFIX_LEVELS` map
-//! entries per extent. A hash collision costs a read, never a wrong answer: whoever serves
+//! links of 16 bytes. Memory is bounded and reserved at open: 64 bytes per extent and room for
+//! `PREFIX_LEVELS` map entries per extent (so that linking never grows the map at run time). A hash collision costs a read, never a wrong answer: whoever serves
 //! the chunk checks that its name starts with the prefix asked for. The index is kept with the
 //! slot index and rebuilt at start-up (from the rebuild scan, or after loading the index file by
 //! reading the first chunk of every extent in use).
@@ -58,7 +58,8 @@ pub(super) struct Prefixes {
 impl Prefixes {
     pub(super) fn new(extents: u32, filter: Option<FilterLink>) -> Self {
         Prefixes {
-            heads: KeyMap::with_capacity_and_hasher(extents as usize, Default::default()),
+            // At most one list head per linked prefix: `PREFIX_LEVELS` per extent.
+            heads: key_map(extents as usize * PREFIX_LEVELS),
             links: vec![[UNUSED; PREFIX_LEVELS]; extents as usize],
             filter: filter.map(|f| (f.filter, f.key)),
             filter_off: false,
@@ -148,6 +149,12 @@ impl Prefixes {
             }
             self.links[e as usize][level] = UNUSED;
         }
+    }
+
+    /// Room in the map of list heads (for tests: it never grows).
+    #[cfg(test)]
+    pub(super) fn heads_capacity(&self) -> usize {
+        self.heads.capacity()
     }
 
     pub(super) fn clear(&mut self) {

@@ -782,3 +782,66 @@ fn every_offer_is_accounted_for_by_exactly_one_outcome() {
     assert_eq!((c.admit_too_large, c.admit_off), (2, 1), "{c:?}");
     assert!(c.admit_present > 0 && c.admit_rejected > 0 && c.admit_busy > 0);
 }
+
+/// A pseudo-random key stream (splitmix64), never 0.
+fn keys(seed: u64) -> impl Iterator<Item = u64> {
+    let mut x = seed;
+    std::iter::repeat_with(move || {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) | 1
+    })
+}
+
+#[test]
+fn the_two_lru_filter_never_reallocates_however_long_its_keys_churn() {
+    let mut f = KeyLru::new(1000);
+    let (map_cap, keys_cap) = (f.map.capacity(), f.keys.capacity());
+    for key in keys(7).take(200_000) {
+        f.check_and_insert(key);
+    }
+    // Tombstones lower the room the map reports; a new table would raise it.
+    assert_eq!(f.map.len(), 1000);
+    assert!(
+        f.map.capacity() <= map_cap,
+        "{} > {map_cap}",
+        f.map.capacity()
+    );
+    assert_eq!(f.keys.capacity(), keys_cap);
+}
+
+#[test]
+fn the_index_never_reallocates_however_long_its_keys_churn() {
+    // The index's churn: at most `n` keys, the oldest replaced by a new one.
+    let n = 1000;
+    let mut map = key_map(n);
+    let cap = map.capacity();
+    let mut live = std::collections::VecDeque::with_capacity(n);
+    for (i, key) in keys(11).take(200_000).enumerate() {
+        if live.len() == n {
+            map.remove(&live.pop_front().unwrap());
+        }
+        map.insert(key, i as u32);
+        live.push_back(key);
+    }
+    assert_eq!(map.len(), n);
+    assert!(map.capacity() <= cap, "{} > {cap}", map.capacity());
+}
+
+#[test]
+fn the_prefix_index_never_reallocates_with_every_extent_under_new_prefixes() {
+    // Every extent linked under PREFIX_LEVELS prefixes no other extent shares: the most list
+    // heads there can be, again and again.
+    let extents = 500u32;
+    let mut p = prefixes::Prefixes::new(extents, None);
+    let cap = p.heads_capacity();
+    let mut k = keys(13);
+    for _round in 0..20 {
+        for e in 0..extents {
+            p.link(e, std::array::from_fn(|_| k.next().unwrap()));
+        }
+    }
+    assert!(p.heads_capacity() <= cap, "{} > {cap}", p.heads_capacity());
+}
