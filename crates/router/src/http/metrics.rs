@@ -443,9 +443,13 @@ fn content_store(m: &mut Families, f: &Figures) {
         "Content store misses.",
         both(cs.n_misses, l2.map(|t| t.n_misses)),
     );
-    let Some(t) = l2 else {
-        return;
-    };
+    if let Some(t) = l2 {
+        l2_tier(m, t);
+    }
+}
+
+/// The L2 tier's counters and gauges (summed over the workers).
+fn l2_tier(m: &mut Families, t: &mgmt::dataset::tiers::CsTierInfo) {
     for (name, help, v) in [
         ("cs_l2_reads", "L2 reads submitted.", t.n_reads),
         ("cs_l2_read_bytes", "L2 bytes read.", t.n_read_bytes),
