@@ -138,17 +138,23 @@ pub(super) struct FloodStats {
     pub(super) sources: u64,
 }
 
-/// Sends `attack` at `router` at most `rate` packets per second, at most `max_packets`, until
-/// `stop` is set.
+/// The sockets `attack` sends from (bound before the attacked phase starts, so that the phase
+/// measures the flood, not thousands of binds on a loaded machine).
+pub(super) fn bind_sources(attack: Attack) -> io::Result<Vec<UdpSocket>> {
+    let (hosts, ports) = attack.sources();
+    sources(attack.octet(), hosts, ports)
+}
+
+/// Sends `attack` from `socks` ([`bind_sources`]) at `router` at most `rate` packets per
+/// second, at most `max_packets`, until `stop` is set.
 pub(super) fn run(
     attack: Attack,
+    socks: &[UdpSocket],
     router: SocketAddr,
     rate: u64,
     max_packets: u64,
     stop: &AtomicBool,
-) -> io::Result<FloodStats> {
-    let (hosts, ports) = attack.sources();
-    let socks = sources(attack.octet(), hosts, ports)?;
+) -> FloodStats {
     let mut gen = Generator::new(attack);
     let mut st = FloodStats {
         sources: socks.len() as u64,
@@ -179,7 +185,7 @@ pub(super) fn run(
         }
     }
     st.seconds = t0.elapsed().as_secs_f64();
-    Ok(st)
+    st
 }
 
 /// `hosts × ports` non-blocking UDP sockets on 127.`octet`.*x*.*y* (host *h* = *x*·256 + *y*,

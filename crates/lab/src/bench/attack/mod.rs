@@ -270,6 +270,9 @@ fn run_one(
     if attack == Attack::Reflection {
         prime_cs(&router)?;
     }
+    // The attacker's sockets are bound before either measured phase.
+    let socks =
+        flood::bind_sources(attack).map_err(|e| format!("attack {}: {e}", attack.name()))?;
     let run = u64::from(std::process::id()) << 32 | u64::from(attack.octet());
     let opts = LegitOptions {
         face: args.legit_face,
@@ -292,7 +295,7 @@ fn run_one(
     let max_packets = (args.rate as f64 * args.duration).ceil() as u64;
     let attacker = std::thread::Builder::new()
         .name(format!("attack-{}", attack.name()))
-        .spawn(move || flood::run(attack, to, rate, max_packets, &stop2))
+        .spawn(move || flood::run(attack, &socks, to, rate, max_packets, &stop2))
         .map_err(|e| e.to_string())?;
     let t_attack = Instant::now();
     let attack_rss = sample_for(&router, phase);
@@ -304,8 +307,7 @@ fn run_one(
     stop.store(true, Relaxed);
     let flood = attacker
         .join()
-        .map_err(|_| "the attack thread panicked".to_string())?
-        .map_err(|e| format!("attack {}: {e}", attack.name()))?;
+        .map_err(|_| "the attack thread panicked".to_string())?;
     // The router logs its bound counters at most once a second.
     std::thread::sleep(Duration::from_millis(1200));
     let bounds1 = router.bounds();
