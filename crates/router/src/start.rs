@@ -11,7 +11,7 @@ mod store_dir;
 use std::fs::File;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -361,6 +361,9 @@ impl Shared {
             Err(StoreError::Refused(e)) => return Err(e),
             Err(StoreError::Fault(e)) => {
                 tracing::warn!(worker = i, "{e}: L2 off, forwarding from RAM only");
+                // It hands nothing over at a stop: counted as done at once, so that the
+                // workers with an L2 do not wait for it until the stop's deadline.
+                stopped_flushing.fetch_add(1, Ordering::SeqCst);
                 return Ok((None, true));
             }
         };

@@ -496,6 +496,9 @@ pub struct Worker {
     tier: Option<L2>,
     /// A storage fault turned this worker's L2 off when it was opened (there is no `tier`).
     l2_off_at_open: bool,
+    /// Chunks other workers handed over for an L2 this worker does not have (off at open):
+    /// received and dropped, reported as such in its [`L2Snapshot`].
+    admit_dropped_off: u64,
     stalls: Option<Box<Stalls>>,
     batch_times: BatchTimes,
     /// A simulated clock in milliseconds ([`Worker::with_clock`]); the wall clock if `None`.
@@ -562,6 +565,7 @@ impl Worker {
             batch_times: BatchTimes::default(),
             tier,
             l2_off_at_open: l2_off,
+            admit_dropped_off: 0,
             clock: None,
         }
     }
@@ -827,6 +831,8 @@ impl Worker {
                 let t = self.engine.table();
                 let off_at_open = self.l2_off_at_open.then(|| L2Snapshot {
                     off: true,
+                    admit_dropped: self.admit_dropped_off,
+                    admit: self.admission_queues().unwrap_or_default(),
                     ..L2Snapshot::default()
                 });
                 let l2 = self.tier.as_ref().map(|x| {
@@ -976,9 +982,12 @@ impl Worker {
                     continue;
                 }
                 let p = batch.remove(i);
-                if let Some(t) = &mut self.tier {
-                    let handle = t.tier.clone();
-                    t.admit_handed_over(&mut handle.lock(), p.bytes());
+                match &mut self.tier {
+                    Some(t) => {
+                        let handle = t.tier.clone();
+                        t.admit_handed_over(&mut handle.lock(), p.bytes());
+                    }
+                    None => self.admit_dropped_off += 1,
                 }
                 self.emit.pool.put(p.buf);
             }

@@ -8,173 +8,16 @@
 //! Interest's CongestionMark nor a Data's IncomingFaceId); their management commands go through
 //! the client's face on the same stream, before any packet is read raw.
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+mod common;
 
-use client::control::Controller;
-use client::Face;
-use router::{Config, Router};
-use wire::data::MetaInfo;
-use wire::nfd::ControlParameters;
-use wire::{Data, DataView, Interest, InterestView, Limits, LpPacket, LpPacketView, Name};
+use std::time::Duration;
+
+use common::{unix_config, wait_stored, App, Scratch};
+use router::Router;
+use wire::{Interest, Name};
 
 /// NFD's face id for Data served from the content store.
 const CONTENT_STORE: u64 = 254;
-
-/// A test's scratch directory, removed with its contents when the test ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("cascade-ff-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A router on a unix socket in `dir` (no other listener), one worker.
-fn config(dir: &Path) -> Config {
-    let mut c = Config::default();
-    c.listen.unix = dir.join("r.sock").display().to_string();
-    c.listen.tcp = String::new();
-    c.listen.websocket = String::new();
-    c.listen.udp = String::new();
-    c.listen.tcp6 = String::new();
-    c.listen.udp6 = String::new();
-    c.http.listen = String::new();
-    c.workers.threads = router::config::Threads::One;
-    c
-}
-
-/// One packet as an app read it off the stream: its link-layer fields and network packet.
-struct Got {
-    lp: LpPacket,
-    packet: Vec<u8>,
-}
-
-/// An app on a unix face: management through the client's face, packets raw.
-struct App {
-    raw: UnixStream,
-    id: u64,
-}
-
-impl App {
-    /// Connects, registers `prefix` (its face id comes back) and, if `local_fields`, turns
-    /// LocalFieldsEnabled on.
-    fn new(r: &Router, prefix: &str, local_fields: bool) -> App {
-        let s = UnixStream::connect(r.bound().unix.clone().unwrap()).unwrap();
-        let raw = s.try_clone().unwrap();
-        let mut face = Face::from_unix_stream(s, "test");
-        let ok = face.register(&Name::from_uri(prefix).unwrap()).unwrap();
-        if local_fields {
-            let p = ControlParameters {
-                flags: Some(1),
-                mask: Some(1),
-                ..ControlParameters::default()
-            };
-            let r = Controller::new(&mut face)
-                .command("faces", "update", &p)
-                .unwrap();
-            assert_eq!(r.flags.map(|f| f & 1), Some(1));
-        }
-        raw.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        App {
-            raw,
-            id: ok.face_id.unwrap(),
-        }
-    }
-
-    /// Sends `packet` in an LpPacket that `f` fills in.
-    fn send(&mut self, packet: Vec<u8>, f: impl FnOnce(&mut LpPacket)) {
-        let mut lp = LpPacket {
-            fragment: Some(packet),
-            ..LpPacket::default()
-        };
-        f(&mut lp);
-        self.raw.write_all(&lp.to_wire()).unwrap();
-    }
-
-    /// The next packet from the router (a bare one has no link-layer fields).
-    fn recv(&mut self) -> Got {
-        let mut head = [0u8; 2];
-        self.raw.read_exact(&mut head).unwrap();
-        let mut frame = head.to_vec();
-        let len = match head[1] {
-            253 => 2,
-            254 => 4,
-            n => {
-                frame.resize(2 + usize::from(n), 0);
-                self.raw.read_exact(&mut frame[2..]).unwrap();
-                return parse(frame);
-            }
-        };
-        let mut l = vec![0u8; len];
-        self.raw.read_exact(&mut l).unwrap();
-        let n = l.iter().fold(0usize, |a, &b| a << 8 | usize::from(b));
-        frame.extend_from_slice(&l);
-        let start = frame.len();
-        frame.resize(start + n, 0);
-        self.raw.read_exact(&mut frame[start..]).unwrap();
-        parse(frame)
-    }
-
-    /// The next Interest it gets (its name checked).
-    fn interest(&mut self, uri: &str) -> Got {
-        let g = self.recv();
-        let i = InterestView::decode(&g.packet, &Limits::default()).unwrap();
-        assert_eq!(i.name().to_name(), Name::from_uri(uri).unwrap());
-        g
-    }
-
-    /// The next Data it gets (its name checked).
-    fn data(&mut self, uri: &str) -> Got {
-        let g = self.recv();
-        let d = DataView::decode(&g.packet, &Limits::default()).unwrap();
-        assert_eq!(d.name().to_name(), Name::from_uri(uri).unwrap());
-        g
-    }
-
-    /// Answers Interest `got` with a Data of its name, fresh for `freshness_ms`, with its PIT
-    /// token and the CongestionMark `mark` (0: none).
-    fn answer(&mut self, got: &Got, freshness_ms: u64, mark: u64) {
-        let i = InterestView::decode(&got.packet, &Limits::default()).unwrap();
-        let mut d = Data::new(i.name().to_name(), vec![7; 20]);
-        d.meta_info = Some(MetaInfo {
-            freshness_ms: Some(freshness_ms),
-            ..MetaInfo::default()
-        });
-        d.sign_digest_sha256();
-        let token = got.lp.pit_token.clone();
-        self.send(d.to_wire(), |lp| {
-            lp.pit_token = token;
-            lp.congestion_mark = (mark != 0).then_some(mark);
-        });
-    }
-}
-
-fn parse(frame: Vec<u8>) -> Got {
-    if frame[0] != 0x64 {
-        return Got {
-            lp: LpPacket::default(),
-            packet: frame,
-        };
-    }
-    let view = LpPacketView::decode(&frame, &Limits::default()).unwrap();
-    let lp = view.to_lp_packet();
-    Got {
-        packet: lp.fragment.clone().unwrap(),
-        lp,
-    }
-}
 
 fn interest(uri: &str, nonce: u32) -> Interest {
     let mut i = Interest::new(Name::from_uri(uri).unwrap(), nonce.to_be_bytes());
@@ -185,7 +28,7 @@ fn interest(uri: &str, nonce: u32) -> Interest {
 #[test]
 fn a_congestion_mark_travels_upstream_with_its_interest_and_downstream_with_its_data() {
     let dir = Scratch::new("cm");
-    let r = Router::start(&config(&dir.0)).unwrap();
+    let r = Router::start(&unix_config(&dir, "r")).unwrap();
     let mut producer = App::new(&r, "/c", false);
     let mut consumer = App::new(&r, "/app", false);
 
@@ -211,28 +54,11 @@ fn a_congestion_mark_travels_upstream_with_its_interest_and_downstream_with_its_
     r.join();
 }
 
-/// Waits until the router's L2 files hold `n` chunks.
-fn wait_stored(r: &Router, n: u64) {
-    let t0 = Instant::now();
-    loop {
-        let stored: u64 = r
-            .snapshots()
-            .iter()
-            .map(|s| s.l2.unwrap().stored_chunks)
-            .sum();
-        if stored >= n {
-            return;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "{stored} of {n}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn incoming_face_id_is_the_content_store_s_only_for_data_the_cs_served() {
     let dir = Scratch::new("ifi");
-    let mut c = config(&dir.0);
-    c.store.l2_path = dir.0.join("l2").display().to_string();
+    let mut c = unix_config(&dir, "r");
+    c.store.l2_path = dir.join("l2").display().to_string();
     c.store.l2_capacity = 4000;
     c.store.batch = 1;
     c.store.prefetch_ahead = false;

@@ -2,10 +2,12 @@
 //! had left (its FreshnessPeriod counts from its write, by the wall clock), and a CanBePrefix
 //! Interest finds its Data whichever worker's L2 holds it.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use client::face::{Outcome, Received};
 use client::transport::TransportUri;
@@ -14,19 +16,12 @@ use router::{Config, Router};
 use wire::data::MetaInfo;
 use wire::{Data, Interest, Name};
 
+use common::{unix_config, wait_stored, App, Scratch};
+
 /// A router on a unix socket in `dir` (no other listener), with `workers` workers and an L2.
 fn config(dir: &Path, workers: usize) -> Config {
-    let mut c = Config::default();
-    c.listen.unix = dir.join("r.sock").display().to_string();
-    c.listen.tcp = String::new();
-    c.listen.websocket = String::new();
-    c.listen.udp = String::new();
-    c.listen.tcp6 = String::new();
-    c.listen.udp6 = String::new();
-    c.http.listen = String::new();
-    if workers == 1 {
-        c.workers.threads = router::config::Threads::One;
-    } else {
+    let mut c = unix_config(dir, "r");
+    if workers > 1 {
         c.workers.threads = router::config::Threads::IoWorkers;
         c.workers.count = workers;
     }
@@ -37,24 +32,6 @@ fn config(dir: &Path, workers: usize) -> Config {
 
 fn face(r: &Router) -> Face {
     Face::connect(&TransportUri::Unix(r.bound().unix.clone().unwrap())).unwrap()
-}
-
-/// A test's scratch directory, removed with its contents when the test ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!("cascade-l2l-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn interest(uri: &str, nonce: u32, can_be_prefix: bool, must_be_fresh: bool) -> Interest {
@@ -97,27 +74,10 @@ fn fetch(f: &mut Face, i: &Interest) -> Name {
     }
 }
 
-/// Waits until the router's L2 files hold `n` chunks.
-fn wait_stored(r: &Router, n: u64) {
-    let t0 = Instant::now();
-    loop {
-        let stored: u64 = r
-            .snapshots()
-            .iter()
-            .map(|s| s.l2.unwrap().stored_chunks)
-            .sum();
-        if stored >= n {
-            return;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(10), "{stored} of {n}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_chunk_read_back_from_l2_is_as_stale_as_its_write_time_says() {
     let dir = Scratch::new("fresh");
-    let mut c = config(&dir.0, 1);
+    let mut c = config(&dir, 1);
     c.cs.capacity = 2; // the RAM CS keeps the last two chunks only
     c.store.batch = 1; // an L2 read brings back the chunk asked for only
     c.store.prefetch_ahead = false;
@@ -159,7 +119,7 @@ fn a_chunk_read_back_from_l2_is_as_stale_as_its_write_time_says() {
 #[test]
 fn a_chunk_written_back_ages_from_its_arrival_not_from_its_write() {
     let dir = Scratch::new("wbfresh");
-    let mut c = config(&dir.0, 1);
+    let mut c = config(&dir, 1);
     c.cs.capacity = 2;
     c.store.batch = 1;
     c.store.prefetch_ahead = false;
@@ -262,7 +222,7 @@ fn rand_nonce(uri: &str) -> u32 {
 #[test]
 fn a_can_be_prefix_miss_is_handed_on_to_the_worker_whose_l2_holds_the_name() {
     let dir = Scratch::new("handon");
-    let mut c = config(&dir.0, 3);
+    let mut c = config(&dir, 3);
     c.workers.mapping = router::config::Mapping::Content;
     c.store.batch = 1;
     let r = Router::start(&c).unwrap();
@@ -337,6 +297,64 @@ fn a_can_be_prefix_miss_is_handed_on_to_the_worker_whose_l2_holds_the_name() {
         .cs_tiers(Duration::from_secs(5))
         .unwrap();
     assert_eq!(tiers[0].n_prefix_missed, missed);
+    r.stop_handle().stop();
+    r.join();
+}
+
+/// A CanBePrefix Interest handed on from worker to worker keeps its CongestionMark: with
+/// three workers (`mapping = "content"`) whose L2s hold only stale chunks under `/m`, after a
+/// restart a MustBeFresh Interest for `/m` misses in each L2 that may hold `/m`, is handed on,
+/// and the last worker sends it upstream with the mark the consumer put on it.
+#[test]
+fn a_handed_on_interest_goes_upstream_with_its_congestion_mark() {
+    let dir = Scratch::new("handon-mark");
+    let mut c = config(&dir, 3);
+    c.workers.mapping = router::config::Mapping::Content;
+    c.store.batch = 1;
+    let r = Router::start(&c).unwrap();
+    let rx = tell_tale_producer(&r, "/m");
+    let mut f = face(&r);
+    // The first candidate for /m: the worker that forwards an exact Interest for /m.
+    let first = fetch_via(&mut f, &rx, "/m");
+    // Stale chunks until the first candidate and another worker hold one each.
+    let mut holders = [false; 3];
+    let mut stored = 0;
+    for k in 0..64 {
+        holders[fetch_via(&mut f, &rx, &format!("/m/v=1/{k}/seg=0"))] = true;
+        stored += 1;
+        if holders[first] && holders.iter().filter(|h| **h).count() >= 2 {
+            break;
+        }
+    }
+    assert!(holders[first], "no stale chunk landed on worker {first}");
+    wait_stored(&r, stored);
+    drop(f);
+    r.stop_handle().stop();
+    r.join();
+    drop(rx);
+
+    let r = Router::start(&c).unwrap();
+    let mut producer = App::new(&r, "/m", false);
+    let mut consumer = App::new(&r, "/app", false);
+    std::thread::sleep(Duration::from_millis(5)); // the chunks are past their 1 ms
+    consumer.send(interest("/m", 7, true, true).to_wire(), |lp| {
+        lp.congestion_mark = Some(3)
+    });
+    let got = producer.interest("/m");
+    let handed: u64 = r
+        .snapshots()
+        .iter()
+        .map(|s| s.l2.unwrap().prefix_handovers)
+        .sum();
+    assert!(handed >= 1, "the Interest was handed on");
+    assert_eq!(
+        got.lp.congestion_mark,
+        Some(3),
+        "its mark, after {handed} hand-ons"
+    );
+    let name = Name::from_uri("/m/v=3/seg=0").unwrap();
+    producer.answer_as(&got, Some(name), 1000, 0);
+    consumer.data("/m/v=3/seg=0");
     r.stop_handle().stop();
     r.join();
 }

@@ -8,7 +8,9 @@
 //! Data goes to the downstream, alone on IDLE LpPackets; and a consumer whose Data are marked
 //! shrinks its window.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -17,26 +19,12 @@ use std::time::{Duration, Instant};
 use client::face::{DataPacket, Outcome, Received};
 use client::transport::TransportUri;
 use client::{AimdOptions, Face, FetchOptions, ServeOptions};
+use common::{wait_stored, Scratch};
 use router::config::StoreIo;
 use router::dispatch::{Dispatcher, Route, WorkerMapping};
 use router::{Config, Router};
 use wire::lp::{LpPacket, NbccSignal};
 use wire::{Data, Interest, Limits, Name};
-
-struct TmpDir(PathBuf);
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp_dir(tag: &str) -> TmpDir {
-    let d = std::env::temp_dir().join(format!("cascade-nbc-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TmpDir(d)
-}
 
 /// One worker, a RAM CS of 4, L2 in `<dir>/l2`, the CS filter on.
 fn config(dir: &Path, io: StoreIo) -> Config {
@@ -134,21 +122,9 @@ fn fill(r: &Router, consumer: &mut Face) {
     wait_stored(r, 12);
 }
 
-/// Waits until `r`'s L2 holds `n` chunks.
-fn wait_stored(r: &Router, n: u64) {
-    let t0 = Instant::now();
-    while snapshot(r).l2.unwrap().stored_chunks < n {
-        assert!(
-            t0.elapsed() < Duration::from_secs(5),
-            "writes never finished"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn the_filter_skips_absent_names_and_knows_l2_after_a_restart() {
-    let dir = tmp_dir("filter");
+    let dir = Scratch::new("filter");
     let cfg = config(&dir.0, StoreIo::NonBlocking);
     let r = Router::start(&cfg).unwrap();
     let p = producer(&r, "/nb");
@@ -183,7 +159,7 @@ fn the_filter_skips_absent_names_and_knows_l2_after_a_restart() {
 
 #[test]
 fn blocking_io_still_serves_from_l2() {
-    let dir = tmp_dir("blocking");
+    let dir = Scratch::new("blocking");
     let cfg = config(&dir.0, StoreIo::Blocking);
     let r = Router::start(&cfg).unwrap();
     let p = producer(&r, "/nb");
@@ -255,7 +231,7 @@ fn one_chunk_batches(dir: &Path) -> Config {
 /// its own L2 and marks them, since no bypass is possible.
 #[test]
 fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
-    let dir = tmp_dir("nbcc2");
+    let dir = Scratch::new("nbcc2");
     let d2 = dir.0.join("r2");
     let d1 = dir.0.join("r1");
     std::fs::create_dir_all(&d2).unwrap();
@@ -378,7 +354,7 @@ fn a_downstream_bypasses_until_the_upstream_sends_a_nack_alpha() {
 #[test]
 fn marked_data_shrink_the_consumers_window() {
     let run = |tag: &str, ecn: bool, aimd: AimdOptions| {
-        let dir = tmp_dir(tag);
+        let dir = Scratch::new(tag);
         let r = Router::start(&with_cc(
             config(&dir.0, StoreIo::NonBlocking),
             ecn,
@@ -485,7 +461,7 @@ fn wait_alpha(r: &Router) -> Vec<u64> {
 /// rounds are a minute apart, so no IDLE packet carries it meanwhile.
 #[test]
 fn a_signal_on_a_fragmented_data_reaches_every_worker() {
-    let dir = tmp_dir("nbcc-frag");
+    let dir = Scratch::new("nbcc-frag");
     let (r1, r2) = cc_pair(&dir.0, 60_000);
     let p = producer_of(&r2, "/nb", 4000);
     let d = fetch(&mut face(&r1), "/nb/big/seg=0", 1);
@@ -503,7 +479,7 @@ fn a_signal_on_a_fragmented_data_reaches_every_worker() {
 /// worker.
 #[test]
 fn a_downstream_without_data_gets_the_nack_alpha_on_idle_packets() {
-    let dir = tmp_dir("nbcc-idle");
+    let dir = Scratch::new("nbcc-idle");
     let (r1, r2) = cc_pair(&dir.0, 20);
     let mut consumer = face(&r1);
     let mut i = Interest::new(Name::from_uri("/none/x").unwrap(), [9; 4]);

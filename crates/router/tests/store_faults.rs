@@ -2,7 +2,9 @@
 //! crash leftovers that must not stop a start, and storage faults that turn L2 off while
 //! forwarding goes on from RAM.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -11,24 +13,9 @@ use std::time::{Duration, Instant};
 use client::face::{Outcome, Received};
 use client::transport::TransportUri;
 use client::Face;
+use common::Scratch;
 use router::{Config, Router};
 use wire::{Data, Interest, Name};
-
-/// A test's scratch directory, removed when the test ends.
-struct TmpDir(PathBuf);
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp_dir(tag: &str) -> TmpDir {
-    let d = std::env::temp_dir().join(format!("cascade-l2f-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TmpDir(d)
-}
 
 /// A router with a unix socket `<dir>/<name>.sock`, no TCP or UDP, two workers, and its L2 in
 /// `l2`.
@@ -51,7 +38,7 @@ fn stop(r: Router) {
 
 #[test]
 fn a_second_router_on_the_same_store_is_refused_in_one_line_naming_the_holder() {
-    let dir = tmp_dir("lock");
+    let dir = Scratch::new("lock");
     let l2 = dir.0.join("l2");
     let a = Router::start(&config(&dir.0, "a", &l2)).unwrap();
     let e = Router::start(&config(&dir.0, "b", &l2))
@@ -74,7 +61,7 @@ fn a_second_router_on_the_same_store_is_refused_in_one_line_naming_the_holder() 
 
 #[test]
 fn what_a_crash_while_creating_the_store_leaves_starts() {
-    let dir = tmp_dir("crash");
+    let dir = Scratch::new("crash");
     let l2 = dir.0.join("l2");
     let cfg = config(&dir.0, "r", &l2);
     stop(Router::start(&cfg).unwrap());
@@ -123,8 +110,8 @@ fn face(r: &Router) -> Face {
     Face::connect(&TransportUri::Unix(r.bound().unix.clone().unwrap())).unwrap()
 }
 
-/// Answers every Interest under `prefix` with 1,000 bytes until `stop` is set; returns how
-/// many it answered.
+/// Answers every Interest under `prefix` with 1,000 bytes until `stop` is set (a CanBePrefix
+/// one with segment 0 of a content one component longer); returns how many it answered.
 fn producer(r: &Router, prefix: &str, stop: Arc<AtomicBool>) -> JoinHandle<u64> {
     let mut f = face(r);
     f.register(&Name::from_uri(prefix).unwrap()).unwrap();
@@ -132,7 +119,12 @@ fn producer(r: &Router, prefix: &str, stop: Arc<AtomicBool>) -> JoinHandle<u64> 
         let mut answered = 0;
         while !stop.load(Ordering::Relaxed) {
             if let Ok(Some(Received::Interest(ip))) = f.recv(Duration::from_millis(50)) {
-                let mut d = Data::new(ip.interest.name.clone(), vec![0xcd; 1000]);
+                let mut name = ip.interest.name.clone();
+                if ip.interest.can_be_prefix {
+                    name.push(wire::Component::generic(b"x".to_vec()));
+                    name.push(wire::Component::segment(0));
+                }
+                let mut d = Data::new(name, vec![0xcd; 1000]);
                 d.sign_digest_sha256();
                 f.put_data(&d.to_wire(), ip.pit_token).unwrap();
                 answered += 1;
@@ -160,7 +152,10 @@ fn l2_states(r: &Router) -> Vec<router::worker::L2Snapshot> {
         .collect()
 }
 
-/// Starts `cfg`, checks which workers have their L2 off, and forwards a few Interests.
+/// Starts `cfg`, checks which workers have their L2 off, forwards a few Interests and fetches
+/// by prefix (a Data whose longer name another worker owns is handed over to it for its L2):
+/// every chunk handed over is received, also by a worker whose L2 is off, which counts it as
+/// dropped. The stop does not wait for a worker without L2 until its deadline.
 fn starts_with_l2_off(cfg: &Config, off: [bool; 2]) {
     let r = Router::start(cfg).unwrap_or_else(|e| panic!("{off:?}: {e}"));
     let states = l2_states(&r);
@@ -174,14 +169,54 @@ fn starts_with_l2_off(cfg: &Config, off: [bool; 2]) {
     for k in 0..8u32 {
         fetch(&mut consumer, &format!("/ram/c{k}/seg=0"), k);
     }
+    // 64 names: each one's Data is handed from worker 1 to worker 0 with probability 1/4.
+    for k in 0..64u32 {
+        let mut i = Interest::new(
+            Name::from_uri(&format!("/ram/p{k}")).unwrap(),
+            [9, 9, 0, k as u8],
+        );
+        i.can_be_prefix = true;
+        i.lifetime_ms = Some(2000);
+        assert!(
+            matches!(consumer.express(&i).unwrap(), Outcome::Data(_)),
+            "/ram/p{k}"
+        );
+    }
+    let t0 = Instant::now();
+    let states = loop {
+        let states = l2_states(&r);
+        let handed: u64 = states.iter().map(|s| s.admit.handed).sum();
+        let received: u64 = states.iter().map(|s| s.admit.received).sum();
+        if handed == received {
+            break states;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "{states:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    for s in &states {
+        assert!(s.admit.balanced(), "{s:?}");
+    }
+    if off == [true, false] {
+        assert!(states[1].admit.handed >= 1, "{states:?}");
+        assert_eq!(states[0].admit.dropped, states[0].admit.received);
+        assert_eq!(states[0].admit_dropped, states[0].admit.received);
+    }
     stop_producer.store(true, Ordering::Relaxed);
-    assert_eq!(p.join().unwrap(), 8);
-    stop(r);
+    assert_eq!(p.join().unwrap(), 8 + 64);
+    // A stop budget far above what a stop takes: a stop that waited for a worker without L2
+    // until its deadline would show.
+    let t0 = Instant::now();
+    r.stop_handle().stop_within(Duration::from_secs(60));
+    r.join();
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "the stop ran to its deadline"
+    );
 }
 
 #[test]
 fn a_store_that_cannot_be_opened_leaves_the_router_forwarding_from_ram() {
-    let dir = tmp_dir("openfault");
+    let dir = Scratch::new("openfault");
     // A file where the directory should be.
     let file = dir.0.join("not-a-dir");
     std::fs::write(&file, b"x").unwrap();
@@ -208,7 +243,7 @@ fn a_store_that_cannot_be_opened_leaves_the_router_forwarding_from_ram() {
 
 #[test]
 fn a_storage_fault_at_run_time_turns_l2_off_and_forwarding_goes_on() {
-    let dir = tmp_dir("runfault");
+    let dir = Scratch::new("runfault");
     let l2 = dir.0.join("l2");
     let mut cfg = config(&dir.0, "r", &l2);
     cfg.workers.count = 1;

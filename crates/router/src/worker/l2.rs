@@ -170,7 +170,7 @@ pub(super) fn handed_on(bytes: &[u8]) -> (&[u8], u64) {
 /// L2 may hold a chunk under the name ([`Dispatcher::next_prefix_holder`]), pushing it into
 /// that worker's input ring as if it came from its downstream face ([`PktKind::HandOn`]): an
 /// LpPacket with the downstream's PIT token (so that the worker answers the downstream
-/// directly) and the NextHopFaceId the Interest came with, followed by what is left of the
+/// directly), the NextHopFaceId and CongestionMark the Interest came with, followed by what is left of the
 /// downstream's lifetime (so that it expires there when it would have here); that worker
 /// counts it as handed on, not as a new incoming Interest. The PIT entry here goes with the
 /// hand-over (nobody would satisfy it: the Data comes from the other worker's L2, or from the
@@ -203,6 +203,7 @@ pub(super) fn hand_on_prefix_miss(
         let headers = LpHeaders {
             pit_token: h.pit_token.and_then(PitToken::new),
             next_hop_face_id: h.next_hop.map(u64::from),
+            congestion_mark: (h.congestion_mark != 0).then_some(h.congestion_mark),
             ..LpHeaders::default()
         };
         let room = pool.buf_bytes();
@@ -514,9 +515,17 @@ impl AdmissionQueues {
 }
 
 impl Worker {
-    /// The admission queues of the worker's L2 (`None` without one).
+    /// The admission queues of the worker's L2 (`None` without one). A worker whose L2 was
+    /// off at open has none: what other workers hand over to it is received and dropped.
     pub fn admission_queues(&self) -> Option<AdmissionQueues> {
-        self.tier.as_ref().map(L2::admission)
+        match &self.tier {
+            Some(t) => Some(t.admission()),
+            None => self.l2_off_at_open.then_some(AdmissionQueues {
+                received: self.admit_dropped_off,
+                dropped: self.admit_dropped_off,
+                ..AdmissionQueues::default()
+            }),
+        }
     }
 
     /// Whether the worker takes no new input now ([`L2::holds_input`]).
