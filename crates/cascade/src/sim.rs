@@ -29,13 +29,25 @@ pub struct SimArgs {
     #[arg(long)]
     l2: bool,
     /// The L2 disks' faults (implies --l2): a comma-separated list of default, none,
-    /// read=PM, write=PM, torn=PM, lost=PM, flip=PM, open=PM, crash=PM, restart=PM (per mille),
-    /// delay=STEPS, reorder, inorder, extents=N, batch=B.
+    /// read=PM, write=PM, torn=PM, lost=PM, flip=PM, open=PM, crash=PM, restart=PM, off=PM
+    /// (per mille), delay=STEPS, reorder, inorder, extents=N, batch=B.
     #[arg(long, value_name = "LIST")]
     l2_faults: Option<String>,
     /// Forwarding workers (1 to 8); by default 1 to 3, drawn from the seed.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=8))]
     workers: Option<u64>,
+    /// How names are spread over the workers, as `workers.mapping`: content (the default),
+    /// or name (a Data answering a CanBePrefix Interest often has another owner, which its
+    /// worker hands it over to for L2).
+    #[arg(long, value_enum, default_value_t = SimMapping::Content)]
+    mapping: SimMapping,
+}
+
+/// `--mapping`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum SimMapping {
+    Content,
+    Name,
 }
 
 /// Runs the seeds; prints one line per seed (its trace hash and counts), or the broken
@@ -65,6 +77,9 @@ pub fn sim(args: &SimArgs) -> ExitCode {
         cfg.faults = faults;
         if let Some(w) = args.workers {
             cfg.workers = w as usize;
+        }
+        if args.mapping == SimMapping::Name {
+            cfg.mapping = router::dispatch::WorkerMapping::Name;
         }
         match run(&cfg) {
             Ok(o) => {
@@ -96,12 +111,16 @@ pub fn sim(args: &SimArgs) -> ExitCode {
             Err(f) => {
                 eprintln!("cascade sim: FAILED: {f}");
                 eprintln!(
-                    "replay: cascade sim --seed {} --steps {} --faults {}{}{}",
+                    "replay: cascade sim --seed {} --steps {} --faults {}{}{}{}",
                     f.seed,
                     args.steps,
                     args.faults,
                     args.workers
                         .map_or(String::new(), |w| format!(" --workers {w}")),
+                    match args.mapping {
+                        SimMapping::Content => "",
+                        SimMapping::Name => " --mapping name",
+                    },
                     match (&args.l2_faults, args.l2) {
                         (Some(l), _) => format!(" --l2-faults {l}"),
                         (None, true) => " --l2".into(),
@@ -123,6 +142,7 @@ fn l2_line(l: &router::sim::L2Stats) -> String {
     let d = &l.disk;
     format!(
         "{} reads, {} writes, {} served, {} failed lookups, {} checksum failures, {} times off, \
+         {} workers off from the start ({} chunks handed to them dropped), \
          {} clean restarts, {} crash reopens ({} chunks recovered, {} lookups waiting), {} \
          failed opens, {} chunks read back, {} filter counts checked, {} chunks dropped by \
          admission (backlog peak {}); faults: {} read EIO, {} write EIO, {} write ENOSPC, {} \
@@ -135,6 +155,8 @@ fn l2_line(l: &router::sim::L2Stats) -> String {
         l.failed,
         l.checksum_failures,
         l.turned_off,
+        l.off_at_open,
+        l.dropped_off,
         l.restarts,
         l.crash_reopens,
         l.recovered,

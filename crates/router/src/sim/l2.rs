@@ -4,8 +4,10 @@
 //! faults drawn from the seed; crashes and clean restarts reopen the store from the disk's
 //! image through its real open path (index load, or the rebuild scan), at once, whatever
 //! lookups wait for the store, with faults on that path too (a store that cannot open stays
-//! off, counted, and the worker forwards from RAM); the L2 filters (see the `filters`
-//! module); each worker's admission queues.
+//! off, counted, and the worker forwards from RAM); workers whose store failed to open at the
+//! start (`off=`: no L2 at all, as the router runs such a worker; what other workers hand
+//! over to it is received and dropped, counted); the L2 filters (see the `filters` module);
+//! each worker's admission queues.
 //!
 //! Checks, besides the router's (a Data served from L2 must carry the producer's bytes, as
 //! every Data does): the store's queues within their bounds (operations in flight and on the
@@ -69,6 +71,9 @@ pub struct L2Sim {
     pub extents: u32,
     /// Chunks per batch.
     pub batch: u32,
+    /// Per mille of workers whose store fails to open at the start: the worker forwards from
+    /// RAM only, and drops (counted) what other workers hand over to it.
+    pub off_pm: u32,
 }
 
 impl L2Sim {
@@ -92,6 +97,7 @@ impl L2Sim {
         restart_pm: 1,
         extents: 6,
         batch: 2,
+        off_pm: 0,
     };
 
     /// No fault at all (the disk completes in order, nothing crashes).
@@ -103,8 +109,9 @@ impl L2Sim {
     };
 
     /// Parses a comma-separated list of `default`, `none`, `read=PM`, `write=PM`, `torn=PM`,
-    /// `lost=PM`, `flip=PM`, `open=PM`, `crash=PM`, `restart=PM` (per mille), `delay=STEPS`, `reorder`,
-    /// `inorder`, `extents=N`, `batch=B`, applied in order from the defaults.
+    /// `lost=PM`, `flip=PM`, `open=PM`, `crash=PM`, `restart=PM`, `off=PM` (per mille),
+    /// `delay=STEPS`, `reorder`, `inorder`, `extents=N`, `batch=B`, applied in order from the
+    /// defaults.
     pub fn parse(s: &str) -> Result<L2Sim, String> {
         let mut l = L2Sim::DEFAULT;
         for word in s.split(',').map(str::trim).filter(|w| !w.is_empty()) {
@@ -125,6 +132,7 @@ impl L2Sim {
                 "open" => l.disk.open_error_pm = n()?,
                 "crash" => l.crash_pm = n()?,
                 "restart" => l.restart_pm = n()?,
+                "off" => l.off_pm = n()?,
                 "delay" => l.disk.max_delay_steps = n()?,
                 "reorder" => l.disk.reorder = true,
                 "inorder" => l.disk.reorder = false,
@@ -133,8 +141,8 @@ impl L2Sim {
                 _ => {
                     return Err(format!(
                         "unknown L2 fault {word:?} (default, none, read=, write=, torn=, lost=, \
-                         flip=, open=, crash=, restart=, delay=, reorder, inorder, extents=, \
-                         batch=)"
+                         flip=, open=, crash=, restart=, off=, delay=, reorder, inorder, \
+                         extents=, batch=)"
                     ))
                 }
             }
@@ -148,6 +156,7 @@ impl L2Sim {
             l.disk.open_error_pm,
             l.crash_pm,
             l.restart_pm,
+            l.off_pm,
         ]
         .iter()
         .any(|&pm| pm > 1000)
@@ -177,6 +186,10 @@ pub struct L2Stats {
     pub checksum_failures: u64,
     /// Times a fault turned a store off.
     pub turned_off: u64,
+    /// Workers whose store failed to open at the start (`off=`).
+    pub off_at_open: u64,
+    /// Chunks handed over to those workers, received and dropped.
+    pub dropped_off: u64,
     /// Chunks read back and checked ([`read_back`]).
     pub read_back: u64,
     /// Reopens that failed (a fault on the open path): the store stayed off.
@@ -193,6 +206,8 @@ pub struct L2Stats {
 
 /// One worker's store, as the simulation holds it.
 pub(super) struct SimL2 {
+    /// The worker whose store it is.
+    worker: usize,
     disk: SimDisk,
     tier: SharedL2Tier,
     /// Reads submitted when a fault turned the store off (none may follow).
@@ -244,6 +259,7 @@ impl SimL2 {
         disk.arm_open_faults();
         let tier = SharedL2Tier::new(L2Tier::new(file, MAX_NAME_BYTES));
         let sim = SimL2 {
+            worker: w,
             disk,
             tier: tier.clone(),
             reads_at_fault: None,
@@ -571,6 +587,10 @@ impl SimRouter {
         plants: &mut Plants,
         stats: &mut SimStats,
     ) -> Result<(), String> {
+        if self.l2.is_empty() {
+            // Every worker's store failed to open at the start.
+            return self.l2_checks(step % READ_BACK_EVERY == 0, stats);
+        }
         let w = rng.index(self.l2.len());
         let s = &mut self.l2[w];
         let names = self.l2_names.all();
@@ -611,7 +631,8 @@ impl SimRouter {
                 "admission: {received} hand-overs received, {handed} handed over"
             ));
         }
-        for (w, s) in self.l2.iter_mut().enumerate() {
+        for s in &mut self.l2 {
+            let w = s.worker;
             let q = workers[w].admission_queues().unwrap_or_default();
             s.check(names, self.turns[w].get(), &mut stats.l2)
                 .and_then(|()| s.check_admission(q, &mut stats.l2))
@@ -677,6 +698,13 @@ impl SimRouter {
                 s.closed_checksum_failures + t.l2().counters().checksum_failures;
             stats.l2.disk.add(&s.disk.counts());
         }
+        let workers = self.workers.borrow();
+        for (w, worker) in workers.iter().enumerate() {
+            if self.l2.iter().all(|s| s.worker != w) {
+                stats.l2.off_at_open += 1;
+                stats.l2.dropped_off += worker.admission_queues().map_or(0, |q| q.dropped);
+            }
+        }
     }
 }
 
@@ -700,6 +728,8 @@ impl L2Stats {
         self.failed += o.failed;
         self.checksum_failures += o.checksum_failures;
         self.turned_off += o.turned_off;
+        self.off_at_open += o.off_at_open;
+        self.dropped_off += o.dropped_off;
         self.read_back += o.read_back;
         self.open_failures += o.open_failures;
         self.waiting_at_reopen += o.waiting_at_reopen;

@@ -178,6 +178,11 @@ pub struct SimConfig {
     pub face_queue: usize,
     /// Each worker's L2 store on a simulated disk, and its faults; `None`: no L2.
     pub l2: Option<L2Sim>,
+    /// How names are spread over the workers (`workers.mapping`). With `Content` (the
+    /// default) a Data that answers a CanBePrefix Interest for its content has the
+    /// Interest's worker; with `Name` it often has another, so that workers hand chunks over
+    /// for L2.
+    pub mapping: crate::dispatch::WorkerMapping,
 }
 
 impl SimConfig {
@@ -196,6 +201,7 @@ impl SimConfig {
             mgmt_queue: 16,
             face_queue: 64,
             l2: None,
+            mapping: crate::dispatch::WorkerMapping::Content,
         }
     }
 }

@@ -22,7 +22,7 @@ use mgmt::{CreateFaceError, Forwarder, UpdateFaceError, WorkerStats};
 use wire::nfd::{FaceEventKind, FacePersistency};
 use wire::{Limits, Name};
 
-use crate::dispatch::{Dispatcher, Route, WorkerMapping};
+use crate::dispatch::{Dispatcher, Route};
 use crate::io::MgmtInput;
 use crate::manager::{
     cs_config_to_workers, erase_in_turn, strategy_to_workers, to_workers, WorkerControls,
@@ -192,6 +192,9 @@ pub(super) struct SimRouter {
     pub l2_names: super::l2::L2Names,
 }
 
+/// Mixed into the seed for the draw of the workers whose store is off at open.
+const OFF_AT_OPEN_SALT: u64 = 0x0FF0_0FF0 << 32;
+
 impl SimRouter {
     /// A router of `cfg.workers` workers, the hash key drawn from the seed.
     pub fn new(cfg: &SimConfig, key_bytes: [u8; 16]) -> Self {
@@ -221,10 +224,8 @@ impl SimRouter {
             .l2
             .and_then(|l| super::filters::prefix_filters(n, l.extents));
         let l2_prefixes: Option<crate::dispatch::L2Prefixes> = prefixes.clone().map(Into::into);
-        let dispatcher = || {
-            Dispatcher::new(key, n, WorkerMapping::Content, limits)
-                .with_l2_prefixes(l2_prefixes.clone())
-        };
+        let dispatcher =
+            || Dispatcher::new(key, n, cfg.mapping, limits).with_l2_prefixes(l2_prefixes.clone());
         for (i, link) in links.iter().enumerate() {
             let ecfg = EngineConfig {
                 pit_cs: PitCsConfig {
@@ -239,7 +240,13 @@ impl SimRouter {
             let (tx, rx) = channel();
             ctl.push(tx);
             let mut engine = Engine::new(key, fib.clone(), ecfg);
-            let tier = cfg.l2.map(|l| {
+            // A worker whose store fails to open at the start has none (`off=`): drawn
+            // apart from the run's other choices, so that `off=0` leaves them as they were.
+            let off = cfg.l2.is_some_and(|l| {
+                let mut r = super::rng::Rng::new(cfg.seed ^ OFF_AT_OPEN_SALT ^ i as u64);
+                r.below(1000) < u64::from(l.off_pm)
+            });
+            let tier = cfg.l2.filter(|_| !off).map(|l| {
                 let ram_cs = cfg.cs_capacity.div_ceil(n);
                 let pf = prefixes.as_ref().map(|p| p[i].clone());
                 let (sim, tier) = super::l2::SimL2::open(
@@ -265,7 +272,7 @@ impl SimRouter {
                 Duration::from_millis(10),
                 Duration::ZERO,
                 tier,
-                false,
+                off,
             );
             workers.push(w.with_clock(clock.clone()));
         }

@@ -243,6 +243,35 @@ fn a_planted_l2_slot_is_caught_with_its_seed_and_step() {
     assert_eq!(run(&cfg).expect_err("again"), f);
 }
 
+/// Workers whose store failed to open at the start (`off=500`: about half of them) run with
+/// no L2, as the router runs them: the others hand chunks over to them all the same (the
+/// owner of a name does not depend on its store; names are spread by full name, so that a
+/// Data answering a CanBePrefix Interest often has another owner), which they receive and
+/// drop, counted, so that every chunk handed over is received by the end of the run.
+#[test]
+fn workers_off_from_the_start_receive_and_drop_what_is_handed_to_them() {
+    let l2 = L2Sim::parse("off=500").unwrap();
+    let mut total = L2Stats::default();
+    for seed in 0..12 {
+        let mut cfg = SimConfig::new(seed, 2_000).with_l2(l2);
+        cfg.mapping = crate::dispatch::WorkerMapping::Name;
+        let a = run(&cfg).unwrap_or_else(|f| panic!("{f}"));
+        if seed == 1 {
+            assert_eq!(run(&cfg).unwrap_or_else(|f| panic!("{f}")), a);
+        }
+        let workers = cfg.workers as u64;
+        assert!(a.stats.l2.off_at_open <= workers, "{:?}", a.stats.l2);
+        total.add(&a.stats.l2);
+    }
+    assert!(total.off_at_open > 0, "{total:?}");
+    assert!(
+        total.dropped_off > 0,
+        "no chunk reached a worker without L2: {total:?}"
+    );
+    // Workers with a store still served from it.
+    assert!(total.served > 0, "{total:?}");
+}
+
 #[test]
 fn l2_faults_parse_and_refuse_unknown_words() {
     assert_eq!(L2Sim::parse("").unwrap(), L2Sim::DEFAULT);
@@ -254,6 +283,8 @@ fn l2_faults_parse_and_refuse_unknown_words() {
     assert!(L2Sim::parse("read=x").unwrap_err().contains("number"));
     assert!(L2Sim::parse("read=1001").is_err());
     assert_eq!(L2Sim::parse("open=7").unwrap().disk.open_error_pm, 7);
+    assert_eq!(L2Sim::parse("off=500").unwrap().off_pm, 500);
+    assert!(L2Sim::parse("off=1001").is_err());
     assert_eq!(Faults::parse("plant@9").unwrap().plant_at, Some(9));
     let f = Faults::parse("all,unfilter@3,forget@4").unwrap();
     assert_eq!((f.unfilter_at, f.forget_at), (Some(3), Some(4)));
