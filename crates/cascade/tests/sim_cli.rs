@@ -92,6 +92,40 @@ fn with_l2_each_seed_prints_its_store_line_and_a_planted_slot_fails_with_its_rep
         err.contains("--faults all,plant@300 --l2-faults none"),
         "{err}"
     );
+    let mut args = args.to_vec();
+    args[2] = "1";
+    args.extend(["--mapping", "name"]);
+    let out = cascade(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cascade sim --seed 1 --steps 1000 --faults all,plant@300 --mapping name"),
+        "{err}"
+    );
+    // Workers off from the start, by the same seeds, names spread by full name.
+    let args = [
+        "sim",
+        "--seed",
+        "0",
+        "--seeds",
+        "3",
+        "--steps",
+        "1500",
+        "--l2-faults",
+        "off=1000",
+        "--mapping",
+        "name",
+    ];
+    let out = cascade(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("all seeds, L2: 0 reads, 0 writes, ")
+            && text.contains(" 6 workers off from the start"),
+        "{text}"
+    );
+    let bad = cascade(&["sim", "--mapping", "batch"]);
+    assert_eq!(bad.status.code(), Some(2));
     let bad = cascade(&["sim", "--l2-faults", "read=2,meteor"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("meteor"));
