@@ -591,10 +591,11 @@ impl Worker {
 
     /// Maps now the worker's memory that its loop would otherwise touch for the first time
     /// while forwarding (a page fault each, which can wait on the process's memory-map lock):
-    /// the CS's reserved memory (the engine's `PitCs::prefault`). The stall histograms
+    /// the engine's reserved memory (its CS's and its output buffer's: `Engine::prefault`),
+    /// and its L2's backlog buffers when they were made. The stall histograms
     /// are mapped when made. Call it before the loop runs; returns the bytes touched.
     pub fn prefault(&mut self) -> usize {
-        self.engine.table_mut().prefault()
+        self.engine.prefault()
     }
 
     /// Runs until the stop flag is set, then closes the L2 tier (writing its index).

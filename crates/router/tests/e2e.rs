@@ -802,9 +802,11 @@ fn storage_stalls(threads: router::config::Threads) {
     // process's mmap_lock (about 1 run in 10); with the worker's memory kept steady
     // (router::mem) none was seen in 100 runs (docs/performance.md).
     assert_eq!(st.on_cpu_over_1ms, 0, "{st:?}");
-    // The worker's thread touched its stack and its CS's memory before its loop ran
-    // (router::mem), so filling the CS from L2 took no page fault (without: 138 on the CS's
-    // Data slots and 6 on the stack, counted with `perf record -e minor-faults`). The worker
+    // The worker's thread touched its stack, its CS's memory and its engine's output buffer
+    // before its loop ran (router::mem), so filling the CS from L2 took no page fault
+    // (without: 138 on the CS's Data slots and 6 on the stack, counted with `perf record -e
+    // minor-faults`; 33 to 48 on the output buffer, which grew to a batch of 8 KB hits,
+    // whenever the first router's worker had not left a warm malloc arena behind). The worker
     // the I/O thread runs shares that thread's count with its sockets' work.
     if threads == router::config::Threads::IoWorkers {
         assert_eq!(st.loop_minor_faults, 0, "{st:?}");

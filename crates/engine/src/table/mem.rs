@@ -128,6 +128,20 @@ pub fn touch_pages(bytes: &mut [u8]) {
     }
 }
 
+/// Writes one zero byte in every 4 KB page of `v`'s reserved but unused memory (volatile, so
+/// that it is not optimised away), making the kernel map it now; returns its length in bytes.
+pub fn touch_spare<T>(v: &mut Vec<T>) -> usize {
+    let spare = v.spare_capacity_mut();
+    let bytes = core::mem::size_of_val(spare);
+    let p = spare.as_mut_ptr().cast::<u8>();
+    for off in (0..bytes).step_by(4096) {
+        // SAFETY: in bounds of the vector's spare capacity, which nothing reads before it is
+        // written by a push.
+        unsafe { core::ptr::write_volatile(p.add(off), 0) };
+    }
+    bytes
+}
+
 /// Bytes at the start of a [`zeroed_bytes`] arena left on small pages.
 pub const LAZY_SMALL_PAGE_BYTES: usize = HUGE_PAGE;
 

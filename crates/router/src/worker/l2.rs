@@ -37,6 +37,17 @@ pub const ADMIT_BACKLOG_CHUNKS: usize = 512;
 /// write-back evictions they cause) never overfills [`ADMIT_BACKLOG_CHUNKS`].
 pub const ADMIT_HOLD_CHUNKS: usize = 128;
 
+/// Backlog buffers a worker's L2 allocates, and writes, when it is made: as many as the
+/// backlog holds before the worker holds its input back, twice (the rest, up to
+/// [`ADMIT_BACKLOG_CHUNKS`] per queue, are allocated when first needed). A buffer made while
+/// forwarding would take page faults on fresh memory, which can wait on the process's
+/// memory-map lock (`crate::mem`).
+pub const ADMIT_PREALLOCATED_BUFFERS: usize = 2 * ADMIT_HOLD_CHUNKS;
+
+/// Bytes a backlog buffer holds beyond the longest packet: its arrival stamp and a name of up
+/// to this many bytes less 8 (a longer one grows the buffer).
+const BUFFER_EXTRA_BYTES: usize = 512;
+
 /// Most evicted Data a write-back worker's engine logs between two drains.
 pub(super) const EVICTION_LOG_MAX_ENTRIES: usize = 4096;
 
@@ -71,6 +82,8 @@ pub struct L2 {
     pub handovers: VecDeque<(usize, Vec<u8>)>,
     /// Free backlog buffers.
     pub spare: Vec<Vec<u8>>,
+    /// Capacity of a new backlog buffer: the longest packet and [`BUFFER_EXTRA_BYTES`].
+    buffer_bytes: usize,
     /// Chunks dropped because the backlog (or the hand-over queue) was full, or stop's
     /// deadline came first.
     pub admit_dropped: u64,
@@ -247,13 +260,21 @@ impl L2 {
         if dispatcher.hands_on_prefix_misses() {
             tier.lock().set_prefix_miss_completions(true);
         }
+        let buffer_bytes = limits.max_packet_bytes + BUFFER_EXTRA_BYTES;
+        let mut spare = Vec::with_capacity(2 * ADMIT_BACKLOG_CHUNKS);
+        for _ in 0..ADMIT_PREALLOCATED_BUFFERS {
+            let mut buf = Vec::with_capacity(buffer_bytes);
+            crate::mem::touch(buf.spare_capacity_mut());
+            spare.push(buf);
+        }
         L2 {
             tier,
             dispatcher,
             limits,
             backlog: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
             handovers: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
-            spare: Vec::with_capacity(2 * ADMIT_BACKLOG_CHUNKS),
+            spare,
+            buffer_bytes,
             admit_dropped: 0,
             admit_taken: 0,
             admit_received: 0,
@@ -355,10 +376,14 @@ impl L2 {
         }
     }
 
-    /// A reused buffer holding `parts` one after the other (warm-up allocates the buffers;
-    /// after that they are reused).
+    /// A reused buffer holding `parts` one after the other ([`ADMIT_PREALLOCATED_BUFFERS`]
+    /// are made with the tier; a backlog longer than that allocates the others, once each,
+    /// large enough for any chunk of a usual name).
     fn buffer(&mut self, parts: &[&[u8]]) -> Vec<u8> {
-        let mut buf = self.spare.pop().unwrap_or_default();
+        let mut buf = match self.spare.pop() {
+            Some(b) => b,
+            None => Vec::with_capacity(self.buffer_bytes),
+        };
         buf.clear();
         for p in parts {
             buf.extend_from_slice(p);
@@ -473,11 +498,8 @@ impl L2 {
     /// take nothing more.
     pub(super) fn drop_queued(&mut self) {
         self.admit_dropped += self.queued() as u64;
-        let bufs = self.backlog.drain(..).map(|(_, b)| b);
-        let bufs: Vec<Vec<u8>> = bufs
-            .chain(self.handovers.drain(..).map(|(_, b)| b))
-            .collect();
-        self.spare.extend(bufs);
+        self.spare.extend(self.backlog.drain(..).map(|(_, b)| b));
+        self.spare.extend(self.handovers.drain(..).map(|(_, b)| b));
     }
 }
 
@@ -680,6 +702,45 @@ mod tests {
             Arc::new(AtomicUsize::new(0)),
             None,
         )
+    }
+
+    /// The backlog's buffers are made (and mapped) with the tier, each large enough for the
+    /// longest packet: a backlog up to [`ADMIT_PREALLOCATED_BUFFERS`] chunks long, of
+    /// the longest chunks, allocates nothing and reuses the same buffers.
+    #[test]
+    fn backlog_buffers_are_made_with_the_tier_and_fit_the_longest_chunk() {
+        let dir = scratch("prealloc");
+        let mut l2 = l2(&dir, false);
+        assert_eq!(l2.spare.len(), ADMIT_PREALLOCATED_BUFFERS);
+        let made: std::collections::HashSet<usize> =
+            l2.spare.iter().map(|b| b.as_ptr() as usize).collect();
+        let longest = Limits::default().max_packet_bytes;
+        let name = Name::from_uri("/bp/long/seg=0").unwrap();
+        // The longest Data the limits let in.
+        let overhead = Data::new(name.clone(), vec![9; longest]).to_wire().len() - longest;
+        let data = (0..16)
+            .map(|less| Data::new(name.clone(), vec![9; longest - overhead + less]).to_wire())
+            .take_while(|d| d.len() <= longest)
+            .last()
+            .unwrap();
+        assert!(data.len() > longest - 8, "{}", data.len());
+        let n = ADMIT_PREALLOCATED_BUFFERS;
+        let bufs: Vec<Vec<u8>> = (0..n)
+            .map(|_| l2.buffer(&[&stamp(None), name_value(&data), &data]))
+            .collect();
+        assert!(l2.spare.is_empty());
+        for b in &bufs {
+            assert!(
+                made.contains(&(b.as_ptr() as usize)),
+                "a buffer grew or is new"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The name's value in Data packet `data`.
+    fn name_value(data: &[u8]) -> &[u8] {
+        chunk_of(data, &Limits::default()).unwrap().1.value()
     }
 
     /// The chunk `/bp/seg=<s>` as a Data packet.

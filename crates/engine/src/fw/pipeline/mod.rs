@@ -66,6 +66,10 @@ pub use new_nexthop::{NewNextHopCounters, NEW_NEXTHOP_WATCH};
 /// Most packets per batch.
 pub const MAX_BATCH: usize = 64;
 
+/// Output buffer room per packet of a batch beyond the longest packet (a Nack's or a
+/// HopLimit copy's overhead, a PIT token).
+const OUT_SLACK_BYTES: usize = 256;
+
 /// Most planning passes over a batch's FIB lookups (each requests one more line per lookup).
 const FIB_PLAN_PASSES: usize = 6;
 
@@ -552,7 +556,7 @@ impl Engine {
             hashes: vec![empty; MAX_BATCH],
             plans: vec![LinePlan::default(); MAX_BATCH],
             actions: Vec::with_capacity(MAX_BATCH * 4),
-            out: Vec::with_capacity(MAX_BATCH * 512),
+            out: Vec::with_capacity(MAX_BATCH * (config.limits.max_packet_bytes + OUT_SLACK_BYTES)),
             expired: Vec::with_capacity(1024),
             pits_scratch: Vec::with_capacity(16),
             faces_scratch: Vec::with_capacity(16),
@@ -650,6 +654,14 @@ impl Engine {
     /// The PIT+CS table, mutably (CS configuration and erase).
     pub fn table_mut(&mut self) -> &mut PitCs {
         &mut self.table
+    }
+
+    /// Maps now the memory the engine reserved but would touch for the first time while it
+    /// forwards: the table's ([`PitCs::prefault`]) and the output buffer's (room for a batch
+    /// of the longest packets, so that a batch of CS hits neither grows it nor faults on it).
+    /// Call it once before forwarding; returns the bytes touched.
+    pub fn prefault(&mut self) -> usize {
+        self.table.prefault() + crate::table::mem::touch_spare(&mut self.out)
     }
 
     /// The shared FIB.
@@ -1142,5 +1154,71 @@ impl Engine {
             range: range_of(wire, i.wire()),
         };
         self.send(face, SendKind::Nack(reason), packet, token, 0, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::HashKey;
+    use wire::{Data, Interest, Name};
+
+    /// `bufs` as a batch from `face`.
+    fn batch(bufs: &[Vec<u8>], face: FaceId) -> Vec<(FaceId, &[u8])> {
+        bufs.iter().map(|b| (face, b.as_slice())).collect()
+    }
+
+    /// A batch of CS hits on the longest Data the limits let in goes into the output buffer
+    /// reserved when the engine was made: no allocation, whatever the first batches were.
+    #[test]
+    fn a_batch_of_the_longest_cs_hits_fits_the_output_buffer_reserved_at_start() {
+        let key = HashKey::fixed(1, 2);
+        let fib = Arc::new(Fib::new(key, 16, 2));
+        let config = EngineConfig {
+            pit_cs: PitCsConfig {
+                pit_capacity: 256,
+                cs_capacity: 256,
+                ..PitCsConfig::default()
+            },
+            ..EngineConfig::default()
+        };
+        let longest = config.limits.max_packet_bytes;
+        let mut e = Engine::new(key, fib.clone(), config);
+        fib.add_nexthop(&Name::from_uri("/big").unwrap(), 2, 0)
+            .unwrap();
+        let reserved = e.out.capacity();
+        assert!(reserved >= MAX_BATCH * longest, "{reserved}");
+        let names: Vec<Name> = (0..MAX_BATCH)
+            .map(|k| Name::from_uri(&format!("/big/{k}")).unwrap())
+            .collect();
+        let interests = |nonce: u32| -> Vec<Vec<u8>> {
+            let names = names.iter().enumerate();
+            names
+                .map(|(k, n)| Interest::new(n.clone(), (nonce + k as u32).to_be_bytes()).to_wire())
+                .collect()
+        };
+        let datas: Vec<Vec<u8>> = names
+            .iter()
+            .map(|n| {
+                let overhead = Data::new(n.clone(), Vec::new()).to_wire().len() + 4;
+                Data::new(n.clone(), vec![7; longest - overhead]).to_wire()
+            })
+            .collect();
+        assert!(datas
+            .iter()
+            .all(|d| d.len() <= longest && d.len() > longest - 8));
+        let first = interests(1);
+        assert_eq!(e.process(0, &batch(&first, 1)).actions.len(), MAX_BATCH);
+        assert_eq!(e.process(1, &batch(&datas, 2)).actions.len(), MAX_BATCH);
+        assert_eq!(e.table().cs_len(), MAX_BATCH);
+        let hits = interests(1000);
+        let out = e.process(2, &batch(&hits, 3));
+        assert_eq!(out.actions.len(), MAX_BATCH);
+        assert!(
+            out.out.len() >= MAX_BATCH * (longest - 8),
+            "{}",
+            out.out.len()
+        );
+        assert_eq!(e.out.capacity(), reserved, "the output buffer grew");
     }
 }

@@ -226,9 +226,9 @@ impl PitCs {
     /// keeps its contents. Returns the bytes touched.
     pub fn prefault(&mut self) -> usize {
         let log = &mut self.evicted;
-        let touched = touch_spare(&mut log.bytes)
-            + touch_spare(&mut log.ends)
-            + touch_spare(&mut log.fresh_until_ms);
+        let touched = crate::table::mem::touch_spare(&mut log.bytes)
+            + crate::table::mem::touch_spare(&mut log.ends)
+            + crate::table::mem::touch_spare(&mut log.fresh_until_ms);
         touched + self.data.prefault()
     }
 
@@ -309,18 +309,4 @@ impl PitCs {
             self.victim_ahead += 1;
         }
     }
-}
-
-/// Writes one zero byte in every 4 KB page of `v`'s reserved but unused memory (volatile, so
-/// that it is not optimised away), making the kernel map it now; returns its length in bytes.
-fn touch_spare<T>(v: &mut Vec<T>) -> usize {
-    let spare = v.spare_capacity_mut();
-    let bytes = core::mem::size_of_val(spare);
-    let p = spare.as_mut_ptr().cast::<u8>();
-    for off in (0..bytes).step_by(4096) {
-        // SAFETY: in bounds of the vector's spare capacity, which nothing reads before it is
-        // written by a push.
-        unsafe { core::ptr::write_volatile(p.add(off), 0) };
-    }
-    bytes
 }
