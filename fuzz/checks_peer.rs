@@ -586,8 +586,14 @@ fn l2_dir() -> PathBuf {
     l2_base().join(format!("{L2_DIR_PREFIX}{}", std::process::id()))
 }
 
-/// Removes the directories of processes that are gone.
+/// Removes the directories of processes that are gone (once per process: the first input
+/// on files scans the directory, the others do not).
 fn remove_stale_dirs() {
+    static SCANNED: std::sync::Once = std::sync::Once::new();
+    SCANNED.call_once(remove_stale_dirs_now);
+}
+
+fn remove_stale_dirs_now() {
     let Ok(dir) = std::fs::read_dir(l2_base()) else {
         return;
     };
