@@ -736,7 +736,16 @@ fn storage_stalls(threads: router::config::Threads) {
         }
     }
     assert_eq!(producer.join().unwrap(), all.len());
-    assert_eq!(r.snapshots()[0].l2.unwrap().admit_dropped, 0);
+    let l2 = r.snapshots()[0].l2.unwrap();
+    assert_eq!(l2.admit_dropped, 0);
+    // A fresh store's first writes: its index, the admission backlog's buffers and queues and
+    // the engine's scratch memory were written before the loop ran, so storing 4,000 chunks
+    // takes (almost) no page fault in the loop: 0 in 5 of 6 runs, 1 in the other (without:
+    // 482, counted with `perf record -e minor-faults`, mostly on backlog buffers grown by
+    // realloc and on the store's index maps).
+    if threads == router::config::Threads::IoWorkers {
+        assert!(l2.stalls.loop_minor_faults <= 16, "{:?}", l2.stalls);
+    }
     r.stop_handle().stop();
     r.join();
     // Restarted: the producer is gone, every chunk comes from L2.

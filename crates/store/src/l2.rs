@@ -487,6 +487,22 @@ fn key_map(entries: usize) -> KeyMap {
     KeyMap::with_capacity_and_hasher(2 * entries + 2, Default::default())
 }
 
+/// Writes the pages of an empty [`KeyMap`]'s table: fills it to its capacity with keys spread
+/// over its buckets, then empties it (an emptied table keeps its memory: its control bytes are
+/// reset, its buckets stay written).
+fn prefault_key_map(map: &mut KeyMap) {
+    debug_assert!(map.is_empty());
+    let capacity = map.capacity();
+    let mut key = 0u64;
+    for _ in 0..capacity {
+        // Fibonacci hashing: consecutive keys land far apart in the table.
+        key = key.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        map.insert(key, 0);
+    }
+    map.clear();
+    debug_assert_eq!(map.capacity(), capacity, "filled within its capacity");
+}
+
 /// A fixed-capacity LRU set of keys (the 2-LRU filter).
 #[derive(Debug)]
 struct KeyLru {
@@ -504,6 +520,13 @@ impl KeyLru {
             order: Order::with_capacity(capacity),
             capacity,
         }
+    }
+
+    /// Writes every page of the memory the filter reserved ([`L2File::prefault`]).
+    fn prefault(&mut self) {
+        prefault_key_map(&mut self.map);
+        engine::table::mem::touch_spare(&mut self.keys);
+        self.order.prefault();
     }
 
     /// Whether `key` was present; inserts it (or refreshes it) at the head either way.
@@ -664,6 +687,7 @@ impl L2File {
             // Refused (e.g. the memlock limit): plain reads and writes, as before.
             unsafe { l2.io.register_buffers(&bufs) };
         }
+        l2.prefault();
         if let Err(e) = l2.load(found) {
             // The prefixes linked so far leave the filter with the store that failed to open.
             l2.prefixes.filter_off();
@@ -672,6 +696,27 @@ impl L2File {
         l2.counters.recovered_chunks = l2.stored_chunks();
         l2.members_load();
         Ok(l2)
+    }
+
+    /// Writes every page of the memory the store reserved for its index when it was made (its
+    /// maps, arrays and lists), before anything is loaded into it: otherwise a fresh store's
+    /// first admissions take a page fault on each page they write first, in the worker's loop,
+    /// where a fault can wait on the process's memory-map lock. Their size is fixed by the
+    /// file's extents, and a store that fills writes them all anyway.
+    fn prefault(&mut self) {
+        use engine::table::mem::{touch_slice, touch_spare};
+        prefault_key_map(&mut self.map);
+        touch_slice(&mut self.extents);
+        touch_spare(&mut self.free);
+        self.replacement.prefault();
+        touch_slice(&mut self.decisions);
+        if let Some(f) = &mut self.filter {
+            f.prefault();
+        }
+        if let Some(m) = &mut self.members {
+            m.prefault();
+        }
+        self.prefixes.prefault();
     }
 
     /// Installs a check that every slot read must pass, after its checksum, before its chunk

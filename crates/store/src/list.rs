@@ -34,6 +34,15 @@ impl Order {
         }
     }
 
+    /// Writes every page of the memory the order reserved (its items' links and the room for
+    /// more), so that linking items later takes no page fault.
+    pub fn prefault(&mut self) {
+        for v in [&mut self.prev, &mut self.next] {
+            engine::table::mem::touch_slice(v);
+            engine::table::mem::touch_spare(v);
+        }
+    }
+
     /// The next victim, or [`NIL`].
     pub fn tail(&self) -> u32 {
         self.tail

@@ -128,6 +128,18 @@ pub fn touch_pages(bytes: &mut [u8]) {
     }
 }
 
+/// Rewrites one byte of every 4 KB page of `items` with the value it holds (volatile, as
+/// [`touch_pages`]), which makes the kernel map each page for writing now.
+pub fn touch_slice<T: Copy>(items: &mut [T]) {
+    let bytes = core::mem::size_of_val(items);
+    let p = items.as_mut_ptr().cast::<u8>();
+    for off in (0..bytes).step_by(4096) {
+        // SAFETY: in bounds of `items`, initialised memory held exclusively; `T: Copy`, so
+        // rewriting one of its bytes with itself leaves a valid value.
+        unsafe { core::ptr::write_volatile(p.add(off), core::ptr::read_volatile(p.add(off))) };
+    }
+}
+
 /// Writes one zero byte in every 4 KB page of `v`'s reserved but unused memory (volatile, so
 /// that it is not optimised away), making the kernel map it now; returns its length in bytes.
 pub fn touch_spare<T>(v: &mut Vec<T>) -> usize {

@@ -267,12 +267,21 @@ impl L2 {
             crate::mem::touch(buf.spare_capacity_mut());
             spare.push(buf);
         }
+        // The queues' reserved memory written once (a pushed entry holds no allocation).
+        let mut backlog = VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS);
+        let mut handovers = VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS);
+        for _ in 0..ADMIT_BACKLOG_CHUNKS {
+            backlog.push_back((0, Vec::new()));
+            handovers.push_back((0, Vec::new()));
+        }
+        backlog.clear();
+        handovers.clear();
         L2 {
             tier,
             dispatcher,
             limits,
-            backlog: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
-            handovers: VecDeque::with_capacity(ADMIT_BACKLOG_CHUNKS),
+            backlog,
+            handovers,
             spare,
             buffer_bytes,
             admit_dropped: 0,

@@ -40,6 +40,11 @@ pub(super) struct Members {
 }
 
 impl Members {
+    /// Writes every page of the slots' hashes ([`L2File::prefault`]).
+    pub(super) fn prefault(&mut self) {
+        engine::table::mem::touch_slice(&mut self.hashes);
+    }
+
     pub(super) fn new(link: FilterLink, extents: u32, batch: u32) -> Self {
         Members {
             link,

@@ -56,6 +56,12 @@ pub(super) struct Prefixes {
 }
 
 impl Prefixes {
+    /// Writes every page of the list heads' map and the links ([`L2File::prefault`]).
+    pub(super) fn prefault(&mut self) {
+        prefault_key_map(&mut self.heads);
+        engine::table::mem::touch_slice(&mut self.links);
+    }
+
     pub(super) fn new(extents: u32, filter: Option<FilterLink>) -> Self {
         Prefixes {
             // At most one list head per linked prefix: `PREFIX_LEVELS` per extent.

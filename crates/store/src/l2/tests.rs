@@ -813,6 +813,23 @@ fn the_two_lru_filter_never_reallocates_however_long_its_keys_churn() {
 }
 
 #[test]
+fn prefaulting_a_key_map_leaves_it_empty_with_its_table_and_usable() {
+    let n = 5000;
+    let mut map = key_map(n);
+    let cap = map.capacity();
+    prefault_key_map(&mut map);
+    assert!(map.is_empty());
+    assert_eq!(map.capacity(), cap);
+    for (i, key) in keys(17).take(2 * n).enumerate() {
+        map.insert(key, i as u32);
+    }
+    assert_eq!(map.len(), 2 * n);
+    assert_eq!(map.capacity(), cap, "2n keys fit the table reserved for n");
+    let first = keys(17).next().unwrap();
+    assert_eq!(map.get(&first), Some(&0));
+}
+
+#[test]
 fn the_index_never_reallocates_however_long_its_keys_churn() {
     // The index's churn: at most `n` keys, the oldest replaced by a new one.
     let n = 1000;

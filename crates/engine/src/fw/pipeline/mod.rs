@@ -657,11 +657,16 @@ impl Engine {
     }
 
     /// Maps now the memory the engine reserved but would touch for the first time while it
-    /// forwards: the table's ([`PitCs::prefault`]) and the output buffer's (room for a batch
-    /// of the longest packets, so that a batch of CS hits neither grows it nor faults on it).
-    /// Call it once before forwarding; returns the bytes touched.
+    /// forwards: the table's ([`PitCs::prefault`]), the output buffer's (room for a batch of
+    /// the longest packets, so that a batch of CS hits neither grows it nor faults on it) and
+    /// the batch's other scratch lists. Call it once before forwarding; returns the bytes
+    /// touched.
     pub fn prefault(&mut self) -> usize {
-        self.table.prefault() + crate::table::mem::touch_spare(&mut self.out)
+        use crate::table::mem::touch_spare;
+        self.table.prefault()
+            + touch_spare(&mut self.out)
+            + touch_spare(&mut self.actions)
+            + touch_spare(&mut self.expired)
     }
 
     /// The shared FIB.
