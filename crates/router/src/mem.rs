@@ -164,19 +164,6 @@ pub fn resident_pages(_addr: usize, _len: usize) -> Option<usize> {
 /// completion, stayed within 6 pages of the thread's first frame in a debug build).
 pub const LOOP_STACK_PREFAULT_BYTES: usize = 256 << 10;
 
-/// Rewrites one byte of every 4 KiB page of `items` with the value it holds (volatile: a store
-/// of the zero that fresh memory from `calloc` already holds would be optimised away), so that
-/// the kernel maps the pages for writing now.
-pub fn touch_init<T: Copy>(items: &mut [T]) {
-    let bytes = std::mem::size_of_val(items);
-    let p = items.as_mut_ptr().cast::<u8>();
-    for off in (0..bytes).step_by(4096) {
-        // SAFETY: in bounds of `items`, initialised memory we hold exclusively; `T: Copy`, so
-        // rewriting one of its bytes with itself leaves a valid value.
-        unsafe { std::ptr::write_volatile(p.add(off), std::ptr::read_volatile(p.add(off))) };
-    }
-}
-
 /// Writes one byte in every 4 KiB page of `buf`.
 pub fn touch(buf: &mut [std::mem::MaybeUninit<u8>]) {
     for b in buf.iter_mut().step_by(4096) {
@@ -203,7 +190,7 @@ mod tests {
         let mut v: Vec<u8> = Vec::with_capacity(10_000);
         touch(v.spare_capacity_mut());
         let mut w = vec![7u32; 5000];
-        touch_init(&mut w);
+        engine::table::mem::touch_slice(&mut w);
         assert!(w.iter().all(|&x| x == 7));
     }
 

@@ -62,7 +62,7 @@ impl Stalls {
         // take the page fault when it records itself.
         let mapped = || {
             let mut v = vec![0; STALL_BUCKETS];
-            crate::mem::touch_init(&mut v);
+            engine::table::mem::touch_slice(&mut v);
             v
         };
         Stalls {
