@@ -9,7 +9,9 @@ KeyLocator the user's certificate. The hub knows neither that certificate nor th
 asks the app's face for each (Interests for the KeyLocator names, CanBePrefix), the app answers
 them, the hub verifies root -> site -> user -> command, and the route appears. A user whose
 certificate is self-signed (a chain that never reaches the anchor) is refused: 403, no route, and the refusal
-counted in the hub's ``/metrics``.
+counted in the hub's ``/metrics``. The same again with python-ndn's older ``ndn.app.NDNApp``,
+which answers the hub's Interests without echoing their PIT tokens (NFD matches such an answer
+in its PIT; the hub must too).
 
 ``CASCADE_BIN`` names the cascade binary (the suite's runner sets it).
 """
@@ -25,6 +27,8 @@ from datetime import datetime, timedelta, timezone
 
 from ndn.app_support.nfd_mgmt import ControlResponse, make_command_v2
 from ndn.app_support.security_v2 import derive_cert
+import pytest
+from ndn.app import NDNApp as NDNAppV1
 from ndn.appv2 import NDNApp, pass_all
 from ndn.encoding import Component, Name, SignatureInfo, TypeNumber, parse_and_check_tl
 from ndn.transport.udp_face import UdpFace
@@ -131,15 +135,44 @@ def _hierarchy(d: str):
     return kc, root_cert, site_cert, (alice, alice_cert), (mallory, mallory_cert)
 
 
-async def _status(app: NDNApp, name) -> int | None:
+async def _status(app, name) -> int | None:
     try:
-        _n, content, _c = await app.express(name, pass_all, lifetime=8000, must_be_fresh=True)
+        if isinstance(app, NDNApp):
+            _n, content, _c = await app.express(name, pass_all, lifetime=8000, must_be_fresh=True)
+        else:
+            _n, _m, content = await app.express_interest(
+                name, validator=_accept_all, lifetime=8000, must_be_fresh=True)
     except Exception:  # noqa: BLE001  (python-ndn's timeout or Nack)
         return None
     return ControlResponse.parse(parse_and_check_tl(memoryview(content), 0x65)).status_code
 
 
-def test_a_hub_fetches_a_certificate_chain_from_the_face_and_verifies_it():
+async def _accept_all(_name, _sig) -> bool:
+    return True
+
+
+def _serve(app, prefix: str, answer):
+    """Answers Interests under ``prefix`` with ``answer(name)`` (a Data's wire, or None), in
+    either python-ndn API: ``appv2`` echoes the PIT token of the Interest it answers, the older
+    ``ndn.app`` does not."""
+    if isinstance(app, NDNApp):
+        def on_interest(name, _app_param, reply, _context):
+            wire = answer(name)
+            if wire is not None:
+                reply(wire)
+
+        app.attach_handler(prefix, on_interest)
+    else:
+        def on_interest_v1(name, _param, _app_param):
+            wire = answer(name)
+            if wire is not None:
+                app.put_raw_packet(wire)
+
+        app.set_interest_filter(prefix, on_interest_v1)
+
+
+@pytest.mark.parametrize("api", ["appv2", "app"])
+def test_a_hub_fetches_a_certificate_chain_from_the_face_and_verifies_it(api):
     with tempfile.TemporaryDirectory() as d:
         kc, root_cert, site_cert, (alice, alice_cert), (mallory, mallory_cert) = _hierarchy(d)
         os.makedirs(os.path.join(d, "keys"))
@@ -153,17 +186,18 @@ def test_a_hub_fetches_a_certificate_chain_from_the_face_and_verifies_it():
         certs = {Name.to_str(c[0]): bytes(c[1]) for c in (site_cert, alice_cert, mallory_cert)}
         with _router(d, "hub", hub_config, "127.0.0.1:0", "127.0.0.1:0") as (hub, hub_udp, http):
             host, port = hub_udp.rsplit(":", 1)
-            app = NDNApp(face=UdpFace(host, int(port)))
+            face = UdpFace(host, int(port))
+            app = NDNApp(face=face) if api == "appv2" else NDNAppV1(face=face, keychain=kc)
 
-            def on_cert(name, _app_param, reply, _context):
+            def on_cert(name):
                 asked = Name.to_str(name)
                 served.append(asked)
                 for cert_name, wire in certs.items():
                     if cert_name.startswith(asked):
-                        reply(wire)
-                        return
+                        return wire
+                return None
 
-            app.attach_handler("/ndn", on_cert)
+            _serve(app, "/ndn", on_cert)
 
             async def scenario():
                 alice_signer = kc.tpm.get_signer(alice.name, alice_cert[0])

@@ -51,6 +51,7 @@ use crate::worker::{spin_until, Control, Wake, Worker, WorkerLink};
 
 pub use face::table::{CreateError, FaceCounters, FaceDesc, FIRST_FACE_ID};
 
+mod cert_fetch;
 mod listen6;
 mod multicast;
 mod ws;
@@ -390,6 +391,7 @@ impl Io {
                 me: None,
                 peers: None,
                 counts: ShardStats::default(),
+                cert_fetches: cert_fetch::CertFetches::default(),
             },
             commands: parts.commands,
             stop: parts.stop,
@@ -661,6 +663,9 @@ impl Io {
         let (faces, rx) = (&mut self.faces, &mut self.rx);
         match c {
             IoCommand::Send { face, bytes } => {
+                let now_ms = rx.start.elapsed().as_millis() as u64;
+                let limits = rx.dispatcher.limits();
+                rx.cert_fetches.on_send(face, &bytes, limits, now_ms);
                 let kind = PktKind::of_link(&bytes);
                 faces.send(face, kind.into(), &bytes);
             }
@@ -831,6 +836,9 @@ struct Rx {
     peers: Option<Peers>,
     /// What crossed between loops (a sharded loop's).
     counts: ShardStats,
+    /// Management's certificate fetches on this loop's faces, for apps that answer them
+    /// without echoing the PIT token.
+    cert_fetches: cert_fetch::CertFetches,
 }
 
 impl Rx {
@@ -1071,6 +1079,9 @@ fn route_packet(
     link: Link<'_>,
     (route, kind, full_hash): (Route, PktKind, Option<u64>),
 ) -> bool {
+    if kind == PktKind::Data && !ctx.cert_fetches.is_empty() {
+        certificate_to_mgmt(ctx, face, local, link);
+    }
     match route {
         // A fragment inside a reassembled packet is as malformed as garbage.
         Route::Malformed | Route::Reassemble => {
@@ -1095,6 +1106,23 @@ fn route_packet(
         }
     }
     false
+}
+
+/// A Data without a PIT token that answers a certificate fetch management sent on `face` goes
+/// to management too (it still goes to its worker).
+#[cold]
+fn certificate_to_mgmt(ctx: &mut Rx, face: FaceId, local: bool, link: Link<'_>) {
+    let now_ms = ctx.start.elapsed().as_millis() as u64;
+    let limits = ctx.dispatcher.limits();
+    let tagged = match link {
+        Link::Bytes(b) => ctx.cert_fetches.answer_link(face, None, b, limits, now_ms),
+        Link::Parts(h, p) => ctx
+            .cert_fetches
+            .answer_link(face, Some(h), p, limits, now_ms),
+    };
+    if let Some(tagged) = tagged {
+        ctx.mgmt.interest(face, local, false, || tagged);
+    }
 }
 
 fn count_kind(c: &mut FaceCounters, kind: PktKind) {
