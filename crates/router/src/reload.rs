@@ -9,7 +9,8 @@
 //! management gives the I/O loops the limits that can change while they run
 //! ([`RUNTIME_FACES_KEYS`], [`RUNTIME_CONNECTION_KEYS`], [`face::table::RuntimeLimits`]): of
 //! `[faces]`, the send queues' bound, the idle timeout of on-demand UDP faces, the malformed
-//! packet limit, the on-demand quota and its per-host bound, the unproven send ratio; all of
+//! packet limit, the on-demand quota and its per-host bound, the unproven send ratio and
+//! budget, the creation budget of on-demand faces (rate and burst); all of
 //! `[connections]` (the send-queue budget, the timeouts, the per-address limit) and of
 //! `[local]` (the allow-lists, the scope of loopback TCP); and `[face_system.general]
 //! enable_congestion_marking` ([`RUNTIME_FACE_SYSTEM_KEYS`]: the faces made from then on take
@@ -65,7 +66,7 @@ impl Statics {
 }
 
 /// The `[faces]` keys a reload applies while forwarding.
-pub const RUNTIME_FACES_KEYS: [&str; 7] = [
+pub const RUNTIME_FACES_KEYS: [&str; 9] = [
     "faces.send_queue_bytes",
     "faces.udp_idle_timeout_s",
     "faces.malformed_limit",
@@ -73,6 +74,8 @@ pub const RUNTIME_FACES_KEYS: [&str; 7] = [
     "faces.max_on_demand_per_host",
     "faces.unproven_send_ratio",
     "faces.unproven_send_bytes_per_s",
+    "faces.on_demand_faces_per_s",
+    "faces.on_demand_faces_burst",
 ];
 
 /// The `[connections]` and `[local]` keys a reload applies while forwarding (all of them).
@@ -101,6 +104,8 @@ pub fn runtime_limits(cfg: &Config) -> face::table::RuntimeLimits {
         max_on_demand_per_host: f.max_on_demand_per_host,
         unproven_send_ratio: f.unproven_send_ratio,
         unproven_send_bytes_per_s: f.unproven_send_bytes_per_s,
+        on_demand_faces_per_s: f.on_demand_faces_per_s,
+        on_demand_faces_burst: f.on_demand_faces_burst,
         stream: cfg.connections.limits(),
         local: cfg.local.policy(),
         congestion_marking: cfg.face_system.general.enable_congestion_marking,
@@ -127,6 +132,8 @@ pub fn with_runtime_keys(running: &Faces, new: &Faces) -> Faces {
         max_on_demand_per_host: new.max_on_demand_per_host,
         unproven_send_ratio: new.unproven_send_ratio,
         unproven_send_bytes_per_s: new.unproven_send_bytes_per_s,
+        on_demand_faces_per_s: new.on_demand_faces_per_s,
+        on_demand_faces_burst: new.on_demand_faces_burst,
         ..running.clone()
     }
 }
@@ -154,6 +161,8 @@ pub fn runtime_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         o.max_on_demand_per_host != n.max_on_demand_per_host,
         o.unproven_send_ratio != n.unproven_send_ratio,
         o.unproven_send_bytes_per_s != n.unproven_send_bytes_per_s,
+        o.on_demand_faces_per_s != n.on_demand_faces_per_s,
+        o.on_demand_faces_burst != n.on_demand_faces_burst,
     ];
     let face_system = [o.congestion_marking != n.congestion_marking];
     let keys = RUNTIME_FACES_KEYS.iter().chain(&RUNTIME_CONNECTION_KEYS);
@@ -687,7 +696,8 @@ mod tests {
         let text = "[faces]\nsend_queue_bytes = 65536\nudp_idle_timeout_s = 30\n\
                     malformed_limit = 3\nmax_on_demand_faces = 10\n\
                     max_on_demand_per_host = 2\nunproven_send_ratio = 7\n\
-                    unproven_send_bytes_per_s = 65536\n";
+                    unproven_send_bytes_per_s = 65536\n\
+                    on_demand_faces_per_s = 50\non_demand_faces_burst = 5\n";
         let new = Config::from_toml(text).unwrap();
         assert!(restart_sections(&old, &new).is_empty());
         assert_eq!(runtime_changes(&old, &new), RUNTIME_FACES_KEYS);
@@ -702,8 +712,6 @@ mod tests {
             "max_faces = 9000",
             "udp_mtu = 1400",
             "reassembly_budget_bytes = 1048576",
-            "on_demand_faces_per_s = 50",
-            "on_demand_faces_burst = 5",
         ] {
             let new = Config::from_toml(&format!("[faces]\n{key}\n")).unwrap();
             assert_eq!(restart_sections(&old, &new), ["faces"], "{key}");

@@ -1,6 +1,8 @@
 //! A reload changes `[faces]` limits of a running router: the per-host bound of on-demand UDP
 //! faces, lowered, refuses a new remote of the host (counted in `/metrics`), raised again,
 //! lets it in; a key only a restart applies is reported as such and changes nothing. The
+//! creation budget of on-demand faces, lowered to one a second, refuses new remotes (counted)
+//! and, turned off, lets them in again. The
 //! congestion marking default (`[face_system.general]`) changes the faces made after the
 //! reload, and leaves the open ones as they are.
 
@@ -12,10 +14,15 @@ use router::{Config, Router};
 use wire::{Interest, Name};
 
 fn config(per_host: usize, max_faces: usize) -> Config {
+    budget_config(per_host, max_faces, "")
+}
+
+/// [`config`] with more `[faces]` keys.
+fn budget_config(per_host: usize, max_faces: usize, faces: &str) -> Config {
     let text = format!(
         "[listen]\nunix = \"\"\ntcp = \"\"\nudp = \"127.0.0.1:0\"\nwebsocket = \"\"\n\
          [http]\nlisten = \"127.0.0.1:0\"\n\
-         [faces]\nmax_on_demand_per_host = {per_host}\nmax_faces = {max_faces}\n"
+         [faces]\nmax_on_demand_per_host = {per_host}\nmax_faces = {max_faces}\n{faces}"
     );
     Config::from_toml(&text).unwrap()
 }
@@ -36,9 +43,14 @@ fn bounds(http: SocketAddr, event: &str) -> u64 {
 /// A new remote on 127.0.0.1 sends an Interest; whether it got an on-demand face (waits
 /// until it has one, or until its datagram is counted refused for its host).
 fn new_remote(r: &Router, http: SocketAddr, n: u8) -> (UdpSocket, bool) {
+    new_remote_or(r, http, n, "on_demand_refused_host")
+}
+
+/// [`new_remote`], refused as the bounds' counter `event` counts.
+fn new_remote_or(r: &Router, http: SocketAddr, n: u8, event: &str) -> (UdpSocket, bool) {
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let uri = format!("udp4://{}", peer.local_addr().unwrap());
-    let refused = bounds(http, "on_demand_refused_host");
+    let refused = bounds(http, event);
     let name = Name::from_uri(&format!("/reload/{n}")).unwrap();
     peer.send_to(
         &Interest::new(name, [n; 4]).to_wire(),
@@ -50,7 +62,7 @@ fn new_remote(r: &Router, http: SocketAddr, n: u8) -> (UdpSocket, bool) {
         if r.faces().iter().any(|f| f.uri == uri) {
             return (peer, true);
         }
-        if bounds(http, "on_demand_refused_host") > refused {
+        if bounds(http, event) > refused {
             return (peer, false);
         }
         assert!(
@@ -101,6 +113,48 @@ fn a_reload_changes_the_on_demand_bound_of_a_running_router() {
             "the raised bound never held"
         );
     }
+    r.stop_handle().stop();
+    r.join();
+}
+
+#[test]
+fn a_reload_changes_the_creation_budget_of_on_demand_faces() {
+    let mut r = Router::start(&config(4096, 4096)).unwrap();
+    let http = r.http_addr().unwrap();
+    let event = "on_demand_refused_budget";
+    assert!(new_remote_or(&r, http, 1, event).1);
+
+    // One new face a second, a burst of one: within a few remotes, one is refused.
+    let slow = "on_demand_faces_per_s = 1\non_demand_faces_burst = 1\n";
+    let done = r.reload(&budget_config(4096, 4096, slow)).unwrap();
+    let mut keys = done.limits_applied.clone();
+    keys.sort();
+    assert_eq!(
+        keys,
+        ["faces.on_demand_faces_burst", "faces.on_demand_faces_per_s"]
+    );
+    assert!(done.need_restart.is_empty(), "{:?}", done.need_restart);
+    let t0 = Instant::now();
+    let mut n = 2;
+    while new_remote_or(&r, http, n, event).1 {
+        n += 1;
+        assert!(t0.elapsed() < Duration::from_secs(10), "never refused");
+    }
+    assert!(bounds(http, event) > 0);
+
+    // No bound: every new remote gets its face at once.
+    let off = "on_demand_faces_per_s = 0\non_demand_faces_burst = 1\n";
+    let done = r.reload(&budget_config(4096, 4096, off)).unwrap();
+    assert_eq!(done.limits_applied, ["faces.on_demand_faces_per_s"]);
+    let t0 = Instant::now();
+    while !new_remote_or(&r, http, 100, event).1 {
+        assert!(t0.elapsed() < Duration::from_secs(10), "still refused");
+    }
+    let refused = bounds(http, event);
+    for k in 101..111 {
+        assert!(new_remote_or(&r, http, k, event).1, "remote {k}");
+    }
+    assert_eq!(bounds(http, event), refused);
     r.stop_handle().stop();
     r.join();
 }

@@ -58,6 +58,23 @@ impl CreationBudget {
         }
     }
 
+    /// The rate and burst in force.
+    pub(super) fn bounds(&self) -> (u64, u64) {
+        (self.per_s, self.burst)
+    }
+
+    /// Changes the rate and the burst (a reload): the tokens held stay, up to the new burst,
+    /// and so do the hosts remembered; a bucket that had no bound starts full.
+    pub(super) fn set_bounds(&mut self, per_s: u64, burst: u64) {
+        let burst = burst.max(1);
+        if self.per_s == 0 {
+            self.tokens = burst.saturating_mul(MILLI);
+        }
+        self.per_s = per_s;
+        self.burst = burst;
+        self.tokens = self.tokens.min(burst.saturating_mul(MILLI));
+    }
+
     /// Takes one face for host `host` at `now_ms` if the bucket holds one for it (a host that
     /// made a face within [`HOST_RECENT_MS`] only above the reserve); the host is remembered.
     pub(super) fn take(&mut self, host: u128, now_ms: u64) -> bool {
@@ -130,5 +147,22 @@ mod tests {
         assert!(b.take(7, t));
         let mut off = CreationBudget::new(0, 1);
         assert!((0..10_000).all(|h| off.take(h, 0)));
+    }
+
+    #[test]
+    fn new_bounds_keep_the_tokens_up_to_the_new_burst() {
+        let mut b = CreationBudget::new(100, 20);
+        assert!((0..10).all(|h| b.take(h, 1)));
+        // 10 tokens left; a burst of 4 keeps 4, a rate of 1 per second refills slowly.
+        b.set_bounds(1, 4);
+        assert_eq!(b.bounds(), (1, 4));
+        assert_eq!((100..110).filter(|&h| b.take(h, 1)).count(), 4);
+        assert!(!b.take(200, 500));
+        assert!(b.take(200, 1_001));
+        // Turned off, everything passes; turned on again, the bucket starts full.
+        b.set_bounds(0, 4);
+        assert!((300..400).all(|h| b.take(h, 1_001)));
+        b.set_bounds(10, 6);
+        assert_eq!((400..420).filter(|&h| b.take(h, 1_001)).count(), 6);
     }
 }

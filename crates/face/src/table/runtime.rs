@@ -1,7 +1,9 @@
 //! The face table's limits that can change while it runs (a configuration reload): they are
 //! read where they apply, at each packet, datagram or sweep, so a new value holds from the next
 //! one on. Faces already open keep what they hold (a send queue longer than a lowered bound
-//! drains; on-demand faces beyond a lowered quota are evicted as new remotes come).
+//! drains; on-demand faces beyond a lowered quota are evicted as new remotes come). The
+//! creation budget of on-demand faces takes its new rate and burst at once, keeping the
+//! tokens it holds up to the new burst.
 //!
 //! The connection limits ([`StreamLimits`]) and who is local ([`LocalPolicy`]) change the same
 //! way: a lowered send-queue budget refuses packets until the queues drain below it, the
@@ -31,6 +33,10 @@ pub struct RuntimeLimits {
     pub unproven_send_ratio: u64,
     /// [`super::FaceBounds::unproven_send_bytes_per_s`] (of this table: its share).
     pub unproven_send_bytes_per_s: u64,
+    /// [`super::FaceBounds::on_demand_faces_per_s`] (of this table: its share).
+    pub on_demand_faces_per_s: u64,
+    /// [`super::FaceBounds::on_demand_faces_burst`] (of this table: its share).
+    pub on_demand_faces_burst: u64,
     /// [`super::FaceConfig::stream`] (the send-queue budget: of this table, its share).
     pub stream: StreamLimits,
     /// [`super::FaceConfig::local`].
@@ -48,6 +54,8 @@ impl RuntimeLimits {
             self.max_on_demand_faces = (self.max_on_demand_faces / n).max(1);
         }
         self.unproven_send_bytes_per_s = self.unproven_send_bytes_per_s.div_ceil(n as u64);
+        self.on_demand_faces_per_s = self.on_demand_faces_per_s.div_ceil(n as u64);
+        self.on_demand_faces_burst = self.on_demand_faces_burst.div_ceil(n as u64);
         let budget = &mut self.stream.send_queue_budget_bytes;
         *budget = budget.div_ceil(n);
         self
@@ -66,6 +74,8 @@ impl FaceTable {
             max_on_demand_per_host: b.max_on_demand_per_host,
             unproven_send_ratio: b.unproven_send_ratio,
             unproven_send_bytes_per_s: b.unproven_send_bytes_per_s,
+            on_demand_faces_per_s: b.on_demand_faces_per_s,
+            on_demand_faces_burst: b.on_demand_faces_burst,
             stream: c.stream,
             local: c.local.clone(),
             congestion_marking: c.congestion_marking,
@@ -86,6 +96,12 @@ impl FaceTable {
         if self.unproven.budget.rate() != l.unproven_send_bytes_per_s {
             self.unproven.budget.set_rate(l.unproven_send_bytes_per_s);
         }
+        let creation = (l.on_demand_faces_per_s, l.on_demand_faces_burst);
+        (
+            c.bounds.on_demand_faces_per_s,
+            c.bounds.on_demand_faces_burst,
+        ) = creation;
+        self.on_demand.set_creation_bounds(creation.0, creation.1);
         c.stream = l.stream;
         c.local = l.local;
         c.congestion_marking = l.congestion_marking;
