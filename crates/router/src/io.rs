@@ -1114,12 +1114,13 @@ fn route_packet(
 fn certificate_to_mgmt(ctx: &mut Rx, face: FaceId, local: bool, link: Link<'_>) {
     let now_ms = ctx.start.elapsed().as_millis() as u64;
     let limits = ctx.dispatcher.limits();
-    let tagged = match link {
-        Link::Bytes(b) => ctx.cert_fetches.answer_link(face, None, b, limits, now_ms),
-        Link::Parts(h, p) => ctx
-            .cert_fetches
-            .answer_link(face, Some(h), p, limits, now_ms),
+    let (headers, bytes) = match link {
+        Link::Bytes(b) => (None, b),
+        Link::Parts(h, p) => (Some(h), p),
     };
+    let tagged = ctx
+        .cert_fetches
+        .answer_link(face, headers, bytes, limits, now_ms);
     if let Some(tagged) = tagged {
         ctx.mgmt.interest(face, local, false, || tagged);
     }

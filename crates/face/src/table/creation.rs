@@ -59,12 +59,14 @@ impl CreationBudget {
     }
 
     /// The rate and burst in force.
-    pub(super) fn bounds(&self) -> (u64, u64) {
+    #[cfg(test)]
+    fn bounds(&self) -> (u64, u64) {
         (self.per_s, self.burst)
     }
 
     /// Changes the rate and the burst (a reload): the tokens held stay, up to the new burst,
-    /// and so do the hosts remembered; a bucket that had no bound starts full.
+    /// and so do the hosts remembered; a bucket that had no bound starts full. The same bounds
+    /// again change nothing.
     pub(super) fn set_bounds(&mut self, per_s: u64, burst: u64) {
         let burst = burst.max(1);
         if self.per_s == 0 {

@@ -224,12 +224,9 @@ impl OnDemand {
         }
     }
 
-    /// The creation budget's new rate and burst (a reload); nothing changes when they are the
-    /// ones in force.
+    /// The creation budget's new rate and burst (a reload).
     pub(super) fn set_creation_bounds(&mut self, per_s: u64, burst: u64) {
-        if self.budget.bounds() != (per_s, burst.max(1)) {
-            self.budget.set_bounds(per_s, burst);
-        }
+        self.budget.set_bounds(per_s, burst);
     }
 
     /// Face `id`, stamped `now`, proved its address: it moves to the queue of the proven.

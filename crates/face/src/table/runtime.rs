@@ -96,12 +96,10 @@ impl FaceTable {
         if self.unproven.budget.rate() != l.unproven_send_bytes_per_s {
             self.unproven.budget.set_rate(l.unproven_send_bytes_per_s);
         }
-        let creation = (l.on_demand_faces_per_s, l.on_demand_faces_burst);
-        (
-            c.bounds.on_demand_faces_per_s,
-            c.bounds.on_demand_faces_burst,
-        ) = creation;
-        self.on_demand.set_creation_bounds(creation.0, creation.1);
+        c.bounds.on_demand_faces_per_s = l.on_demand_faces_per_s;
+        c.bounds.on_demand_faces_burst = l.on_demand_faces_burst;
+        let (per_s, burst) = (l.on_demand_faces_per_s, l.on_demand_faces_burst);
+        self.on_demand.set_creation_bounds(per_s, burst);
         c.stream = l.stream;
         c.local = l.local;
         c.congestion_marking = l.congestion_marking;
